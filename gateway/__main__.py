@@ -1,0 +1,3 @@
+from gateway.cli import main
+
+main()

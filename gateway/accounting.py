@@ -1,0 +1,80 @@
+"""Accounting: turn what the upstream reported (or, failing that, the gateway's own
+counts) into a priced ledger record and book it."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from gateway.booking import Bookkeeper
+from gateway.identity import Caller
+from gateway.metrics import GatewayMetrics
+from gateway.pricing import Pricer, to_units
+from gateway.store.records import UsageRecord
+from gateway.tokens import TokenCounter
+from gateway.usage import TokenUsage, normalize
+
+
+class Accountant:
+    def __init__(
+        self,
+        tokens: TokenCounter,
+        pricer: Pricer,
+        bookkeeper: Bookkeeper,
+        metrics: GatewayMetrics,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._tokens = tokens
+        self._pricer = pricer
+        self._bookkeeper = bookkeeper
+        self._metrics = metrics
+        self._clock = clock
+
+    def usage(
+        self,
+        model: str,
+        reported: Any,
+        input_estimate: int | None,
+        output_text: Callable[[], str] | None = None,
+    ) -> TokenUsage | None:
+        """The call's token split: reported when present, else estimated from our counts.
+
+        `input_estimate` is the raw (uncorrected) count of what was sent; None when the
+        gateway did not count it (pass-through routes), and then only reported usage books.
+        """
+        usage = normalize(reported)
+        if usage is not None:
+            if input_estimate:
+                self._tokens.learn(model, input_estimate, usage.input_total)
+            return usage
+        if input_estimate is None:
+            return None
+        output = self._tokens.count_text(model, output_text()) if output_text else 0
+        return TokenUsage(
+            fresh_input=round(input_estimate * self._tokens.factor(model)),
+            output=output,
+            estimated=True,
+        )
+
+    async def book(self, caller: Caller, model: str, usage: TokenUsage, route: str) -> UsageRecord:
+        cost = self._pricer.cost(model, usage)
+        if cost is None:
+            self._metrics.unpriced.labels(model).inc()
+        if usage.estimated:
+            self._metrics.estimated.labels(route).inc()
+        record = UsageRecord(
+            id=uuid.uuid4().hex,
+            ts=self._clock(),
+            tenant=caller.tenant.name,
+            plan=caller.tenant.plan,
+            model=model,
+            usage=usage,
+            cost_units=None if cost is None else to_units(cost),
+            customer=caller.customer,
+            conversation=caller.conversation,
+            route=route,
+        )
+        await self._bookkeeper.book(record)
+        return record

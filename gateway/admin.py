@@ -1,0 +1,107 @@
+"""Finance and operations endpoints: /admin/* (admin key), /metrics, /healthz."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import time
+
+import orjson
+from starlette.requests import Request
+
+from gateway.errors import InvalidRequest, StoreUnavailable
+from gateway.identity import authenticate_admin
+from gateway.responses import RawResponse, json_response
+from gateway.runtime import Gateway
+from gateway.store.records import SpendRow, period_of
+
+_PERIOD = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+SPEND_COLUMNS = (
+    "tenant",
+    "plan",
+    "requests",
+    "fresh_input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "cost_usd",
+    "estimated_requests",
+    "unpriced_requests",
+)
+
+
+def _period(request: Request) -> str:
+    period = request.query_params.get("period") or period_of(time.time())
+    if not _PERIOD.match(period):
+        raise InvalidRequest("'period' must look like YYYY-MM.", param="period")
+    return period
+
+
+def spend_rows(gw: Gateway, booked: list[SpendRow]) -> list[SpendRow]:
+    """Booked rows plus a zero row for every configured tenant that spent nothing."""
+    seen = {row.tenant for row in booked}
+    idle = [
+        SpendRow(t.name, t.plan) for t in gw.settings.tenants_by_hash.values() if t.name not in seen
+    ]
+    return sorted(booked + idle, key=lambda r: r.tenant)
+
+
+def spend_csv(rows: list[SpendRow]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=SPEND_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(row.to_json())
+    return out.getvalue()
+
+
+async def spend(request: Request) -> RawResponse:
+    gw: Gateway = request.app.state.gateway
+    authenticate_admin(request.headers, gw.settings.admin_key)
+    period = _period(request)
+    rows = spend_rows(gw, await gw.store.spend(period))
+    if request.query_params.get("format") == "csv":
+        return RawResponse(
+            200, [(b"content-type", b"text/csv; charset=utf-8")], spend_csv(rows).encode()
+        )
+    return json_response(orjson.dumps({"period": period, "tenants": [r.to_json() for r in rows]}))
+
+
+async def ledger(request: Request) -> RawResponse:
+    gw: Gateway = request.app.state.gateway
+    authenticate_admin(request.headers, gw.settings.admin_key)
+    limit_text = request.query_params.get("limit", "1000")
+    if not limit_text.isdigit() or not 0 < int(limit_text) <= 100_000:
+        raise InvalidRequest("'limit' must be an integer from 1 to 100000.", param="limit")
+    records = await gw.store.ledger(
+        _period(request), request.query_params.get("tenant"), int(limit_text)
+    )
+    return json_response(orjson.dumps({"records": [r.to_json() for r in records]}))
+
+
+async def metrics(request: Request) -> RawResponse:
+    gw: Gateway = request.app.state.gateway
+    try:
+        booked = await gw.store.spend(None)
+    except StoreUnavailable:
+        booked = None
+    body = gw.metrics.render(booked)
+    return RawResponse(200, [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")], body)
+
+
+async def healthz(request: Request) -> RawResponse:
+    gw: Gateway = request.app.state.gateway
+    try:
+        await gw.store.ping()
+        store = "ok"
+    except StoreUnavailable:
+        store = "unreachable"
+    ready = store == "ok" or gw.settings.config.store_failure == "fail_open"
+    body = {
+        "status": "ok" if ready else "degraded",
+        "store": store,
+        "pending_bookings": gw.bookkeeper.pending,
+    }
+    return json_response(orjson.dumps(body), 200 if ready else 503)

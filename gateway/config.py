@@ -1,0 +1,229 @@
+"""Configuration: `config.yaml` plus the policy folder, validated strictly.
+
+`check-config` and `serve` use the same `load_settings`, so whatever one accepts the
+other runs. Unknown keys are errors that name the file and the key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from gateway.errors import ConfigError
+
+SIMULATOR = "simulator"
+_SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    schema_ref: str | None = Field(default=None, alias="$schema")
+
+
+class UpstreamConfig(_Strict):
+    base_url: str
+    api_key_env: str = "OPENAI_API_KEY"
+    connect_timeout_s: float = Field(default=5.0, gt=0)
+    timeout_s: float = Field(default=300.0, gt=0)
+
+    @field_validator("base_url")
+    @classmethod
+    def _url_or_simulator(cls, value: str) -> str:
+        if value != SIMULATOR and not re.match(r"^https?://[^\s/]+", value):
+            raise ValueError("must be an http(s) URL or 'simulator'")
+        return value.rstrip("/")
+
+
+class AdminConfig(_Strict):
+    key_env: str = "GATEWAY_ADMIN_KEY"
+
+
+class LimitsConfig(_Strict):
+    max_body_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
+
+
+class PriceEntry(_Strict):
+    """USD per million tokens, for models genai-prices does not know (self-hosted)."""
+
+    input_per_mtok: Decimal = Field(ge=0)
+    output_per_mtok: Decimal = Field(ge=0)
+    cached_input_per_mtok: Decimal | None = Field(default=None, ge=0)
+    cache_write_per_mtok: Decimal | None = Field(default=None, ge=0)
+
+
+class Config(_Strict):
+    upstream: UpstreamConfig
+    store: str = "sqlite:///gateway.db"
+    admin: AdminConfig = AdminConfig()
+    policies: str = "policies"
+    limits: LimitsConfig = LimitsConfig()
+    store_failure: Literal["fail_open", "fail_closed"] = "fail_open"
+    prices: dict[str, PriceEntry] = {}
+
+    @field_validator("store")
+    @classmethod
+    def _known_store(cls, value: str) -> str:
+        if not value.startswith(("sqlite:///", "redis://", "rediss://")):
+            raise ValueError("must start with sqlite:/// or redis://")
+        return value
+
+
+class TenantEntry(_Strict):
+    plan: str = Field(min_length=1)
+    key_sha256: str
+
+    @field_validator("key_sha256")
+    @classmethod
+    def _hex_digest(cls, value: str) -> str:
+        if not _SHA256_HEX.match(value):
+            raise ValueError("must be 64 lowercase hex characters (sha256 of the key)")
+        return value
+
+
+class TenantsFile(_Strict):
+    tenants: dict[str, TenantEntry] = {}
+
+
+@dataclass(frozen=True)
+class Tenant:
+    name: str
+    plan: str
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the running gateway needs, resolved once at start-up."""
+
+    config: Config
+    config_path: Path
+    policies_dir: Path
+    tenants_by_hash: Mapping[str, Tenant]
+    admin_key: str | None
+    provider_key: str | None
+
+    @property
+    def store_url(self) -> str:
+        return self.config.store
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        with path.open("rb") as fh:
+            return yaml.safe_load(fh)
+    except FileNotFoundError as exc:
+        raise ConfigError([(str(path), "-", "file not found")]) from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError([(str(path), "-", f"not valid YAML: {exc}")]) from exc
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _validate(model: type[M], data: Any, path: Path) -> M:
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError([(str(path), "-", "must be a mapping at the top level")])
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            (str(path), ".".join(str(p) for p in err["loc"]) or "-", _reason(err))
+            for err in exc.errors()
+        ]
+        raise ConfigError(problems) from exc
+
+
+def _reason(err: Mapping[str, Any]) -> str:
+    if err["type"] == "extra_forbidden":
+        return "unknown key"
+    return str(err["msg"])
+
+
+def _apply_env(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
+    raw = dict(raw)
+    if "GATEWAY_UPSTREAM_URL" in env:
+        raw["upstream"] = {**(raw.get("upstream") or {}), "base_url": env["GATEWAY_UPSTREAM_URL"]}
+    if "GATEWAY_STORE_URL" in env:
+        raw["store"] = env["GATEWAY_STORE_URL"]
+    if "GATEWAY_POLICIES" in env:
+        raw["policies"] = env["GATEWAY_POLICIES"]
+    return raw
+
+
+def load_config(path: Path, env: Mapping[str, str]) -> Config:
+    raw = _read_yaml(path)
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError([(str(path), "-", "must be a mapping at the top level")])
+    return _validate(Config, _apply_env(raw, env), path)
+
+
+def resolve_relative(base: Path, value: str) -> Path:
+    p = Path(value)
+    return p if p.is_absolute() else (base / p)
+
+
+def tenants_path(policies_dir: Path) -> Path:
+    return policies_dir / "tenants.yaml"
+
+
+def load_tenants(policies_dir: Path) -> dict[str, Tenant]:
+    path = tenants_path(policies_dir)
+    parsed = _validate(TenantsFile, _read_yaml(path), path)
+    by_hash: dict[str, Tenant] = {}
+    problems = []
+    for name, entry in parsed.tenants.items():
+        if entry.key_sha256 in by_hash:
+            problems.append((str(path), f"tenants.{name}.key_sha256", "same key as another tenant"))
+        by_hash[entry.key_sha256] = Tenant(name=name, plan=entry.plan)
+    if problems:
+        raise ConfigError(problems)
+    return by_hash
+
+
+def _absolute_store(config: Config, base: Path) -> Config:
+    if config.store.startswith("sqlite:///"):
+        db = resolve_relative(base, config.store.removeprefix("sqlite:///"))
+        return config.model_copy(update={"store": f"sqlite:///{db}"})
+    return config
+
+
+def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
+    """Load and validate config and policies; raise ConfigError listing every problem."""
+    env = os.environ if env is None else env
+    base = path.resolve().parent
+    problems: list[tuple[str, str, str]] = []
+    config: Config | None = None
+    try:
+        config = _absolute_store(load_config(path, env), base)
+    except ConfigError as exc:
+        problems += exc.problems
+    # Check the policies too when config.yaml is broken, so one run lists every problem.
+    policies_dir = resolve_relative(
+        base, config.policies if config else env.get("GATEWAY_POLICIES", "policies")
+    )
+    try:
+        tenants = load_tenants(policies_dir)
+    except ConfigError as exc:
+        problems += exc.problems
+    if problems or config is None:
+        raise ConfigError(problems)
+    return Settings(
+        config=config,
+        config_path=path,
+        policies_dir=policies_dir,
+        tenants_by_hash=tenants,
+        admin_key=env.get("GATEWAY_ADMIN_KEY") or env.get(config.admin.key_env) or None,
+        provider_key=env.get(config.upstream.api_key_env) or None,
+    )

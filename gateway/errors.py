@@ -1,0 +1,86 @@
+"""The gateway's exception tree.
+
+Every error a client can see is a `GatewayError`; each subclass fixes the HTTP status
+and the OpenAI error `type`/`code`, so SDKs raise their usual exceptions. Low-level
+errors (httpx, redis, sqlite) are translated into these in one place each, with
+`raise ... from exc`; nothing else reaches the client.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+
+class GatewayError(Exception):
+    status = 500
+    type = "api_error"
+    code = "internal_error"
+
+    def __init__(self, message: str, *, param: str | None = None, code: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.param = param
+        if code is not None:
+            self.code = code
+
+    def body(self) -> bytes:
+        return error_body(self.message, self.type, self.code, self.param)
+
+
+def error_body(message: str, type_: str, code: str | None, param: str | None = None) -> bytes:
+    return orjson.dumps(
+        {"error": {"message": message, "type": type_, "param": param, "code": code}}
+    )
+
+
+class InvalidRequest(GatewayError):
+    status = 400
+    type = "invalid_request_error"
+    code = "invalid_request"
+
+
+class AuthenticationFailed(GatewayError):
+    status = 401
+    type = "invalid_request_error"
+    code = "invalid_api_key"
+
+
+class NotFound(GatewayError):
+    status = 404
+    type = "invalid_request_error"
+    code = "not_found"
+
+
+class PayloadTooLarge(GatewayError):
+    status = 413
+    type = "invalid_request_error"
+    code = "request_too_large"
+
+
+class UpstreamUnreachable(GatewayError):
+    status = 502
+    type = "api_error"
+    code = "upstream_unreachable"
+
+
+class UpstreamTimeout(GatewayError):
+    status = 504
+    type = "api_error"
+    code = "upstream_timeout"
+
+
+class StoreUnavailable(GatewayError):
+    status = 503
+    type = "api_error"
+    code = "store_unavailable"
+
+
+class ConfigError(Exception):
+    """Invalid configuration: one entry per problem, each naming file, key and reason."""
+
+    def __init__(self, problems: list[tuple[str, str, str]]):
+        self.problems = problems
+        super().__init__("; ".join(f"{f}: {k}: {r}" for f, k, r in problems))
+
+    def lines(self) -> list[str]:
+        return [f"{file}: {key}: {reason}" for file, key, reason in self.problems]

@@ -1,0 +1,77 @@
+"""Who is calling: the tenant (by its API key, stored hashed) and the conversation
+context the app declares in its own headers."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from starlette.datastructures import Headers
+
+from gateway.config import Tenant
+from gateway.errors import AuthenticationFailed
+
+MAX_HEADER_VALUE = 256
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    tenant: Tenant
+    customer: str | None = None
+    conversation: str | None = None
+    channel: str | None = None
+    scopes: tuple[str, ...] = ()
+    conversation_class: str | None = None
+    subject_tags: tuple[str, ...] = ()
+
+
+def key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def bearer(headers: Headers) -> str | None:
+    value = headers.get("authorization", "")
+    scheme, _, token = value.partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
+
+
+def authenticate(headers: Headers, tenants_by_hash: Mapping[str, Tenant]) -> Tenant:
+    token = bearer(headers)
+    if token is None:
+        raise AuthenticationFailed("Missing API key: send 'Authorization: Bearer <tenant key>'.")
+    tenant = tenants_by_hash.get(key_hash(token))
+    if tenant is None:
+        raise AuthenticationFailed("Incorrect API key provided.")
+    return tenant
+
+
+def authenticate_admin(headers: Headers, admin_key: str | None) -> None:
+    token = bearer(headers)
+    if admin_key is None or token is None or not hmac.compare_digest(token, admin_key):
+        raise AuthenticationFailed("Admin routes need 'Authorization: Bearer <admin key>'.")
+
+
+def _one(headers: Headers, name: str) -> str | None:
+    value = headers.get(name)
+    return value.strip()[:MAX_HEADER_VALUE] or None if value is not None else None
+
+
+def _many(headers: Headers, name: str) -> tuple[str, ...]:
+    value = headers.get(name)
+    if not value:
+        return ()
+    return tuple(s for part in value.split(",") if (s := part.strip()))
+
+
+def identify(headers: Headers, tenant: Tenant) -> Caller:
+    return Caller(
+        tenant=tenant,
+        customer=_one(headers, "x-customer-id"),
+        conversation=_one(headers, "x-conversation-id"),
+        channel=_one(headers, "x-channel"),
+        scopes=_many(headers, "x-customer-scopes"),
+        conversation_class=_one(headers, "x-conversation-class"),
+        subject_tags=_many(headers, "x-subject-tags"),
+    )

@@ -1,0 +1,119 @@
+"""Every Prometheus metric of the gateway, on an injected registry.
+
+Two kinds: process metrics (latency, statuses) live in the registry; per-tenant money
+and token totals are read from the store at scrape time, so they are durable across
+restarts and whole across workers and replicas. Labels stay bounded: tenant, plan,
+route, status, token kind; never a conversation id.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from gateway.pricing import from_units
+from gateway.store.records import SpendRow
+
+_OVERHEAD_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5)
+TOKEN_KINDS = (
+    ("fresh_input", "fresh_input_tokens"),
+    ("cached_input", "cached_input_tokens"),
+    ("cache_write", "cache_write_tokens"),
+    ("output", "output_tokens"),
+)
+
+
+class GatewayMetrics:
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.registry = registry
+        self.requests = Counter(
+            "gateway_requests",
+            "Requests answered, by route and HTTP status.",
+            ["route", "status"],
+            registry=registry,
+        )
+        self.overhead = Histogram(
+            "gateway_overhead_seconds",
+            "Time the gateway itself adds to a request (total minus waiting on the upstream).",
+            ["route", "stream"],
+            buckets=_OVERHEAD_BUCKETS,
+            registry=registry,
+        )
+        self.unpriced = Counter(
+            "gateway_unpriced_requests",
+            "Upstream calls booked without a price, by model.",
+            ["model"],
+            registry=registry,
+        )
+        self.estimated = Counter(
+            "gateway_estimated_bookings",
+            "Upstream calls booked from the gateway's own token counts (no usage reported).",
+            ["route"],
+            registry=registry,
+        )
+        self.pending_bookings = Gauge(
+            "gateway_pending_bookings",
+            "Bookings held in memory because the store is unreachable.",
+            registry=registry,
+        )
+        self.store_errors = Counter(
+            "gateway_store_errors",
+            "Store operations that failed.",
+            registry=registry,
+        )
+
+    def render(self, spend: list[SpendRow] | None) -> bytes:
+        """The exposition text: process metrics, then tenant totals from the store."""
+        text = generate_latest(self.registry)
+        extra = CollectorRegistry(auto_describe=False)
+        extra.register(_TenantTotals(spend))
+        return text + generate_latest(extra)
+
+
+class _TenantTotals(Collector):
+    def __init__(self, spend: list[SpendRow] | None) -> None:
+        self._spend = spend
+
+    def collect(self) -> Iterator[Metric]:
+        up = GaugeMetricFamily(
+            "gateway_store_scrape_ok", "1 when the tenant totals below were read from the store."
+        )
+        up.add_metric([], 1.0 if self._spend is not None else 0.0)
+        yield up
+        if self._spend is None:
+            return
+        yield from _tenant_families(self._spend)
+
+
+def _tenant_families(spend: Iterable[SpendRow]) -> Iterator[Metric]:
+    cost = CounterMetricFamily(
+        "gateway_tenant_cost_usd",
+        "Booked cost per tenant, all periods (USD).",
+        labels=["tenant", "plan"],
+    )
+    tokens = CounterMetricFamily(
+        "gateway_tenant_tokens",
+        "Booked tokens per tenant, by kind, all periods.",
+        labels=["tenant", "plan", "kind"],
+    )
+    requests = CounterMetricFamily(
+        "gateway_tenant_requests",
+        "Booked upstream calls per tenant, all periods.",
+        labels=["tenant", "plan"],
+    )
+    unpriced = CounterMetricFamily(
+        "gateway_tenant_unpriced_requests",
+        "Booked upstream calls without a price.",
+        labels=["tenant", "plan"],
+    )
+    for row in spend:
+        labels = [row.tenant, row.plan]
+        cost.add_metric(labels, float(from_units(row.cost_units)))
+        requests.add_metric(labels, row.requests)
+        unpriced.add_metric(labels, row.unpriced_requests)
+        for kind, field in TOKEN_KINDS:
+            tokens.add_metric([*labels, kind], getattr(row, field))
+    yield from (cost, tokens, requests, unpriced)

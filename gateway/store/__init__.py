@@ -1,0 +1,42 @@
+"""The `Store` Protocol and the backends behind it, picked by URL."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from gateway.store.records import SpendRow, UsageRecord
+
+
+class Store(Protocol):
+    """Durable bookings. Every method raises `StoreUnavailable` when the backend is down."""
+
+    async def book(self, record: UsageRecord) -> bool:
+        """Append the record to the ledger and add it to its tenant-month counters,
+        atomically. Idempotent on `record.id`: returns False if it was already booked."""
+
+    async def spend(self, period: str | None) -> list[SpendRow]:
+        """Counters per tenant for a 'YYYY-MM' period, or all periods summed when None."""
+
+    async def ledger(
+        self, period: str, tenant: str | None = None, limit: int = 1000
+    ) -> list[UsageRecord]:
+        """Ledger records of a period, oldest first."""
+
+    async def ping(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+def open_store(url: str) -> Store:
+    if url.startswith("sqlite:///"):
+        from gateway.store.sqlite import SQLiteStore
+
+        return SQLiteStore(url.removeprefix("sqlite:///"))
+    if url.startswith(("redis://", "rediss://")):
+        from gateway.store.redis import RedisStore
+
+        return RedisStore(url)
+    raise ValueError(f"unknown store URL scheme: {url!r}")
+
+
+__all__ = ["SpendRow", "Store", "UsageRecord", "open_store"]

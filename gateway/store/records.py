@@ -1,0 +1,140 @@
+"""What the stores keep: one ledger record per upstream call, and spend rows."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from gateway.pricing import from_units, to_units
+from gateway.usage import TokenUsage
+
+
+def period_of(ts: float) -> str:
+    """Booking period (UTC month) of a unix timestamp: 'YYYY-MM'."""
+    return time.strftime("%Y-%m", time.gmtime(ts))
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRecord:
+    id: str
+    ts: float
+    tenant: str
+    plan: str
+    model: str
+    usage: TokenUsage
+    cost_units: int | None  # 1e-10 USD; None when the model has no price
+    customer: str | None = None
+    conversation: str | None = None
+    route: str = "chat"
+
+    @property
+    def period(self) -> str:
+        return period_of(self.ts)
+
+    def to_json(self) -> dict[str, Any]:
+        u = self.usage
+        return {
+            "id": self.id,
+            "ts": self.ts,
+            "tenant": self.tenant,
+            "plan": self.plan,
+            "customer": self.customer,
+            "conversation": self.conversation,
+            "model": self.model,
+            "route": self.route,
+            "fresh_input_tokens": u.fresh_input,
+            "cached_input_tokens": u.cached_input,
+            "cache_write_tokens": u.cache_write,
+            "output_tokens": u.output,
+            "reasoning_tokens": u.reasoning,
+            "cost_usd": None if self.cost_units is None else str(from_units(self.cost_units)),
+            "estimated": u.estimated,
+        }
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> UsageRecord:
+        cost = d["cost_usd"]
+        return cls(
+            id=d["id"],
+            ts=d["ts"],
+            tenant=d["tenant"],
+            plan=d["plan"],
+            model=d["model"],
+            customer=d["customer"],
+            conversation=d["conversation"],
+            route=d["route"],
+            usage=TokenUsage(
+                d["fresh_input_tokens"],
+                d["cached_input_tokens"],
+                d["cache_write_tokens"],
+                d["output_tokens"],
+                d["reasoning_tokens"],
+                d["estimated"],
+            ),
+            cost_units=None if cost is None else to_units(Decimal(cost)),
+        )
+
+
+@dataclass(slots=True)
+class SpendRow:
+    tenant: str
+    plan: str
+    requests: int = 0
+    fresh_input_tokens: int = 0
+    cached_input_tokens: int = 0
+    cache_write_tokens: int = 0
+    output_tokens: int = 0
+    reasoning_tokens: int = 0
+    cost_units: int = 0
+    estimated_requests: int = 0
+    unpriced_requests: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tenant": self.tenant,
+            "plan": self.plan,
+            "requests": self.requests,
+            "fresh_input_tokens": self.fresh_input_tokens,
+            "cached_input_tokens": self.cached_input_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "output_tokens": self.output_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "cost_usd": str(from_units(self.cost_units)),
+            "estimated_requests": self.estimated_requests,
+            "unpriced_requests": self.unpriced_requests,
+        }
+
+    def add(self, other: SpendRow) -> None:
+        for name in COUNTER_FIELDS:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+COUNTER_FIELDS = (
+    "requests",
+    "fresh_input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "cost_units",
+    "estimated_requests",
+    "unpriced_requests",
+)
+
+
+def increments(record: UsageRecord) -> dict[str, int]:
+    """How one ledger record moves each tenant-month counter."""
+    u = record.usage
+    return {
+        "requests": 1,
+        "fresh_input_tokens": u.fresh_input,
+        "cached_input_tokens": u.cached_input,
+        "cache_write_tokens": u.cache_write,
+        "output_tokens": u.output,
+        "reasoning_tokens": u.reasoning,
+        "cost_units": record.cost_units or 0,
+        "estimated_requests": int(u.estimated),
+        "unpriced_requests": int(record.cost_units is None),
+    }

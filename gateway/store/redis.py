@@ -1,0 +1,138 @@
+"""Redis backend: many gateway replicas share one Redis; bookings are atomic Lua calls.
+
+Keys (all under the `gw:` prefix):
+  gw:booked:{id}               idempotency marker of a ledger record (expires after 40 days)
+  gw:month:{period}:{tenant}   hash of the tenant-month counters, plus `plan`
+  gw:tenants:{period}          set of tenants booked in the period
+  gw:periods                   set of periods ever booked
+  gw:ledger:{period}           list of JSON ledger records of the period
+  gw:ledger:{period}:{tenant}  the same, for one tenant
+Not for Redis Cluster: a booking touches keys of several hash slots.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+import redis.asyncio as aioredis
+from redis.exceptions import RedisError
+
+from gateway.errors import StoreUnavailable
+from gateway.store.records import COUNTER_FIELDS, SpendRow, UsageRecord, increments
+
+_MARKER_TTL_S = 40 * 24 * 3600
+
+# Book one ledger record: idempotent on its id, counters and ledger in one step.
+# KEYS[1] booked marker  KEYS[2] month hash  KEYS[3] tenants-of-period set
+# KEYS[4] periods set    KEYS[5] period ledger list  KEYS[6] tenant ledger list
+# ARGV[1] marker ttl (s)  ARGV[2] tenant  ARGV[3] period  ARGV[4] plan  ARGV[5] record JSON
+# ARGV[6..] counter name, increment, counter name, increment, ...
+# Returns 1 when booked, 0 when the id was booked before.
+_BOOK_LUA = """
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', tonumber(ARGV[1])) then
+  return 0
+end
+for i = 6, #ARGV, 2 do
+  redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
+end
+redis.call('HSET', KEYS[2], 'plan', ARGV[4])
+redis.call('SADD', KEYS[3], ARGV[2])
+redis.call('SADD', KEYS[4], ARGV[3])
+redis.call('RPUSH', KEYS[5], ARGV[5])
+redis.call('RPUSH', KEYS[6], ARGV[5])
+return 1
+"""
+
+
+class RedisStore:
+    def __init__(self, url: str) -> None:
+        self._url = url
+        self._redis = aioredis.Redis.from_url(
+            url, socket_connect_timeout=1.0, socket_timeout=2.0, health_check_interval=30
+        )
+        self._book_script = self._redis.register_script(_BOOK_LUA)
+
+    def _unavailable(self, exc: Exception) -> StoreUnavailable:
+        return StoreUnavailable(f"store (redis) unavailable: {type(exc).__name__}")
+
+    async def book(self, record: UsageRecord) -> bool:
+        period, tenant = record.period, record.tenant
+        keys = [
+            f"gw:booked:{record.id}",
+            f"gw:month:{period}:{tenant}",
+            f"gw:tenants:{period}",
+            "gw:periods",
+            f"gw:ledger:{period}",
+            f"gw:ledger:{period}:{tenant}",
+        ]
+        args: list[Any] = [
+            _MARKER_TTL_S,
+            tenant,
+            period,
+            record.plan,
+            orjson.dumps(record.to_json()),
+        ]
+        for name, value in increments(record).items():
+            args += [name, value]
+        try:
+            return bool(await self._book_script(keys=keys, args=args))
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+
+    async def spend(self, period: str | None) -> list[SpendRow]:
+        try:
+            periods = (
+                [period]
+                if period
+                else sorted(_s(p) for p in await self._redis.smembers("gw:periods"))
+            )
+            totals: dict[str, SpendRow] = {}
+            for p in periods:
+                tenants = sorted(_s(t) for t in await self._redis.smembers(f"gw:tenants:{p}"))
+                async with self._redis.pipeline(transaction=False) as pipe:
+                    for t in tenants:
+                        pipe.hgetall(f"gw:month:{p}:{t}")
+                    hashes = await pipe.execute()
+                for t, h in zip(tenants, hashes, strict=True):
+                    row = _row(t, h)
+                    if t in totals:
+                        totals[t].add(row)
+                        totals[t].plan = row.plan  # periods ascend: the latest plan stands
+                    else:
+                        totals[t] = row
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+        return [totals[t] for t in sorted(totals)]
+
+    async def ledger(
+        self, period: str, tenant: str | None = None, limit: int = 1000
+    ) -> list[UsageRecord]:
+        key = f"gw:ledger:{period}" + (f":{tenant}" if tenant else "")
+        try:
+            raw = await self._redis.lrange(key, 0, limit - 1)
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+        return [UsageRecord.from_json(orjson.loads(item)) for item in raw]
+
+    async def ping(self) -> None:
+        try:
+            await self._redis.ping()
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+
+    async def close(self) -> None:
+        await self._redis.aclose()
+
+
+def _s(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+def _row(tenant: str, h: dict[bytes, bytes]) -> SpendRow:
+    values = {_s(k): _s(v) for k, v in h.items()}
+    return SpendRow(
+        tenant=tenant,
+        plan=values.get("plan", ""),
+        **{f: int(values.get(f, 0)) for f in COUNTER_FIELDS},
+    )

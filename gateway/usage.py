@@ -1,0 +1,104 @@
+"""Usage, normalized: one small function per provider shape.
+
+Providers disagree on whether "input" includes cached tokens. Everything here ends in
+the same split: fresh input, cached input, cache-write input, output (reasoning is part
+of output and reported beside it), and whether the figures were reported or estimated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class TokenUsage:
+    fresh_input: int = 0
+    cached_input: int = 0
+    cache_write: int = 0
+    output: int = 0
+    reasoning: int = 0
+    estimated: bool = False
+
+    @property
+    def input_total(self) -> int:
+        return self.fresh_input + self.cached_input + self.cache_write
+
+
+def _int(value: Any) -> int:
+    # bool is an int subclass; a provider sending `true` for a count is not a count.
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return 0
+
+
+def _details(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    value = raw.get(key)
+    return value if isinstance(value, Mapping) else {}
+
+
+def from_openai(raw: Mapping[str, Any]) -> TokenUsage:
+    """`prompt_tokens` includes cached (and cache-write) tokens; vLLM omits zero fields."""
+    prompt = _int(raw.get("prompt_tokens"))
+    details = _details(raw, "prompt_tokens_details")
+    cached = min(_int(details.get("cached_tokens")), prompt)
+    write = _int(details.get("cache_write_tokens") or raw.get("cache_write_tokens"))
+    write = min(write, prompt - cached)
+    return TokenUsage(
+        fresh_input=prompt - cached - write,
+        cached_input=cached,
+        cache_write=write,
+        output=_int(raw.get("completion_tokens")),
+        reasoning=_int(_details(raw, "completion_tokens_details").get("reasoning_tokens")),
+    )
+
+
+def from_openai_responses(raw: Mapping[str, Any]) -> TokenUsage:
+    """Responses API: `input_tokens` includes `input_tokens_details.cached_tokens`."""
+    total = _int(raw.get("input_tokens"))
+    cached = min(_int(_details(raw, "input_tokens_details").get("cached_tokens")), total)
+    return TokenUsage(
+        fresh_input=total - cached,
+        cached_input=cached,
+        output=_int(raw.get("output_tokens")),
+        reasoning=_int(_details(raw, "output_tokens_details").get("reasoning_tokens")),
+    )
+
+
+def from_anthropic(raw: Mapping[str, Any]) -> TokenUsage:
+    """`input_tokens` excludes cache reads and cache creation."""
+    return TokenUsage(
+        fresh_input=_int(raw.get("input_tokens")),
+        cached_input=_int(raw.get("cache_read_input_tokens")),
+        cache_write=_int(raw.get("cache_creation_input_tokens")),
+        output=_int(raw.get("output_tokens")),
+    )
+
+
+def from_deepseek(raw: Mapping[str, Any]) -> TokenUsage:
+    """`prompt_cache_hit_tokens` + `prompt_cache_miss_tokens` = `prompt_tokens`."""
+    hit = _int(raw.get("prompt_cache_hit_tokens"))
+    miss = raw.get("prompt_cache_miss_tokens")
+    fresh = _int(miss) if miss is not None else max(_int(raw.get("prompt_tokens")) - hit, 0)
+    return TokenUsage(
+        fresh_input=fresh,
+        cached_input=hit,
+        output=_int(raw.get("completion_tokens")),
+        reasoning=_int(_details(raw, "completion_tokens_details").get("reasoning_tokens")),
+    )
+
+
+def normalize(raw: Any) -> TokenUsage | None:
+    """Pick the shape by its distinctive fields; None when there is no usable usage."""
+    if not isinstance(raw, Mapping):
+        return None
+    if "prompt_cache_hit_tokens" in raw or "prompt_cache_miss_tokens" in raw:
+        return from_deepseek(raw)
+    if "prompt_tokens" in raw:
+        return from_openai(raw)
+    if "input_tokens_details" in raw:
+        return from_openai_responses(raw)
+    if "input_tokens" in raw or "output_tokens" in raw:
+        return from_anthropic(raw)
+    return None
