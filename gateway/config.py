@@ -32,6 +32,8 @@ class _Strict(BaseModel):
 class UpstreamConfig(_Strict):
     base_url: str
     api_key_env: str = "OPENAI_API_KEY"
+    # genai-prices provider id (e.g. "openai"); by default guessed from the URL, then the model.
+    provider: str | None = None
     connect_timeout_s: float = Field(default=5.0, gt=0)
     timeout_s: float = Field(default=300.0, gt=0)
 

@@ -34,8 +34,19 @@ def from_units(units: int) -> Decimal:
 
 
 class Pricer:
-    def __init__(self, table: Mapping[str, PriceEntry]) -> None:
+    def __init__(
+        self,
+        table: Mapping[str, PriceEntry],
+        provider_id: str | None = None,
+        provider_api_url: str | None = None,
+    ) -> None:
         self._table = dict(table)
+        self._hints: list[dict[str, str]] = []
+        if provider_id:
+            self._hints.append({"provider_id": provider_id})
+        elif provider_api_url and provider_api_url.startswith("http"):
+            self._hints.append({"provider_api_url": provider_api_url})
+        self._hints.append({})  # last resort: the provider whose models match the name
         self._model_prices: dict[str, Any] = {}
         self._warned: set[str] = set()
 
@@ -62,11 +73,14 @@ class Pricer:
     def _model_price(self, model: str) -> Any:
         found = self._model_prices.get(model, _UNKNOWN)
         if found is _UNKNOWN:
-            try:
-                probe = calc_price(Usage(input_tokens=1, output_tokens=1), model)
-                found = probe.model_price
-            except LookupError:
-                found = None
+            found = None
+            for hint in self._hints:
+                try:
+                    found = calc_price(Usage(input_tokens=1, output_tokens=1), model, **hint)
+                except LookupError:
+                    continue
+                found = found.model_price
+                break
             self._model_prices[model] = found
         return found
 

@@ -82,7 +82,12 @@ async def build_gateway(
         store=store,
         bookkeeper=bookkeeper,
         tokens=tokens,
-        accountant=Accountant(tokens, Pricer(config.prices), bookkeeper, metrics),
+        accountant=Accountant(
+            tokens,
+            Pricer(config.prices, config.upstream.provider, upstream_url),
+            bookkeeper,
+            metrics,
+        ),
         metrics=metrics,
     )
     await gateway.start()

@@ -80,6 +80,7 @@ class SimulatorState:
     block_cache: dict[int, tuple[int, ...]] = field(default_factory=dict)
     usage_log: list[dict[str, Any]] = field(default_factory=list)
     counter: int = 0
+    streams_aborted: int = 0
 
     def block(self, message: Any) -> tuple[int, ...]:
         key = hash(orjson.dumps(message, option=orjson.OPT_SORT_KEYS))
@@ -216,7 +217,15 @@ async def chat_completions(request: Request) -> Response:
     options = body.get("stream_options") or {}
     report = not stream or options.get("include_usage") is True
     report = report and request.headers.get("x-simulator-drop-usage") is None
-    state.usage_log.append({"model": model, "usage": usage, "reported": report, "stream": stream})
+    state.usage_log.append(
+        {
+            "model": model,
+            "usage": usage,
+            "reported": report,
+            "stream": stream,
+            "headers": dict(request.headers),
+        }
+    )
     if not stream:
         return Response(
             orjson.dumps(_completion(cid, model, text, usage if report else None)),
@@ -226,7 +235,7 @@ async def chat_completions(request: Request) -> Response:
     break_after = request.headers.get("x-simulator-break-after")
     events = _chunks(cid, model, pieces, usage, options.get("include_usage") is True, report)
     return StreamingResponse(
-        _paced(events, chunk_delay, int(break_after) if break_after else None),
+        _paced(state, events, chunk_delay, int(break_after) if break_after else None),
         media_type="text/event-stream",
     )
 
@@ -280,6 +289,19 @@ def _chunks(
 
 
 async def _paced(
+    state: SimulatorState, events: Iterator[bytes], delay: float, break_after: int | None
+) -> AsyncIterator[bytes]:
+    finished = False
+    try:
+        async for event in _paced_events(events, delay, break_after):
+            yield event
+        finished = True
+    finally:
+        if not finished:
+            state.streams_aborted += 1
+
+
+async def _paced_events(
     events: Iterator[bytes], delay: float, break_after: int | None
 ) -> AsyncIterator[bytes]:
     for n, event in enumerate(events):
@@ -306,7 +328,13 @@ async def embeddings(request: Request) -> Response:
     counts = [len(state.encoding.encode(str(i), disallowed_special=())) for i in inputs]
     usage = {"prompt_tokens": sum(counts), "total_tokens": sum(counts)}
     state.usage_log.append(
-        {"model": body.get("model"), "usage": usage, "reported": True, "stream": False}
+        {
+            "model": body.get("model"),
+            "usage": usage,
+            "reported": True,
+            "stream": False,
+            "headers": dict(request.headers),
+        }
     )
     data = [
         {"object": "embedding", "index": n, "embedding": [round(c / (k + 1), 4) for k in range(8)]}
@@ -322,6 +350,12 @@ async def usage_log(request: Request) -> Response:
     return Response(orjson.dumps(request.app.state.sim.usage_log), media_type="application/json")
 
 
+async def stats(request: Request) -> Response:
+    state: SimulatorState = request.app.state.sim
+    body = {"requests": len(state.usage_log), "streams_aborted": state.streams_aborted}
+    return Response(orjson.dumps(body), media_type="application/json")
+
+
 def create_simulator_app(cache_ttl_s: float = 300.0) -> Starlette:
     app = Starlette(
         routes=[
@@ -329,6 +363,7 @@ def create_simulator_app(cache_ttl_s: float = 300.0) -> Starlette:
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/embeddings", embeddings, methods=["POST"]),
             Route("/sim/usage", usage_log, methods=["GET"]),
+            Route("/sim/stats", stats, methods=["GET"]),
         ]
     )
     app.state.sim = SimulatorState(cache_ttl_s=cache_ttl_s)

@@ -72,6 +72,7 @@ class TokenCounter:
         self._encoding_for_model: dict[str, tiktoken.Encoding] = {}
         self._cache = _TwoGenerationCache(cache_size)
         self._factor: dict[str, float] = {}
+        self.encoded_messages = 0  # cache misses, for tests and benchmarks
 
     def encoding(self, model: str) -> tiktoken.Encoding:
         enc = self._encoding_for_model.get(model)
@@ -99,6 +100,7 @@ class TokenCounter:
             count = self._cache.get(key)
             if count is None:
                 count = _count_message(enc, message)
+                self.encoded_messages += 1
                 self._cache.put(key, count)
             total += count
         return total

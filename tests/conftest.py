@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+import redis
+
+from tests.servers import GatewayProc, start_gateway, start_redis, start_simulator, stop
+
+
+@pytest.fixture(scope="session")
+def simulator_url() -> Iterator[str]:
+    proc, url = start_simulator()
+    yield url
+    stop(proc)
+
+
+class UpstreamLog:
+    """What the simulated upstream saw and billed, from a given moment on."""
+
+    def __init__(self, base: str) -> None:
+        self.base = base
+        self.start = len(self.all())
+
+    def all(self) -> list[dict]:
+        return httpx.get(self.base.removesuffix("/v1") + "/sim/usage").json()
+
+    def since(self) -> list[dict]:
+        return self.all()[self.start:]
+
+
+@pytest.fixture
+def upstream_log(simulator_url: str) -> UpstreamLog:
+    return UpstreamLog(simulator_url)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    url = os.environ.get("REDIS_URL")
+    if url:
+        yield url
+        return
+    proc, url = start_redis(tmp_path_factory.mktemp("redis"))
+    yield url
+    stop(proc)
+
+
+@pytest.fixture
+def redis_url(redis_server: str) -> str:
+    """A Redis database emptied for this test."""
+    client = redis.Redis.from_url(redis_server)
+    client.flushdb()
+    client.close()
+    return redis_server
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'gateway.db'}"
+    return str(request.getfixturevalue("redis_url"))
+
+
+@pytest.fixture
+def gateway(tmp_path: Path, simulator_url: str, store_url: str) -> Iterator[GatewayProc]:
+    gw = start_gateway(tmp_path, simulator_url, store_url)
+    yield gw
+    gw.stop()
+
+
+@pytest.fixture
+def sqlite_gateway(tmp_path: Path, simulator_url: str) -> Iterator[GatewayProc]:
+    gw = start_gateway(tmp_path, simulator_url, f"sqlite:///{tmp_path / 'gateway.db'}")
+    yield gw
+    gw.stop()

@@ -1,0 +1,155 @@
+"""Real servers on throwaway loopback ports: the simulated upstream, the gateway,
+redis-server. Each is a subprocess, started and awaited like an operator would."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import yaml
+
+from gateway.identity import key_hash
+
+ADMIN_KEY = "test-admin-key"
+PROVIDER_KEY = "sk-provider-secret"
+TENANT_KEYS = {"acme": "gk-acme-test-key", "globex": "gk-globex-test-key"}
+PLANS = {"acme": "pro", "globex": "basic"}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_http(url: str, proc: subprocess.Popen[bytes] | None = None, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"process exited with {proc.returncode} before answering {url}")
+        try:
+            httpx.get(url, timeout=0.5)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    raise TimeoutError(url)
+
+
+def stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM) -> None:
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def start_simulator(port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    port = port or free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gateway", "simulate-upstream", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+    )
+    wait_http(f"http://127.0.0.1:{port}/v1/models", proc)
+    return proc, f"http://127.0.0.1:{port}/v1"
+
+
+def start_redis(tmp: Path, port: int | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    binary = shutil.which("redis-server")
+    if binary is None:
+        raise RuntimeError("no REDIS_URL and no redis-server on PATH")
+    port = port or free_port()
+    proc = subprocess.Popen(
+        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+         "--dir", str(tmp)],
+        stdout=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return proc, f"redis://127.0.0.1:{port}/0"
+        time.sleep(0.05)
+    raise TimeoutError("redis-server did not start")
+
+
+@dataclass
+class GatewayProc:
+    url: str
+    root: Path
+    proc: subprocess.Popen[bytes]
+    argv: list[str]
+    env: dict[str, str]
+    log: Path
+    keys: dict[str, str] = field(default_factory=lambda: dict(TENANT_KEYS))
+
+    @property
+    def v1(self) -> str:
+        return f"{self.url}/v1"
+
+    def admin(self, path: str, **params: Any) -> httpx.Response:
+        return httpx.get(f"{self.url}{path}", params=params,
+                         headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=10)
+
+    def restart(self) -> None:
+        stop(self.proc)
+        self.start()
+
+    def start(self) -> None:
+        with self.log.open("ab") as log:
+            self.proc = subprocess.Popen(self.argv, env=self.env, stdout=subprocess.DEVNULL,
+                                         stderr=log)
+        wait_http(f"{self.url}/healthz", self.proc)
+
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        stop(self.proc, sig)
+
+    def stderr(self) -> str:
+        return self.log.read_text()
+
+
+def write_config(root: Path, upstream_url: str, store: str, **extra: Any) -> Path:
+    policies = root / "policies"
+    policies.mkdir(parents=True, exist_ok=True)
+    tenants = {name: {"plan": PLANS[name], "key_sha256": key_hash(key)}
+               for name, key in TENANT_KEYS.items()}
+    (policies / "tenants.yaml").write_text(yaml.safe_dump({"tenants": tenants}))
+    config: dict[str, Any] = {
+        "upstream": {"base_url": upstream_url, "api_key_env": "TEST_PROVIDER_KEY"},
+        "store": store,
+        "admin": {"key_env": "TEST_ADMIN_KEY"},
+        "policies": "policies",
+        "prices": {"local-llama": {"input_per_mtok": "0.05", "output_per_mtok": "0.10"}},
+    }
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(config.get(key), dict):
+            config[key] = {**config[key], **value}
+        else:
+            config[key] = value
+    path = root / "config.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def start_gateway(root: Path, upstream_url: str, store: str, workers: int = 1,
+                  **extra: Any) -> GatewayProc:
+    config = write_config(root, upstream_url, store, **extra)
+    port = free_port()
+    argv = [sys.executable, "-m", "gateway", "serve", "--config", str(config),
+            "--port", str(port), "--workers", str(workers)]
+    env = {**os.environ, "TEST_PROVIDER_KEY": PROVIDER_KEY, "TEST_ADMIN_KEY": ADMIN_KEY}
+    for name in ("GATEWAY_UPSTREAM_URL", "GATEWAY_STORE_URL", "GATEWAY_ADMIN_KEY", "GATEWAY_POLICIES"):
+        env.pop(name, None)
+    gw = GatewayProc(f"http://127.0.0.1:{port}", root, None, argv, env, root / "gateway.log")  # type: ignore[arg-type]
+    gw.start()
+    return gw
