@@ -57,6 +57,14 @@ class PayloadTooLarge(GatewayError):
     code = "request_too_large"
 
 
+class ClientClosedRequest(GatewayError):
+    """The client went away before its request was read; nobody is left to answer."""
+
+    status = 499
+    type = "invalid_request_error"
+    code = "client_closed_request"
+
+
 class UpstreamUnreachable(GatewayError):
     status = 502
     type = "api_error"

@@ -41,12 +41,13 @@ class Pricer:
         provider_api_url: str | None = None,
     ) -> None:
         self._table = dict(table)
-        self._hints: list[dict[str, str]] = []
+        # (provider_id, provider_api_url) to try in turn; last resort: match by model name.
+        self._hints: list[tuple[str | None, str | None]] = []
         if provider_id:
-            self._hints.append({"provider_id": provider_id})
+            self._hints.append((provider_id, None))
         elif provider_api_url and provider_api_url.startswith("http"):
-            self._hints.append({"provider_api_url": provider_api_url})
-        self._hints.append({})  # last resort: the provider whose models match the name
+            self._hints.append((None, provider_api_url))
+        self._hints.append((None, None))
         self._model_prices: dict[str, Any] = {}
         self._warned: set[str] = set()
 
@@ -74,12 +75,15 @@ class Pricer:
         found = self._model_prices.get(model, _UNKNOWN)
         if found is _UNKNOWN:
             found = None
-            for hint in self._hints:
+            probe = Usage(input_tokens=1, output_tokens=1)
+            for provider_id, api_url in self._hints:
                 try:
-                    found = calc_price(Usage(input_tokens=1, output_tokens=1), model, **hint)
+                    if provider_id is not None:
+                        found = calc_price(probe, model, provider_id=provider_id).model_price
+                    else:
+                        found = calc_price(probe, model, provider_api_url=api_url).model_price
                 except LookupError:
                     continue
-                found = found.model_price
                 break
             self._model_prices[model] = found
         return found

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
-from gateway.errors import InvalidRequest, PayloadTooLarge
+from gateway.errors import ClientClosedRequest, InvalidRequest, PayloadTooLarge
 
 
 async def read_body(request: Request, limit: int) -> bytes:
@@ -16,11 +16,14 @@ async def read_body(request: Request, limit: int) -> bytes:
         raise PayloadTooLarge(f"Request body is over the gateway's limit of {limit} bytes.")
     chunks = []
     size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise PayloadTooLarge(f"Request body is over the gateway's limit of {limit} bytes.")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise PayloadTooLarge(f"Request body is over the gateway's limit of {limit} bytes.")
+            chunks.append(chunk)
+    except ClientDisconnect as exc:
+        raise ClientClosedRequest("The client closed the connection mid-request.") from exc
     return b"".join(chunks)
 
 

@@ -86,8 +86,9 @@ class SimulatorState:
         key = hash(orjson.dumps(message, option=orjson.OPT_SORT_KEYS))
         found = self.block_cache.get(key)
         if found is None:
+            encode = self.encoding.encode
             found = _FRAME + tuple(
-                self.encoding.encode(_message_text(message), disallowed_special=())
+                t for text in _message_fields(message) for t in encode(text, disallowed_special=())
             )
             if len(self.block_cache) > 200_000:
                 self.block_cache.clear()
@@ -109,10 +110,10 @@ class SimulatorState:
         return min(common // CACHE_STEP * CACHE_STEP, prompt.total)
 
 
-def _message_text(message: Any) -> str:
-    """Every field of a message as text, in the order the gateway's counter sees them."""
+def _message_fields(message: Any) -> list[str]:
+    """Every field of a message as text; each is tokenized on its own, like OpenAI's."""
     if not isinstance(message, dict):
-        return str(message)
+        return [str(message)]
     parts = []
     for key, value in message.items():
         if isinstance(value, str):
@@ -123,7 +124,7 @@ def _message_text(message: Any) -> str:
             ]
         elif value is not None:
             parts.append(orjson.dumps(value).decode())
-    return "\n".join(parts)
+    return parts
 
 
 def _common_prefix(a: list[tuple[int, ...]], b: list[tuple[int, ...]]) -> int:

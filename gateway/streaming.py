@@ -22,6 +22,8 @@ from gateway.errors import GatewayError
 
 log = logging.getLogger("gateway.streaming")
 
+_DONE = b"data: [DONE]"
+_FINISHED = (b'"finish_reason":"', b'"finish_reason": "')
 _USAGE_NULL = re.compile(rb'\s*,\s*"usage"\s*:\s*null|"usage"\s*:\s*null\s*,\s*')
 
 
@@ -54,21 +56,32 @@ class UsageTap:
         self.model: str | None = None
         self._buffer = bytearray()
         self._events: list[bytes] = []
+        self._held = b""
 
     def feed(self, chunk: bytes) -> bytes:
         """Take upstream bytes; return the bytes to send to the client now."""
         self._buffer += chunk
         out = []
         while (event := _split_event(self._buffer)) is not None:
-            kept = self._process(event)
+            kept = self._hold_the_end(self._process(event))
             if kept:
                 out.append(kept)
         return b"".join(out)
 
     def finish(self) -> bytes:
+        """The held-back end of the stream, to send once the call is booked."""
         rest = bytes(self._buffer)
         self._buffer.clear()
-        return self._process(rest) if rest.strip() else rest
+        tail = self._process(rest) if rest.strip() else rest
+        return self._held + tail
+
+    def _hold_the_end(self, event: bytes) -> bytes:
+        # A client takes a finish_reason or [DONE] as "complete": from the first of them
+        # on, events wait until the call is booked (they follow each other closely).
+        if self._held or event.startswith(_DONE) or any(m in event for m in _FINISHED):
+            self._held += event
+            return b""
+        return event
 
     def _process(self, event: bytes) -> bytes:
         if b'"usage"' not in event:
@@ -123,9 +136,10 @@ def _delta_texts(delta: dict[str, Any]) -> list[str]:
 class StreamRelay:
     """ASGI response: relays upstream bytes through a `UsageTap` as they arrive.
 
-    When the client disconnects, the relay stops and the upstream stream is closed. In
-    every case `on_done(tap)` runs exactly once, shielded from cancellation, after the
-    upstream response is closed: that is where the call gets booked.
+    `on_done(tap)` books the call. It runs exactly once, shielded from cancellation,
+    after the upstream response is closed: before the end of the stream (finish_reason,
+    `[DONE]`) is sent when the stream completes, so a client that saw the end is booked; or
+    as soon as the relay stops when the client disconnects or the upstream breaks off.
     """
 
     def __init__(
@@ -143,6 +157,14 @@ class StreamRelay:
         self._close_upstream = close_upstream
         self.tap = tap
         self._on_done = on_done
+        self._settled = False
+
+    async def _settle(self) -> None:
+        if not self._settled:
+            self._settled = True
+            with anyio.CancelScope(shield=True):
+                await self._close_upstream()
+                await self._on_done(self.tap)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
@@ -154,9 +176,7 @@ class StreamRelay:
                 await self._relay(send)
                 tg.cancel_scope.cancel()
         finally:
-            with anyio.CancelScope(shield=True):
-                await self._close_upstream()
-                await self._on_done(self.tap)
+            await self._settle()
 
     async def _relay(self, send: Send) -> None:
         try:
@@ -167,7 +187,9 @@ class StreamRelay:
         except GatewayError as exc:
             # Headers are gone already: the stream can only end. The call is still booked.
             log.warning("upstream stream broke off: %s", exc.message)
-        await send({"type": "http.response.body", "body": self.tap.finish(), "more_body": False})
+        tail = self.tap.finish()
+        await self._settle()
+        await send({"type": "http.response.body", "body": tail, "more_body": False})
 
 
 async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:

@@ -29,7 +29,7 @@ class UpstreamLog:
         return httpx.get(self.base.removesuffix("/v1") + "/sim/usage").json()
 
     def since(self) -> list[dict]:
-        return self.all()[self.start:]
+        return self.all()[self.start :]
 
 
 @pytest.fixture

@@ -35,8 +35,14 @@ def cost(model: str, fresh: int, cached: int, output: int) -> Decimal | None:
 
 def per_tenant(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     totals: dict[str, dict[str, Any]] = defaultdict(
-        lambda: {"requests": 0, "fresh": 0, "cached": 0, "output": 0, "cost": Decimal(0),
-                 "unpriced": 0}
+        lambda: {
+            "requests": 0,
+            "fresh": 0,
+            "cached": 0,
+            "output": 0,
+            "cost": Decimal(0),
+            "unpriced": 0,
+        }
     )
     for entry in entries:
         tenant = entry["headers"]["x-test-tenant"]

@@ -70,8 +70,19 @@ def start_redis(tmp: Path, port: int | None = None) -> tuple[subprocess.Popen[by
         raise RuntimeError("no REDIS_URL and no redis-server on PATH")
     port = port or free_port()
     proc = subprocess.Popen(
-        [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", str(tmp)],
+        [
+            binary,
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp),
+        ],
         stdout=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 10
@@ -98,8 +109,12 @@ class GatewayProc:
         return f"{self.url}/v1"
 
     def admin(self, path: str, **params: Any) -> httpx.Response:
-        return httpx.get(f"{self.url}{path}", params=params,
-                         headers={"Authorization": f"Bearer {ADMIN_KEY}"}, timeout=10)
+        return httpx.get(
+            f"{self.url}{path}",
+            params=params,
+            headers={"Authorization": f"Bearer {ADMIN_KEY}"},
+            timeout=10,
+        )
 
     def restart(self) -> None:
         stop(self.proc)
@@ -107,8 +122,9 @@ class GatewayProc:
 
     def start(self) -> None:
         with self.log.open("ab") as log:
-            self.proc = subprocess.Popen(self.argv, env=self.env, stdout=subprocess.DEVNULL,
-                                         stderr=log)
+            self.proc = subprocess.Popen(
+                self.argv, env=self.env, stdout=subprocess.DEVNULL, stderr=log
+            )
         wait_http(f"{self.url}/healthz", self.proc)
 
     def stop(self, sig: int = signal.SIGTERM) -> None:
@@ -118,15 +134,17 @@ class GatewayProc:
         return self.log.read_text()
 
 
-def write_config(root: Path, upstream_url: str, store: str, **extra: Any) -> Path:
+def write_config(root: Path, upstream_url: str, store_url: str, **extra: Any) -> Path:
     policies = root / "policies"
     policies.mkdir(parents=True, exist_ok=True)
-    tenants = {name: {"plan": PLANS[name], "key_sha256": key_hash(key)}
-               for name, key in TENANT_KEYS.items()}
+    tenants = {
+        name: {"plan": PLANS[name], "key_sha256": key_hash(key)}
+        for name, key in TENANT_KEYS.items()
+    }
     (policies / "tenants.yaml").write_text(yaml.safe_dump({"tenants": tenants}))
     config: dict[str, Any] = {
         "upstream": {"base_url": upstream_url, "api_key_env": "TEST_PROVIDER_KEY"},
-        "store": store,
+        "store": store_url,
         "admin": {"key_env": "TEST_ADMIN_KEY"},
         "policies": "policies",
         "prices": {"local-llama": {"input_per_mtok": "0.05", "output_per_mtok": "0.10"}},
@@ -141,14 +159,30 @@ def write_config(root: Path, upstream_url: str, store: str, **extra: Any) -> Pat
     return path
 
 
-def start_gateway(root: Path, upstream_url: str, store: str, workers: int = 1,
-                  **extra: Any) -> GatewayProc:
-    config = write_config(root, upstream_url, store, **extra)
+def start_gateway(
+    root: Path, upstream_url: str, store_url: str, workers: int = 1, **extra: Any
+) -> GatewayProc:
+    config = write_config(root, upstream_url, store_url, **extra)
     port = free_port()
-    argv = [sys.executable, "-m", "gateway", "serve", "--config", str(config),
-            "--port", str(port), "--workers", str(workers)]
+    argv = [
+        sys.executable,
+        "-m",
+        "gateway",
+        "serve",
+        "--config",
+        str(config),
+        "--port",
+        str(port),
+        "--workers",
+        str(workers),
+    ]
     env = {**os.environ, "TEST_PROVIDER_KEY": PROVIDER_KEY, "TEST_ADMIN_KEY": ADMIN_KEY}
-    for name in ("GATEWAY_UPSTREAM_URL", "GATEWAY_STORE_URL", "GATEWAY_ADMIN_KEY", "GATEWAY_POLICIES"):
+    for name in (
+        "GATEWAY_UPSTREAM_URL",
+        "GATEWAY_STORE_URL",
+        "GATEWAY_ADMIN_KEY",
+        "GATEWAY_POLICIES",
+    ):
         env.pop(name, None)
     gw = GatewayProc(f"http://127.0.0.1:{port}", root, None, argv, env, root / "gateway.log")  # type: ignore[arg-type]
     gw.start()

@@ -12,7 +12,12 @@ import openai
 import pytest
 
 from tests.servers import (
-    GatewayProc, free_port, start_gateway, start_redis, stop, write_config,
+    GatewayProc,
+    free_port,
+    start_gateway,
+    start_redis,
+    stop,
+    write_config,
 )
 
 SHORT = [{"role": "user", "content": "hi"}]
@@ -28,7 +33,9 @@ def _error(response: httpx.Response, status: int, code: str | None = None) -> di
     return body
 
 
-def _post(gw: GatewayProc, content: bytes | str, key: str | None = "acme", **headers: str) -> httpx.Response:
+def _post(
+    gw: GatewayProc, content: bytes | str, key: str | None = "acme", **headers: str
+) -> httpx.Response:
     if key:
         headers["Authorization"] = f"Bearer {gw.keys[key]}"
     return httpx.post(f"{gw.v1}/chat/completions", content=content, headers=headers)
@@ -60,7 +67,9 @@ def test_keys(sqlite_gateway: GatewayProc) -> None:
         (b'{"messages": []}', "model"),
     ],
 )
-def test_malformed_bodies_name_the_field(sqlite_gateway: GatewayProc, body: bytes, field: str | None) -> None:
+def test_malformed_bodies_name_the_field(
+    sqlite_gateway: GatewayProc, body: bytes, field: str | None
+) -> None:
     err = _error(_post(sqlite_gateway, body), 400)
     if field:
         assert err["param"] == field and f"'{field}'" in err["message"]
@@ -70,13 +79,22 @@ def test_malformed_bodies_name_the_field(sqlite_gateway: GatewayProc, body: byte
 
 
 def test_body_over_the_limit(tmp_path: Path, simulator_url: str) -> None:
-    gw = start_gateway(tmp_path, simulator_url, f"sqlite:///{tmp_path}/g.db", limits={"max_body_bytes": 2000})
+    gw = start_gateway(
+        tmp_path, simulator_url, f"sqlite:///{tmp_path}/g.db", limits={"max_body_bytes": 2000}
+    )
     try:
-        big = '{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "' + "x" * 5000 + '"}]}'
+        big = (
+            '{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "'
+            + "x" * 5000
+            + '"}]}'
+        )
         _error(_post(gw, big), 413, "request_too_large")
         with pytest.raises(openai.APIStatusError) as info:
-            openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0).chat.completions.create(
-                model="gpt-4o-mini", messages=[{"role": "user", "content": "y" * 5000}])
+            openai.OpenAI(
+                base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0
+            ).chat.completions.create(
+                model="gpt-4o-mini", messages=[{"role": "user", "content": "y" * 5000}]
+            )
         assert info.value.status_code == 413
         assert _booked(gw) == 0
     finally:
@@ -87,25 +105,42 @@ def test_unknown_route_and_method(sqlite_gateway: GatewayProc) -> None:
     _error(httpx.get(f"{sqlite_gateway.url}/nowhere"), 404, "not_found")
     _error(httpx.delete(f"{sqlite_gateway.url}/healthz"), 405)
     # Any other method on a /v1 path is the upstream's business: relayed as it answers.
-    relayed = httpx.get(f"{sqlite_gateway.v1}/chat/completions",
-                        headers={"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"})
+    relayed = httpx.get(
+        f"{sqlite_gateway.v1}/chat/completions",
+        headers={"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"},
+    )
     assert relayed.status_code == 405
 
 
-def test_upstream_errors_are_relayed_and_not_booked(sqlite_gateway: GatewayProc, simulator_url: str) -> None:
-    c = openai.OpenAI(base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["acme"], max_retries=0)
+def test_upstream_errors_are_relayed_and_not_booked(
+    sqlite_gateway: GatewayProc, simulator_url: str
+) -> None:
+    c = openai.OpenAI(
+        base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["acme"], max_retries=0
+    )
     with pytest.raises(openai.RateLimitError) as info:
-        c.chat.completions.create(model="gpt-4o-mini", messages=SHORT,
-                                  extra_headers={"x-simulator-status": "429"})
+        c.chat.completions.create(
+            model="gpt-4o-mini", messages=SHORT, extra_headers={"x-simulator-status": "429"}
+        )
     assert info.value.message.endswith("simulated upstream error 429")
     with pytest.raises(openai.InternalServerError) as info5:
-        c.chat.completions.create(model="gpt-4o-mini", messages=SHORT, stream=True,
-                                  extra_headers={"x-simulator-status": "503"})
+        c.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=SHORT,
+            stream=True,
+            extra_headers={"x-simulator-status": "503"},
+        )
     assert info5.value.status_code == 503
-    direct = httpx.post(f"{simulator_url}/chat/completions", json={"model": "m", "messages": SHORT},
-                        headers={"x-simulator-status": "400"})
-    through = _post(sqlite_gateway, b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}',
-                    **{"x-simulator-status": "400"})
+    direct = httpx.post(
+        f"{simulator_url}/chat/completions",
+        json={"model": "m", "messages": SHORT},
+        headers={"x-simulator-status": "400"},
+    )
+    through = _post(
+        sqlite_gateway,
+        b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}',
+        **{"x-simulator-status": "400"},
+    )
     assert (through.status_code, through.content) == (direct.status_code, direct.content)
     assert _booked(sqlite_gateway) == 0
 
@@ -114,7 +149,9 @@ def test_upstream_unreachable_and_timing_out(tmp_path: Path) -> None:
     dead = f"http://127.0.0.1:{free_port()}/v1"
     gw = start_gateway(tmp_path, dead, f"sqlite:///{tmp_path}/g.db")
     try:
-        err = _error(_post(gw, b'{"model": "gpt-4o-mini", "messages": []}'), 502, "upstream_unreachable")
+        err = _error(
+            _post(gw, b'{"model": "gpt-4o-mini", "messages": []}'), 502, "upstream_unreachable"
+        )
         assert dead in err["message"]
         with pytest.raises(openai.InternalServerError):
             openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0).models.list()
@@ -123,11 +160,17 @@ def test_upstream_unreachable_and_timing_out(tmp_path: Path) -> None:
 
 
 def test_upstream_timeout(tmp_path: Path, simulator_url: str) -> None:
-    gw = start_gateway(tmp_path, simulator_url, f"sqlite:///{tmp_path}/g.db",
-                       upstream={"timeout_s": 0.3})
+    gw = start_gateway(
+        tmp_path, simulator_url, f"sqlite:///{tmp_path}/g.db", upstream={"timeout_s": 0.3}
+    )
     try:
-        err = _error(_post(gw, b'{"model": "gpt-4o-mini", "messages": []}',
-                           **{"x-simulator-delay-ms": "1500"}), 504, "upstream_timeout")
+        err = _error(
+            _post(
+                gw, b'{"model": "gpt-4o-mini", "messages": []}', **{"x-simulator-delay-ms": "1500"}
+            ),
+            504,
+            "upstream_timeout",
+        )
         assert simulator_url in err["message"]
         assert _booked(gw) == 0
     finally:
@@ -141,7 +184,9 @@ def _wait(predicate, timeout: float = 15) -> None:  # type: ignore[no-untyped-de
         time.sleep(0.1)
 
 
-def test_store_down_fail_open_keeps_bookings_until_it_is_back(tmp_path: Path, simulator_url: str) -> None:
+def test_store_down_fail_open_keeps_bookings_until_it_is_back(
+    tmp_path: Path, simulator_url: str
+) -> None:
     port = free_port()
     gw = start_gateway(tmp_path, simulator_url, f"redis://127.0.0.1:{port}/0")
     redis_proc = None
@@ -163,12 +208,14 @@ def test_store_down_fail_open_keeps_bookings_until_it_is_back(tmp_path: Path, si
 
 
 def test_store_down_fail_closed_refuses(tmp_path: Path, simulator_url: str, upstream_log) -> None:  # type: ignore[no-untyped-def]
-    gw = start_gateway(tmp_path, simulator_url, f"redis://127.0.0.1:{free_port()}/0",
-                       store_failure="fail_closed")
+    gw = start_gateway(
+        tmp_path, simulator_url, f"redis://127.0.0.1:{free_port()}/0", store_failure="fail_closed"
+    )
     try:
         with pytest.raises(openai.InternalServerError) as info:
-            openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0).chat.completions.create(
-                model="gpt-4o-mini", messages=SHORT)
+            openai.OpenAI(
+                base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0
+            ).chat.completions.create(model="gpt-4o-mini", messages=SHORT)
         assert info.value.status_code == 503
         assert upstream_log.since() == []  # refused before anything reached the upstream
         assert httpx.get(f"{gw.url}/healthz").status_code == 503
@@ -177,12 +224,19 @@ def test_store_down_fail_closed_refuses(tmp_path: Path, simulator_url: str, upst
 
 
 def test_invalid_config_is_refused_naming_file_and_key(tmp_path: Path) -> None:
-    config = write_config(tmp_path, "http://127.0.0.1:1/v1", "sqlite:///x.db", store_failure="maybe",
-                          colour="blue")
-    (tmp_path / "policies" / "tenants.yaml").write_text("tenants:\n  a: {plan: p, key_sha256: nothex}\n")
+    config = write_config(
+        tmp_path, "http://127.0.0.1:1/v1", "sqlite:///x.db", store_failure="maybe", colour="blue"
+    )
+    (tmp_path / "policies" / "tenants.yaml").write_text(
+        "tenants:\n  a: {plan: p, key_sha256: nothex}\n"
+    )
     for command in ("check-config", "serve"):
-        run = subprocess.run([sys.executable, "-m", "gateway", command, "--config", str(config)],
-                             capture_output=True, text=True, timeout=60)
+        run = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
+            [sys.executable, "-m", "gateway", command, "--config", str(config)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert run.returncode == 1
         assert f"{config}: colour: unknown key" in run.stderr
         assert f"{config}: store_failure:" in run.stderr

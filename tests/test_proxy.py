@@ -14,17 +14,28 @@ from tests.conftest import UpstreamLog
 from tests.expected import per_tenant
 from tests.servers import PROVIDER_KEY, GatewayProc
 
-SHORT = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Where is my order?"}]
+SHORT = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "Where is my order?"},
+]
 
 
 def client(gw: GatewayProc, tenant: str = "acme") -> openai.OpenAI:
-    return openai.OpenAI(base_url=gw.v1, api_key=gw.keys[tenant], max_retries=0,
-                         default_headers={"X-Test-Tenant": tenant})
+    return openai.OpenAI(
+        base_url=gw.v1,
+        api_key=gw.keys[tenant],
+        max_retries=0,
+        default_headers={"X-Test-Tenant": tenant},
+    )
 
 
 def aclient(gw: GatewayProc, tenant: str = "acme") -> openai.AsyncOpenAI:
-    return openai.AsyncOpenAI(base_url=gw.v1, api_key=gw.keys[tenant], max_retries=0,
-                              default_headers={"X-Test-Tenant": tenant})
+    return openai.AsyncOpenAI(
+        base_url=gw.v1,
+        api_key=gw.keys[tenant],
+        max_retries=0,
+        default_headers={"X-Test-Tenant": tenant},
+    )
 
 
 def test_json_and_stream_through_sync_and_async_sdk(gateway: GatewayProc) -> None:
@@ -33,9 +44,11 @@ def test_json_and_stream_through_sync_and_async_sdk(gateway: GatewayProc) -> Non
     assert done.choices[0].message.content
     assert done.usage is not None and done.usage.prompt_tokens > 0
 
-    text = "".join(c.choices[0].delta.content or "" for c in
-                   sync.chat.completions.create(model="gpt-4o-mini", messages=SHORT, stream=True)
-                   if c.choices)
+    text = "".join(
+        c.choices[0].delta.content or ""
+        for c in sync.chat.completions.create(model="gpt-4o-mini", messages=SHORT, stream=True)
+        if c.choices
+    )
     assert text == done.choices[0].message.content
 
     async def run_async() -> tuple[str, str]:
@@ -55,8 +68,9 @@ def test_json_and_stream_through_sync_and_async_sdk(gateway: GatewayProc) -> Non
 
 
 def _sse_events(url: str, key: str, body: dict) -> list[bytes]:
-    with httpx.stream("POST", f"{url}/chat/completions", json=body,
-                      headers={"Authorization": f"Bearer {key}"}) as response:
+    with httpx.stream(
+        "POST", f"{url}/chat/completions", json=body, headers={"Authorization": f"Bearer {key}"}
+    ) as response:
         assert response.status_code == 200
         raw = response.read()
     # Response ids carry the simulator's request counter: the only field allowed to differ.
@@ -91,8 +105,11 @@ def _mixed_traffic(gw: GatewayProc) -> None:
             c.chat.completions.create(model=model, messages=SHORT)
             for chunk in c.chat.completions.create(model=model, messages=SHORT, stream=True):
                 assert chunk.choices  # no usage-only chunk leaks to a client that did not ask
-            list(c.chat.completions.create(model=model, messages=SHORT, stream=True,
-                                           stream_options={"include_usage": True}))
+            list(
+                c.chat.completions.create(
+                    model=model, messages=SHORT, stream=True, stream_options={"include_usage": True}
+                )
+            )
         c.embeddings.create(model="text-embedding-3-small", input=["refund policy", "order"])
         long_history = long_history[:1]
 
@@ -101,7 +118,7 @@ def _metric(text: str, name: str, **labels: str) -> float:
     want = ",".join(f'{k}="{v}"' for k, v in sorted(labels.items()))
     for line in text.splitlines():
         if line.startswith(name + "{"):
-            got = ",".join(sorted(line[len(name) + 1:line.index("}")].split(",")))
+            got = ",".join(sorted(line[len(name) + 1 : line.index("}")].split(",")))
             if got == want:
                 return float(line.rsplit(" ", 1)[1])
     raise AssertionError(f"{name}{{{want}}} not in /metrics")
@@ -125,11 +142,18 @@ def test_spend_and_metrics_equal_the_upstreams_usage(
         assert row["estimated_requests"] == 0
         assert row["unpriced_requests"] == want["unpriced"] == 1  # the embeddings call
         plan = row["plan"]
-        for kind, key in (("fresh_input", "fresh"), ("cached_input", "cached"), ("output", "output")):
-            assert _metric(metrics, "gateway_tenant_tokens_total", tenant=tenant, plan=plan,
-                           kind=kind) == want[key]
-        assert _metric(metrics, "gateway_tenant_cost_usd_total", tenant=tenant, plan=plan) == \
-            pytest.approx(float(want["cost"]), abs=1e-9)
+        for kind, key in (
+            ("fresh_input", "fresh"),
+            ("cached_input", "cached"),
+            ("output", "output"),
+        ):
+            assert (
+                _metric(metrics, "gateway_tenant_tokens_total", tenant=tenant, plan=plan, kind=kind)
+                == want[key]
+            )
+        assert _metric(
+            metrics, "gateway_tenant_cost_usd_total", tenant=tenant, plan=plan
+        ) == pytest.approx(float(want["cost"]), abs=1e-9)
     csv_text = gateway.admin("/admin/spend", format="csv").text
     assert csv_text.splitlines()[0].startswith("tenant,plan,requests,fresh_input_tokens")
     assert len(csv_text.splitlines()) == 3
@@ -139,12 +163,18 @@ def test_app_headers_and_tenant_key_never_reach_the_upstream(
     sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
 ) -> None:
     app_headers = {
-        "X-Conversation-Id": "conv-1", "X-Customer-Id": "cust-9", "X-Channel": "webchat",
-        "X-Customer-Scopes": "orders", "X-Conversation-Class": "support", "X-Subject-Tags": "refund",
-        "X-Operational-State": '{"ticket": 1}', "Connection": "keep-alive",
+        "X-Conversation-Id": "conv-1",
+        "X-Customer-Id": "cust-9",
+        "X-Channel": "webchat",
+        "X-Customer-Scopes": "orders",
+        "X-Conversation-Class": "support",
+        "X-Subject-Tags": "refund",
+        "X-Operational-State": '{"ticket": 1}',
+        "Connection": "keep-alive",
     }
-    client(sqlite_gateway).chat.completions.create(model="gpt-4o-mini", messages=SHORT,
-                                                   extra_headers=app_headers)
+    client(sqlite_gateway).chat.completions.create(
+        model="gpt-4o-mini", messages=SHORT, extra_headers=app_headers
+    )
     (seen,) = upstream_log.since()
     assert seen["headers"]["authorization"] == f"Bearer {PROVIDER_KEY}"
     assert not {h.lower() for h in app_headers} & set(seen["headers"]) - {"connection"}
@@ -155,8 +185,10 @@ def test_app_headers_and_tenant_key_never_reach_the_upstream(
 def test_other_v1_routes_pass_through_and_book_usage(sqlite_gateway: GatewayProc) -> None:
     c = client(sqlite_gateway)
     assert {m.id for m in c.models.list()} >= {"gpt-4o-mini", "deepseek-chat"}
-    raw = httpx.get(f"{sqlite_gateway.v1}/models",
-                    headers={"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"})
+    raw = httpx.get(
+        f"{sqlite_gateway.v1}/models",
+        headers={"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"},
+    )
     assert raw.headers["content-type"] == "application/json"
     emb = c.embeddings.create(model="text-embedding-3-small", input="hello there")
     assert len(emb.data) == 1

@@ -1,0 +1,117 @@
+"""Config and tenants: strict loading, env overrides, `gateway tenants add`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gateway.config import TenantsFile, load_settings
+from gateway.errors import ConfigError
+from gateway.identity import key_hash
+from tests.servers import write_config
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_env_overrides(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "http://127.0.0.1:1/v1", "sqlite:///a.db")
+    settings = load_settings(
+        config,
+        {
+            "GATEWAY_UPSTREAM_URL": "http://10.0.0.1:8000/v1",
+            "GATEWAY_STORE_URL": "redis://h:1/2",
+            "GATEWAY_ADMIN_KEY": "adm",
+            "TEST_PROVIDER_KEY": "sk-x",
+        },
+    )
+    assert settings.config.upstream.base_url == "http://10.0.0.1:8000/v1"
+    assert settings.store_url == "redis://h:1/2"
+    assert (settings.admin_key, settings.provider_key) == ("adm", "sk-x")
+
+
+def test_sqlite_path_is_relative_to_the_config_file(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "simulator", "sqlite:///data/g.db")
+    assert load_settings(config, {}).store_url == f"sqlite:///{tmp_path.resolve()}/data/g.db"
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        ({"upstream": {"base_url": "ftp://x"}}, "upstream.base_url"),
+        ({"store": "postgres://x"}, "store"),
+        ({"limits": {"max_body_bytes": 0}}, "limits.max_body_bytes"),
+        ({"prices": {"m": {"input_per_mtok": 1}}}, "prices.m.output_per_mtok"),
+        (
+            {"prices": {"m": {"input_per_mtok": 1, "output_per_mtok": 1, "cache": 2}}},
+            "prices.m.cache",
+        ),
+    ],
+)
+def test_each_error_names_file_and_key(tmp_path: Path, change: dict, key: str) -> None:
+    config = write_config(tmp_path, "simulator", "sqlite:///a.db", **change)
+    with pytest.raises(ConfigError) as info:
+        load_settings(config, {})
+    assert any(f == str(config) and k == key for f, k, _ in info.value.problems), info.value.lines()
+
+
+def test_tenants_add_prints_the_key_once_and_stores_its_hash(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "simulator", "sqlite:///a.db")
+    run = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
+        [
+            sys.executable,
+            "-m",
+            "gateway",
+            "tenants",
+            "add",
+            "initech",
+            "--plan",
+            "pro",
+            "--config",
+            str(config),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    key = run.stdout.strip()
+    text = (tmp_path / "policies" / "tenants.yaml").read_text()
+    assert key not in text and key_hash(key) in text and text.startswith("$schema:")
+    settings = load_settings(config, {})
+    assert settings.tenants_by_hash[key_hash(key)].plan == "pro"
+    again = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
+        [
+            sys.executable,
+            "-m",
+            "gateway",
+            "tenants",
+            "add",
+            "initech",
+            "--plan",
+            "pro",
+            "--config",
+            str(config),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert again.returncode == 1 and "already exists" in again.stderr
+
+
+def test_shipped_config_is_valid_and_schema_is_current() -> None:
+    run = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
+        [sys.executable, "-m", "gateway", "check-config", "--config", str(REPO / "config.yaml")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    schema = json.loads((REPO / "policies" / "schema" / "tenants.schema.json").read_text())
+    assert schema == TenantsFile.model_json_schema(by_alias=True)
+    assert yaml.safe_load((REPO / "policies" / "tenants.yaml").read_text())["$schema"]

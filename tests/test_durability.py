@@ -1,0 +1,153 @@
+"""Nothing that reached the upstream goes unbooked: killed gateways, vanished clients,
+upstreams that break off mid-stream."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import openai
+
+from tests.conftest import UpstreamLog
+from tests.servers import GatewayProc, start_gateway
+
+SHORT = [{"role": "user", "content": "Where is order ORD-1?"}]
+
+
+def _ledger(gw: GatewayProc) -> list[dict]:
+    return gw.admin("/admin/ledger").json()["records"]
+
+
+def _wait_for(gw: GatewayProc, count: int, timeout: float = 10) -> list[dict]:
+    deadline = time.monotonic() + timeout
+    while True:
+        records = _ledger(gw)
+        if len(records) >= count or time.monotonic() > deadline:
+            return records
+        time.sleep(0.05)
+
+
+def test_sigkill_mid_traffic_loses_no_completed_call(tmp_path: Path, simulator_url: str) -> None:
+    gw = start_gateway(tmp_path, simulator_url, f"sqlite:///{tmp_path / 'gateway.db'}")
+    completed: list[str] = []
+    stop = threading.Event()
+
+    def traffic(worker: int) -> None:
+        with openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0) as c:
+            calls(c, worker)
+
+    def calls(c: openai.OpenAI, worker: int) -> None:
+        n = 0
+        while not stop.is_set():
+            conv = f"kill-{worker}-{n}"
+            try:
+                if n % 2:
+                    # A stream is complete for the client once it has seen a finish_reason.
+                    chunks = c.chat.completions.create(
+                        model="gpt-4o-mini",
+                        messages=SHORT,
+                        stream=True,
+                        extra_headers={"X-Conversation-Id": conv},
+                    )
+                    if not any(ch.finish_reason for chunk in chunks for ch in chunk.choices):
+                        return
+                else:
+                    c.chat.completions.create(
+                        model="gpt-4o-mini",
+                        messages=SHORT,
+                        extra_headers={"X-Conversation-Id": conv},
+                    )
+            except (openai.APIError, httpx.HTTPError):
+                return
+            completed.append(conv)
+            n += 1
+
+    threads = [threading.Thread(target=traffic, args=(w,)) for w in range(4)]
+    for t in threads:
+        t.start()
+    time.sleep(1.5)
+    gw.stop(signal.SIGKILL)
+    stop.set()
+    for t in threads:
+        t.join(timeout=10)
+    assert len(completed) > 20
+    gw.start()  # same config, same SQLite file
+    booked = {r["conversation"] for r in _ledger(gw) if r["conversation"]}
+    gw.stop()
+    assert set(completed) <= booked
+    assert len(booked) - len(completed) <= 4  # at most the calls in flight at the kill
+
+
+def test_client_gone_mid_stream_is_booked_and_upstream_closed(
+    sqlite_gateway: GatewayProc, simulator_url: str, upstream_log: UpstreamLog
+) -> None:
+    stats = simulator_url.removesuffix("/v1") + "/sim/stats"
+    aborted_before = httpx.get(stats).json()["streams_aborted"]
+    body = {"model": "gpt-4o-mini", "messages": SHORT, "stream": True}
+    headers = {
+        "Authorization": f"Bearer {sqlite_gateway.keys['acme']}",
+        "x-simulator-chunk-delay-ms": "100",
+    }
+    with httpx.stream(
+        "POST", f"{sqlite_gateway.v1}/chat/completions", json=body, headers=headers
+    ) as response:
+        received = []
+        for chunk in response.iter_raw():
+            received.append(chunk)
+            if len(received) == 3:
+                break  # the client goes away mid-stream
+    (record,) = _wait_for(sqlite_gateway, 1)
+    assert record["estimated"] is True
+    assert record["output_tokens"] > 0 and record["fresh_input_tokens"] > 0
+    assert len(upstream_log.since()) == 1
+    deadline = time.monotonic() + 5
+    while httpx.get(stats).json()["streams_aborted"] == aborted_before:
+        assert time.monotonic() < deadline, "the upstream stream was not closed"
+        time.sleep(0.05)
+
+
+def test_upstream_breaking_off_mid_stream_is_booked_as_estimate(
+    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+) -> None:
+    c = openai.OpenAI(
+        base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["acme"], max_retries=0
+    )
+    text = []
+    try:
+        for chunk in c.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=SHORT,
+            stream=True,
+            extra_headers={"x-simulator-break-after": "4"},
+        ):
+            text.extend(ch.delta.content or "" for ch in chunk.choices)
+    except openai.APIError:
+        pass  # the stream ends early; what matters is the booking
+    (record,) = _wait_for(sqlite_gateway, 1)
+    billed = upstream_log.since()[0]["usage"]
+    assert record["estimated"] is True
+    assert record["fresh_input_tokens"] == billed["prompt_tokens"]
+    assert 0 < record["output_tokens"] < billed["completion_tokens"]
+
+
+def test_missing_usage_is_estimated_and_flagged(
+    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+) -> None:
+    c = openai.OpenAI(
+        base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["acme"], max_retries=0
+    )
+    reply = c.chat.completions.create(
+        model="gpt-4o-mini", messages=SHORT, extra_headers={"x-simulator-drop-usage": "1"}
+    )
+    assert reply.usage is None
+    (record,) = _wait_for(sqlite_gateway, 1)
+    billed = upstream_log.since()[0]["usage"]
+    assert record["estimated"] is True
+    assert record["fresh_input_tokens"] == billed["prompt_tokens"]
+    spend = [
+        r for r in sqlite_gateway.admin("/admin/spend").json()["tenants"] if r["tenant"] == "acme"
+    ]
+    assert spend[0]["estimated_requests"] == 1

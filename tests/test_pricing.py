@@ -1,0 +1,48 @@
+"""Prices from genai-prices and from the config table; Decimal, never a silent $0."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from gateway.config import PriceEntry
+from gateway.pricing import Pricer, from_units, to_units
+from gateway.usage import TokenUsage
+
+USAGE = TokenUsage(fresh_input=1000, cached_input=1000, output=100)
+
+
+def test_genai_prices_splits_fresh_and_cached() -> None:
+    cost = Pricer({}).cost("gpt-4o-mini", USAGE)
+    # $0.15 / MTok fresh, $0.075 / MTok cached, $0.60 / MTok output
+    assert cost == Decimal("0.00015") + Decimal("0.000075") + Decimal("0.00006")
+
+
+def test_the_table_prices_self_hosted_models_and_wins() -> None:
+    table = {
+        "local-llama": PriceEntry(
+            input_per_mtok=Decimal("0.05"),
+            output_per_mtok=Decimal("0.1"),
+            cached_input_per_mtok=Decimal("0.01"),
+        )
+    }
+    assert Pricer(table).cost("local-llama", USAGE) == Decimal("0.00007")
+
+
+def test_unknown_model_is_unpriced_not_free() -> None:
+    assert Pricer({}).cost("my-private-model-x", USAGE) is None
+
+
+def test_provider_hint_prices_models_only_that_provider_names() -> None:
+    usage = TokenUsage(fresh_input=1000)
+    assert Pricer({}).cost("text-embedding-3-small", usage) is None
+    assert Pricer({}, provider_id="openai").cost("text-embedding-3-small", usage) == Decimal(
+        "0.00002"
+    )
+    assert Pricer({}, provider_api_url="https://api.openai.com/v1").cost(
+        "text-embedding-3-small", usage
+    ) == Decimal("0.00002")
+
+
+def test_units_round_trip_exactly() -> None:
+    for value in ("0", "0.0000000001", "12.3456789012", "0.000075"):
+        assert from_units(to_units(Decimal(value))) == Decimal(value)

@@ -1,0 +1,121 @@
+"""One contract, every backend: SQLite and a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+
+import pytest
+
+from gateway.errors import StoreUnavailable
+from gateway.store import open_store
+from gateway.store.records import UsageRecord
+from gateway.usage import TokenUsage
+from tests.servers import free_port
+
+NOV = 1_796_000_000.0  # 2026-11-30 UTC
+DEC = NOV + 5 * 86400
+
+
+def record(
+    tenant: str = "acme", ts: float = NOV, cost: int | None = 1234, **usage: int
+) -> UsageRecord:
+    return UsageRecord(
+        id=uuid.uuid4().hex,
+        ts=ts,
+        tenant=tenant,
+        plan="pro",
+        model="gpt-4o-mini",
+        usage=TokenUsage(**({"fresh_input": 100, "cached_input": 50, "output": 10} | usage)),
+        cost_units=cost,
+        customer="c1",
+        conversation="conv-1",
+    )
+
+
+def run(coro):  # type: ignore[no-untyped-def]
+    return asyncio.run(coro)
+
+
+def test_book_is_atomic_idempotent_and_summed(store_url: str) -> None:
+    async def scenario() -> None:
+        store = open_store(store_url)
+        try:
+            one = record()
+            assert await store.book(one) is True
+            assert await store.book(one) is False  # a replay never books twice
+            await store.book(record(cost=None))
+            await store.book(record(tenant="globex", cache_write=7))
+            await store.book(record(ts=DEC))
+            (acme, globex) = await store.spend("2026-11")
+            assert (acme.tenant, acme.requests, acme.fresh_input_tokens) == ("acme", 2, 200)
+            assert (acme.cached_input_tokens, acme.output_tokens, acme.cost_units) == (
+                100,
+                20,
+                1234,
+            )
+            assert acme.unpriced_requests == 1 and globex.cache_write_tokens == 7
+            (acme_all, _) = await store.spend(None)
+            assert acme_all.requests == 3 and acme_all.cost_units == 2468
+            ledger = await store.ledger("2026-11", "acme")
+            assert ledger[0].id == one.id and len(ledger) == 2
+            assert ledger[0] == one
+            assert len(await store.ledger("2026-11")) == 3
+            assert await store.spend("2025-01") == []
+        finally:
+            await store.close()
+
+    run(scenario())
+
+
+def test_concurrent_bookings_lose_nothing(store_url: str) -> None:
+    async def scenario() -> None:
+        stores = [open_store(store_url) for _ in range(3)]  # three "replicas"
+        try:
+            records = [record(output=n) for n in range(300)]
+            await asyncio.gather(*(stores[n % 3].book(r) for n, r in enumerate(records)))
+            (row,) = await stores[0].spend("2026-11")
+            assert row.requests == 300
+            assert row.output_tokens == sum(range(300))
+            assert row.cost_units == 300 * 1234
+        finally:
+            for s in stores:
+                await s.close()
+
+    run(scenario())
+
+
+def test_sqlite_survives_reopening(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    url = f"sqlite:///{tmp_path / 'g.db'}"
+
+    async def book() -> None:
+        store = open_store(url)
+        await store.book(record())
+        await store.close()
+
+    run(book())
+    run(book())
+
+    async def read() -> int:
+        store = open_store(url)
+        rows = await store.spend(None)
+        await store.close()
+        return rows[0].requests
+
+    assert run(read()) == 2
+
+
+def test_unreachable_redis_raises_store_unavailable() -> None:
+    async def scenario() -> None:
+        store = open_store(f"redis://127.0.0.1:{free_port()}/0")
+        for call in (
+            store.ping(),
+            store.book(record()),
+            store.spend(None),
+            store.ledger("2026-11"),
+        ):
+            with pytest.raises(StoreUnavailable):
+                await call
+        await store.close()
+
+    run(scenario())

@@ -1,0 +1,103 @@
+"""UsageTap: what the client receives of an SSE stream, and what the gateway reads."""
+
+from __future__ import annotations
+
+import orjson
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gateway.streaming import UsageTap
+
+
+def event(obj: dict) -> bytes:
+    return b"data: " + orjson.dumps(obj) + b"\n\n"
+
+
+def chunk(content: str | None, finish: str | None = None, usage: bool = False) -> dict:
+    obj: dict = {
+        "id": "c1",
+        "object": "chat.completion.chunk",
+        "model": "m",
+        "choices": [
+            {"index": 0, "delta": {"content": content} if content else {}, "finish_reason": finish}
+        ],
+    }
+    if usage:
+        obj["usage"] = None
+    return obj
+
+
+USAGE = {"prompt_tokens": 12, "completion_tokens": 3}
+
+
+def upstream(asked: bool) -> list[bytes]:
+    events = [
+        event(chunk("Hel", usage=asked)),
+        event(chunk("lo", usage=asked)),
+        event(chunk(None, "stop", usage=asked)),
+    ]
+    if asked:
+        events.append(
+            event(
+                {
+                    "id": "c1",
+                    "object": "chat.completion.chunk",
+                    "model": "m-2024",
+                    "choices": [],
+                    "usage": USAGE,
+                }
+            )
+        )
+    return [*events, b"data: [DONE]\n\n"]
+
+
+def relay(tap: UsageTap, pieces: list[bytes]) -> bytes:
+    return b"".join(tap.feed(p) for p in pieces) + tap.finish()
+
+
+def test_hides_what_the_client_did_not_ask_for() -> None:
+    tap = UsageTap(hide_usage=True)
+    assert relay(tap, upstream(asked=True)) == b"".join(upstream(asked=False))
+    assert tap.usage == USAGE and tap.model == "m-2024"
+
+
+def test_passes_everything_when_the_client_asked() -> None:
+    tap = UsageTap(hide_usage=False)
+    assert relay(tap, upstream(asked=True)) == b"".join(upstream(asked=True))
+    assert tap.usage == USAGE
+
+
+def test_holds_the_end_until_finish() -> None:
+    tap = UsageTap(hide_usage=True)
+    sent = [tap.feed(e) for e in upstream(asked=True)]
+    assert sent[0] and sent[1]
+    assert sent[2:] == [b"", b"", b""]  # finish chunk, usage chunk, [DONE] wait for the booking
+    assert tap.finish() == event(chunk(None, "stop")) + b"data: [DONE]\n\n"
+
+
+def test_usage_inside_a_content_chunk_is_read_and_removed() -> None:
+    obj = chunk("x", "stop")
+    obj["usage"] = USAGE
+    tap = UsageTap(hide_usage=True)
+    out = relay(tap, [event(obj)])
+    assert tap.usage == USAGE and b"usage" not in out and b'"content":"x"' in out
+
+
+def test_crlf_events_and_streamed_text() -> None:
+    tap = UsageTap(hide_usage=True)
+    body = b"data: " + orjson.dumps(chunk("a b")) + b"\r\n\r\n" + b"data: [DONE]\r\n\r\n"
+    assert relay(tap, [body[:7], body[7:30], body[30:]]) == body
+    assert tap.streamed_text() == "a b" and tap.usage is None
+
+
+@given(st.lists(st.integers(min_value=1, max_value=40), max_size=30), st.booleans())
+def test_any_split_of_the_bytes_gives_the_same_result(cuts: list[int], asked: bool) -> None:
+    whole = b"".join(upstream(asked=True))
+    pieces, pos = [], 0
+    for cut in cuts:
+        pieces.append(whole[pos : pos + cut])
+        pos += cut
+    pieces.append(whole[pos:])
+    tap = UsageTap(hide_usage=not asked)
+    assert relay(tap, pieces) == b"".join(upstream(asked=asked))
+    assert tap.usage == USAGE

@@ -1,0 +1,98 @@
+"""Usage normalization: one table of provider shapes."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.usage import TokenUsage, normalize
+
+CASES = [
+    (
+        "openai with cache hit",
+        {
+            "prompt_tokens": 2000,
+            "completion_tokens": 50,
+            "prompt_tokens_details": {"cached_tokens": 1536},
+            "completion_tokens_details": {"reasoning_tokens": 20},
+        },
+        TokenUsage(fresh_input=464, cached_input=1536, output=50, reasoning=20),
+    ),
+    (
+        "vllm omits the cached field when zero",
+        {"prompt_tokens": 300, "completion_tokens": 7, "total_tokens": 307},
+        TokenUsage(fresh_input=300, output=7),
+    ),
+    (
+        "openai details null",
+        {"prompt_tokens": 10, "completion_tokens": 1, "prompt_tokens_details": None},
+        TokenUsage(fresh_input=10, output=1),
+    ),
+    (
+        "openai-compatible with cache writes inside prompt_tokens",
+        {
+            "prompt_tokens": 1000,
+            "completion_tokens": 5,
+            "prompt_tokens_details": {"cached_tokens": 200, "cache_write_tokens": 300},
+        },
+        TokenUsage(fresh_input=500, cached_input=200, cache_write=300, output=5),
+    ),
+    (
+        "anthropic: input excludes cache read and creation",
+        {
+            "input_tokens": 40,
+            "cache_read_input_tokens": 1000,
+            "cache_creation_input_tokens": 200,
+            "output_tokens": 9,
+        },
+        TokenUsage(fresh_input=40, cached_input=1000, cache_write=200, output=9),
+    ),
+    (
+        "deepseek hit/miss",
+        {
+            "prompt_tokens": 900,
+            "completion_tokens": 30,
+            "prompt_cache_hit_tokens": 640,
+            "prompt_cache_miss_tokens": 260,
+        },
+        TokenUsage(fresh_input=260, cached_input=640, output=30),
+    ),
+    (
+        "openai responses api",
+        {
+            "input_tokens": 500,
+            "output_tokens": 20,
+            "input_tokens_details": {"cached_tokens": 384},
+            "output_tokens_details": {"reasoning_tokens": 4},
+        },
+        TokenUsage(fresh_input=116, cached_input=384, output=20, reasoning=4),
+    ),
+    ("embeddings", {"prompt_tokens": 8, "total_tokens": 8}, TokenUsage(fresh_input=8)),
+    (
+        "nonsense counts are not counts",
+        {
+            "prompt_tokens": "12",
+            "completion_tokens": True,
+            "prompt_tokens_details": {"cached_tokens": -5},
+        },
+        TokenUsage(),
+    ),
+    (
+        "cached larger than prompt is capped",
+        {
+            "prompt_tokens": 10,
+            "completion_tokens": 0,
+            "prompt_tokens_details": {"cached_tokens": 99},
+        },
+        TokenUsage(cached_input=10),
+    ),
+]
+
+
+@pytest.mark.parametrize(("raw", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_shapes(raw: dict, expected: TokenUsage) -> None:
+    assert normalize(raw) == expected
+
+
+@pytest.mark.parametrize("raw", [None, [], "usage", {}, {"total_tokens": 5}])
+def test_no_usage(raw: object) -> None:
+    assert normalize(raw) is None
