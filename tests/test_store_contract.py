@@ -42,11 +42,10 @@ def test_book_is_atomic_idempotent_and_summed(store_url: str) -> None:
         store = open_store(store_url)
         try:
             one = record()
-            assert await store.book(one) is True
-            assert await store.book(one) is False  # a replay never books twice
-            await store.book(record(cost=None))
-            await store.book(record(tenant="globex", cache_write=7))
-            await store.book(record(ts=DEC))
+            assert await store.book_many([one]) == [True]
+            assert await store.book_many([one]) == [False]  # a replay never books twice
+            batch = [record(cost=None), record(tenant="globex", cache_write=7), record(ts=DEC)]
+            assert await store.book_many(batch) == [True, True, True]
             (acme, globex) = await store.spend("2026-11")
             assert (acme.tenant, acme.requests, acme.fresh_input_tokens) == ("acme", 2, 200)
             assert (acme.cached_input_tokens, acme.output_tokens, acme.cost_units) == (
@@ -73,7 +72,7 @@ def test_concurrent_bookings_lose_nothing(store_url: str) -> None:
         stores = [open_store(store_url) for _ in range(3)]  # three "replicas"
         try:
             records = [record(output=n) for n in range(300)]
-            await asyncio.gather(*(stores[n % 3].book(r) for n, r in enumerate(records)))
+            await asyncio.gather(*(stores[n % 3].book_many([r]) for n, r in enumerate(records)))
             (row,) = await stores[0].spend("2026-11")
             assert row.requests == 300
             assert row.output_tokens == sum(range(300))
@@ -90,7 +89,7 @@ def test_sqlite_survives_reopening(tmp_path) -> None:  # type: ignore[no-untyped
 
     async def book() -> None:
         store = open_store(url)
-        await store.book(record())
+        await store.book_many([record()])
         await store.close()
 
     run(book())
@@ -110,7 +109,7 @@ def test_unreachable_redis_raises_store_unavailable() -> None:
         store = open_store(f"redis://127.0.0.1:{free_port()}/0")
         for call in (
             store.ping(),
-            store.book(record()),
+            store.book_many([record()]),
             store.spend(None),
             store.ledger("2026-11"),
         ):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Protocol
 
 from gateway.store.records import SpendRow, UsageRecord
@@ -10,9 +11,9 @@ from gateway.store.records import SpendRow, UsageRecord
 class Store(Protocol):
     """Durable bookings. Every method raises `StoreUnavailable` when the backend is down."""
 
-    async def book(self, record: UsageRecord) -> bool:
-        """Append the record to the ledger and add it to its tenant-month counters,
-        atomically. Idempotent on `record.id`: returns False if it was already booked."""
+    async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
+        """Append each record to the ledger and add it to its tenant-month counters,
+        each atomically. Idempotent on `record.id`: False for a record already booked."""
 
     async def spend(self, period: str | None) -> list[SpendRow]:
         """Counters per tenant for a 'YYYY-MM' period, or all periods summed when None."""

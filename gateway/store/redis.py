@@ -12,6 +12,7 @@ Not for Redis Cluster: a booking touches keys of several hash slots.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -56,7 +57,7 @@ class RedisStore:
     def _unavailable(self, exc: Exception) -> StoreUnavailable:
         return StoreUnavailable(f"store (redis) unavailable: {type(exc).__name__}")
 
-    async def book(self, record: UsageRecord) -> bool:
+    def _book_call(self, record: UsageRecord) -> tuple[list[str], list[Any]]:
         period, tenant = record.period, record.tenant
         keys = [
             f"gw:booked:{record.id}",
@@ -66,19 +67,23 @@ class RedisStore:
             f"gw:ledger:{period}",
             f"gw:ledger:{period}:{tenant}",
         ]
-        args: list[Any] = [
-            _MARKER_TTL_S,
-            tenant,
-            period,
-            record.plan,
-            orjson.dumps(record.to_json()),
-        ]
+        args: list[Any] = [_MARKER_TTL_S, tenant, period, record.plan]
+        args.append(orjson.dumps(record.to_json()))
         for name, value in increments(record).items():
             args += [name, value]
+        return keys, args
+
+    async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
+        """One round trip for the batch; each record's script runs atomically."""
         try:
-            return bool(await self._book_script(keys=keys, args=args))
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for record in records:
+                    keys, args = self._book_call(record)
+                    await self._book_script(keys=keys, args=args, client=pipe)
+                results = await pipe.execute()
         except (RedisError, OSError) as exc:
             raise self._unavailable(exc) from exc
+        return [bool(r) for r in results]
 
     async def spend(self, period: str | None) -> list[SpendRow]:
         try:

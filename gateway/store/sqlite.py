@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
@@ -99,8 +99,8 @@ class SQLiteStore:
             self._conn = conn
         return fn(self._conn)
 
-    async def book(self, record: UsageRecord) -> bool:
-        return await self._run(lambda conn: _book(conn, record))
+    async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
+        return await self._run(lambda conn: _book_many(conn, records))
 
     async def spend(self, period: str | None) -> list[SpendRow]:
         return await self._run(lambda conn: _spend(conn, period))
@@ -123,8 +123,8 @@ class SQLiteStore:
         self._executor.shutdown(wait=True)
 
 
-def _book(conn: sqlite3.Connection, record: UsageRecord) -> bool:
-    row: dict[str, Any] = {
+def _row(record: UsageRecord) -> dict[str, Any]:
+    return {
         "id": record.id,
         "ts": record.ts,
         "period": record.period,
@@ -142,20 +142,24 @@ def _book(conn: sqlite3.Connection, record: UsageRecord) -> bool:
         "cost_units": record.cost_units,
         "estimated": int(record.usage.estimated),
     }
+
+
+def _book_many(conn: sqlite3.Connection, records: Sequence[UsageRecord]) -> list[bool]:
+    """One transaction for the whole batch: one commit, one trip to the disk."""
+    booked = []
     conn.execute("BEGIN IMMEDIATE")
     try:
-        inserted = conn.execute(_INSERT_LEDGER, row).rowcount == 1
-        if inserted:
-            conn.execute(
-                _UPSERT_MONTH,
-                {"tenant": record.tenant, "period": record.period, "plan": record.plan}
-                | increments(record),
-            )
+        for record in records:
+            inserted = conn.execute(_INSERT_LEDGER, _row(record)).rowcount == 1
+            if inserted:
+                month = {"tenant": record.tenant, "period": record.period, "plan": record.plan}
+                conn.execute(_UPSERT_MONTH, month | increments(record))
+            booked.append(inserted)
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    return inserted
+    return booked
 
 
 def _spend(conn: sqlite3.Connection, period: str | None) -> list[SpendRow]:
@@ -181,7 +185,7 @@ def _ledger(
     if tenant is not None:
         sql += " AND tenant = ?"
         args += (tenant,)
-    rows = conn.execute(sql + " ORDER BY ts, id LIMIT ?", (*args, limit)).fetchall()
+    rows = conn.execute(sql + " ORDER BY ts, rowid LIMIT ?", (*args, limit)).fetchall()
     return [
         UsageRecord(
             id=r[0],
