@@ -34,6 +34,8 @@ class UpstreamConfig(_Strict):
     api_key_env: str = "OPENAI_API_KEY"
     # genai-prices provider id (e.g. "openai"); by default guessed from the URL, then the model.
     provider: str | None = None
+    # "lean": the gateway's own HTTP/1.1 pool (gateway/transport.py); "httpx": httpx's.
+    transport: Literal["lean", "httpx"] = "lean"
     connect_timeout_s: float = Field(default=5.0, gt=0)
     timeout_s: float = Field(default=300.0, gt=0)
 

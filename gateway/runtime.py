@@ -5,21 +5,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import httpx
 from prometheus_client import CollectorRegistry
 
 from gateway.accounting import Accountant
 from gateway.booking import Bookkeeper
-from gateway.config import Settings
+from gateway.config import Settings, UpstreamConfig
 from gateway.errors import StoreUnavailable
 from gateway.metrics import GatewayMetrics
 from gateway.pricing import Pricer
 from gateway.store import Store, open_store
 from gateway.tokens import TokenCounter
+from gateway.transport import HTTP11Transport
 from gateway.upstream import Upstream
 
 log = logging.getLogger("gateway")
+
+TRANSPORTS: dict[str, Callable[[UpstreamConfig], httpx.AsyncBaseTransport | None]] = {
+    "lean": lambda cfg: HTTP11Transport(
+        connect_timeout=cfg.connect_timeout_s, read_timeout=cfg.timeout_s
+    ),
+    "httpx": lambda cfg: None,  # httpx's default pool
+}
 
 
 @dataclass
@@ -75,6 +85,7 @@ async def build_gateway(
         settings.provider_key,
         connect_timeout_s=config.upstream.connect_timeout_s,
         timeout_s=config.upstream.timeout_s,
+        transport=TRANSPORTS[config.upstream.transport](config.upstream),
     )
     gateway = Gateway(
         settings=settings,

@@ -1,0 +1,253 @@
+"""A lean HTTP/1.1 transport for httpx: keep-alive pool, C parser, no per-request scans.
+
+httpx's default pool (httpcore) checks every pooled connection on every request, with
+a readability syscall each; at 64 concurrent requests that scan costs more CPU than the
+rest of the gateway. Here a connection is an asyncio Protocol parsed by httptools (the
+parser uvicorn uses): the event loop tells it when the server closes it, so the idle pool
+is a plain stack and checkout is O(1).
+
+Errors are httpx's own (`ConnectError`, `ConnectTimeout`, `ReadTimeout`,
+`RemoteProtocolError`, ...), so the upstream seam translates them as for any transport.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import cast
+
+import httptools
+import httpx
+
+_PAUSE_AT = 1 << 20  # stop reading from a server that is ahead of its client by 1 MiB
+_Key = tuple[bytes, bytes, int]
+
+
+class _Connection(asyncio.Protocol):
+    """One HTTP/1.1 connection; one request at a time."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.closed = False
+        self._parser = httptools.HttpResponseParser(self)
+        self._head: asyncio.Future[None] | None = None
+        self._headers: list[tuple[bytes, bytes]] = []
+        self._chunks: deque[bytes] = deque()
+        self._buffered = 0
+        self._data = asyncio.Event()
+        self.complete = False
+        self.error: Exception | None = None
+        self.received_any = False
+        self.status = 0
+
+    # asyncio.Protocol
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        # uvloop's transports quack like asyncio.Transport without subclassing it.
+        self.transport = cast(asyncio.Transport, transport)
+
+    def data_received(self, data: bytes) -> None:
+        self.received_any = True
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserError as exc:
+            self._fail(httpx.RemoteProtocolError(f"malformed response from upstream: {exc}"))
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        if not self.complete:
+            self._fail(httpx.RemoteProtocolError("upstream closed the connection mid-response"))
+
+    def _fail(self, error: Exception) -> None:
+        self.closed = True
+        if self.error is None:
+            self.error = error
+        if self._head is not None and not self._head.done():
+            self._head.set_exception(error)
+        self._data.set()
+        if self.transport is not None:
+            self.transport.close()
+
+    # httptools callbacks
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self._headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        self.status = self._parser.get_status_code()
+        if self._head is not None and not self._head.done():
+            self._head.set_result(None)
+
+    def on_body(self, body: bytes) -> None:
+        self._chunks.append(body)
+        self._buffered += len(body)
+        self._data.set()
+        if self._buffered > _PAUSE_AT and self.transport is not None:
+            self.transport.pause_reading()
+
+    def on_message_complete(self) -> None:
+        self.complete = True
+        self._data.set()
+
+    # used by the transport
+    def start(self, payload: bytes) -> asyncio.Future[None]:
+        if self.closed or self.transport is None or self.transport.is_closing():
+            raise httpx.RemoteProtocolError("upstream closed the kept-alive connection")
+        self._head = asyncio.get_running_loop().create_future()
+        self._headers = []
+        self._chunks.clear()
+        self._buffered = 0
+        self.complete = False
+        self.received_any = False
+        assert self.transport is not None
+        self.transport.write(payload)
+        return self._head
+
+    @property
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        return self._headers
+
+    def reusable(self) -> bool:
+        return self.complete and not self.closed and self._parser.should_keep_alive()
+
+    async def body(self, read_timeout: float) -> AsyncIterator[bytes]:
+        while True:
+            while self._chunks:
+                chunk = self._chunks.popleft()
+                self._buffered -= len(chunk)
+                if self.transport is not None and self._buffered < _PAUSE_AT // 2:
+                    self.transport.resume_reading()
+                yield chunk
+            if self.complete:
+                return
+            if self.error is not None:
+                raise self.error
+            self._data.clear()
+            try:
+                async with asyncio.timeout(read_timeout):
+                    await self._data.wait()
+            except TimeoutError as exc:
+                raise httpx.ReadTimeout("upstream sent nothing within the read timeout") from exc
+
+    def close(self) -> None:
+        self.closed = True
+        if self.transport is not None:
+            self.transport.close()
+
+
+class _ResponseStream(httpx.AsyncByteStream):
+    def __init__(self, owner: HTTP11Transport, key: _Key, conn: _Connection) -> None:
+        self._owner = owner
+        self._key = key
+        self._conn = conn
+        self._done = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        async for chunk in self._conn.body(self._owner.read_timeout):
+            yield chunk
+
+    async def aclose(self) -> None:
+        if not self._done:
+            self._done = True
+            self._owner.release(self._key, self._conn)
+
+
+class HTTP11Transport(httpx.AsyncBaseTransport):
+    def __init__(
+        self,
+        *,
+        connect_timeout: float,
+        read_timeout: float,
+        max_idle_per_host: int = 256,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
+        self.connect_timeout = connect_timeout
+        self.read_timeout = read_timeout
+        self._max_idle = max_idle_per_host
+        self._ssl = ssl_context
+        self._idle: dict[_Key, list[_Connection]] = {}
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        url = request.url
+        key: _Key = (
+            url.raw_scheme,
+            url.raw_host,
+            url.port or (443 if url.scheme == "https" else 80),
+        )
+        payload = _request_bytes(request, await request.aread())
+        conn, reused = self._checkout(key), True
+        if conn is None:
+            conn, reused = await self._connect(key), False
+        try:
+            await self._send(conn, payload)
+        except httpx.RemoteProtocolError:
+            # A kept-alive connection the server closed just as we wrote: it never saw the
+            # request (no byte came back), so one retry on a fresh connection is safe.
+            if not reused or conn.received_any:
+                raise
+            conn = await self._connect(key)
+            await self._send(conn, payload)
+        return httpx.Response(
+            conn.status,
+            headers=conn.headers,
+            stream=_ResponseStream(self, key, conn),
+            extensions={"http_version": b"HTTP/1.1"},
+        )
+
+    async def _send(self, conn: _Connection, payload: bytes) -> None:
+        try:
+            async with asyncio.timeout(self.read_timeout):
+                await conn.start(payload)
+        except TimeoutError as exc:
+            conn.close()
+            raise httpx.ReadTimeout("upstream sent no response head within the timeout") from exc
+        except BaseException:
+            conn.close()
+            raise
+
+    def _checkout(self, key: _Key) -> _Connection | None:
+        idle = self._idle.get(key)
+        while idle:
+            conn = idle.pop()
+            if not conn.closed:
+                return conn
+        return None
+
+    async def _connect(self, key: _Key) -> _Connection:
+        scheme, host, port = key
+        loop = asyncio.get_running_loop()
+        tls = None
+        if scheme == b"https":
+            if self._ssl is None:
+                self._ssl = httpx.create_ssl_context()
+            tls = self._ssl
+        try:
+            async with asyncio.timeout(self.connect_timeout):
+                _, conn = await loop.create_connection(
+                    _Connection, host.decode("ascii"), port, ssl=tls
+                )
+        except TimeoutError as exc:
+            raise httpx.ConnectTimeout(f"connecting to {host.decode()}:{port} timed out") from exc
+        except OSError as exc:
+            raise httpx.ConnectError(f"cannot connect to {host.decode()}:{port}: {exc}") from exc
+        return conn
+
+    def release(self, key: _Key, conn: _Connection) -> None:
+        idle = self._idle.setdefault(key, [])
+        if conn.reusable() and len(idle) < self._max_idle:
+            idle.append(conn)
+        else:
+            conn.close()
+
+    async def aclose(self) -> None:
+        for idle in self._idle.values():
+            for conn in idle:
+                conn.close()
+        self._idle.clear()
+
+
+def _request_bytes(request: httpx.Request, body: bytes) -> bytes:
+    target = request.url.raw_path
+    lines = [request.method.encode("ascii") + b" " + target + b" HTTP/1.1"]
+    lines += [name + b": " + value for name, value in request.headers.raw]
+    return b"\r\n".join(lines) + b"\r\n\r\n" + body
