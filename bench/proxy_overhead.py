@@ -29,7 +29,12 @@ sys.path.insert(0, str(ROOT))
 
 from gateway.transport import _Connection, _request_bytes  # noqa: E402
 from tests.servers import (  # noqa: E402
-    TENANT_KEYS, free_port, start_gateway, start_simulator, stop, wait_http,
+    TENANT_KEYS,
+    free_port,
+    start_gateway,
+    start_simulator,
+    stop,
+    wait_http,
 )
 
 TICK = os.sysconf("SC_CLK_TCK")
@@ -43,7 +48,9 @@ def cpu_seconds(pid: int) -> float:
 def conversation(turns: int) -> list[dict]:
     msgs = [{"role": "system", "content": "You are a support agent for an online store. " * 20}]
     for n in range(turns - 1):
-        msgs.append({"role": "user", "content": f"Turn {n}: my order ORD-{n:05d} " + "details " * 150})
+        msgs.append(
+            {"role": "user", "content": f"Turn {n}: my order ORD-{n:05d} " + "details " * 150}
+        )
         msgs.append({"role": "assistant", "content": f"Noted for turn {n}. " + "reply " * 40})
     return msgs
 
@@ -55,15 +62,26 @@ class Sample:
 
 
 def request_bytes(url: str, key: str, history: list[dict], n: int, stream: bool) -> bytes:
-    body = orjson.dumps({"model": "gpt-4o-mini", "stream": stream, "max_tokens": 16,
-                         "messages": [*history, {"role": "user", "content": f"new question {n}"}]})
-    req = httpx.Request("POST", url, content=body,
-                        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"})
+    body = orjson.dumps(
+        {
+            "model": "gpt-4o-mini",
+            "stream": stream,
+            "max_tokens": 16,
+            "messages": [*history, {"role": "user", "content": f"new question {n}"}],
+        }
+    )
+    req = httpx.Request(
+        "POST",
+        url,
+        content=body,
+        headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+    )
     return _request_bytes(req, body)
 
 
-async def run_load(url: str, key: str, history: list[dict], requests: int, concurrency: int,
-                   stream: bool) -> Sample:
+async def run_load(
+    url: str, key: str, history: list[dict], requests: int, concurrency: int, stream: bool
+) -> Sample:
     """A light load generator: raw keep-alive HTTP/1.1 connections (the gateway's own
     protocol class), requests serialized up front, so the client costs little CPU."""
     host, port = httpx.URL(url).host, httpx.URL(url).port
@@ -97,8 +115,15 @@ def pct(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 2 else values[0]
 
 
-def measure(target_url: str, pid: int, direct_url: str, history: list[dict], requests: int,
-            concurrency: int, stream: bool) -> dict[str, float]:
+def measure(
+    target_url: str,
+    pid: int,
+    direct_url: str,
+    history: list[dict],
+    requests: int,
+    concurrency: int,
+    stream: bool,
+) -> dict[str, float]:
     key = TENANT_KEYS["acme"]
     asyncio.run(run_load(direct_url, key, history, 50, concurrency, stream))  # warm up both
     asyncio.run(run_load(target_url, key, history, 50, concurrency, stream))
@@ -107,7 +132,8 @@ def measure(target_url: str, pid: int, direct_url: str, history: list[dict], req
     via = asyncio.run(run_load(target_url, key, history, requests, concurrency, stream))
     cpu = (cpu_seconds(pid) - cpu0) / requests
     return {
-        "direct_p50": pct(direct.total, 50), "via_p50": pct(via.total, 50),
+        "direct_p50": pct(direct.total, 50),
+        "via_p50": pct(via.total, 50),
         "added_p50": pct(via.total, 50) - pct(direct.total, 50),
         "added_p99": pct(via.total, 99) - pct(direct.total, 99),
         "cpu": cpu,
@@ -117,8 +143,9 @@ def measure(target_url: str, pid: int, direct_url: str, history: list[dict], req
 
 def start_minimal(upstream: str) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, str(ROOT / "bench" / "minimal_passthrough.py"),
-                             upstream, str(port)])
+    proc = subprocess.Popen(
+        [sys.executable, str(ROOT / "bench" / "minimal_passthrough.py"), upstream, str(port)]
+    )
     wait_http(f"http://127.0.0.1:{port}/v1/chat/completions", proc)
     return proc, f"http://127.0.0.1:{port}/v1/chat/completions"
 
@@ -144,19 +171,23 @@ def main() -> None:
         os.sched_setaffinity(sim.pid, {1})
         os.sched_setaffinity(0, {1})
         print(f"target={args.target} store={args.store or 'sqlite'} requests={args.requests}")
-        print(f"{'case':<28}{'direct p50':>11}{'via p50':>9}{'added p50':>10}{'added p99':>10}"
-              f"{'CPU/req':>9}{'1st byte+':>10}")
+        print(
+            f"{'case':<28}{'direct p50':>11}{'via p50':>9}{'added p50':>10}{'added p99':>10}"
+            f"{'CPU/req':>9}{'1st byte+':>10}"
+        )
         for turns in (1, 60):
             history = conversation(turns)[:-1] if turns == 1 else conversation(turns)
             for stream in (False, True):
                 for conc in (int(c) for c in args.concurrency.split(",")):
                     r = measure(url, proc.pid, direct, history, args.requests, conc, stream)
                     name = f"{turns}-turn {'stream' if stream else 'json'} c={conc}"
-                    print(f"{name:<28}{r['direct_p50'] * 1e3:>9.2f}ms{r['via_p50'] * 1e3:>7.2f}ms"
-                          f"{r['added_p50'] * 1e3:>8.2f}ms{r['added_p99'] * 1e3:>8.2f}ms"
-                          f"{r['cpu'] * 1e3:>7.2f}ms"
-                          f"{(r['first_byte_added_p50'] * 1e3 if stream else float('nan')):>8.2f}ms",
-                          flush=True)
+                    print(
+                        f"{name:<28}{r['direct_p50'] * 1e3:>9.2f}ms{r['via_p50'] * 1e3:>7.2f}ms"
+                        f"{r['added_p50'] * 1e3:>8.2f}ms{r['added_p99'] * 1e3:>8.2f}ms"
+                        f"{r['cpu'] * 1e3:>7.2f}ms"
+                        f"{(r['first_byte_added_p50'] * 1e3 if stream else float('nan')):>8.2f}ms",
+                        flush=True,
+                    )
     finally:
         stop(proc)
         stop(sim)

@@ -38,6 +38,7 @@ class _Connection(asyncio.Protocol):
         self._buffered = 0
         self._data = asyncio.Event()
         self.complete = False
+        self.keep_alive = False
         self.error: Exception | None = None
         self.received_any = False
         self.status = 0
@@ -87,6 +88,8 @@ class _Connection(asyncio.Protocol):
 
     def on_message_complete(self) -> None:
         self.complete = True
+        # Only valid here: once the message is done the parser forgets it.
+        self.keep_alive = self._parser.should_keep_alive()
         self._data.set()
 
     # used by the transport
@@ -98,6 +101,7 @@ class _Connection(asyncio.Protocol):
         self._chunks.clear()
         self._buffered = 0
         self.complete = False
+        self.keep_alive = False
         self.received_any = False
         assert self.transport is not None
         self.transport.write(payload)
@@ -108,7 +112,7 @@ class _Connection(asyncio.Protocol):
         return self._headers
 
     def reusable(self) -> bool:
-        return self.complete and not self.closed and self._parser.should_keep_alive()
+        return self.complete and self.keep_alive and not self.closed
 
     async def body(self, read_timeout: float) -> AsyncIterator[bytes]:
         while True:

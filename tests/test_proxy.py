@@ -195,3 +195,23 @@ def test_other_v1_routes_pass_through_and_book_usage(sqlite_gateway: GatewayProc
     (record,) = sqlite_gateway.admin("/admin/ledger").json()["records"]
     assert record["route"] == "embeddings"
     assert record["fresh_input_tokens"] == emb.usage.prompt_tokens
+
+
+def test_httpx_transport_option(tmp_path, simulator_url: str) -> None:  # type: ignore[no-untyped-def]
+    from tests.servers import start_gateway
+
+    gw = start_gateway(
+        tmp_path, simulator_url, f"sqlite:///{tmp_path / 'g.db'}", upstream={"transport": "httpx"}
+    )
+    try:
+        c = client(gw)
+        done = c.chat.completions.create(model="gpt-4o-mini", messages=SHORT)
+        streamed = "".join(
+            ch.delta.content or ""
+            for chunk in c.chat.completions.create(model="gpt-4o-mini", messages=SHORT, stream=True)
+            for ch in chunk.choices
+        )
+        assert streamed == done.choices[0].message.content
+        assert len(gw.admin("/admin/ledger").json()["records"]) == 2
+    finally:
+        gw.stop()

@@ -1,0 +1,153 @@
+"""The lean upstream transport against a raw asyncio HTTP server that misbehaves on cue."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+
+import httpx
+import pytest
+
+from gateway.transport import HTTP11Transport
+from tests.servers import free_port
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    return await reader.readexactly(length)
+
+
+def run(
+    handler: Handler,
+    scenario: Callable[[str, HTTP11Transport], Awaitable[None]],
+    read_timeout: float = 5,
+) -> None:
+    handlers: set[asyncio.Task[None]] = set()
+
+    async def closing(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        handlers.add(task)
+        try:
+            await handler(reader, writer)
+        finally:
+            writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(closing, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        transport = HTTP11Transport(connect_timeout=2, read_timeout=read_timeout)
+        try:
+            await scenario(f"http://127.0.0.1:{port}", transport)
+        finally:
+            await transport.aclose()
+            server.close()
+            for task in handlers:
+                task.cancel()
+            await asyncio.gather(*handlers, return_exceptions=True)
+            await server.wait_closed()
+
+    asyncio.run(main())
+
+
+async def close_after_each_response(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    body = await read_request(reader)
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+    await writer.drain()
+    writer.close()  # no "Connection: close": the client believes it may keep the connection
+
+
+def test_a_connection_the_server_closed_is_not_reused() -> None:
+    async def scenario(url: str, transport: HTTP11Transport) -> None:
+        async with httpx.AsyncClient(transport=transport) as client:
+            for n in range(5):
+                response = await client.post(url + "/echo", content=f"hello {n}".encode())
+                assert response.text == f"hello {n}"
+                await asyncio.sleep(0.01)
+
+    run(close_after_each_response, scenario)
+
+
+def test_a_closed_connection_not_yet_noticed_is_retried_once() -> None:
+    async def scenario(url: str, transport: HTTP11Transport) -> None:
+        async with httpx.AsyncClient(transport=transport) as client:
+            assert (await client.post(url, content=b"one")).text == "one"
+            # No pause: the close may not have been seen yet when the next request goes out.
+            assert (await client.post(url, content=b"two")).text == "two"
+
+    run(close_after_each_response, scenario)
+
+
+async def chunked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    while True:
+        try:
+            await read_request(reader)
+        except asyncio.IncompleteReadError:
+            return
+        writer.write(
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
+            b"Content-Type: text/event-stream\r\n\r\n"
+        )
+        for part in (b"data: 1\n\n", b"data: 2\n\n"):
+            writer.write(b"%x\r\n%s\r\n" % (len(part), part))
+            await writer.drain()
+            await asyncio.sleep(0.01)
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+
+def test_chunked_bodies_arrive_chunk_by_chunk_and_connections_are_kept() -> None:
+    async def scenario(url: str, transport: HTTP11Transport) -> None:
+        async with httpx.AsyncClient(transport=transport) as client:
+            for _ in range(3):
+                async with client.stream("POST", url, content=b"x") as response:
+                    assert response.headers["content-type"] == "text/event-stream"
+                    parts = [p async for p in response.aiter_raw()]
+                assert parts == [b"data: 1\n\n", b"data: 2\n\n"]
+            assert len(transport._idle[(b"http", b"127.0.0.1", int(url.rsplit(":", 1)[1]))]) == 1
+
+    run(chunked, scenario)
+
+
+async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await read_request(reader)
+    await asyncio.sleep(10)
+
+
+async def cut_mid_body(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await read_request(reader)
+    writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly part")
+    await writer.drain()
+    writer.close()
+
+
+def test_failures_are_httpx_errors() -> None:
+    async def timeout(url: str, transport: HTTP11Transport) -> None:
+        async with httpx.AsyncClient(transport=transport) as client:
+            with pytest.raises(httpx.ReadTimeout):
+                await client.post(url, content=b"x")
+
+    run(silent, timeout, read_timeout=0.2)
+
+    async def cut(url: str, transport: HTTP11Transport) -> None:
+        async with httpx.AsyncClient(transport=transport) as client:
+            with pytest.raises(httpx.RemoteProtocolError):
+                await client.post(url, content=b"x")
+
+    run(cut_mid_body, cut)
+
+    async def refused() -> None:
+        transport = HTTP11Transport(connect_timeout=1, read_timeout=1)
+        async with httpx.AsyncClient(transport=transport) as client:
+            with pytest.raises(httpx.ConnectError):
+                await client.get(f"http://127.0.0.1:{free_port()}/")
+
+    asyncio.run(refused())
