@@ -1,11 +1,13 @@
 """POST /v1/chat/completions: the request chain, top to bottom.
 
-authenticate -> identify -> read body -> guard the store -> count input -> forward ->
-relay (JSON or stream) -> account and book.
+authenticate -> identify -> read body -> guard the store -> build the window
+(classify, summarize before evict) -> forward -> relay (JSON or stream) -> account and
+book -> persist the conversation.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
@@ -22,6 +24,7 @@ from gateway.responses import RawResponse
 from gateway.runtime import Gateway
 from gateway.streaming import StreamRelay, UsageTap
 from gateway.upstream import response_headers
+from gateway.windowing import Turn
 
 ROUTE = "chat"
 
@@ -33,6 +36,14 @@ class ChatCall:
     messages: list[Any]
     stream: bool
     client_wants_usage: bool
+
+    @property
+    def client_max_tokens(self) -> int | None:
+        for key in ("max_completion_tokens", "max_tokens"):
+            value = self.body.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+        return None
 
 
 def parse_chat(body: dict[str, Any]) -> ChatCall:
@@ -50,16 +61,28 @@ def parse_chat(body: dict[str, Any]) -> ChatCall:
     return ChatCall(body, model, messages, stream, wants_usage)
 
 
-def upstream_payload(call: ChatCall, raw: bytes) -> bytes:
-    """The body to forward: the client's bytes, unless the gateway had to change it."""
-    if not call.stream or call.client_wants_usage:
-        return raw
-    options = call.body.get("stream_options")
-    call.body["stream_options"] = {
-        **(options if isinstance(options, dict) else {}),
-        "include_usage": True,
-    }
-    return orjson.dumps(call.body)
+def upstream_payload(call: ChatCall, turn: Turn) -> bytes:
+    """The client's body with the budgeted window, the reply ceiling and, for a stream,
+    a request for the usage chunk."""
+    body = dict(call.body)
+    body["messages"] = turn.window.messages
+    ceiling_key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
+    body[ceiling_key] = turn.window.report.max_tokens
+    if call.stream and not call.client_wants_usage:
+        options = body.get("stream_options")
+        body["stream_options"] = {
+            **(options if isinstance(options, dict) else {}),
+            "include_usage": True,
+        }
+    return orjson.dumps(body)
+
+
+def window_headers(turn: Turn) -> list[tuple[bytes, bytes]]:
+    return [
+        (b"x-gateway-class", (turn.record.conversation_class or "").encode()),
+        (b"x-gateway-window-tokens", str(turn.window.report.history_tokens).encode()),
+        (b"x-gateway-evicted-turns", str(turn.window.report.evicted_messages).encode()),
+    ]
 
 
 async def chat_completions(request: Request) -> ASGIApp:
@@ -69,23 +92,49 @@ async def chat_completions(request: Request) -> ASGIApp:
     raw = await read_body(request, gw.settings.config.limits.max_body_bytes)
     call = parse_chat(json_object(raw))
     await gw.guard_store()
-    input_estimate = gw.tokens.raw_message_tokens(call.model, call.messages)
+    turn = await gw.windows.build(
+        caller,
+        call.model,
+        call.messages,
+        call.client_max_tokens,
+        request.headers.get("x-operational-state"),
+        time.time(),
+    )
+    input_estimate = gw.tokens.raw_message_tokens(call.model, turn.window.messages)
     response = await gw.upstream.send(
         "POST",
         gw.upstream.url(request.url.path, request.scope["query_string"]),
         gw.upstream.headers(request.headers.raw),
-        upstream_payload(call, raw),
+        upstream_payload(call, turn),
     )
     before_upstream = perf_counter() - started
     if call.stream and response.headers.get("content-type", "").startswith("text/event-stream"):
-        return _stream(gw, caller, call, response, input_estimate, before_upstream)
-    return await _json(gw, caller, call, response, input_estimate, before_upstream)
+        return _stream(gw, caller, call, turn, response, input_estimate, before_upstream)
+    return await _json(gw, caller, call, turn, response, input_estimate, before_upstream)
+
+
+async def _settle(
+    gw: Gateway,
+    caller: Caller,
+    call: ChatCall,
+    turn: Turn,
+    model: str,
+    reported: Any,
+    input_estimate: int,
+    output_text: Any = None,
+) -> None:
+    usage = gw.accountant.usage(model, reported, input_estimate, output_text)
+    cost = None
+    if usage is not None:
+        cost = (await gw.accountant.book(caller, model, usage, ROUTE)).cost_units
+    await gw.windows.finish(turn, call.messages, cost, time.time())
 
 
 async def _json(
     gw: Gateway,
     caller: Caller,
     call: ChatCall,
+    turn: Turn,
     response: httpx.Response,
     input_estimate: int,
     before_upstream: float,
@@ -94,11 +143,10 @@ async def _json(
     after = perf_counter()
     if response.is_success:
         reported, model = _usage_and_model(body, call.model)
-        usage = gw.accountant.usage(model, reported, input_estimate)
-        if usage is not None:
-            await gw.accountant.book(caller, model, usage, ROUTE)
+        await _settle(gw, caller, call, turn, model, reported, input_estimate)
     gw.metrics.overhead.labels(ROUTE, "false").observe(before_upstream + perf_counter() - after)
-    return RawResponse(response.status_code, response_headers(response.headers), body)
+    headers = [*response_headers(response.headers), *window_headers(turn)]
+    return RawResponse(response.status_code, headers, body)
 
 
 def _usage_and_model(body: bytes, requested: str) -> tuple[Any, str]:
@@ -116,6 +164,7 @@ def _stream(
     gw: Gateway,
     caller: Caller,
     call: ChatCall,
+    turn: Turn,
     response: httpx.Response,
     input_estimate: int,
     before_upstream: float,
@@ -123,14 +172,20 @@ def _stream(
     gw.metrics.overhead.labels(ROUTE, "true").observe(before_upstream)
 
     async def on_done(tap: UsageTap) -> None:
-        model = tap.model or call.model
-        usage = gw.accountant.usage(model, tap.usage, input_estimate, tap.streamed_text)
-        if usage is not None:
-            await gw.accountant.book(caller, model, usage, ROUTE)
+        await _settle(
+            gw,
+            caller,
+            call,
+            turn,
+            tap.model or call.model,
+            tap.usage,
+            input_estimate,
+            tap.streamed_text,
+        )
 
     return StreamRelay(
         response.status_code,
-        response_headers(response.headers),
+        [*response_headers(response.headers), *window_headers(turn)],
         gw.upstream.iter_bytes(response),
         response.aclose,
         UsageTap(hide_usage=not call.client_wants_usage),

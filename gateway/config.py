@@ -12,12 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from gateway.errors import ConfigError
+
+if TYPE_CHECKING:
+    from gateway.policy import Policies
 
 SIMULATOR = "simulator"
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
@@ -111,6 +114,7 @@ class Settings:
     config_path: Path
     policies_dir: Path
     tenants_by_hash: Mapping[str, Tenant]
+    policies: Policies
     admin_key: str | None
     provider_key: str | None
 
@@ -205,6 +209,8 @@ def _absolute_store(config: Config, base: Path) -> Config:
 
 def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
     """Load and validate config and policies; raise ConfigError listing every problem."""
+    from gateway.policy import load_policies
+
     env = os.environ if env is None else env
     base = path.resolve().parent
     problems: list[tuple[str, str, str]] = []
@@ -221,6 +227,10 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
         tenants = load_tenants(policies_dir)
     except ConfigError as exc:
         problems += exc.problems
+    try:
+        policies = load_policies(policies_dir)
+    except ConfigError as exc:
+        problems += exc.problems
     if problems or config is None:
         raise ConfigError(problems)
     return Settings(
@@ -228,6 +238,7 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
         config_path=path,
         policies_dir=policies_dir,
         tenants_by_hash=tenants,
+        policies=policies,
         admin_key=env.get("GATEWAY_ADMIN_KEY") or env.get(config.admin.key_env) or None,
         provider_key=env.get(config.upstream.api_key_env) or None,
     )

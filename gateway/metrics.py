@@ -65,6 +65,43 @@ class GatewayMetrics:
             registry=registry,
         )
 
+        self.turns_evicted = Counter(
+            "context_turns_evicted",
+            "Messages folded into a summary and left out of the window.",
+            ["reason"],
+            registry=registry,
+        )
+        self.summary_recompressed = Counter(
+            "context_summary_recompressed",
+            "Running summaries recompressed to stay under their ceiling.",
+            registry=registry,
+        )
+        self.window_used = Histogram(
+            "context_window_used_tokens",
+            "History tokens a turn carried (everything but the app's system message).",
+            ["at_ceiling"],
+            buckets=(250, 500, 1000, 2000, 4000, 6000, 8000, 12000, 16000, 32000, 64000),
+            registry=registry,
+        )
+        self.class_turns = Counter(
+            "context_class_turns",
+            "Turns by conversation class.",
+            ["class"],
+            registry=registry,
+        )
+        self.class_turns_at_ceiling = Counter(
+            "context_class_turns_at_ceiling",
+            "Turns that reached the class's quota (compacted, or at 95% of it).",
+            ["class"],
+            registry=registry,
+        )
+        self.over_quota = Counter(
+            "context_class_turns_over_quota",
+            "Turns sent above the quota because nothing could hold the turns leaving it.",
+            ["class"],
+            registry=registry,
+        )
+
     def render(self, spend: list[SpendRow] | None) -> bytes:
         """The exposition text: process metrics, then tenant totals from the store."""
         text = generate_latest(self.registry)

@@ -14,13 +14,16 @@ from prometheus_client import CollectorRegistry
 from gateway.accounting import Accountant
 from gateway.booking import Bookkeeper
 from gateway.config import Settings, UpstreamConfig
+from gateway.conversations import ConversationStore
 from gateway.errors import StoreUnavailable
 from gateway.metrics import GatewayMetrics
 from gateway.pricing import Pricer
 from gateway.store import Store, open_store
+from gateway.summarizer import Summarizer
 from gateway.tokens import TokenCounter
 from gateway.transport import HTTP11Transport
 from gateway.upstream import Upstream
+from gateway.windowing import WindowBuilder
 
 log = logging.getLogger("gateway")
 
@@ -41,6 +44,7 @@ class Gateway:
     tokens: TokenCounter
     accountant: Accountant
     metrics: GatewayMetrics
+    windows: WindowBuilder
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
     async def guard_store(self) -> None:
@@ -87,19 +91,26 @@ async def build_gateway(
         timeout_s=config.upstream.timeout_s,
         transport=TRANSPORTS[config.upstream.transport](config.upstream),
     )
+    accountant = Accountant(
+        tokens, Pricer(config.prices, config.upstream.provider, upstream_url), bookkeeper, metrics
+    )
+    summarizer = Summarizer(upstream, accountant, tokens, settings.policies)
     gateway = Gateway(
         settings=settings,
         upstream=upstream,
         store=store,
         bookkeeper=bookkeeper,
         tokens=tokens,
-        accountant=Accountant(
-            tokens,
-            Pricer(config.prices, config.upstream.provider, upstream_url),
-            bookkeeper,
-            metrics,
-        ),
+        accountant=accountant,
         metrics=metrics,
+        windows=WindowBuilder(
+            ConversationStore(store),
+            tokens,
+            settings.policies,
+            summarizer,
+            metrics,
+            fail_open=config.store_failure == "fail_open",
+        ),
     )
     await gateway.start()
     return gateway

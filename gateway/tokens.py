@@ -93,17 +93,28 @@ class TokenCounter:
 
     def raw_message_tokens(self, model: str, messages: Iterable[Any]) -> int:
         """Uncorrected prompt tokens of a chat `messages` list, cached per message."""
+        return _REPLY_PRIMING + sum(self.message_tokens(model, m) for m in messages)
+
+    def message_tokens(self, model: str, message: Any) -> int:
+        """One message's tokens (framing included), cached by content."""
         enc = self.encoding(model)
-        total = _REPLY_PRIMING
-        for message in messages:
-            key = _message_key(enc.name, message)
-            count = self._cache.get(key)
-            if count is None:
-                count = _count_message(enc, message)
-                self.encoded_messages += 1
-                self._cache.put(key, count)
-            total += count
-        return total
+        key = _message_key(enc.name, message)
+        count = self._cache.get(key)
+        if count is None:
+            count = _count_message(enc, message)
+            self.encoded_messages += 1
+            self._cache.put(key, count)
+        return count
+
+    def text_tokens(self, model: str, text: str) -> int:
+        """A text's tokens, cached by content (fact and episode lines recur every turn)."""
+        enc = self.encoding(model)
+        key = hash((enc.name, "text", text))
+        count = self._cache.get(key)
+        if count is None:
+            count = len(enc.encode(text, disallowed_special=()))
+            self._cache.put(key, count)
+        return count
 
     def factor(self, model: str) -> float:
         return self._factor.get(model, 1.0)

@@ -19,6 +19,7 @@ import yaml
 
 from gateway.identity import key_hash
 
+REPO = Path(__file__).resolve().parents[1]
 ADMIN_KEY = "test-admin-key"
 PROVIDER_KEY = "sk-provider-secret"
 TENANT_KEYS = {"acme": "gk-acme-test-key", "globex": "gk-globex-test-key"}
@@ -142,6 +143,8 @@ def write_config(root: Path, upstream_url: str, store_url: str, **extra: Any) ->
         for name, key in TENANT_KEYS.items()
     }
     (policies / "tenants.yaml").write_text(yaml.safe_dump({"tenants": tenants}))
+    context = REPO / "policies" / "context.yaml"
+    (policies / "context.yaml").write_text(context.read_text())
     config: dict[str, Any] = {
         "upstream": {"base_url": upstream_url, "api_key_env": "TEST_PROVIDER_KEY"},
         "store": store_url,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from gateway.store.records import SpendRow, UsageRecord
 
@@ -22,6 +22,16 @@ class Store(Protocol):
         self, period: str, tenant: str | None = None, limit: int = 1000
     ) -> list[UsageRecord]:
         """Ledger records of a period, oldest first."""
+
+    async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
+        """A JSON document (conversation state, a customer's facts, ...), by tenant."""
+
+    async def put_doc(self, kind: str, tenant: str, key: str, doc: dict[str, Any]) -> None: ...
+
+    async def delete_doc(self, kind: str, tenant: str, key: str) -> bool: ...
+
+    async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:
+        """Every document of the kind whose key starts with `prefix`, in key order."""
 
     async def ping(self) -> None: ...
 

@@ -7,11 +7,13 @@ Keys (all under the `gw:` prefix):
   gw:periods                   set of periods ever booked
   gw:ledger:{period}           list of JSON ledger records of the period
   gw:ledger:{period}:{tenant}  the same, for one tenant
+  gw:doc:{kind}:{tenant}       hash of JSON documents (conversations, facts, ...) by key
 Not for Redis Cluster: a booking touches keys of several hash slots.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,6 +25,7 @@ from gateway.errors import StoreUnavailable
 from gateway.store.records import COUNTER_FIELDS, SpendRow, UsageRecord, increments
 
 _MARKER_TTL_S = 40 * 24 * 3600
+_GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
 
 # Book one ledger record: idempotent on its id, counters and ledger in one step.
 # KEYS[1] booked marker  KEYS[2] month hash  KEYS[3] tenants-of-period set
@@ -119,6 +122,37 @@ class RedisStore:
         except (RedisError, OSError) as exc:
             raise self._unavailable(exc) from exc
         return [UsageRecord.from_json(orjson.loads(item)) for item in raw]
+
+    async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
+        try:
+            raw = await self._redis.hget(f"gw:doc:{kind}:{tenant}", key)
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+        return None if raw is None else dict(orjson.loads(raw))
+
+    async def put_doc(self, kind: str, tenant: str, key: str, doc: dict[str, Any]) -> None:
+        try:
+            await self._redis.hset(f"gw:doc:{kind}:{tenant}", key, orjson.dumps(doc))
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+
+    async def delete_doc(self, kind: str, tenant: str, key: str) -> bool:
+        try:
+            return bool(await self._redis.hdel(f"gw:doc:{kind}:{tenant}", key))
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+
+    async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:
+        pattern = _GLOB_SPECIAL.sub(r"\\\g<0>", prefix) + "*"
+        found: dict[str, bytes] = {}
+        try:
+            async for key, value in self._redis.hscan_iter(
+                f"gw:doc:{kind}:{tenant}", match=pattern, count=500
+            ):
+                found[_s(key)] = value
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+        return [dict(orjson.loads(found[k])) for k in sorted(found)]
 
     async def ping(self) -> None:
         try:

@@ -14,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
+import orjson
+
 from gateway.errors import StoreUnavailable
 from gateway.store.records import COUNTER_FIELDS, SpendRow, UsageRecord, increments
 from gateway.usage import TokenUsage
@@ -40,6 +42,13 @@ CREATE TABLE IF NOT EXISTS ledger (
     estimated INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ledger_period ON ledger (period, tenant, ts);
+CREATE TABLE IF NOT EXISTS docs (
+    kind TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    key TEXT NOT NULL,
+    body BLOB NOT NULL,
+    PRIMARY KEY (kind, tenant, key)
+);
 CREATE TABLE IF NOT EXISTS tenant_month (
     tenant TEXT NOT NULL,
     period TEXT NOT NULL,
@@ -109,6 +118,29 @@ class SQLiteStore:
         self, period: str, tenant: str | None = None, limit: int = 1000
     ) -> list[UsageRecord]:
         return await self._run(lambda conn: _ledger(conn, period, tenant, limit))
+
+    async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
+        sql = "SELECT body FROM docs WHERE kind = ? AND tenant = ? AND key = ?"
+        row = await self._run(lambda conn: conn.execute(sql, (kind, tenant, key)).fetchone())
+        return None if row is None else dict(orjson.loads(row[0]))
+
+    async def put_doc(self, kind: str, tenant: str, key: str, doc: dict[str, Any]) -> None:
+        sql = "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?)"
+        body = orjson.dumps(doc)
+        await self._run(lambda conn: conn.execute(sql, (kind, tenant, key, body)))
+
+    async def delete_doc(self, kind: str, tenant: str, key: str) -> bool:
+        sql = "DELETE FROM docs WHERE kind = ? AND tenant = ? AND key = ?"
+        return await self._run(lambda conn: conn.execute(sql, (kind, tenant, key)).rowcount > 0)
+
+    async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:
+        sql = (
+            "SELECT body FROM docs WHERE kind = ? AND tenant = ? AND key >= ? AND key < ? "
+            "ORDER BY key"
+        )
+        args = (kind, tenant, prefix, prefix + "\U0010ffff")
+        rows = await self._run(lambda conn: conn.execute(sql, args).fetchall())
+        return [dict(orjson.loads(r[0])) for r in rows]
 
     async def ping(self) -> None:
         await self._run(lambda conn: conn.execute("SELECT 1").fetchone())

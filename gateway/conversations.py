@@ -1,0 +1,177 @@
+"""What the gateway keeps per conversation and per customer, namespaced by tenant.
+
+Documents in the store (`Store.get_doc` / `put_doc`):
+  conversation / {conversation id}      ConversationRecord
+  episodes     / {customer}/{conv id}   an earlier conversation's channel and summary
+  facts        / {customer}             the customer's durable facts
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.store import Store
+from gateway.window import Episode, Fact, Memory
+
+CONVERSATION = "conversation"
+EPISODES = "episodes"
+FACTS = "facts"
+
+
+@dataclass
+class ConversationRecord:
+    id: str
+    tenant: str
+    customer: str | None = None
+    channel: str = "unknown"
+    conversation_class: str | None = None
+    plan: str = ""
+    turns: int = 0
+    summary: str = ""
+    cursor: int = 0
+    anchor: str = ""
+    opening: list[Any] = field(default_factory=list)  # the opening turn(s), verbatim
+    recent: list[Any] = field(default_factory=list)  # the last verbatim turns seen
+    operational_state: str | None = None
+    window_tokens: int = 0
+    evicted_messages: int = 0
+    quota_hits: int = 0
+    over_quota_turns: int = 0
+    summary_recompressions: int = 0
+    cost_units: int = 0
+    first_turn_cost_units: int | None = None
+    started: float = 0.0
+    last_seen: float = 0.0
+    closed: bool = False
+    escalation: str | None = None
+    degraded: bool = False  # built while the store was down: not persisted
+
+    @property
+    def memory(self) -> Memory:
+        return Memory(self.summary, self.cursor, self.anchor)
+
+    def remember(self, memory: Memory) -> None:
+        self.summary, self.cursor, self.anchor = memory.summary, memory.cursor, memory.anchor
+
+    def to_json(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> ConversationRecord:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in doc.items() if k in names})
+
+    def public(self) -> dict[str, Any]:
+        """What `GET /v1/conversations/{id}` shows the tenant."""
+        doc = self.to_json()
+        for private in ("opening", "recent", "anchor", "tenant", "degraded"):
+            doc.pop(private)
+        doc["class"] = doc.pop("conversation_class")
+        return doc
+
+
+def conversation_fingerprint(tenant: str, customer: str | None, messages: list[Any]) -> str:
+    """Identity of a conversation whose app sends no X-Conversation-Id: tenant, customer,
+    system message and first user message, which a stateless app resends every turn."""
+    system = next(
+        (
+            m.get("content")
+            for m in messages
+            if isinstance(m, dict) and m.get("role") in ("system", "developer")
+        ),
+        "",
+    )
+    first = next(
+        (m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"), ""
+    )
+    digest = hashlib.blake2b(digest_size=12)
+    for part in (tenant, customer or "", str(system), str(first)):
+        digest.update(part.encode() + b"\x1f")
+    return "fp-" + digest.hexdigest()
+
+
+def fact_to_json(fact: Fact) -> dict[str, Any]:
+    doc = dataclasses.asdict(fact)
+    doc["tags"] = list(fact.tags)
+    return doc
+
+
+def fact_from_json(doc: dict[str, Any]) -> Fact:
+    names = {f.name for f in dataclasses.fields(Fact)}
+    values = {k: v for k, v in doc.items() if k in names}
+    values["tags"] = tuple(values.get("tags") or ())
+    return Fact(**values)
+
+
+def facts_key(customer: str | None, conversation: str) -> str:
+    return customer if customer else f"conversation:{conversation}"
+
+
+class ConversationStore:
+    """Typed access to the documents above."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def load(self, tenant: str, conversation: str) -> ConversationRecord | None:
+        doc = await self._store.get_doc(CONVERSATION, tenant, conversation)
+        return None if doc is None else ConversationRecord.from_json(doc)
+
+    async def save(self, record: ConversationRecord) -> None:
+        await self._store.put_doc(CONVERSATION, record.tenant, record.id, record.to_json())
+
+    async def register(self, record: ConversationRecord) -> None:
+        """List a new conversation among its customer's episodes (summary made later)."""
+        if record.customer:
+            await self._store.put_doc(
+                EPISODES,
+                record.tenant,
+                f"{record.customer}/{record.id}",
+                {
+                    "conversation": record.id,
+                    "channel": record.channel,
+                    "summary": None,
+                    "summarized_at": 0.0,
+                },
+            )
+
+    async def facts(self, tenant: str, key: str) -> list[Fact]:
+        doc = await self._store.get_doc(FACTS, tenant, key)
+        return [fact_from_json(f) for f in (doc or {}).get("facts", [])]
+
+    async def save_facts(self, tenant: str, key: str, facts: list[Fact]) -> None:
+        await self._store.put_doc(FACTS, tenant, key, {"facts": [fact_to_json(f) for f in facts]})
+
+    async def delete_facts(self, tenant: str, key: str) -> bool:
+        return await self._store.delete_doc(FACTS, tenant, key)
+
+    async def add_facts(self, tenant: str, key: str, new: list[Fact]) -> int:
+        """Merge facts by id; a fact already known (perhaps confirmed) is kept as it is."""
+        if not new:
+            return 0
+        known = await self.facts(tenant, key)
+        ids = {f.id for f in known}
+        added = [f for f in new if f.id not in ids]
+        if added:
+            await self.save_facts(tenant, key, known + added)
+        return len(added)
+
+    async def episode_index(self, tenant: str, customer: str) -> list[dict[str, Any]]:
+        return await self._store.list_docs(EPISODES, tenant, f"{customer}/")
+
+    async def save_episode(self, tenant: str, customer: str, episode: Episode, at: float) -> None:
+        await self._store.put_doc(
+            EPISODES,
+            tenant,
+            f"{customer}/{episode.conversation}",
+            {
+                "conversation": episode.conversation,
+                "channel": episode.channel,
+                "summary": episode.summary,
+                "ended_at": episode.ended_at,
+                "summarized_at": at,
+            },
+        )

@@ -1,0 +1,113 @@
+"""Folding turns into a summary: one call to a small model when one is configured, the
+extractive summarizer when not, or when the call fails or times out.
+
+The model call goes through the same upstream seam as every other call and is booked to
+the tenant like any other (route `summarizer`), estimated if it was cut short.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+import orjson
+
+from gateway.accounting import Accountant
+from gateway.errors import GatewayError
+from gateway.identity import Caller
+from gateway.policy import Policies
+from gateway.summarize import extractive_summary, recompress, summarizer_messages
+from gateway.tokens import TokenCounter
+from gateway.upstream import Upstream
+
+log = logging.getLogger("gateway.summarizer")
+ROUTE = "summarizer"
+EMPTY = "(earlier turns carried no identifiers, amounts or commitments)"
+
+
+class Summarizer:
+    def __init__(
+        self, upstream: Upstream, accountant: Accountant, tokens: TokenCounter, policies: Policies
+    ) -> None:
+        self._upstream = upstream
+        self._accountant = accountant
+        self._tokens = tokens
+        self._policies = policies
+
+    def _count(self, model: str) -> Any:
+        return lambda text: self._tokens.text_tokens(model, text)
+
+    async def fold(
+        self, caller: Caller, previous: str, turns: Sequence[Any], ceiling: int, model: str
+    ) -> tuple[str, bool]:
+        """The new running summary, under `ceiling`; and whether it had to be recompressed."""
+        settings = self._policies.summarizer(caller.tenant.name)
+        count = self._count(model)
+        text = None
+        if settings.model:
+            limit = min(ceiling, settings.max_tokens)
+            text = await self._call(
+                caller,
+                settings.model,
+                settings.timeout_s,
+                limit,
+                summarizer_messages(previous, turns, limit),
+            )
+        if text is None:
+            raw = previous + "\n" + "\n".join(_lines(turns)) if previous else ""
+            text = extractive_summary(previous, turns, ceiling, count)
+            recompressed = bool(raw) and count(raw) > ceiling
+        else:
+            recompressed = count(text) > ceiling
+            text = recompress(text, ceiling, count)
+        return (text or EMPTY), recompressed
+
+    async def _call(
+        self, caller: Caller, model: str, timeout_s: float, limit: int, messages: list[Any]
+    ) -> str | None:
+        body = orjson.dumps({"model": model, "messages": messages, "max_tokens": limit})
+        estimate = self._tokens.raw_message_tokens(model, messages)
+        reported: Any = None
+        reached = False
+        try:
+            async with asyncio.timeout(timeout_s):
+                response = await self._upstream.send(
+                    "POST",
+                    self._upstream.url("/v1/chat/completions", b""),
+                    self._upstream.headers([(b"content-type", b"application/json")]),
+                    body,
+                )
+                reached = True
+                raw = await self._upstream.read(response)
+            if not response.is_success:
+                log.warning(
+                    "summarizer model answered %s: extractive fallback", response.status_code
+                )
+                return None
+            obj = orjson.loads(raw)
+            reported = obj.get("usage")
+            content = obj["choices"][0]["message"]["content"]
+            return content.strip() if isinstance(content, str) and content.strip() else None
+        except (
+            GatewayError,
+            TimeoutError,
+            orjson.JSONDecodeError,
+            KeyError,
+            IndexError,
+            TypeError,
+        ) as exc:
+            log.warning("summarizer model failed (%s): extractive fallback", type(exc).__name__)
+            return None
+        finally:
+            if reached or reported is not None:
+                usage = self._accountant.usage(model, reported, estimate)
+                if usage is not None:
+                    await self._accountant.book(caller, model, usage, ROUTE)
+
+
+def _lines(turns: Sequence[Any]) -> list[str]:
+    from gateway.summarize import message_text
+
+    return [message_text(t) for t in turns]

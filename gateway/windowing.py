@@ -1,0 +1,312 @@
+"""The request chain's "build window" step: the I/O shell around `gateway.window`.
+
+Load the conversation, classify it, gather the customer's facts and earlier episodes,
+and ask the pure engine what must leave the window. Turns that leave are summarized,
+their facts extracted, and the new summary and cursor persisted BEFORE the prompt
+without them is built; if no summary can hold them, they stay (over quota, counted).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.classify import Classifier, user_texts
+from gateway.conversations import (
+    ConversationRecord,
+    ConversationStore,
+    conversation_fingerprint,
+    facts_key,
+)
+from gateway.errors import StoreUnavailable
+from gateway.identity import Caller
+from gateway.metrics import GatewayMetrics
+from gateway.policy import Policies, WindowPolicy
+from gateway.summarize import Pattern, extract_facts, recompress
+from gateway.summarizer import Summarizer
+from gateway.tokens import TokenCounter
+from gateway.window import (
+    Episode,
+    Fact,
+    Window,
+    WindowInput,
+    assemble,
+    compacted_memory,
+    plan_compaction,
+)
+
+log = logging.getLogger("gateway.windowing")
+EPISODE_SUMMARY_TOKENS = 300
+
+
+class EngineTokens:
+    """The engine's view of token counts: cached per message, in the model's tokens."""
+
+    def __init__(self, counter: TokenCounter, model: str) -> None:
+        self._counter = counter
+        self._model = model
+        self._factor = counter.factor(model)
+
+    def message(self, message: Any) -> int:
+        return round(self._counter.message_tokens(self._model, message) * self._factor)
+
+    def text(self, text: str) -> int:
+        return round(self._counter.text_tokens(self._model, text) * self._factor)
+
+
+@dataclass
+class Turn:
+    record: ConversationRecord
+    window: Window
+    policy: WindowPolicy
+    evicted_now: int
+    quota_hit: bool
+    new_conversation: bool
+
+
+class WindowBuilder:
+    def __init__(
+        self,
+        conversations: ConversationStore,
+        tokens: TokenCounter,
+        policies: Policies,
+        summarizer: Summarizer,
+        metrics: GatewayMetrics,
+        fail_open: bool = True,
+    ) -> None:
+        self.conversations = conversations
+        self._fail_open = fail_open
+        self._tokens = tokens
+        self._policies = policies
+        self._classifier = Classifier.from_policy(policies.file)
+        self._patterns = [
+            Pattern(name, re.compile(p.regex), tuple(p.tags), p.scope)
+            for name, p in policies.file.extraction.items()
+        ]
+        self._summarizer = summarizer
+        self._metrics = metrics
+
+    async def build(
+        self,
+        caller: Caller,
+        model: str,
+        messages: list[Any],
+        client_max_tokens: int | None,
+        operational_state: str | None,
+        now: float,
+    ) -> Turn:
+        tenant = caller.tenant
+        conv_id = caller.conversation or conversation_fingerprint(
+            tenant.name, caller.customer, messages
+        )
+        try:
+            return await self._build(
+                caller, conv_id, model, messages, client_max_tokens, operational_state, now
+            )
+        except StoreUnavailable:
+            if not self._fail_open:
+                raise
+        # fail_open with the store down: no memory to read, nowhere to persist a summary,
+        # so nothing may leave the window. The whole history goes, over quota if it must.
+        record = ConversationRecord(
+            id=conv_id,
+            tenant=tenant.name,
+            started=now,
+            customer=caller.customer,
+            plan=tenant.plan,
+            degraded=True,
+        )
+        record.conversation_class = self._classify(caller, record, model, messages, new=True)
+        policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
+        inp = WindowInput(
+            messages=messages,
+            memory=record.memory,
+            policy=policy,
+            operational_state=operational_state,
+            client_max_tokens=client_max_tokens,
+        )
+        window = assemble(inp, EngineTokens(self._tokens, model))
+        self._observe(record, window, 0)
+        return Turn(record, window, policy, 0, window.report.over_quota, False)
+
+    def _classify(
+        self, caller: Caller, record: ConversationRecord, model: str, messages: list[Any], new: bool
+    ) -> str:
+        return self._classifier.classify(
+            header=caller.conversation_class,
+            channel=caller.channel,
+            model=model,
+            user_texts=user_texts(messages, last_only=not new),
+            previous=record.conversation_class,
+        )
+
+    async def _build(
+        self,
+        caller: Caller,
+        conv_id: str,
+        model: str,
+        messages: list[Any],
+        client_max_tokens: int | None,
+        operational_state: str | None,
+        now: float,
+    ) -> Turn:
+        tenant = caller.tenant
+        record = await self.conversations.load(tenant.name, conv_id)
+        new = record is None
+        if record is None:
+            record = ConversationRecord(id=conv_id, tenant=tenant.name, started=now)
+        record.customer = caller.customer or record.customer
+        record.channel = caller.channel or record.channel
+        record.plan, record.closed = tenant.plan, False
+        record.conversation_class = self._classify(caller, record, model, messages, new)
+        policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
+        fkey = facts_key(record.customer, conv_id)
+        facts = await self.conversations.facts(tenant.name, fkey)
+        episodes = await self._episodes(caller, record, model, now)
+        inp = WindowInput(
+            messages=messages,
+            memory=record.memory,
+            policy=policy,
+            facts=facts,
+            episodes=episodes,
+            operational_state=operational_state or record.operational_state,
+            subject_tags=caller.subject_tags,
+            scopes=caller.scopes,
+            client_max_tokens=client_max_tokens,
+        )
+        engine_tokens = EngineTokens(self._tokens, model)
+        evicted_now, inp = await self._compact(caller, record, inp, engine_tokens, model, now, fkey)
+        window = assemble(inp, engine_tokens)
+        quota_hit = evicted_now > 0 or window.report.over_quota
+        record.window_tokens = window.report.history_tokens
+        record.evicted_messages = window.report.evicted_messages
+        record.over_quota_turns += int(window.report.over_quota)
+        record.quota_hits += int(quota_hit)
+        self._observe(record, window, evicted_now)
+        return Turn(record, window, policy, evicted_now, quota_hit, new)
+
+    async def _compact(
+        self,
+        caller: Caller,
+        record: ConversationRecord,
+        inp: WindowInput,
+        tokens: EngineTokens,
+        model: str,
+        now: float,
+        fkey: str,
+    ) -> tuple[int, WindowInput]:
+        compaction = plan_compaction(inp, tokens)
+        if not compaction.fold:
+            return 0, inp
+        summary, recompressed = await self._summarizer.fold(
+            caller,
+            inp.memory.summary if inp.memory.cursor == compaction.first else "",
+            compaction.fold,
+            inp.policy.summary_ceiling,
+            model,
+        )
+        new_facts = extract_facts(compaction.fold, self._patterns, record.channel, now)
+        memory = compacted_memory(inp.messages, compaction, summary)
+        candidate = dataclasses.replace(inp, memory=memory, facts=_merge(inp.facts, new_facts))
+        report = assemble(candidate, tokens).report
+        if report.over_quota:
+            # The summary yields before the recent turns do: it can be rebuilt, they cannot.
+            room = tokens.text(summary) - (report.history_tokens - inp.policy.quota_tokens)
+            shorter = recompress(summary, room, tokens.text) if room > 0 else ""
+            if not shorter:
+                return 0, inp  # nothing can hold these turns: they stay, over quota
+            memory = dataclasses.replace(memory, summary=shorter)
+            candidate = dataclasses.replace(candidate, memory=memory)
+            recompressed = True
+        await self.conversations.add_facts(record.tenant, fkey, new_facts)
+        record.remember(memory)
+        record.summary_recompressions += int(recompressed)
+        await self.conversations.save(record)  # persisted before the request is sent
+        if recompressed:
+            self._metrics.summary_recompressed.inc()
+        evicted = compaction.new_cursor - compaction.first
+        self._metrics.turns_evicted.labels("quota").inc(evicted)
+        return evicted, candidate
+
+    async def _episodes(
+        self, caller: Caller, record: ConversationRecord, model: str, now: float
+    ) -> list[Episode]:
+        if not record.customer:
+            return []
+        out = []
+        for doc in await self.conversations.episode_index(record.tenant, record.customer):
+            if doc["conversation"] == record.id:
+                continue
+            if doc.get("summary") is None:
+                other = await self.conversations.load(record.tenant, doc["conversation"])
+                if other is None:
+                    continue
+                episode = await self.make_episode(caller, other, model, now)
+            else:
+                episode = Episode(
+                    doc["conversation"], doc["channel"], doc["summary"], doc.get("ended_at", 0.0)
+                )
+            out.append(episode)
+        return out
+
+    async def make_episode(
+        self, caller: Caller, record: ConversationRecord, model: str, now: float
+    ) -> Episode:
+        """Summarize a whole conversation (running summary + what it still held verbatim)."""
+        summary, _ = await self._summarizer.fold(
+            caller, record.summary, [*record.opening, *record.recent], EPISODE_SUMMARY_TOKENS, model
+        )
+        episode = Episode(record.id, record.channel, summary, record.last_seen)
+        if record.customer:
+            await self.conversations.save_episode(record.tenant, record.customer, episode, now)
+        return episode
+
+    def _observe(self, record: ConversationRecord, window: Window, evicted_now: int) -> None:
+        cls = record.conversation_class or "default"
+        report = window.report
+        self._metrics.window_used.labels("true" if report.at_ceiling else "false").observe(
+            report.history_tokens
+        )
+        self._metrics.class_turns.labels(cls).inc()
+        if report.at_ceiling or evicted_now:
+            self._metrics.class_turns_at_ceiling.labels(cls).inc()
+        if report.over_quota:
+            self._metrics.over_quota.labels(cls).inc()
+
+    async def finish(
+        self, turn: Turn, messages: list[Any], cost_units: int | None, now: float
+    ) -> None:
+        """After the call: count the turn and keep what an episode summary will need."""
+        record = turn.record
+        if record.degraded:
+            return
+        record.turns += 1
+        record.last_seen = now
+        if cost_units is not None:
+            record.cost_units += cost_units
+            if record.first_turn_cost_units is None:
+                record.first_turn_cost_units = cost_units
+        transcript = [
+            m
+            for m in messages
+            if isinstance(m, dict) and m.get("role") not in ("system", "developer")
+        ]
+        head = next((i + 1 for i, m in enumerate(transcript) if m.get("role") == "user"), 0)
+        record.opening = transcript[:head]
+        record.recent = transcript[max(record.cursor, head) :][-20:]
+        try:
+            if turn.new_conversation:
+                await self.conversations.register(record)
+            await self.conversations.save(record)
+        except StoreUnavailable:
+            if not self._fail_open:
+                raise
+            log.warning("store unreachable: conversation %s not updated this turn", record.id)
+
+
+def _merge(known: list[Fact] | tuple[Fact, ...] | Any, new: list[Fact]) -> list[Fact]:
+    ids = {f.id for f in known}
+    return [*known, *(f for f in new if f.id not in ids)]
