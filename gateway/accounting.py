@@ -61,7 +61,7 @@ class Accountant:
     async def book(self, caller: Caller, model: str, usage: TokenUsage, route: str) -> UsageRecord:
         cost = self._pricer.cost(model, usage)
         if cost is None:
-            self._metrics.unpriced.labels(model).inc()
+            self._metrics.count_unpriced(model)
         if usage.estimated:
             self._metrics.estimated.labels(route).inc()
         record = UsageRecord(

@@ -17,7 +17,7 @@ import orjson
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
-from gateway.errors import InvalidRequest
+from gateway.errors import GatewayError, InvalidRequest
 from gateway.identity import Caller, authenticate, identify
 from gateway.request_body import json_object, read_body
 from gateway.responses import RawResponse
@@ -101,14 +101,20 @@ async def chat_completions(request: Request) -> ASGIApp:
         time.time(),
     )
     input_estimate = gw.tokens.raw_message_tokens(call.model, turn.window.messages)
-    response = await gw.upstream.send(
-        "POST",
-        gw.upstream.url(request.url.path, request.scope["query_string"]),
-        gw.upstream.headers(request.headers.raw),
-        upstream_payload(call, turn),
-    )
+    try:
+        response = await gw.upstream.send(
+            "POST",
+            gw.upstream.url(request.url.path, request.scope["query_string"]),
+            gw.upstream.headers(request.headers.raw),
+            upstream_payload(call, turn),
+        )
+    except GatewayError as exc:
+        if exc.reached_upstream:  # it may have been processed (and billed): book an estimate
+            await _settle(gw, caller, call, turn, call.model, None, input_estimate)
+        raise
     before_upstream = perf_counter() - started
-    if call.stream and response.headers.get("content-type", "").startswith("text/event-stream"):
+    is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
+    if call.stream and is_sse and response.is_success:
         return _stream(gw, caller, call, turn, response, input_estimate, before_upstream)
     return await _json(gw, caller, call, turn, response, input_estimate, before_upstream)
 
@@ -123,7 +129,8 @@ async def _settle(
     input_estimate: int,
     output_text: Any = None,
 ) -> None:
-    usage = gw.accountant.usage(model, reported, input_estimate, output_text)
+    # Token counts learn and estimate under the requested model; prices use the served one.
+    usage = gw.accountant.usage(call.model, reported, input_estimate, output_text)
     cost = None
     if usage is not None:
         cost = (await gw.accountant.book(caller, model, usage, ROUTE)).cost_units
@@ -139,25 +146,50 @@ async def _json(
     input_estimate: int,
     before_upstream: float,
 ) -> RawResponse:
-    body = await gw.upstream.read(response)
+    try:
+        body = await gw.upstream.read(response)
+    except GatewayError:
+        if response.is_success:
+            await _settle(gw, caller, call, turn, call.model, None, input_estimate)
+        raise
     after = perf_counter()
     if response.is_success:
-        reported, model = _usage_and_model(body, call.model)
-        await _settle(gw, caller, call, turn, model, reported, input_estimate)
+        obj = _json_object(body)
+        model = obj.get("model") if isinstance(obj.get("model"), str) else call.model
+        await _settle(
+            gw,
+            caller,
+            call,
+            turn,
+            model or call.model,
+            obj.get("usage"),
+            input_estimate,
+            lambda: _reply_text(obj),
+        )
     gw.metrics.overhead.labels(ROUTE, "false").observe(before_upstream + perf_counter() - after)
     headers = [*response_headers(response.headers), *window_headers(turn)]
     return RawResponse(response.status_code, headers, body)
 
 
-def _usage_and_model(body: bytes, requested: str) -> tuple[Any, str]:
+def _json_object(body: bytes) -> dict[str, Any]:
     try:
         obj = orjson.loads(body)
     except orjson.JSONDecodeError:
-        return None, requested
-    if not isinstance(obj, dict):
-        return None, requested
-    model = obj.get("model")
-    return obj.get("usage"), model if isinstance(model, str) and model else requested
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def _reply_text(obj: dict[str, Any]) -> str:
+    """The reply's text, to estimate output tokens when the upstream reported none."""
+    parts = []
+    for choice in obj.get("choices") or ():
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if isinstance(message, dict):
+            parts += [v for k in ("content", "refusal") if isinstance(v := message.get(k), str)]
+            for call in message.get("tool_calls") or ():
+                if isinstance(call, dict) and isinstance(call.get("function"), dict):
+                    parts.append(str(call["function"].get("arguments", "")))
+    return "".join(parts)
 
 
 def _stream(
@@ -188,6 +220,9 @@ def _stream(
         [*response_headers(response.headers), *window_headers(turn)],
         gw.upstream.iter_bytes(response),
         response.aclose,
-        UsageTap(hide_usage=not call.client_wants_usage),
+        UsageTap(
+            hide_usage=not call.client_wants_usage,
+            hold_on_finish=call.body.get("n") in (None, 1),
+        ),
         on_done,
     )

@@ -15,6 +15,7 @@ class GatewayError(Exception):
     status = 500
     type = "api_error"
     code = "internal_error"
+    reached_upstream = False  # set when the request may have been processed upstream
 
     def __init__(self, message: str, *, param: str | None = None, code: str | None = None):
         super().__init__(message)

@@ -49,7 +49,11 @@ def authenticate(headers: Headers, tenants_by_hash: Mapping[str, Tenant]) -> Ten
 
 def authenticate_admin(headers: Headers, admin_key: str | None) -> None:
     token = bearer(headers)
-    if admin_key is None or token is None or not hmac.compare_digest(token, admin_key):
+    if (
+        admin_key is None
+        or token is None
+        or not hmac.compare_digest(token.encode(), admin_key.encode())
+    ):
         raise AuthenticationFailed("Admin routes need 'Authorization: Bearer <admin key>'.")
 
 

@@ -29,6 +29,7 @@ TOKEN_KINDS = (
 class GatewayMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
+        self._unpriced_models: set[str] = set()
         self.requests = Counter(
             "gateway_requests",
             "Requests answered, by route and HTTP status.",
@@ -101,6 +102,13 @@ class GatewayMetrics:
             ["class"],
             registry=registry,
         )
+
+    def count_unpriced(self, model: str) -> None:
+        """Model names come from clients: label at most 100 of them, the rest as 'other'."""
+        if model not in self._unpriced_models and len(self._unpriced_models) >= 100:
+            model = "other"
+        self._unpriced_models.add(model)
+        self.unpriced.labels(model).inc()
 
     def render(self, spend: list[SpendRow] | None) -> bytes:
         """The exposition text: process metrics, then tenant totals from the store."""

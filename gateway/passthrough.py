@@ -1,20 +1,60 @@
-"""Every other /v1/* route: forwarded untouched, still authenticated, booked where the
-upstream reports usage (embeddings, completions, responses, ...)."""
+"""The other /v1/* routes: forwarded untouched, still authenticated, booked where the
+upstream reports usage (embeddings, completions, responses, ...).
+
+Only stateless routes pass. Every tenant shares the gateway's provider key, so a route
+that reads provider-side state (files, batches, stored completions, assistants, a stored
+response by id, fine-tuning jobs) would show one tenant another's data: those get 404.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
+from gateway.errors import InvalidRequest, NotFound
 from gateway.identity import Caller, authenticate, identify
 from gateway.request_body import read_body
 from gateway.responses import RawResponse
 from gateway.runtime import Gateway
 from gateway.streaming import StreamRelay, UsageTap
 from gateway.upstream import response_headers
+
+# (method, path under /v1) of the stateless routes; a trailing "/*" allows one more segment.
+ALLOWED = frozenset(
+    {
+        ("GET", "/models"),
+        ("GET", "/models/*"),
+        ("POST", "/embeddings"),
+        ("POST", "/completions"),
+        ("POST", "/moderations"),
+        ("POST", "/responses"),
+        ("POST", "/audio/speech"),
+        ("POST", "/audio/transcriptions"),
+        ("POST", "/audio/translations"),
+        ("POST", "/images/generations"),
+        ("POST", "/images/edits"),
+        ("POST", "/images/variations"),
+    }
+)
+_SUSPECT = re.compile(r"(^|/)(\.|%2e){1,2}(/|$)|%2f|%5c|\\|//", re.IGNORECASE)
+
+
+def check_route(method: str, raw_path: str) -> None:
+    """Refuse paths that could climb out of /v1 and routes that expose shared state."""
+    if _SUSPECT.search(raw_path):
+        raise InvalidRequest("The request path is not a plain /v1 path.", code="invalid_path")
+    tail = raw_path.removeprefix("/v1")
+    parent = tail.rsplit("/", 1)[0] + "/*"
+    if (method, tail) not in ALLOWED and (method, parent) not in ALLOWED:
+        raise NotFound(
+            f"{method} /v1{tail} is not proxied: the gateway forwards only stateless routes, "
+            "because provider-side objects would be shared by every tenant.",
+            code="route_not_proxied",
+        )
 
 
 def _route(path: str) -> str:
@@ -41,6 +81,7 @@ async def _book(gw: Gateway, caller: Caller, route: str, reported: Any, model: s
 async def passthrough(request: Request) -> ASGIApp:
     gw: Gateway = request.app.state.gateway
     caller = identify(request.headers, authenticate(request.headers, gw.settings.tenants_by_hash))
+    check_route(request.method, request.scope.get("raw_path", b"").decode("latin-1").split("?")[0])
     body = await read_body(request, gw.settings.config.limits.max_body_bytes)
     await gw.guard_store()
     route = _route(request.url.path)

@@ -57,7 +57,7 @@ class Pricer:
             return _table_cost(entry, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
         model_price = self._model_price(model)
         if model_price is None:
-            if model not in self._warned:
+            if model not in self._warned and len(self._warned) < 1000:
                 self._warned.add(model)
                 log.warning("no price for model %r: booked with tokens, counted unpriced", model)
             return None
@@ -74,6 +74,8 @@ class Pricer:
     def _model_price(self, model: str) -> Any:
         found = self._model_prices.get(model, _UNKNOWN)
         if found is _UNKNOWN:
+            if len(self._model_prices) > 10_000:  # model names come from clients
+                self._model_prices.clear()
             found = None
             probe = Usage(input_tokens=1, output_tokens=1)
             for provider_id, api_url in self._hints:

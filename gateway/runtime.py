@@ -46,11 +46,19 @@ class Gateway:
     metrics: GatewayMetrics
     windows: WindowBuilder
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    _store_ok_at: float = -1e9
 
     async def guard_store(self) -> None:
-        """With `store_failure: fail_closed`, refuse to forward while the store is down."""
-        if self.settings.config.store_failure == "fail_closed":
-            await self.store.ping()
+        """With `store_failure: fail_closed`, refuse to forward while the store is down.
+        A successful check stands for one second, so the guard costs no store round trip
+        per request under load."""
+        if self.settings.config.store_failure != "fail_closed":
+            return
+        now = asyncio.get_running_loop().time()
+        if now - self._store_ok_at < 1.0:
+            return
+        await self.store.ping()
+        self._store_ok_at = now
 
     async def start(self) -> None:
         self.bookkeeper.load_spill()

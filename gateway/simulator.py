@@ -160,6 +160,14 @@ def _reply_text(messages: list[Any], limit: int | None) -> list[str]:
     return [w + " " for w in words[:-1]] + [words[-1]]
 
 
+def _logged_headers(request: Request) -> dict[str, str]:
+    """Headers as received, the credential as a digest (the log is served without auth)."""
+    headers = dict(request.headers)
+    if "authorization" in headers:
+        headers["authorization"] = hashlib.sha256(headers["authorization"].encode()).hexdigest()
+    return headers
+
+
 def _usage(model: str, prompt_tokens: int, cached: int, completion: int) -> dict[str, Any]:
     if model.startswith("claude"):
         return {
@@ -224,9 +232,11 @@ async def chat_completions(request: Request) -> Response:
             "usage": usage,
             "reported": report,
             "stream": stream,
-            "headers": dict(request.headers),
+            "headers": _logged_headers(request),
         }
     )
+    if len(state.usage_log) > 100_000:
+        del state.usage_log[:50_000]
     if not stream:
         return Response(
             orjson.dumps(_completion(cid, model, text, usage if report else None)),
@@ -334,9 +344,11 @@ async def embeddings(request: Request) -> Response:
             "usage": usage,
             "reported": True,
             "stream": False,
-            "headers": dict(request.headers),
+            "headers": _logged_headers(request),
         }
     )
+    if len(state.usage_log) > 100_000:
+        del state.usage_log[:50_000]
     data = [
         {"object": "embedding", "index": n, "embedding": [round(c / (k + 1), 4) for k in range(8)]}
         for n, c in enumerate(counts)

@@ -27,16 +27,14 @@ _FINISHED = (b'"finish_reason":"', b'"finish_reason": "')
 _USAGE_NULL = re.compile(rb'\s*,\s*"usage"\s*:\s*null|"usage"\s*:\s*null\s*,\s*')
 
 
-def _split_event(buffer: bytearray) -> bytes | None:
-    """Pop one complete event (with its blank-line terminator) off the buffer."""
-    lf = buffer.find(b"\n\n")
-    crlf = buffer.find(b"\r\n\r\n")
-    if lf < 0 and crlf < 0:
-        return None
-    end = lf + 2 if crlf < 0 or (0 <= lf < crlf) else crlf + 4
-    event = bytes(buffer[:end])
-    del buffer[:end]
-    return event
+def _event_end(buffer: bytes | bytearray, start: int) -> int:
+    """End (exclusive) of the event beginning at `start`, or -1 if it is incomplete.
+    Searches only as far as the first blank line, so many events cost linear time."""
+    lf = buffer.find(b"\n\n", start)
+    crlf = buffer.find(b"\r\n\r\n", start, lf + 4 if lf >= 0 else len(buffer))
+    if crlf >= 0 and (lf < 0 or crlf < lf):
+        return crlf + 4
+    return lf + 2 if lf >= 0 else -1
 
 
 def _event_json(event: bytes) -> Any:
@@ -50,8 +48,10 @@ def _event_json(event: bytes) -> Any:
 
 
 class UsageTap:
-    def __init__(self, hide_usage: bool) -> None:
+    def __init__(self, hide_usage: bool, hold_on_finish: bool = True) -> None:
         self.hide_usage = hide_usage
+        # With n > 1 choices one finishing is not the end: hold only from [DONE] then.
+        self.hold_on_finish = hold_on_finish
         self.usage: dict[str, Any] | None = None
         self.model: str | None = None
         self._buffer = bytearray()
@@ -62,10 +62,13 @@ class UsageTap:
         """Take upstream bytes; return the bytes to send to the client now."""
         self._buffer += chunk
         out = []
-        while (event := _split_event(self._buffer)) is not None:
-            kept = self._hold_the_end(self._process(event))
+        start = 0
+        while (end := _event_end(self._buffer, start)) >= 0:
+            kept = self._hold_the_end(self._process(bytes(self._buffer[start:end])))
             if kept:
                 out.append(kept)
+            start = end
+        del self._buffer[:start]
         return b"".join(out)
 
     def finish(self) -> bytes:
@@ -78,7 +81,8 @@ class UsageTap:
     def _hold_the_end(self, event: bytes) -> bytes:
         # A client takes a finish_reason or [DONE] as "complete": from the first of them
         # on, events wait until the call is booked (they follow each other closely).
-        if self._held or event.startswith(_DONE) or any(m in event for m in _FINISHED):
+        finished = self.hold_on_finish and any(m in event for m in _FINISHED)
+        if self._held or event.startswith(_DONE) or finished:
             self._held += event
             return b""
         return event
@@ -92,18 +96,22 @@ class UsageTap:
             self._events.append(event)
             return event
         usage = obj.get("usage")
+        holder = obj
+        if usage is None and isinstance(obj.get("response"), dict):  # Responses API events
+            holder = obj["response"]
+            usage = holder.get("usage")
         if isinstance(usage, dict):
             self.usage = usage
-            self.model = obj.get("model") if isinstance(obj.get("model"), str) else None
+            self.model = holder.get("model") if isinstance(holder.get("model"), str) else None
         if not self.hide_usage:
             self._events.append(event)
             return event
-        if isinstance(usage, dict):
+        if isinstance(usage, dict) and holder is obj:
             if not obj.get("choices"):
                 return b""  # the usage-only chunk the client did not ask for
             del obj["usage"]
             event = b"data: " + orjson.dumps(obj) + b"\n\n"
-        else:
+        elif usage is None:
             event = _USAGE_NULL.sub(b"", event, count=1)
         self._events.append(event)
         return event
@@ -185,8 +193,12 @@ class StreamRelay:
                 if out:
                     await send({"type": "http.response.body", "body": out, "more_body": True})
         except GatewayError as exc:
-            # Headers are gone already: the stream can only end. The call is still booked.
+            # The status is sent already. Book, then end without the final chunk: the
+            # server drops the connection and the client sees a broken stream, not a
+            # complete-looking truncated reply.
             log.warning("upstream stream broke off: %s", exc.message)
+            await self._settle()
+            return
         tail = self.tap.finish()
         await self._settle()
         await send({"type": "http.response.body", "body": tail, "more_body": False})

@@ -82,6 +82,8 @@ class TokenCounter:
             except KeyError:
                 name = FALLBACK_ENCODING
             enc = self._own.get(name, self._fallback)
+            if len(self._encoding_for_model) > 10_000:  # model names come from clients
+                self._encoding_for_model.clear()
             self._encoding_for_model[model] = enc
         return enc
 
@@ -136,9 +138,9 @@ class TokenCounter:
 
 def _message_key(encoding: str, message: Any) -> int:
     if isinstance(message, Mapping):
-        content = message.get("content")
-        if isinstance(content, str) and len(message) == 2 and "role" in message:
-            return hash((encoding, message["role"], content))
+        content, role = message.get("content"), message.get("role")
+        if isinstance(content, str) and isinstance(role, str) and len(message) == 2:
+            return hash((encoding, role, content))
     return hash((encoding, orjson.dumps(message, option=orjson.OPT_SORT_KEYS)))
 
 

@@ -40,8 +40,11 @@ class _Connection(asyncio.Protocol):
         self.complete = False
         self.keep_alive = False
         self.error: Exception | None = None
-        self.received_any = False
         self.status = 0
+        self.idle_since = 0.0
+        self._head_only = False
+        self._until_eof = False
+        self._informational = False
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -49,7 +52,6 @@ class _Connection(asyncio.Protocol):
         self.transport = cast(asyncio.Transport, transport)
 
     def data_received(self, data: bytes) -> None:
-        self.received_any = True
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as exc:
@@ -57,7 +59,10 @@ class _Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        if not self.complete:
+        if not self.complete and self._until_eof:
+            self.complete = True  # a body delimited by the end of the connection
+            self._data.set()
+        elif not self.complete:
             self._fail(httpx.RemoteProtocolError("upstream closed the connection mid-response"))
 
     def _fail(self, error: Exception) -> None:
@@ -75,9 +80,24 @@ class _Connection(asyncio.Protocol):
         self._headers.append((name, value))
 
     def on_headers_complete(self) -> None:
-        self.status = self._parser.get_status_code()
+        status = self._parser.get_status_code()
+        if 100 <= status < 200 and status != 101:
+            self._informational = True  # 100 Continue, 103 Early Hints: not the answer
+            self._headers = []
+            return
+        self.status = status
+        names = {name.lower() for name, _ in self._headers}
+        self._until_eof = (
+            b"content-length" not in names
+            and b"transfer-encoding" not in names
+            and status not in (204, 304)
+            and not self._head_only
+        )
         if self._head is not None and not self._head.done():
             self._head.set_result(None)
+        if self._head_only:
+            self.complete, self.keep_alive = True, False  # never reuse after a HEAD
+            self._data.set()
 
     def on_body(self, body: bytes) -> None:
         self._chunks.append(body)
@@ -87,22 +107,28 @@ class _Connection(asyncio.Protocol):
             self.transport.pause_reading()
 
     def on_message_complete(self) -> None:
+        if self._informational:
+            self._informational = False
+            return
         self.complete = True
         # Only valid here: once the message is done the parser forgets it.
         self.keep_alive = self._parser.should_keep_alive()
         self._data.set()
 
     # used by the transport
-    def start(self, payload: bytes) -> asyncio.Future[None]:
+    def start(self, payload: bytes, head_only: bool = False) -> asyncio.Future[None]:
         if self.closed or self.transport is None or self.transport.is_closing():
             raise httpx.RemoteProtocolError("upstream closed the kept-alive connection")
         self._head = asyncio.get_running_loop().create_future()
+        self._head_only = head_only
+        self._until_eof = False
+        self._informational = False
+        self.transport.resume_reading()  # a previous consumer may have left it paused
         self._headers = []
         self._chunks.clear()
         self._buffered = 0
         self.complete = False
         self.keep_alive = False
-        self.received_any = False
         assert self.transport is not None
         self.transport.write(payload)
         return self._head
@@ -163,8 +189,10 @@ class HTTP11Transport(httpx.AsyncBaseTransport):
         connect_timeout: float,
         read_timeout: float,
         max_idle_per_host: int = 256,
+        keepalive_expiry: float = 4.0,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
+        self.keepalive_expiry = keepalive_expiry
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
         self._max_idle = max_idle_per_host
@@ -179,18 +207,10 @@ class HTTP11Transport(httpx.AsyncBaseTransport):
             url.port or (443 if url.scheme == "https" else 80),
         )
         payload = _request_bytes(request, await request.aread())
-        conn, reused = self._checkout(key), True
-        if conn is None:
-            conn, reused = await self._connect(key), False
-        try:
-            await self._send(conn, payload)
-        except httpx.RemoteProtocolError:
-            # A kept-alive connection the server closed just as we wrote: it never saw the
-            # request (no byte came back), so one retry on a fresh connection is safe.
-            if not reused or conn.received_any:
-                raise
-            conn = await self._connect(key)
-            await self._send(conn, payload)
+        # No retry once the request is written: a POST the server may have processed must
+        # not be sent twice. Stale connections are avoided instead (see `_checkout`).
+        conn = self._checkout(key) or await self._connect(key)
+        await self._send(conn, payload, request.method == "HEAD")
         return httpx.Response(
             conn.status,
             headers=conn.headers,
@@ -198,10 +218,10 @@ class HTTP11Transport(httpx.AsyncBaseTransport):
             extensions={"http_version": b"HTTP/1.1"},
         )
 
-    async def _send(self, conn: _Connection, payload: bytes) -> None:
+    async def _send(self, conn: _Connection, payload: bytes, head_only: bool) -> None:
         try:
             async with asyncio.timeout(self.read_timeout):
-                await conn.start(payload)
+                await conn.start(payload, head_only)
         except TimeoutError as exc:
             conn.close()
             raise httpx.ReadTimeout("upstream sent no response head within the timeout") from exc
@@ -210,11 +230,16 @@ class HTTP11Transport(httpx.AsyncBaseTransport):
             raise
 
     def _checkout(self, key: _Key) -> _Connection | None:
+        """The most recently used live connection. One idle for longer than
+        `keepalive_expiry` is closed instead: servers drop idle connections (uvicorn
+        after 5 s), and a request written as they do would be lost."""
         idle = self._idle.get(key)
+        now = asyncio.get_running_loop().time()
         while idle:
             conn = idle.pop()
-            if not conn.closed:
+            if not conn.closed and now - conn.idle_since < self.keepalive_expiry:
                 return conn
+            conn.close()
         return None
 
     async def _connect(self, key: _Key) -> _Connection:
@@ -239,6 +264,7 @@ class HTTP11Transport(httpx.AsyncBaseTransport):
     def release(self, key: _Key, conn: _Connection) -> None:
         idle = self._idle.setdefault(key, [])
         if conn.reusable() and len(idle) < self._max_idle:
+            conn.idle_since = asyncio.get_running_loop().time()
             idle.append(conn)
         else:
             conn.close()

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Iterable
 
 import httpx
 
-from gateway.errors import GatewayError, UpstreamTimeout, UpstreamUnreachable
+from gateway.errors import GatewayError, InvalidRequest, UpstreamTimeout, UpstreamUnreachable
 
 # Never forwarded in either direction (RFC 9110 7.6.1), plus what the gateway recomputes.
 HOP_BY_HOP = frozenset(
@@ -42,8 +42,13 @@ APP_HEADERS = frozenset(
         "x-subject-tags",
         "x-operational-state",
         "cookie",
+        # The provider account is the gateway's to choose, not the tenant's.
+        "openai-organization",
+        "openai-project",
     }
 )
+# Never relayed back: they describe the gateway's provider account or set its cookies.
+PROVIDER_ONLY = frozenset({"set-cookie", "openai-organization", "openai-project"})
 
 
 class Upstream:
@@ -70,10 +75,14 @@ class Upstream:
         return f"{self.base_url}{tail}" + (f"?{query.decode('latin-1')}" if query else "")
 
     def headers(self, client_headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        pairs = list(client_headers)
+        named = _connection_tokens(pairs)
         out = [
             (k, v)
-            for k, v in client_headers
-            if (name := k.decode("latin-1").lower()) not in HOP_BY_HOP and name not in APP_HEADERS
+            for k, v in pairs
+            if (name := k.decode("latin-1").lower()) not in HOP_BY_HOP
+            and name not in APP_HEADERS
+            and name not in named
         ]
         out.append((b"accept-encoding", b"identity"))
         if self._auth is not None:
@@ -84,7 +93,12 @@ class Upstream:
         self, method: str, url: str, headers: list[tuple[bytes, bytes]], body: bytes
     ) -> httpx.Response:
         """Send and return once the response head arrived; the caller closes the response."""
-        request = self._client.build_request(method, url, headers=headers, content=body)
+        try:
+            request = self._client.build_request(method, url, headers=headers, content=body)
+        except httpx.InvalidURL as exc:
+            raise InvalidRequest(
+                "The request path cannot be forwarded.", code="invalid_path"
+            ) from exc
         try:
             return await self._client.send(request, stream=True)
         except httpx.HTTPError as exc:
@@ -106,15 +120,36 @@ class Upstream:
             raise self._translate(exc) from exc
 
     def _translate(self, exc: httpx.HTTPError) -> GatewayError:
+        error: GatewayError
         if isinstance(exc, httpx.TimeoutException):
-            return UpstreamTimeout(f"upstream {self.base_url} timed out ({type(exc).__name__})")
-        return UpstreamUnreachable(
-            f"upstream {self.base_url} unreachable or failed ({type(exc).__name__})"
-        )
+            error = UpstreamTimeout(f"upstream {self.base_url} timed out ({type(exc).__name__})")
+        else:
+            error = UpstreamUnreachable(
+                f"upstream {self.base_url} unreachable or failed ({type(exc).__name__})"
+            )
+        # Past connecting, the request may have been processed: the caller books an estimate.
+        error.reached_upstream = not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
+        return error
 
     async def aclose(self) -> None:
         await self._client.aclose()
 
 
 def response_headers(headers: httpx.Headers) -> list[tuple[bytes, bytes]]:
-    return [(k, v) for k, v in headers.raw if k.decode("latin-1").lower() not in HOP_BY_HOP]
+    named = _connection_tokens(headers.raw)
+    return [
+        (k, v)
+        for k, v in headers.raw
+        if (name := k.decode("latin-1").lower()) not in HOP_BY_HOP
+        and name not in PROVIDER_ONLY
+        and name not in named
+    ]
+
+
+def _connection_tokens(pairs: Iterable[tuple[bytes, bytes]]) -> set[str]:
+    """Headers a `Connection:` header names are hop-by-hop too (RFC 9110 7.6.1)."""
+    named: set[str] = set()
+    for key, value in pairs:
+        if key.lower() == b"connection":
+            named.update(t.strip().lower() for t in value.decode("latin-1").split(","))
+    return named

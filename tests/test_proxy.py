@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import re
 from decimal import Decimal
 
@@ -176,7 +177,8 @@ def test_app_headers_and_tenant_key_never_reach_the_upstream(
         model="gpt-4o-mini", messages=SHORT, extra_headers=app_headers
     )
     (seen,) = upstream_log.since()
-    assert seen["headers"]["authorization"] == f"Bearer {PROVIDER_KEY}"
+    provider = hashlib.sha256(f"Bearer {PROVIDER_KEY}".encode()).hexdigest()
+    assert seen["headers"]["authorization"] == provider
     assert not {h.lower() for h in app_headers} & set(seen["headers"]) - {"connection"}
     (record,) = sqlite_gateway.admin("/admin/ledger").json()["records"]
     assert (record["customer"], record["conversation"]) == ("cust-9", "conv-1")

@@ -76,14 +76,58 @@ def test_a_connection_the_server_closed_is_not_reused() -> None:
     run(close_after_each_response, scenario)
 
 
-def test_a_closed_connection_not_yet_noticed_is_retried_once() -> None:
+def test_a_connection_idle_past_its_expiry_is_not_reused() -> None:
+    connections = []
+
+    async def keep_alive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connections.append(writer)
+        while True:
+            try:
+                body = await read_request(reader)
+            except asyncio.IncompleteReadError:
+                return
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+            await writer.drain()
+
+    async def scenario(url: str, transport: HTTP11Transport) -> None:
+        transport.keepalive_expiry = 0.2
+        async with httpx.AsyncClient(transport=transport) as client:
+            await client.post(url, content=b"a")
+            await client.post(url, content=b"b")  # reused
+            assert len(connections) == 1
+            await asyncio.sleep(0.3)
+            assert (await client.post(url, content=b"c")).text == "c"
+            assert len(connections) == 2
+
+    run(keep_alive, scenario)
+
+
+async def odd_responses(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    head = await reader.readuntil(b"\r\n\r\n")
+    if head.startswith(b"HEAD"):
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1234\r\n\r\n")
+        await writer.drain()
+        await asyncio.sleep(5)
+    elif b"/eof" in head:
+        writer.write(b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end")
+    else:
+        writer.write(
+            b"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\n"
+            b"HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok"
+        )
+    await writer.drain()
+
+
+def test_head_eof_bodies_and_informational_responses() -> None:
     async def scenario(url: str, transport: HTTP11Transport) -> None:
         async with httpx.AsyncClient(transport=transport) as client:
-            assert (await client.post(url, content=b"one")).text == "one"
-            # No pause: the close may not have been seen yet when the next request goes out.
-            assert (await client.post(url, content=b"two")).text == "two"
+            head = await client.head(url)
+            assert head.status_code == 200 and head.content == b""
+            assert (await client.get(url + "/eof")).text == "until the end"
+            hinted = await client.get(url + "/hint")
+            assert (hinted.status_code, hinted.text) == (201, "ok")
 
-    run(close_after_each_response, scenario)
+    run(odd_responses, scenario, read_timeout=2)
 
 
 async def chunked(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
