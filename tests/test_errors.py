@@ -117,7 +117,7 @@ def test_unknown_route_and_method(sqlite_gateway: GatewayProc) -> None:
                 f"GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: {auth['Authorization']}"
                 "\r\nConnection: close\r\n\r\n".encode()
             )
-            answer = b"".join(iter(lambda: sock.recv(65536), b""))  # noqa: B023
+            answer = b"".join(iter(lambda: sock.recv(65536), b""))
         assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
         assert b'"invalid_path"' in answer
 
