@@ -138,6 +138,16 @@ class ConversationStore:
                 },
             )
 
+    async def load_with_facts(
+        self, tenant: str, conversation: str, facts_key_: str
+    ) -> tuple[ConversationRecord | None, list[Fact]]:
+        """The conversation and the facts it may use, in one store round trip."""
+        conv, facts = await self._store.get_docs(
+            tenant, [(CONVERSATION, conversation), (FACTS, facts_key_)]
+        )
+        record = None if conv is None else ConversationRecord.from_json(conv)
+        return record, [fact_from_json(f) for f in (facts or {}).get("facts", [])]
+
     async def facts(self, tenant: str, key: str) -> list[Fact]:
         doc = await self._store.get_doc(FACTS, tenant, key)
         return [fact_from_json(f) for f in (doc or {}).get("facts", [])]

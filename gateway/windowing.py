@@ -40,6 +40,7 @@ from gateway.window import (
 
 log = logging.getLogger("gateway.windowing")
 EPISODE_SUMMARY_TOKENS = 300
+RECENT_KEPT = 8  # verbatim messages kept per conversation, for its episode summary
 
 
 class EngineTokens:
@@ -49,9 +50,17 @@ class EngineTokens:
         self._counter = counter
         self._model = model
         self._factor = counter.factor(model)
+        # Within one request the engine asks about the same message objects several
+        # times: remember them by identity (the objects live as long as this request).
+        self._seen: dict[int, tuple[Any, int]] = {}
 
     def message(self, message: Any) -> int:
-        return round(self._counter.message_tokens(self._model, message) * self._factor)
+        hit = self._seen.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        count = round(self._counter.message_tokens(self._model, message) * self._factor)
+        self._seen[id(message)] = (message, count)
+        return count
 
     def text(self, text: str) -> int:
         return round(self._counter.text_tokens(self._model, text) * self._factor)
@@ -154,7 +163,8 @@ class WindowBuilder:
         now: float,
     ) -> Turn:
         tenant = caller.tenant
-        record = await self.conversations.load(tenant.name, conv_id)
+        fkey = facts_key(caller.customer, conv_id)
+        record, facts = await self.conversations.load_with_facts(tenant.name, conv_id, fkey)
         new = record is None
         if record is None:
             record = ConversationRecord(id=conv_id, tenant=tenant.name, started=now)
@@ -163,8 +173,6 @@ class WindowBuilder:
         record.plan, record.closed = tenant.plan, False
         record.conversation_class = self._classify(caller, record, model, messages, new)
         policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
-        fkey = facts_key(record.customer, conv_id)
-        facts = await self.conversations.facts(tenant.name, fkey)
         episodes = await self._episodes(caller, record, model, now)
         inp = WindowInput(
             messages=messages,
@@ -296,7 +304,7 @@ class WindowBuilder:
         ]
         head = next((i + 1 for i, m in enumerate(transcript) if m.get("role") == "user"), 0)
         record.opening = transcript[:head]
-        record.recent = transcript[max(record.cursor, head) :][-20:]
+        record.recent = transcript[max(record.cursor, head) :][-RECENT_KEPT:]
         try:
             if turn.new_conversation:
                 await self.conversations.register(record)

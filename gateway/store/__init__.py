@@ -26,6 +26,11 @@ class Store(Protocol):
     async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
         """A JSON document (conversation state, a customer's facts, ...), by tenant."""
 
+    async def get_docs(
+        self, tenant: str, wanted: Sequence[tuple[str, str]]
+    ) -> list[dict[str, Any] | None]:
+        """Several (kind, key) documents in one round trip, in the order asked."""
+
     async def put_doc(self, kind: str, tenant: str, key: str, doc: dict[str, Any]) -> None: ...
 
     async def delete_doc(self, kind: str, tenant: str, key: str) -> bool: ...

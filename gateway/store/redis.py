@@ -130,6 +130,18 @@ class RedisStore:
             raise self._unavailable(exc) from exc
         return None if raw is None else dict(orjson.loads(raw))
 
+    async def get_docs(
+        self, tenant: str, wanted: Sequence[tuple[str, str]]
+    ) -> list[dict[str, Any] | None]:
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for kind, key in wanted:
+                    pipe.hget(f"gw:doc:{kind}:{tenant}", key)
+                raw = await pipe.execute()
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+        return [None if r is None else dict(orjson.loads(r)) for r in raw]
+
     async def put_doc(self, kind: str, tenant: str, key: str, doc: dict[str, Any]) -> None:
         try:
             await self._redis.hset(f"gw:doc:{kind}:{tenant}", key, orjson.dumps(doc))

@@ -124,6 +124,17 @@ class SQLiteStore:
         row = await self._run(lambda conn: conn.execute(sql, (kind, tenant, key)).fetchone())
         return None if row is None else dict(orjson.loads(row[0]))
 
+    async def get_docs(
+        self, tenant: str, wanted: Sequence[tuple[str, str]]
+    ) -> list[dict[str, Any] | None]:
+        sql = "SELECT body FROM docs WHERE kind = ? AND tenant = ? AND key = ?"
+
+        def read(conn: sqlite3.Connection) -> list[dict[str, Any] | None]:
+            rows = [conn.execute(sql, (kind, tenant, key)).fetchone() for kind, key in wanted]
+            return [None if r is None else dict(orjson.loads(r[0])) for r in rows]
+
+        return await self._run(read)
+
     async def put_doc(self, kind: str, tenant: str, key: str, doc: dict[str, Any]) -> None:
         sql = "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?)"
         body = orjson.dumps(doc)
