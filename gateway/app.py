@@ -17,6 +17,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway import admin
+from gateway import conversation_api as conv
 from gateway.chat import chat_completions
 from gateway.config import SIMULATOR, Settings, load_settings
 from gateway.errors import GatewayError, NotFound
@@ -101,6 +102,12 @@ def create_app(settings: Settings) -> Starlette:
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
     routes = [
         Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/conversations/{conversation}", conv.get_conversation, methods=["GET"]),
+        Route("/v1/conversations/{conversation}/state", conv.put_state, methods=["PUT"]),
+        Route("/v1/conversations/{conversation}/close", conv.close_conversation, methods=["POST"]),
+        Route("/v1/customers/{customer}/facts", conv.get_facts, methods=["GET"]),
+        Route("/v1/customers/{customer}/facts", conv.put_facts, methods=["PUT"]),
+        Route("/v1/customers/{customer}/facts", conv.delete_facts, methods=["DELETE"]),
         Route("/v1/{rest:path}", passthrough, methods=methods),
         Route("/admin/spend", admin.spend, methods=["GET"]),
         Route("/admin/ledger", admin.ledger, methods=["GET"]),

@@ -29,6 +29,7 @@ class ConversationRecord:
     channel: str = "unknown"
     conversation_class: str | None = None
     plan: str = ""
+    model: str = ""
     turns: int = 0
     summary: str = ""
     cursor: int = 0

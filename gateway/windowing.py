@@ -170,7 +170,7 @@ class WindowBuilder:
             record = ConversationRecord(id=conv_id, tenant=tenant.name, started=now)
         record.customer = caller.customer or record.customer
         record.channel = caller.channel or record.channel
-        record.plan, record.closed = tenant.plan, False
+        record.plan, record.model, record.closed = tenant.plan, model, False
         record.conversation_class = self._classify(caller, record, model, messages, new)
         policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
         episodes = await self._episodes(caller, record, model, now)

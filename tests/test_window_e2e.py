@@ -1,0 +1,250 @@
+"""The budgeted window through a running gateway, the openai SDK and the simulator."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import openai
+import yaml
+
+from tests.conftest import UpstreamLog
+from tests.servers import GatewayProc, start_gateway
+
+SYSTEM = "You are the support agent of an online store. Be brief and precise."
+OPENING = "Hello, my parcel arrived with a broken lid and I would like a replacement sent."
+
+
+def _prompt_text(entry: dict) -> str:
+    return "\n".join(str(m.get("content")) for m in entry["messages"])
+
+
+def _converse(
+    gw: GatewayProc, turns: int, conversation: str, **headers: str
+) -> list[httpx.Headers]:
+    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
+    messages: list = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": OPENING}]
+    seen = []
+    for turn in range(1, turns + 1):
+        if turn == 2:
+            messages.append(
+                {"role": "user", "content": "The order number is ORD-48213, bought in May."}
+            )
+        elif turn > 2:
+            messages.append(
+                {
+                    "role": "user",
+                    "content": f"Turn {turn}: any update on the courier? "
+                    "I am at home all afternoon and can sign for it.",
+                }
+            )
+        raw = client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={
+                "X-Conversation-Id": conversation,
+                "X-Simulator-Log-Messages": "1",
+                **headers,
+            },
+        )
+        reply = raw.parse()
+        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+        seen.append(raw.headers)
+    return seen
+
+
+def test_a_150_turn_conversation_stays_in_quota_and_keeps_what_matters(
+    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+) -> None:
+    headers = _converse(sqlite_gateway, 150, "long-150")
+    sent = upstream_log.since()
+    assert len(sent) == 150
+    quota = 8000  # plan pro, class support (policies/context.yaml)
+    assert {h["x-gateway-class"] for h in headers} == {"support"}
+    for turn, (entry, h) in enumerate(zip(sent, headers, strict=True), start=1):
+        assert int(h["x-gateway-window-tokens"]) <= quota
+        prompt = _prompt_text(entry)
+        assert OPENING in prompt, f"turn {turn} lost the opening request"
+        if turn >= 3:
+            assert "ORD-48213" in prompt, f"turn {turn} lost the order number"
+    assert int(headers[-1]["x-gateway-evicted-turns"]) > 0, "150 turns must need compaction"
+    first_100 = sent[:100]
+    prompt = sum(e["usage"]["prompt_tokens"] for e in first_100)
+    cached = sum(e["usage"]["prompt_tokens_details"]["cached_tokens"] for e in first_100)
+    assert cached / prompt >= 0.60, f"cached share {cached / prompt:.2f}"
+    state = httpx.get(
+        f"{sqlite_gateway.v1}/conversations/long-150",
+        headers={"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"},
+    ).json()
+    assert state["class"] == "support" and state["turns"] == 150
+    assert state["cursor"] > 0 and "ORD-48213" in state["summary"]
+    assert state["quota_hits"] > 0 and state["over_quota_turns"] == 0
+
+
+def _turns(
+    gw: GatewayProc, conversation: str, channel: str, texts: list[str], **headers: str
+) -> list:
+    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
+    messages: list = [{"role": "system", "content": SYSTEM}]
+    for text in texts:
+        messages.append({"role": "user", "content": text})
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={
+                "X-Conversation-Id": conversation,
+                "X-Customer-Id": "cust-7",
+                "X-Channel": channel,
+                "X-Simulator-Log-Messages": "1",
+                **headers,
+            },
+        )
+        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+    return messages
+
+
+def test_earlier_episodes_arrive_as_channel_tagged_summaries(
+    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+) -> None:
+    phone = _turns(
+        sqlite_gateway,
+        "call-1",
+        "phone",
+        [
+            "Hi, this is Marta calling about order ORD-555. The weather is lovely today.",
+            "The invoice INV-9001 shows $120.50 but I was quoted less. It is a long story really.",
+        ],
+    )
+    chat = _turns(
+        sqlite_gateway,
+        "chat-1",
+        "webchat",
+        [
+            "Following up on my call about ORD-555. Nothing much else happened since then.",
+        ],
+    )
+    auth = {"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"}
+    closed = httpx.post(f"{sqlite_gateway.v1}/conversations/call-1/close", headers=auth)
+    assert closed.status_code == 200 and "ORD-555" in closed.json()["episode_summary"]
+    start = len(upstream_log.all())
+    _turns(sqlite_gateway, "mail-1", "email", ["Any news on my refund?"])
+    (entry,) = upstream_log.all()[start:]
+    prompt = _prompt_text(entry)
+    assert "[phone]" in prompt and "[webchat]" in prompt
+    assert prompt.index("[phone]") > prompt.index("[webchat]")  # newest first
+    for earlier in (*phone, *chat):
+        if earlier["role"] != "system":
+            assert earlier["content"] not in prompt, "a raw turn of an earlier episode leaked"
+
+
+def test_facts_respect_scopes_and_say_where_they_came_from(
+    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+) -> None:
+    auth = {"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"}
+    facts = [
+        {
+            "text": "Delivery address is Rua Augusta 100",
+            "tags": ["delivery"],
+            "scope": "basic",
+            "source_channel": "phone",
+        },
+        {
+            "text": "Card ending 4242 on file",
+            "tags": ["billing"],
+            "scope": "payment",
+            "source_channel": "crm",
+            "confirmed": True,
+            "confirmed_at": 1_790_000_000,
+        },
+        {
+            "text": "VIP customer since 2019",
+            "tags": ["account"],
+            "scope": "basic",
+            "source_channel": "crm",
+            "confirmed": True,
+            "confirmed_at": 1_790_000_000,
+        },
+    ]
+    put = httpx.put(
+        f"{sqlite_gateway.v1}/customers/cust-9/facts", json={"facts": facts}, headers=auth
+    )
+    assert put.status_code == 200 and len(put.json()["facts"]) == 3
+    client = openai.OpenAI(
+        base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["acme"], max_retries=0
+    )
+    client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": "When does my delivery come?"}],
+        extra_headers={
+            "X-Customer-Id": "cust-9",
+            "X-Customer-Scopes": "basic",
+            "X-Simulator-Log-Messages": "1",
+        },
+    )
+    prompt = _prompt_text(upstream_log.since()[-1])
+    assert "Card ending 4242" not in prompt  # above the customer's verified scope
+    assert "Rua Augusta 100 [unconfirmed; source: phone transcript]" in prompt
+    assert "VIP customer since 2019 [confirmed 2026-09-21; source: crm]" in prompt
+    gone = httpx.delete(f"{sqlite_gateway.v1}/customers/cust-9/facts", headers=auth)
+    assert gone.json() == {"deleted": 3}
+    assert httpx.get(f"{sqlite_gateway.v1}/customers/cust-9/facts", headers=auth).json() == {
+        "facts": []
+    }
+    other = httpx.get(
+        f"{sqlite_gateway.v1}/customers/cust-9/facts",
+        headers={"Authorization": f"Bearer {sqlite_gateway.keys['globex']}"},
+    )
+    assert other.json() == {"facts": []}  # tenants never see each other's customers
+
+
+def test_output_reserve_caps_max_tokens_and_operational_state_goes_last(
+    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+) -> None:
+    client = openai.OpenAI(
+        base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["acme"], max_retries=0
+    )
+    for asked, expected in ((None, 800), (5000, 800), (50, 50)):
+        extra = {} if asked is None else {"max_tokens": asked}
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "Is the shop open?"}],
+            extra_headers={
+                "X-Operational-State": '{"ticket": "T-1"}',
+                "X-Simulator-Log-Messages": "1",
+            },
+            **extra,
+        )
+        entry = upstream_log.since()[-1]
+        assert entry["max_tokens"] == expected
+        assert "T-1" in entry["messages"][-1]["content"]
+
+
+def test_model_summarizer_is_used_and_booked_and_falls_back(
+    tmp_path: Path, simulator_url: str, upstream_log: UpstreamLog
+) -> None:
+    for model, expect_calls in (("gpt-4o-mini", True), ("fail-summarizer", False)):
+        root = tmp_path / model
+        gw = start_gateway(root, simulator_url, f"sqlite:///{root / 'g.db'}")
+        policy = yaml.safe_load((root / "policies" / "context.yaml").read_text())
+        policy["summarizer"]["model"] = model
+        policy["classes"]["support"]["quota_tokens"] = 2600
+        policy["plans"]["pro"]["classes"]["support"]["quota_tokens"] = 2600
+        policy["defaults"]["transcript_floor"] = 1200
+        (root / "policies" / "context.yaml").write_text(yaml.safe_dump(policy))
+        gw.restart()
+        try:
+            _converse(gw, 40, f"sum-{model}")
+            ledger = gw.admin("/admin/ledger").json()["records"]
+            calls = [r for r in ledger if r["route"] == "summarizer"]
+            assert bool(calls) is expect_calls  # a failed (500) call is not billed
+            state = httpx.get(
+                f"{gw.v1}/conversations/sum-{model}",
+                headers={"Authorization": f"Bearer {gw.keys['acme']}"},
+            ).json()
+            assert state["cursor"] > 0 and state["summary"]
+            if model.startswith("fail-"):
+                assert "ORD-48213" in state["summary"]  # the extractive fallback kept it
+            else:
+                assert all(r["model"] == model and r["fresh_input_tokens"] > 0 for r in calls)
+        finally:
+            gw.stop()
