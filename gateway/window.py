@@ -68,7 +68,10 @@ class Memory:
 
     summary: str = ""
     cursor: int = 0  # transcript[head_end:cursor] lives in the summary
-    anchor: str = ""  # fingerprint of transcript[cursor - 1], to notice a rewritten history
+    # Fingerprints of the first and last summarized messages: a history rewritten at
+    # either end of the summarized span (or shortened) resets the memory. Checking every
+    # summarized message would cost time in proportion to the whole history each turn.
+    anchor: str = ""
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,10 @@ def fingerprint(message: Any) -> str:
     ).hexdigest()
 
 
+def _anchor(transcript: Sequence[Any], head_end: int, cursor: int) -> str:
+    return fingerprint(transcript[head_end]) + fingerprint(transcript[cursor - 1])
+
+
 # -- segmentation ---------------------------------------------------------------------
 
 
@@ -148,7 +155,7 @@ def _split(messages: Sequence[Any], memory: Memory) -> _Segments:
         memory.summary
         and head_end < cursor <= len(transcript)
         and (cursor == len(transcript) or cursor in starts)
-        and fingerprint(transcript[cursor - 1]) == memory.anchor
+        and _anchor(transcript, head_end, cursor) == memory.anchor
     )
     if not valid:
         memory = Memory(cursor=head_end)
@@ -348,7 +355,7 @@ def compacted_memory(messages: Sequence[Any], compaction: Compaction, summary: s
     return Memory(
         summary=summary,
         cursor=compaction.new_cursor,
-        anchor=fingerprint(transcript[compaction.new_cursor - 1]),
+        anchor=_anchor(transcript, compaction.head_end, compaction.new_cursor),
     )
 
 

@@ -1,0 +1,324 @@
+"""The window engine's invariants over random conversations and policies (hypothesis),
+plus a table of small cases. The engine is pure: no gateway is started here."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gateway.policy import WindowPolicy
+from gateway.summarize import extractive_summary
+from gateway.tokens import TokenCounter
+from gateway.window import (
+    Episode,
+    Fact,
+    Memory,
+    WindowInput,
+    assemble,
+    compacted_memory,
+    plan_compaction,
+    render_fact,
+)
+from gateway.windowing import EngineTokens
+
+COUNTER = TokenCounter()
+WORDS = [
+    "order",
+    "refund",
+    "ORD-1234",
+    "courier",
+    "tomorrow",
+    "$45.00",
+    "invoice",
+    "the",
+    "box",
+    "Maria",
+    "will",
+    "send",
+    "replacement",
+    "delivery",
+    "address",
+    "blue",
+    "size",
+    "ok",
+]
+
+
+def tokens() -> EngineTokens:
+    return EngineTokens(COUNTER, "gpt-4o-mini")
+
+
+@st.composite
+def sentence(draw: Any) -> str:
+    words = draw(st.lists(st.sampled_from(WORDS), min_size=2, max_size=30))
+    return " ".join(words).capitalize() + "."
+
+
+@st.composite
+def turn(draw: Any, n: int) -> list[dict[str, Any]]:
+    user = {"role": "user", "content": " ".join(draw(st.lists(sentence(), min_size=1, max_size=4)))}
+    if draw(st.integers(0, 4)) == 0:  # a tool round trip
+        call_id = f"call_{n}"
+        return [
+            user,
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": "lookup_order", "arguments": '{"id": "ORD-1234"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": call_id, "content": draw(sentence())},
+            {"role": "assistant", "content": draw(sentence())},
+        ]
+    return [
+        user,
+        {"role": "assistant", "content": " ".join(draw(st.lists(sentence(), max_size=3)))},
+    ]
+
+
+@st.composite
+def policy(draw: Any) -> WindowPolicy:
+    quota = draw(st.integers(1500, 9000))
+    floor = draw(st.integers(200, quota // 3))
+    facts_floor = draw(st.integers(0, 200))
+    return WindowPolicy(
+        quota_tokens=quota,
+        operational_state_max=draw(st.integers(30, 300)),
+        facts_floor=facts_floor,
+        facts_ceiling=draw(st.integers(facts_floor, 1200)),
+        episodes_ceiling=draw(st.integers(0, 800)),
+        summary_ceiling=draw(st.integers(120, 1500)),
+        transcript_floor=floor,
+        keep_last_messages=draw(st.integers(1, 6)),
+        low_water=draw(st.floats(0.4, 1.0)),
+        output_reserve=draw(st.integers(50, 1000)),
+    )
+
+
+@st.composite
+def facts(draw: Any) -> list[Fact]:
+    out = []
+    for n in range(draw(st.integers(0, 12))):
+        out.append(
+            Fact(
+                id=f"f{n}",
+                text=draw(sentence()),
+                tags=tuple(draw(st.lists(st.sampled_from(WORDS), max_size=3))),
+                scope=draw(st.sampled_from(["basic", "payment", "verified"])),
+                source_channel=draw(st.sampled_from(["phone", "webchat", "crm"])),
+                confirmed=draw(st.booleans()),
+                created_at=float(n),
+            )
+        )
+    return out
+
+
+@st.composite
+def scenario(draw: Any) -> dict[str, Any]:
+    turns = [m for n in range(draw(st.integers(1, 30))) for m in draw(turn(n))]
+    return {
+        "transcript": turns,
+        "policy": draw(policy()),
+        "facts": draw(facts()),
+        "episodes": [
+            Episode(
+                f"c{n}", draw(st.sampled_from(["phone", "webchat"])), draw(sentence()), float(n)
+            )
+            for n in range(draw(st.integers(0, 4)))
+        ],
+        "scopes": tuple(
+            draw(st.lists(st.sampled_from(["basic", "payment"]), max_size=2, unique=True))
+        ),
+        "state": draw(st.one_of(st.none(), sentence())),
+        "system": [{"role": "system", "content": "You are the agent. " * draw(st.integers(1, 30))}],
+    }
+
+
+def run_conversation(sc: dict[str, Any]) -> None:
+    """Replay the conversation turn by turn as the gateway's shell does: plan, summarize,
+    persist, then assemble and send. Check every invariant on every request."""
+    p: WindowPolicy = sc["policy"]
+    t = tokens()
+    persisted = Memory()
+    events: list[tuple[str, Any]] = []
+    transcript = sc["transcript"]
+    user_ends = [i + 1 for i, m in enumerate(transcript) if m["role"] == "user"]
+    for end in user_ends:
+        messages = sc["system"] + transcript[:end]
+        inp = WindowInput(
+            messages=messages,
+            memory=persisted,
+            policy=p,
+            facts=sc["facts"],
+            episodes=sc["episodes"],
+            operational_state=sc["state"],
+            scopes=sc["scopes"],
+        )
+        compaction = plan_compaction(inp, t)
+        if compaction.fold:
+            previous = persisted.summary if persisted.cursor == compaction.first else ""
+            summary = (
+                extractive_summary(previous, compaction.fold, p.summary_ceiling, t.text) or "(none)"
+            )
+            persisted = compacted_memory(messages, compaction, summary)
+            events.append(("persist", persisted.cursor))
+            inp = dataclasses.replace(inp, memory=persisted)
+        window = assemble(inp, t)
+        head_end = next(i for i, m in enumerate(transcript) if m["role"] == "user") + 1
+        events.append(("send", (window.report.evicted_messages, head_end)))
+        check_window(sc, messages, persisted, window, t)
+    check_order(events)
+
+
+def check_window(
+    sc: dict[str, Any], messages: list[Any], memory: Memory, window: Any, t: Any
+) -> None:
+    p: WindowPolicy = sc["policy"]
+    out, report = window.messages, window.report
+    system = sc["system"]
+    transcript = messages[len(system) :]
+    # the system instruction, intact and first
+    assert out[: len(system)] == system
+    # the first user turn, verbatim
+    first_user = next(m for m in transcript if m["role"] == "user")
+    assert any(m is first_user for m in out)
+    # the last K messages verbatim, in order, at the end (before the operational state)
+    tail = out[:-1] if sc["state"] else out
+    k = min(p.keep_last_messages, len(transcript))
+    assert tail[-k:] == transcript[-k:]
+    # within quota, or flagged as the documented exception
+    assert report.over_quota == (report.history_tokens > p.quota_tokens)
+    if not report.over_quota:
+        assert report.history_tokens <= p.quota_tokens
+    # no fact above the customer's scopes
+    text = "\n".join(str(m.get("content")) for m in out)
+    for fact in sc["facts"]:
+        if fact.scope not in sc["scopes"]:
+            assert render_fact(fact) not in text
+    # no tool result without its call, and the kept turns never start on a tool result
+    calls = {c["id"] for m in out if m.get("tool_calls") for c in m["tool_calls"]}
+    for n, m in enumerate(out):
+        if m["role"] == "tool":
+            assert m["tool_call_id"] in calls
+            assert out[n - 1]["role"] in ("assistant", "tool")
+    # every message left out is covered by the persisted summary
+    left_out = [m for m in transcript if not any(m is o for o in out)]
+    head_end = transcript.index(first_user) + 1
+    assert len(left_out) == memory.cursor - head_end if left_out else True
+    if left_out:
+        assert memory.summary and any(memory.summary in str(m.get("content")) for m in out)
+
+
+def check_order(events: list[tuple[str, Any]]) -> None:
+    """A request that lacks turns is only sent after a summary covering them was persisted."""
+    covered = 0  # transcript[:covered] is summarized in a persisted summary
+    for kind, value in events:
+        if kind == "persist":
+            covered = value
+        else:
+            evicted, head_end = value
+            assert evicted == 0 or head_end + evicted <= covered
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario())
+def test_invariants_hold_on_every_turn(sc: dict[str, Any]) -> None:
+    run_conversation(sc)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenario(), st.integers(1, 40))
+def test_later_slices_never_take_from_earlier_ones(sc: dict[str, Any], extra: int) -> None:
+    """More transcript never costs the operational state, the facts or the episodes."""
+    t = tokens()
+    p = sc["policy"]
+    base = sc["system"] + [{"role": "user", "content": "hello"}]
+    longer = (
+        base
+        + [{"role": "assistant", "content": "ok " * 50}, {"role": "user", "content": "more " * 80}]
+        * extra
+    )
+    reports = []
+    for messages in (base, longer):
+        inp = WindowInput(
+            messages=messages,
+            memory=Memory(),
+            policy=p,
+            facts=sc["facts"],
+            episodes=sc["episodes"],
+            operational_state=sc["state"],
+            scopes=sc["scopes"],
+        )
+        reports.append(assemble(inp, t).report.slices)
+    for name in ("operational_state", "facts", "episodes"):
+        assert reports[1][name] == reports[0][name]
+
+
+@settings(max_examples=60, deadline=None)
+@given(facts(), st.lists(st.sampled_from(["basic", "payment", "verified"]), unique=True))
+def test_no_in_scope_fact_dropped_while_under_the_ceiling(
+    all_facts: list[Fact], scopes: list[str]
+) -> None:
+    t = tokens()
+    p = WindowPolicy(quota_tokens=20000, facts_ceiling=5000, transcript_floor=500)
+    inp = WindowInput(
+        messages=[{"role": "user", "content": "hi"}],
+        memory=Memory(),
+        policy=p,
+        facts=all_facts,
+        scopes=tuple(scopes),
+    )
+    out = "\n".join(str(m["content"]) for m in assemble(inp, t).messages)
+    visible = [f for f in all_facts if f.scope in scopes]
+    assert sum(t.text(render_fact(f)) + 1 for f in visible) <= p.facts_ceiling
+    for fact in visible:
+        assert render_fact(fact) in out
+
+
+def test_facts_beyond_the_ceiling_are_chosen_by_relevance_not_age() -> None:
+    t = tokens()
+    p = WindowPolicy(quota_tokens=6000, facts_floor=0, facts_ceiling=30, transcript_floor=500)
+    old_relevant = Fact("a", "Order ORD-1 was lost by the courier", ("delivery",), created_at=1.0)
+    new_irrelevant = Fact(
+        "b", "Prefers blue jackets in size M please", ("fashion",), created_at=9.0
+    )
+    inp = WindowInput(
+        messages=[{"role": "user", "content": "where is it?"}],
+        memory=Memory(),
+        policy=p,
+        facts=[old_relevant, new_irrelevant],
+        scopes=("basic",),
+        subject_tags=("delivery",),
+    )
+    text = "\n".join(str(m["content"]) for m in assemble(inp, t).messages)
+    assert "ORD-1" in text and "blue jackets" not in text
+
+
+@pytest.mark.parametrize("where", ["first", "last"])
+def test_a_history_rewritten_at_the_summarized_span_resets_the_memory(where: str) -> None:
+    t = tokens()
+    p = WindowPolicy(
+        quota_tokens=1200, transcript_floor=200, keep_last_messages=2, summary_ceiling=200
+    )
+    msgs = [{"role": "user", "content": "open"}] + [
+        {"role": r, "content": f"message {n} " * 30}
+        for n in range(20)
+        for r in ("assistant", "user")
+    ]
+    inp = WindowInput(messages=msgs, memory=Memory(), policy=p)
+    compaction = plan_compaction(inp, t)
+    memory = compacted_memory(msgs, compaction, "summary.")
+    edited = [*msgs]
+    at = compaction.head_end if where == "first" else compaction.new_cursor - 1
+    edited[at] = {"role": edited[at]["role"], "content": "edited"}
+    window = assemble(dataclasses.replace(inp, messages=edited, memory=memory), t)
+    assert window.report.evicted_messages == 0  # the stale summary is not used
