@@ -132,7 +132,7 @@ class _Segments:
     system: list[Any]
     transcript: list[Any]
     head_end: int
-    unit_starts: tuple[int, ...]  # starts of evictable units at or after head_end
+    unit_starts: tuple[int, ...]  # starts of the units at or after the cursor
     memory: Memory  # validated against this transcript
 
 
@@ -141,24 +141,27 @@ def _role(message: Any) -> str:
 
 
 def _split(messages: Sequence[Any], memory: Memory) -> _Segments:
+    """Work here follows the turns after the cursor, not the whole history."""
     k = 0
     while k < len(messages) and _role(messages[k]) in SYSTEM_ROLES:
         k += 1
     system, transcript = list(messages[:k]), list(messages[k:])
     first_user = next((i for i, m in enumerate(transcript) if _role(m) == "user"), -1)
     head_end = first_user + 1
-    # A unit never separates an assistant's tool calls from their results, so a kept
-    # transcript never starts on a tool result.
-    starts = [i for i in range(head_end, len(transcript)) if _role(transcript[i]) != "tool"]
     cursor = memory.cursor
     valid = (
         memory.summary
         and head_end < cursor <= len(transcript)
-        and (cursor == len(transcript) or cursor in starts)
+        and (cursor == len(transcript) or _role(transcript[cursor]) != "tool")
         and _anchor(transcript, head_end, cursor) == memory.anchor
     )
     if not valid:
         memory = Memory(cursor=head_end)
+    # A unit never separates an assistant's tool calls from their results, so a kept
+    # transcript never starts on a tool result.
+    starts = [
+        i for i in range(memory.cursor, len(transcript)) if _role(transcript[i]) != "tool"
+    ]
     return _Segments(system, transcript, head_end, tuple(starts), memory)
 
 
