@@ -36,15 +36,25 @@ POINTS = (5, 10, 20, 50, 100, 150, 200)
 def converse(url: str, turns: int, conversation: str) -> None:
     # Each run its own system prompt: no run may hit the simulator's cache of another.
     messages = [{"role": "system", "content": f"[{conversation}] {SYSTEM}"}]
-    headers = {"Authorization": f"Bearer {TENANT_KEYS['acme']}", "X-Conversation-Id": conversation,
-               "X-Conversation-Class": "default"}
+    headers = {
+        "Authorization": f"Bearer {TENANT_KEYS['acme']}",
+        "X-Conversation-Id": conversation,
+        "X-Conversation-Class": "default",
+    }
     with httpx.Client(timeout=60) as client:
         for n in range(turns):
-            text = f"Turn {n}: about order ORD-{1000 + n}. " + "I still have questions about it. " * 18
+            text = (
+                f"Turn {n}: about order ORD-{1000 + n}. " + "I still have questions about it. " * 18
+            )
             messages.append({"role": "user", "content": text})
-            reply = client.post(f"{url}/chat/completions", headers=headers,
-                                json={"model": "gpt-4o-mini", "messages": messages}).json()
-            messages.append({"role": "assistant", "content": reply["choices"][0]["message"]["content"]})
+            reply = client.post(
+                f"{url}/chat/completions",
+                headers=headers,
+                json={"model": "gpt-4o-mini", "messages": messages},
+            ).json()
+            messages.append(
+                {"role": "assistant", "content": reply["choices"][0]["message"]["content"]}
+            )
 
 
 def costs(entries: list[dict]) -> list[tuple[int, int, Decimal]]:
@@ -53,8 +63,14 @@ def costs(entries: list[dict]) -> list[tuple[int, int, Decimal]]:
     for e in entries:
         u = e["usage"]
         cached = u["prompt_tokens_details"]["cached_tokens"]
-        price = calc_price(Usage(input_tokens=u["prompt_tokens"], cache_read_tokens=cached,
-                                 output_tokens=u["completion_tokens"]), "gpt-4o-mini")
+        price = calc_price(
+            Usage(
+                input_tokens=u["prompt_tokens"],
+                cache_read_tokens=cached,
+                output_tokens=u["completion_tokens"],
+            ),
+            "gpt-4o-mini",
+        )
         out.append((u["prompt_tokens"], cached, price.total_price))
     return out
 
@@ -77,8 +93,9 @@ def run(args: argparse.Namespace) -> dict[str, list[tuple[int, int, Decimal]]]:
             try:
                 start = len(httpx.get(log_url).json())
                 converse(gw.v1, args.turns, name)
-                entries = [e for e in httpx.get(log_url).json()[start:]
-                           if e["model"] == "gpt-4o-mini"]
+                entries = [
+                    e for e in httpx.get(log_url).json()[start:] if e["model"] == "gpt-4o-mini"
+                ]
                 results[name] = costs(entries)
             finally:
                 gw.stop()
@@ -88,8 +105,11 @@ def run(args: argparse.Namespace) -> dict[str, list[tuple[int, int, Decimal]]]:
 
 
 def table(results: dict[str, list[tuple[int, int, Decimal]]]) -> str:
-    lines = [f"{'turns':>5} | " + " | ".join(f"{name:^34}" for name in results),
-             f"{'':>5} | " + " | ".join(f"{'input tok':>10} {'cached':>7} {'cost USD':>14}" for _ in results)]
+    lines = [
+        f"{'turns':>5} | " + " | ".join(f"{name:^34}" for name in results),
+        f"{'':>5} | "
+        + " | ".join(f"{'input tok':>10} {'cached':>7} {'cost USD':>14}" for _ in results),
+    ]
     for n in POINTS:
         cells = []
         for rows in results.values():
@@ -119,8 +139,11 @@ def plot(results: dict[str, list[tuple[int, int, Decimal]]], path: Path) -> None
         left.plot(xs, tokens, label=name)
         right.plot(xs, money, label=name)
     left.set(title="Input tokens of a conversation", xlabel="turns", ylabel="tokens (cumulative)")
-    right.set(title="Cost of a conversation (gpt-4o-mini, cached priced)", xlabel="turns",
-              ylabel="USD (cumulative)")
+    right.set(
+        title="Cost of a conversation (gpt-4o-mini, cached priced)",
+        xlabel="turns",
+        ylabel="USD (cumulative)",
+    )
     left.legend()
     right.legend()
     fig.tight_layout()

@@ -16,17 +16,19 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.policy import WindowPolicy  # noqa: E402
-from gateway.summarize import extractive_summary  # noqa: E402
-from gateway.tokens import TokenCounter  # noqa: E402
-from gateway.window import Fact, Memory, WindowInput, assemble, compacted_memory, plan_compaction  # noqa: E402
-from gateway.windowing import EngineTokens  # noqa: E402
+from gateway.policy import WindowPolicy
+from gateway.summarize import extractive_summary
+from gateway.tokens import TokenCounter
+from gateway.window import Fact, Memory, WindowInput, assemble, compacted_memory, plan_compaction
+from gateway.windowing import EngineTokens
 
 
 def history(turns: int) -> list[dict[str, str]]:
     msgs = [{"role": "system", "content": "You are a support agent for an online store. " * 10}]
     for n in range(turns):
-        msgs.append({"role": "user", "content": f"Turn {n}: about order ORD-{n:05d}, " + "details " * 60})
+        msgs.append(
+            {"role": "user", "content": f"Turn {n}: about order ORD-{n:05d}, " + "details " * 60}
+        )
         msgs.append({"role": "assistant", "content": f"Noted for turn {n}. " + "reply " * 25})
     return msgs
 
@@ -34,12 +36,17 @@ def history(turns: int) -> list[dict[str, str]]:
 def main() -> None:
     counter = TokenCounter()
     policy = WindowPolicy(quota_tokens=8000)
-    facts = [Fact(f"f{n}", f"Fact {n}: order ORD-{n:05d} shipped", ("order",), created_at=n) for n in range(10)]
+    facts = [
+        Fact(f"f{n}", f"Fact {n}: order ORD-{n:05d} shipped", ("order",), created_at=n)
+        for n in range(10)
+    ]
     print(f"{'turns':>6} {'messages':>9} {'plan+assemble':>14} {'steady (no fold)':>17}")
     for turns in (10, 50, 200, 1000):
         msgs = history(turns)
         tokens = EngineTokens(counter, "gpt-4o-mini")
-        inp = WindowInput(messages=msgs, memory=Memory(), policy=policy, facts=facts, scopes=("basic",))
+        inp = WindowInput(
+            messages=msgs, memory=Memory(), policy=policy, facts=facts, scopes=("basic",)
+        )
         compaction = plan_compaction(inp, tokens)
         memory = Memory()
         if compaction.fold:
@@ -55,7 +62,9 @@ def main() -> None:
             plan_compaction(inp, t)
             assemble(inp, t)
         per = (time.perf_counter() - start) / runs
-        print(f"{turns:>6} {len(msgs):>9} {per * 1e3:>12.3f}ms {'(cursor ' + str(memory.cursor) + ')':>17}")
+        print(
+            f"{turns:>6} {len(msgs):>9} {per * 1e3:>12.3f}ms {f'(cursor {memory.cursor})':>17}"
+        )
 
 
 if __name__ == "__main__":

@@ -79,6 +79,7 @@ def upstream_payload(call: ChatCall, turn: Turn) -> bytes:
 
 def window_headers(turn: Turn) -> list[tuple[bytes, bytes]]:
     return [
+        (b"x-gateway-conversation-id", turn.record.id.encode()),
         (b"x-gateway-class", (turn.record.conversation_class or "").encode()),
         (b"x-gateway-window-tokens", str(turn.window.report.history_tokens).encode()),
         (b"x-gateway-evicted-turns", str(turn.window.report.evicted_messages).encode()),

@@ -159,9 +159,7 @@ def _split(messages: Sequence[Any], memory: Memory) -> _Segments:
         memory = Memory(cursor=head_end)
     # A unit never separates an assistant's tool calls from their results, so a kept
     # transcript never starts on a tool result.
-    starts = [
-        i for i in range(memory.cursor, len(transcript)) if _role(transcript[i]) != "tool"
-    ]
+    starts = [i for i in range(memory.cursor, len(transcript)) if _role(transcript[i]) != "tool"]
     return _Segments(system, transcript, head_end, tuple(starts), memory)
 
 

@@ -79,6 +79,13 @@ def test_a_150_turn_conversation_stays_in_quota_and_keeps_what_matters(
     assert state["class"] == "support" and state["turns"] == 150
     assert state["cursor"] > 0 and "ORD-48213" in state["summary"]
     assert state["quota_hits"] > 0 and state["over_quota_turns"] == 0
+    metrics = httpx.get(f"{sqlite_gateway.url}/metrics").text
+    evicted = next(
+        line
+        for line in metrics.splitlines()
+        if line.startswith('context_turns_evicted_total{reason="quota"}')
+    )
+    assert float(evicted.split()[-1]) >= state["evicted_messages"] > 0
 
 
 def _turns(
@@ -248,3 +255,46 @@ def test_model_summarizer_is_used_and_booked_and_falls_back(
                 assert all(r["model"] == model and r["fresh_input_tokens"] > 0 for r in calls)
         finally:
             gw.stop()
+
+
+def test_stateless_apps_are_recognised_and_classes_move_up(sqlite_gateway: GatewayProc) -> None:
+    client = openai.OpenAI(
+        base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["acme"], max_retries=0
+    )
+    messages: list = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "My order ORD-77 never arrived."},
+    ]
+    ids, classes = [], []
+    for follow_up in (
+        "Still nothing.",
+        "I did not authorize this charge, I will open a chargeback.",
+    ):
+        raw = client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini", messages=messages
+        )
+        ids.append(raw.headers["x-gateway-conversation-id"])
+        classes.append(raw.headers["x-gateway-class"])
+        messages += [
+            {"role": "assistant", "content": raw.parse().choices[0].message.content},
+            {"role": "user", "content": follow_up},
+        ]
+    raw = client.chat.completions.with_raw_response.create(model="gpt-4o-mini", messages=messages)
+    ids.append(raw.headers["x-gateway-conversation-id"])
+    classes.append(raw.headers["x-gateway-class"])
+    assert len(set(ids)) == 1 and ids[0].startswith("fp-")  # no X-Conversation-Id needed
+    assert classes == ["support", "support", "dispute"]
+    state = httpx.get(
+        f"{sqlite_gateway.v1}/conversations/{ids[0]}",
+        headers={"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"},
+    ).json()
+    assert (state["turns"], state["class"]) == (3, "dispute")
+    other = httpx.get(
+        f"{sqlite_gateway.v1}/conversations/{ids[0]}",
+        headers={"Authorization": f"Bearer {sqlite_gateway.keys['globex']}"},
+    )
+    assert other.status_code == 404  # another tenant cannot see it
+    metrics = httpx.get(f"{sqlite_gateway.url}/metrics").text
+    assert 'context_class_turns_total{class="support"} 2.0' in metrics
+    assert 'context_class_turns_total{class="dispute"} 1.0' in metrics
+    assert "context_window_used_tokens_bucket" in metrics

@@ -1,0 +1,120 @@
+"""Policies and classification: strict files, layered numbers, classes that only move up."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gateway.classify import Classifier
+from gateway.errors import ConfigError, InvalidRequest
+from gateway.policy import PolicyFile, load_policies
+from tests.servers import REPO, write_config
+
+
+@pytest.fixture(scope="module")
+def classifier() -> Classifier:
+    return Classifier.from_policy(load_policies(REPO / "policies").file)
+
+
+@pytest.mark.parametrize(
+    ("header", "channel", "text", "previous", "expected"),
+    [
+        ("technical", None, "my order is late", None, "technical"),  # the header wins
+        (None, None, "My order ORD-1 is late", None, "support"),
+        (None, None, "I want to open a chargeback", None, "dispute"),
+        (None, "catalog", "hello", None, "catalog"),
+        (None, None, "hello there", None, "default"),
+        (None, None, "I will file a dispute for this", "support", "dispute"),  # moves up
+        (None, None, "do you sell blue hats?", "support", "support"),  # never down
+        (None, None, "thanks", "dispute", "dispute"),
+        (None, None, "We get error code 502 from the webhook", None, "technical"),
+    ],
+)
+def test_classification(
+    classifier: Classifier,
+    header: str | None,
+    channel: str | None,
+    text: str,
+    previous: str | None,
+    expected: str,
+) -> None:
+    got = classifier.classify(
+        header=header, channel=channel, model="gpt-4o-mini", user_texts=[text], previous=previous
+    )
+    assert got == expected
+
+
+def test_an_unknown_class_header_is_a_clear_400(classifier: Classifier) -> None:
+    with pytest.raises(InvalidRequest) as info:
+        classifier.classify(header="vip", channel=None, model="m", user_texts=[], previous=None)
+    assert "X-Conversation-Class" in info.value.message and info.value.status == 400
+
+
+def test_layers_plan_over_class_over_defaults() -> None:
+    policies = load_policies(REPO / "policies")
+    assert policies.resolve("pro", "support", "gpt-4o-mini").quota_tokens == 8000
+    assert policies.resolve("basic", "support", "gpt-4o-mini").quota_tokens == 5000
+    assert policies.resolve("basic", "catalog", "x").quota_tokens == 3000
+    dispute = policies.resolve("enterprise", "dispute", "local-llama")
+    assert (dispute.quota_tokens, dispute.turn_ceiling, dispute.context_window) == (14000, 6, 32000)
+
+
+def _policy_dir(tmp_path: Path, change: dict) -> Path:
+    write_config(tmp_path, "simulator", "sqlite:///a.db")
+    path = tmp_path / "policies" / "context.yaml"
+    data = yaml.safe_load(path.read_text())
+    for dotted, value in change.items():
+        node = data
+        *parents, leaf = dotted.split(".")
+        for key in parents:
+            node = node[key]
+        node[leaf] = value
+    path.write_text(yaml.safe_dump(data))
+    return tmp_path / "policies"
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        ({"defaults.quota_tokenz": 5}, "defaults.quota_tokenz"),
+        ({"classes.support.low_water": 1.5}, "classes.support.low_water"),
+        ({"default_class": "nope"}, "-"),
+        ({"classes.dispute.quota_tokens": 200000}, "classes.dispute"),
+        ({"extraction.order_number.regex": "(unclosed"}, "extraction.order_number.regex"),
+    ],
+)
+def test_policy_errors_name_file_and_key(tmp_path: Path, change: dict, key: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_policies(_policy_dir(tmp_path, change))
+    assert any(
+        f.endswith("context.yaml") and k.startswith(key) for f, k, _ in info.value.problems
+    ), info.value.lines()
+
+
+def test_check_config_reports_policy_errors(tmp_path: Path) -> None:
+    _policy_dir(tmp_path, {"classes.support.colour": "blue"})
+    run = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
+        [
+            sys.executable,
+            "-m",
+            "gateway",
+            "check-config",
+            "--config",
+            str(tmp_path / "config.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 1
+    assert "context.yaml: classes.support.colour: unknown key" in run.stderr
+
+
+def test_context_schema_is_current() -> None:
+    schema = json.loads((REPO / "policies" / "schema" / "context.schema.json").read_text())
+    assert schema == PolicyFile.model_json_schema(by_alias=True)
