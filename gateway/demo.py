@@ -64,27 +64,31 @@ def _running_gateway(workdir: Path) -> Iterator[str]:
         thread.join(timeout=10)
 
 
-def _converse(client: openai.OpenAI, tenant: str, topic: str, turns: int, stream: bool) -> None:
+def _converse(
+    client: openai.OpenAI, tenant: str, topic: str, turns: int, stream: bool
+) -> dict[str, str]:
+    """Play a conversation; return the gateway's headers of its last turn."""
     messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    headers = {"X-Conversation-Id": f"{tenant}-{topic[:12]}", "X-Customer-Id": f"{tenant}-c1"}
+    last: dict[str, str] = {}
     for turn in range(turns):
         messages.append({"role": "user", "content": f"Turn {turn + 1}: about {topic}. " * 8})
-        headers = {"X-Conversation-Id": f"{tenant}-{topic[:12]}", "X-Customer-Id": f"{tenant}-c1"}
         if stream:
-            chunks = client.chat.completions.create(
-                model="gpt-4o-mini",
-                messages=messages,
-                stream=True,
-                extra_headers=headers,
-            )
-            reply = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+            with client.chat.completions.with_streaming_response.create(
+                model="gpt-4o-mini", messages=messages, stream=True, extra_headers=headers
+            ) as response:
+                last = {k.lower(): v for k, v in response.headers.items()}
+                reply = "".join(
+                    c.choices[0].delta.content or "" for c in response.parse() if c.choices
+                )
         else:
-            done = client.chat.completions.create(
-                model="gpt-4o-mini",
-                messages=messages,
-                extra_headers=headers,
+            raw = client.chat.completions.with_raw_response.create(
+                model="gpt-4o-mini", messages=messages, extra_headers=headers
             )
-            reply = done.choices[0].message.content or ""
+            last = {k.lower(): v for k, v in raw.headers.items()}
+            reply = raw.parse().choices[0].message.content or ""
         messages.append({"role": "assistant", "content": reply})
+    return last
 
 
 def _table(rows: list[dict[str, str | int]]) -> str:
@@ -116,11 +120,13 @@ def run_demo(workdir: Path | None) -> int:
             for tenant, topics in TOPICS.items():
                 client = openai.OpenAI(base_url=f"{url}/v1", api_key=keys[tenant], max_retries=0)
                 for n, topic in enumerate(topics):
-                    turns = 12 if n == 0 else 4
-                    _converse(client, tenant, topic, turns, stream=n == 1)
+                    turns = 40 if n == 0 else 4
+                    last = _converse(client, tenant, topic, turns, stream=n == 1)
                     print(
                         f"  {tenant}: {turns}-turn conversation about {topic!r} "
-                        f"({'streamed' if n == 1 else 'JSON'})"
+                        f"({'streamed' if n == 1 else 'JSON'}): class {last['x-gateway-class']}, "
+                        f"last window {last['x-gateway-window-tokens']} history tokens, "
+                        f"{last['x-gateway-evicted-turns']} messages summarized"
                     )
             spend = httpx.get(
                 f"{url}/admin/spend", headers={"Authorization": f"Bearer {ADMIN_KEY}"}

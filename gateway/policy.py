@@ -229,8 +229,14 @@ def _check_budgets(policies: Policies) -> list[tuple[str, str, str]]:
     return problems
 
 
+DEFAULT_POLICY = Path(__file__).parent / "data" / POLICY_FILE
+
+
 def load_policies(policies_dir: Path) -> Policies:
+    """`context.yaml` from the policy folder; the packaged defaults when there is none."""
     path = policies_dir / POLICY_FILE
+    if not path.exists():
+        path = DEFAULT_POLICY
     policies = Policies(_validate(PolicyFile, _read_yaml(path), path), path)
     problems = _check_budgets(policies)
     if problems:

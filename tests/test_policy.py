@@ -115,6 +115,12 @@ def test_check_config_reports_policy_errors(tmp_path: Path) -> None:
     assert "context.yaml: classes.support.colour: unknown key" in run.stderr
 
 
+def test_packaged_defaults_equal_the_shipped_policy_file() -> None:
+    from gateway.policy import DEFAULT_POLICY
+
+    assert DEFAULT_POLICY.read_text() == (REPO / "policies" / "context.yaml").read_text()
+
+
 def test_context_schema_is_current() -> None:
     schema = json.loads((REPO / "policies" / "schema" / "context.schema.json").read_text())
     assert schema == PolicyFile.model_json_schema(by_alias=True)
