@@ -46,13 +46,14 @@ def test_sigkill_mid_traffic_loses_no_completed_call(tmp_path: Path, simulator_u
             try:
                 if n % 2:
                     # A stream is complete for the client once it has seen a finish_reason.
-                    chunks = c.chat.completions.create(
+                    with c.chat.completions.create(
                         model="gpt-4o-mini",
                         messages=SHORT,
                         stream=True,
                         extra_headers={"X-Conversation-Id": conv},
-                    )
-                    if not any(ch.finish_reason for chunk in chunks for ch in chunk.choices):
+                    ) as chunks:
+                        finished = any(ch.finish_reason for chunk in chunks for ch in chunk.choices)
+                    if not finished:
                         return
                 else:
                     c.chat.completions.create(
