@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import uuid
 
 import pytest
@@ -118,3 +119,50 @@ def test_unreachable_redis_raises_store_unavailable() -> None:
         await store.close()
 
     run(scenario())
+
+
+def test_reservations_hold_a_ceiling_and_settle_at_booking(store_url: str) -> None:
+    key = "acme|month|2026-11"
+
+    async def scenario() -> None:
+        store = open_store(store_url)
+        try:
+            assert await store.reserve("r1", [(key, 1000)], 600, 60) is None
+            assert await store.reserve("r2", [(key, 1000)], 600, 60) == key  # would pass it
+            assert await store.reserve("r3", [(key, 1000)], 400, 60) is None
+            assert await store.budgets([key]) == {key: (0, 1000)}
+            settled = dataclasses.replace(record(cost=500), id="r1", reservation="r1", budgets=(key,))
+            assert await store.book_many([settled]) == [True]
+            assert await store.budgets([key]) == {key: (500, 400)}
+            assert await store.book_many([settled]) == [False]  # a replay settles nothing twice
+            assert await store.budgets([key]) == {key: (500, 400)}
+            await store.release("r3", [key])
+            assert await store.budgets([key]) == {key: (500, 0)}
+            assert await store.reserve("r5", [(key, 1000)], 300, 0.3) is None
+            assert await store.reserve("r6", [(key, 1000)], 400, 60) == key
+            await asyncio.sleep(0.5)  # r5's replica died: its reservation expires
+            assert await store.reserve("r6", [(key, 1000)], 400, 60) is None
+            two = [(key, 1000), ("acme|day|2026-11-30", 10_000)]
+            assert await store.reserve("r7", two, 200, 60) == key  # all or nothing
+            assert (await store.budgets(["acme|day|2026-11-30"]))["acme|day|2026-11-30"] == (0, 0)
+        finally:
+            await store.close()
+
+    run(scenario())
+
+
+def test_concurrent_reservations_from_many_replicas_never_overshoot(store_url: str) -> None:
+    key = "globex|day|2026-11-30"
+
+    async def scenario() -> list[str | None]:
+        stores = [open_store(store_url) for _ in range(3)]
+        try:
+            return await asyncio.gather(*(
+                stores[n % 3].reserve(f"c{n}", [(key, 1000)], 70, 60) for n in range(60)
+            ))
+        finally:
+            for s in stores:
+                await s.close()
+
+    results = run(scenario())
+    assert sum(r is None for r in results) == 14  # 14 x 70 = 980 <= 1000 < 15 x 70

@@ -23,6 +23,20 @@ class Store(Protocol):
     ) -> list[UsageRecord]:
         """Ledger records of a period, oldest first."""
 
+    async def reserve(
+        self, reservation: str, budgets: Sequence[tuple[str, int]], amount: int, ttl_s: float
+    ) -> str | None:
+        """Atomically: if `amount` fits under every (budget key, ceiling) counting what is
+        spent and what live reservations hold, reserve it against all of them for `ttl_s`
+        and return None; else reserve nothing and return the first budget it would pass.
+        `book_many` settles a reservation named by `UsageRecord.reservation`."""
+
+    async def release(self, reservation: str, budgets: Sequence[str]) -> None:
+        """Drop a reservation that will never be settled."""
+
+    async def budgets(self, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(spent, held by live reservations) per budget key, in 1e-10 USD units."""
+
     async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
         """A JSON document (conversation state, a customer's facts, ...), by tenant."""
 

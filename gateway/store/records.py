@@ -28,6 +28,8 @@ class UsageRecord:
     customer: str | None = None
     conversation: str | None = None
     route: str = "chat"
+    budgets: tuple[str, ...] = ()  # spend counters this cost is added to (see gateway.spend)
+    reservation: str | None = None  # the reservation this booking settles
 
     @property
     def period(self) -> str:
@@ -51,6 +53,8 @@ class UsageRecord:
             "reasoning_tokens": u.reasoning,
             "cost_usd": None if self.cost_units is None else str(from_units(self.cost_units)),
             "estimated": u.estimated,
+            "budgets": list(self.budgets),
+            "reservation": self.reservation,
         }
 
     @classmethod
@@ -74,6 +78,8 @@ class UsageRecord:
                 d["estimated"],
             ),
             cost_units=None if cost is None else to_units(Decimal(cost)),
+            budgets=tuple(d.get("budgets") or ()),
+            reservation=d.get("reservation"),
         )
 
 

@@ -8,6 +8,7 @@ Keys (all under the `gw:` prefix):
   gw:ledger:{period}           list of JSON ledger records of the period
   gw:ledger:{period}:{tenant}  the same, for one tenant
   gw:doc:{kind}:{tenant}       hash of JSON documents (conversations, facts, ...) by key
+  gw:budget:{key}, gw:resv:{key}, gw:resvamt:{key}   spend budgets (see redis_scripts)
 Not for Redis Cluster: a booking touches keys of several hash slots.
 """
 
@@ -22,31 +23,12 @@ import redis.asyncio as aioredis
 from redis.exceptions import RedisError
 
 from gateway.errors import StoreUnavailable
+from gateway.store import redis_scripts as scripts
 from gateway.store.records import COUNTER_FIELDS, SpendRow, UsageRecord, increments
 
 _MARKER_TTL_S = 40 * 24 * 3600
+_BUDGET_TTL_S = 400 * 24 * 3600
 _GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
-
-# Book one ledger record: idempotent on its id, counters and ledger in one step.
-# KEYS[1] booked marker  KEYS[2] month hash  KEYS[3] tenants-of-period set
-# KEYS[4] periods set    KEYS[5] period ledger list  KEYS[6] tenant ledger list
-# ARGV[1] marker ttl (s)  ARGV[2] tenant  ARGV[3] period  ARGV[4] plan  ARGV[5] record JSON
-# ARGV[6..] counter name, increment, counter name, increment, ...
-# Returns 1 when booked, 0 when the id was booked before.
-_BOOK_LUA = """
-if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', tonumber(ARGV[1])) then
-  return 0
-end
-for i = 6, #ARGV, 2 do
-  redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
-end
-redis.call('HSET', KEYS[2], 'plan', ARGV[4])
-redis.call('SADD', KEYS[3], ARGV[2])
-redis.call('SADD', KEYS[4], ARGV[3])
-redis.call('RPUSH', KEYS[5], ARGV[5])
-redis.call('RPUSH', KEYS[6], ARGV[5])
-return 1
-"""
 
 
 class RedisStore:
@@ -55,7 +37,9 @@ class RedisStore:
         self._redis = aioredis.Redis.from_url(
             url, socket_connect_timeout=1.0, socket_timeout=2.0, health_check_interval=30
         )
-        self._book_script = self._redis.register_script(_BOOK_LUA)
+        self._book_script = self._redis.register_script(scripts.BOOK)
+        self._reserve_script = self._redis.register_script(scripts.RESERVE)
+        self._release_script = self._redis.register_script(scripts.RELEASE)
 
     def _unavailable(self, exc: Exception) -> StoreUnavailable:
         return StoreUnavailable(f"store (redis) unavailable: {type(exc).__name__}")
@@ -70,11 +54,46 @@ class RedisStore:
             f"gw:ledger:{period}",
             f"gw:ledger:{period}:{tenant}",
         ]
+        for budget in record.budgets:
+            keys += scripts.budget_keys(budget)
         args: list[Any] = [_MARKER_TTL_S, tenant, period, record.plan]
-        args.append(orjson.dumps(record.to_json()))
+        args += [orjson.dumps(record.to_json()), record.reservation or ""]
+        args += [record.cost_units or 0, _BUDGET_TTL_S]
         for name, value in increments(record).items():
             args += [name, value]
         return keys, args
+
+    async def reserve(
+        self, reservation: str, budgets: Sequence[tuple[str, int]], amount: int, ttl_s: float
+    ) -> str | None:
+        if not budgets:
+            return None
+        keys = [k for key, _ in budgets for k in scripts.budget_keys(key)]
+        args: list[Any] = [reservation, amount, ttl_s, *(limit for _, limit in budgets)]
+        try:
+            blocked = int(await self._reserve_script(keys=keys, args=args))
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+        return None if blocked == 0 else budgets[blocked - 1][0]
+
+    async def release(self, reservation: str, budgets: Sequence[str]) -> None:
+        keys = [k for key in budgets for k in scripts.budget_keys(key)]
+        if not keys:
+            return
+        try:
+            await self._release_script(keys=keys, args=[reservation])
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+
+    async def budgets(self, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
+        try:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    pipe.hmget(f"gw:budget:{key}", "spent", "open")
+                rows = await pipe.execute()
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+        return {k: (int(r[0] or 0), int(r[1] or 0)) for k, r in zip(keys, rows, strict=True)}
 
     async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
         """One round trip for the batch; each record's script runs atomically."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -49,6 +50,18 @@ CREATE TABLE IF NOT EXISTS docs (
     body BLOB NOT NULL,
     PRIMARY KEY (kind, tenant, key)
 );
+CREATE TABLE IF NOT EXISTS budget (
+    key TEXT PRIMARY KEY,
+    spent_units INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS reservation (
+    id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    amount INTEGER NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (key, id)
+);
+CREATE INDEX IF NOT EXISTS reservation_id ON reservation (id);
 CREATE TABLE IF NOT EXISTS tenant_month (
     tenant TEXT NOT NULL,
     period TEXT NOT NULL,
@@ -81,6 +94,46 @@ _UPSERT_MONTH = (
     + ") ON CONFLICT (tenant, period) DO UPDATE SET plan = excluded.plan, "
     + ", ".join(f"{f} = {f} + excluded.{f}" for f in COUNTER_FIELDS)
 )
+
+
+_ADD_SPENT = (
+    "INSERT INTO budget (key, spent_units) VALUES (?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET spent_units = spent_units + excluded.spent_units"
+)
+
+
+def _reserve(
+    conn: sqlite3.Connection,
+    reservation: str,
+    budgets: Sequence[tuple[str, int]],
+    amount: int,
+    ttl_s: float,
+    now: float,
+) -> str | None:
+    """Check every budget and reserve against all of them in one write transaction: the
+    file lock makes it atomic across every process that shares the file."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        blocked = None
+        for key, limit in budgets:
+            conn.execute("DELETE FROM reservation WHERE key = ? AND expires_at <= ?", (key, now))
+            spent = conn.execute("SELECT spent_units FROM budget WHERE key = ?", (key,)).fetchone()
+            held = conn.execute(
+                "SELECT COALESCE(SUM(amount), 0) FROM reservation WHERE key = ?", (key,)
+            ).fetchone()[0]
+            if (spent[0] if spent else 0) + held + amount > limit:
+                blocked = key
+                break
+        if blocked is None:
+            conn.executemany(
+                "INSERT OR REPLACE INTO reservation VALUES (?, ?, ?, ?)",
+                [(reservation, key, amount, now + ttl_s) for key, _ in budgets],
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return blocked
 
 
 class SQLiteStore:
@@ -118,6 +171,39 @@ class SQLiteStore:
         self, period: str, tenant: str | None = None, limit: int = 1000
     ) -> list[UsageRecord]:
         return await self._run(lambda conn: _ledger(conn, period, tenant, limit))
+
+    async def reserve(
+        self, reservation: str, budgets: Sequence[tuple[str, int]], amount: int, ttl_s: float
+    ) -> str | None:
+        if not budgets:
+            return None
+        now = time.time()
+        return await self._run(
+            lambda conn: _reserve(conn, reservation, budgets, amount, ttl_s, now)
+        )
+
+    async def release(self, reservation: str, budgets: Sequence[str]) -> None:
+        sql = "DELETE FROM reservation WHERE id = ?"
+        await self._run(lambda conn: conn.execute(sql, (reservation,)))
+
+    async def budgets(self, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
+        now = time.time()
+
+        def read(conn: sqlite3.Connection) -> dict[str, tuple[int, int]]:
+            out = {}
+            for key in keys:
+                spent = conn.execute(
+                    "SELECT spent_units FROM budget WHERE key = ?", (key,)
+                ).fetchone()
+                held = conn.execute(
+                    "SELECT COALESCE(SUM(amount), 0) FROM reservation "
+                    "WHERE key = ? AND expires_at > ?",
+                    (key, now),
+                ).fetchone()[0]
+                out[key] = (spent[0] if spent else 0, held)
+            return out
+
+        return await self._run(read)
 
     async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
         sql = "SELECT body FROM docs WHERE kind = ? AND tenant = ? AND key = ?"
@@ -193,10 +279,14 @@ def _book_many(conn: sqlite3.Connection, records: Sequence[UsageRecord]) -> list
     conn.execute("BEGIN IMMEDIATE")
     try:
         for record in records:
+            if record.reservation:  # settled even when the record was booked before
+                conn.execute("DELETE FROM reservation WHERE id = ?", (record.reservation,))
             inserted = conn.execute(_INSERT_LEDGER, _row(record)).rowcount == 1
             if inserted:
                 month = {"tenant": record.tenant, "period": record.period, "plan": record.plan}
                 conn.execute(_UPSERT_MONTH, month | increments(record))
+                for key in record.budgets:
+                    conn.execute(_ADD_SPENT, (key, record.cost_units or 0))
             booked.append(inserted)
         conn.execute("COMMIT")
     except BaseException:

@@ -1,0 +1,105 @@
+"""The Redis backend's Lua scripts. Each runs atomically: that is what makes bookings
+and spend reservations hold across any number of gateway replicas.
+
+A budget (see gateway.spend) is three keys:
+  gw:budget:{key}    hash: `spent` (settled cost) and `open` (sum of live reservations),
+                     in 1e-10 USD units
+  gw:resv:{key}      sorted set: reservation id -> expiry (unix seconds, Redis's clock)
+  gw:resvamt:{key}   hash: reservation id -> reserved amount
+A reservation whose replica died is never settled; it expires and is dropped by the next
+reservation against the same budget. Lua numbers are doubles: budgets stay exact up to
+about $900,000 per period.
+"""
+
+# Book one ledger record and settle its reservation.
+# KEYS[1] booked marker  KEYS[2] tenant-month hash  KEYS[3] tenants-of-period set
+# KEYS[4] periods set    KEYS[5] period ledger list  KEYS[6] tenant ledger list
+# KEYS[7..] one (budget hash, reservation zset, amount hash) triple per budget
+# ARGV[1] marker ttl (s)  ARGV[2] tenant  ARGV[3] period  ARGV[4] plan  ARGV[5] record JSON
+# ARGV[6] reservation id ('' for none)  ARGV[7] cost units  ARGV[8] budget ttl (s)
+# ARGV[9..] counter name, increment, counter name, increment, ...
+# Returns 1 when booked, 0 when the id was booked before (the reservation is settled
+# either way).
+BOOK = """
+local rid = ARGV[6]
+for b = 7, #KEYS, 3 do
+  if rid ~= '' then
+    local amount = redis.call('HGET', KEYS[b + 2], rid)
+    if amount then
+      redis.call('HINCRBY', KEYS[b], 'open', -tonumber(amount))
+      redis.call('HDEL', KEYS[b + 2], rid)
+      redis.call('ZREM', KEYS[b + 1], rid)
+    end
+  end
+end
+if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', tonumber(ARGV[1])) then
+  return 0
+end
+for b = 7, #KEYS, 3 do
+  redis.call('HINCRBY', KEYS[b], 'spent', ARGV[7])
+  redis.call('EXPIRE', KEYS[b], tonumber(ARGV[8]))
+end
+for i = 9, #ARGV, 2 do
+  redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
+end
+redis.call('HSET', KEYS[2], 'plan', ARGV[4])
+redis.call('SADD', KEYS[3], ARGV[2])
+redis.call('SADD', KEYS[4], ARGV[3])
+redis.call('RPUSH', KEYS[5], ARGV[5])
+redis.call('RPUSH', KEYS[6], ARGV[5])
+return 1
+"""
+
+# Reserve `amount` against every budget, or against none.
+# KEYS: one (budget hash, reservation zset, amount hash) triple per guarded budget
+# ARGV[1] reservation id  ARGV[2] amount (units)  ARGV[3] ttl (s)
+# ARGV[4..] the ceiling of each budget, in KEYS order (units)
+# Returns 0 when reserved, else the 1-based index of the first budget it would pass.
+RESERVE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local amount = tonumber(ARGV[2])
+for b = 1, #KEYS, 3 do
+  local expired = redis.call('ZRANGEBYSCORE', KEYS[b + 1], '-inf', now)
+  for _, member in ipairs(expired) do
+    local gone = redis.call('HGET', KEYS[b + 2], member)
+    if gone then
+      redis.call('HINCRBY', KEYS[b], 'open', -tonumber(gone))
+      redis.call('HDEL', KEYS[b + 2], member)
+    end
+  end
+  if #expired > 0 then
+    redis.call('ZREMRANGEBYSCORE', KEYS[b + 1], '-inf', now)
+  end
+  local spent = tonumber(redis.call('HGET', KEYS[b], 'spent') or '0')
+  local open = tonumber(redis.call('HGET', KEYS[b], 'open') or '0')
+  local index = (b + 2) / 3
+  if spent + open + amount > tonumber(ARGV[3 + index]) then
+    return index
+  end
+end
+for b = 1, #KEYS, 3 do
+  redis.call('ZADD', KEYS[b + 1], now + tonumber(ARGV[3]), ARGV[1])
+  redis.call('HSET', KEYS[b + 2], ARGV[1], amount)
+  redis.call('HINCRBY', KEYS[b], 'open', amount)
+end
+return 0
+"""
+
+# Release a reservation that will not be settled (the call failed before the upstream).
+# KEYS: budget triples as in RESERVE  ARGV[1] reservation id
+RELEASE = """
+for b = 1, #KEYS, 3 do
+  local amount = redis.call('HGET', KEYS[b + 2], ARGV[1])
+  if amount then
+    redis.call('HINCRBY', KEYS[b], 'open', -tonumber(amount))
+    redis.call('HDEL', KEYS[b + 2], ARGV[1])
+    redis.call('ZREM', KEYS[b + 1], ARGV[1])
+  end
+end
+return 0
+"""
+
+
+def budget_keys(key: str) -> list[str]:
+    return [f"gw:budget:{key}", f"gw:resv:{key}", f"gw:resvamt:{key}"]
