@@ -58,7 +58,17 @@ class Accountant:
             estimated=True,
         )
 
-    async def book(self, caller: Caller, model: str, usage: TokenUsage, route: str) -> UsageRecord:
+    async def book(
+        self,
+        caller: Caller,
+        model: str,
+        usage: TokenUsage,
+        route: str,
+        *,
+        conversation: str | None = None,
+        budgets: tuple[str, ...] = (),
+        reservation: str | None = None,
+    ) -> UsageRecord:
         cost = self._pricer.cost(model, usage)
         if cost is None:
             self._metrics.count_unpriced(model)
@@ -73,8 +83,10 @@ class Accountant:
             usage=usage,
             cost_units=None if cost is None else to_units(cost),
             customer=caller.customer,
-            conversation=caller.conversation,
+            conversation=conversation or caller.conversation,
             route=route,
+            budgets=budgets,
+            reservation=reservation,
         )
         await self._bookkeeper.book(record)
         return record

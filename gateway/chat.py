@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
 
+import anyio
 import httpx
 import orjson
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
 from gateway.errors import GatewayError, InvalidRequest
+from gateway.guard import Reservation
 from gateway.identity import Caller, authenticate, identify
 from gateway.request_body import json_object, read_body
 from gateway.responses import RawResponse
@@ -61,10 +63,11 @@ def parse_chat(body: dict[str, Any]) -> ChatCall:
     return ChatCall(body, model, messages, stream, wants_usage)
 
 
-def upstream_payload(call: ChatCall, turn: Turn) -> bytes:
-    """The client's body with the budgeted window, the reply ceiling and, for a stream,
-    a request for the usage chunk."""
+def upstream_payload(call: ChatCall, turn: Turn, model: str) -> bytes:
+    """The client's body with the budgeted window, the reply ceiling, the model the spend
+    guard allows and, for a stream, a request for the usage chunk."""
     body = dict(call.body)
+    body["model"] = model
     body["messages"] = turn.window.messages
     ceiling_key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
     body[ceiling_key] = turn.window.report.max_tokens
@@ -77,8 +80,12 @@ def upstream_payload(call: ChatCall, turn: Turn) -> bytes:
     return orjson.dumps(body)
 
 
-def window_headers(turn: Turn) -> list[tuple[bytes, bytes]]:
+def window_headers(turn: Turn, spend: Reservation) -> list[tuple[bytes, bytes]]:
+    degraded = []
+    if spend.degraded_from:
+        degraded = [(b"x-gateway-degraded", f"{spend.degraded_from}->{spend.model}".encode())]
     return [
+        *degraded,
         (b"x-gateway-conversation-id", turn.record.id.encode()),
         (b"x-gateway-class", (turn.record.conversation_class or "").encode()),
         (b"x-gateway-window-tokens", str(turn.window.report.history_tokens).encode()),
@@ -102,73 +109,88 @@ async def chat_completions(request: Request) -> ASGIApp:
         time.time(),
     )
     input_estimate = gw.tokens.raw_message_tokens(call.model, turn.window.messages)
+    spend = await gw.guard.reserve(
+        caller, call.model, input_estimate, turn.window.report.max_tokens
+    )
+    ctx = _Context(gw, caller, call, turn, spend, input_estimate)
     try:
         response = await gw.upstream.send(
             "POST",
             gw.upstream.url(request.url.path, request.scope["query_string"]),
             gw.upstream.headers(request.headers.raw),
-            upstream_payload(call, turn),
+            upstream_payload(call, turn, spend.model),
         )
     except GatewayError as exc:
         if exc.reached_upstream:  # it may have been processed (and billed): book an estimate
-            await _settle(gw, caller, call, turn, call.model, None, input_estimate)
+            await _settle(ctx, spend.model, None)
+        else:
+            await gw.guard.release(spend)
+        raise
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await gw.guard.release(spend)
         raise
     before_upstream = perf_counter() - started
     is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
     if call.stream and is_sse and response.is_success:
-        return _stream(gw, caller, call, turn, response, input_estimate, before_upstream)
-    return await _json(gw, caller, call, turn, response, input_estimate, before_upstream)
+        return _stream(ctx, response, before_upstream)
+    return await _json(ctx, response, before_upstream)
 
 
-async def _settle(
-    gw: Gateway,
-    caller: Caller,
-    call: ChatCall,
-    turn: Turn,
-    model: str,
-    reported: Any,
-    input_estimate: int,
-    output_text: Any = None,
-) -> None:
+@dataclass(slots=True)
+class _Context:
+    """Everything a relay needs to book the call once the upstream has answered."""
+
+    gw: Gateway
+    caller: Caller
+    call: ChatCall
+    turn: Turn
+    spend: Reservation
+    input_estimate: int
+
+
+async def _settle(ctx: _Context, model: str, reported: Any, output_text: Any = None) -> None:
+    """Book the call (settling its reservation), then record the turn."""
+    gw, call = ctx.gw, ctx.call
     # Token counts learn and estimate under the requested model; prices use the served one.
-    usage = gw.accountant.usage(call.model, reported, input_estimate, output_text)
+    usage = gw.accountant.usage(call.model, reported, ctx.input_estimate, output_text)
     cost = None
-    if usage is not None:
-        cost = (await gw.accountant.book(caller, model, usage, ROUTE)).cost_units
-    await gw.windows.finish(turn, call.messages, cost, time.time())
+    if usage is None:
+        await gw.guard.release(ctx.spend)
+    else:
+        record = await gw.accountant.book(
+            ctx.caller,
+            model,
+            usage,
+            ROUTE,
+            conversation=ctx.turn.record.id,
+            budgets=ctx.spend.budgets,
+            reservation=ctx.spend.id,
+        )
+        cost = record.cost_units
+        gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total)
+    await gw.windows.finish(ctx.turn, call.messages, cost, time.time())
 
 
-async def _json(
-    gw: Gateway,
-    caller: Caller,
-    call: ChatCall,
-    turn: Turn,
-    response: httpx.Response,
-    input_estimate: int,
-    before_upstream: float,
-) -> RawResponse:
+async def _json(ctx: _Context, response: httpx.Response, before_upstream: float) -> RawResponse:
+    gw = ctx.gw
     try:
         body = await gw.upstream.read(response)
     except GatewayError:
         if response.is_success:
-            await _settle(gw, caller, call, turn, call.model, None, input_estimate)
+            await _settle(ctx, ctx.spend.model, None)
+        else:
+            await gw.guard.release(ctx.spend)
         raise
     after = perf_counter()
     if response.is_success:
         obj = _json_object(body)
-        model = obj.get("model") if isinstance(obj.get("model"), str) else call.model
-        await _settle(
-            gw,
-            caller,
-            call,
-            turn,
-            model or call.model,
-            obj.get("usage"),
-            input_estimate,
-            lambda: _reply_text(obj),
-        )
+        model = obj.get("model") if isinstance(obj.get("model"), str) else ctx.spend.model
+        await _settle(ctx, model or ctx.spend.model, obj.get("usage"), lambda: _reply_text(obj))
+    else:
+        await gw.guard.release(ctx.spend)
     gw.metrics.overhead.labels(ROUTE, "false").observe(before_upstream + perf_counter() - after)
-    headers = [*response_headers(response.headers), *window_headers(turn)]
+    headers = [*response_headers(response.headers), *window_headers(ctx.turn, ctx.spend)]
     return RawResponse(response.status_code, headers, body)
 
 
@@ -193,37 +215,21 @@ def _reply_text(obj: dict[str, Any]) -> str:
     return "".join(parts)
 
 
-def _stream(
-    gw: Gateway,
-    caller: Caller,
-    call: ChatCall,
-    turn: Turn,
-    response: httpx.Response,
-    input_estimate: int,
-    before_upstream: float,
-) -> StreamRelay:
+def _stream(ctx: _Context, response: httpx.Response, before_upstream: float) -> StreamRelay:
+    gw = ctx.gw
     gw.metrics.overhead.labels(ROUTE, "true").observe(before_upstream)
 
     async def on_done(tap: UsageTap) -> None:
-        await _settle(
-            gw,
-            caller,
-            call,
-            turn,
-            tap.model or call.model,
-            tap.usage,
-            input_estimate,
-            tap.streamed_text,
-        )
+        await _settle(ctx, tap.model or ctx.spend.model, tap.usage, tap.streamed_text)
 
     return StreamRelay(
         response.status_code,
-        [*response_headers(response.headers), *window_headers(turn)],
+        [*response_headers(response.headers), *window_headers(ctx.turn, ctx.spend)],
         gw.upstream.iter_bytes(response),
         response.aclose,
         UsageTap(
-            hide_usage=not call.client_wants_usage,
-            hold_on_finish=call.body.get("n") in (None, 1),
+            hide_usage=not ctx.call.client_wants_usage,
+            hold_on_finish=ctx.call.body.get("n") in (None, 1),
         ),
         on_done,
     )

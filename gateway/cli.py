@@ -60,6 +60,11 @@ def _serve(args: argparse.Namespace) -> int:
     if _check_config(args.config) != 0:
         return 1
     os.environ["GATEWAY_CONFIG"] = str(Path(args.config).resolve())
+    if args.workers > 1 and "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
+        # Each worker writes its metrics to files here; /metrics sums them all.
+        import tempfile
+
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="gateway-metrics-")
     uvicorn.run(
         "gateway.app:create_app_from_env",
         factory=True,

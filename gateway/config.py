@@ -21,6 +21,7 @@ from gateway.errors import ConfigError
 
 if TYPE_CHECKING:
     from gateway.policy import Policies
+    from gateway.spend import SpendRules
 
 SIMULATOR = "simulator"
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
@@ -115,6 +116,7 @@ class Settings:
     policies_dir: Path
     tenants_by_hash: Mapping[str, Tenant]
     policies: Policies
+    spend: SpendRules
     admin_key: str | None
     provider_key: str | None
 
@@ -210,6 +212,7 @@ def _absolute_store(config: Config, base: Path) -> Config:
 def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
     """Load and validate config and policies; raise ConfigError listing every problem."""
     from gateway.policy import load_policies
+    from gateway.spend import load_spend
 
     env = os.environ if env is None else env
     base = path.resolve().parent
@@ -231,6 +234,10 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
         policies = load_policies(policies_dir)
     except ConfigError as exc:
         problems += exc.problems
+    try:
+        spend = load_spend(policies_dir)
+    except ConfigError as exc:
+        problems += exc.problems
     if problems or config is None:
         raise ConfigError(problems)
     return Settings(
@@ -239,6 +246,7 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
         policies_dir=policies_dir,
         tenants_by_hash=tenants,
         policies=policies,
+        spend=spend,
         admin_key=env.get("GATEWAY_ADMIN_KEY") or env.get(config.admin.key_env) or None,
         provider_key=env.get(config.upstream.api_key_env) or None,
     )

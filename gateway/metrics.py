@@ -8,9 +8,18 @@ route, status, token kind; never a conversation id.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
+from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client import (
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -58,6 +67,7 @@ class GatewayMetrics:
         self.pending_bookings = Gauge(
             "gateway_pending_bookings",
             "Bookings held in memory because the store is unreachable.",
+            multiprocess_mode="livesum",
             registry=registry,
         )
         self.store_errors = Counter(
@@ -103,6 +113,60 @@ class GatewayMetrics:
             registry=registry,
         )
 
+        self.spend_blocks = Counter(
+            "spend_ceiling_blocks",
+            "Calls refused at a spend ceiling (HTTP 429).",
+            ["plan"],
+            registry=registry,
+        )
+        self.spend_degrades = Counter(
+            "spend_ceiling_degrades",
+            "Calls sent to the plan's cheaper model at a spend ceiling.",
+            ["plan"],
+            registry=registry,
+        )
+        self.turn_cost = Histogram(
+            "conversation_turn_cost_usd",
+            "Cost of one turn (fresh, cached and output priced apart).",
+            ["plan", "turn_bucket"],
+            registry=registry,
+            buckets=(0.00001, 0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5),
+        )
+        self.turn_history = Histogram(
+            "conversation_turn_history_tokens",
+            "Input tokens (history included) of one turn.",
+            ["plan", "turn_bucket"],
+            registry=registry,
+            buckets=(500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000),
+        )
+        self.turn_marginal = Histogram(
+            "conversation_turn_marginal_cost_ratio",
+            "Cost of a turn divided by the cost of the same conversation's first turn.",
+            ["plan", "turn_bucket"],
+            registry=registry,
+            buckets=(0.5, 1, 1.5, 2, 3, 5, 8, 13, 21, 34, 55),
+        )
+        self.conversation_cost = Counter(
+            "conversation_cost_usd",
+            "Cost of chat turns, per tenant (USD).",
+            ["tenant", "plan"],
+            registry=registry,
+        )
+
+    def observe_turn(self, record: Any, cost_units: int | None, history_tokens: int) -> None:
+        """Per-turn telemetry, labelled by plan and turn bucket (never the turn itself)."""
+        turn = record.turns + 1
+        bucket = "1-5" if turn <= 5 else "6-15" if turn <= 15 else "16-40" if turn <= 40 else "41+"
+        self.turn_history.labels(record.plan, bucket).observe(history_tokens)
+        if cost_units is None:
+            return
+        cost = float(from_units(cost_units))
+        self.turn_cost.labels(record.plan, bucket).observe(cost)
+        self.conversation_cost.labels(record.tenant, record.plan).inc(cost)
+        first = record.first_turn_cost_units
+        if first:
+            self.turn_marginal.labels(record.plan, bucket).observe(cost_units / first)
+
     def count_unpriced(self, model: str) -> None:
         """Model names come from clients: label at most 100 of them, the rest as 'other'."""
         if model not in self._unpriced_models and len(self._unpriced_models) >= 100:
@@ -112,7 +176,13 @@ class GatewayMetrics:
 
     def render(self, spend: list[SpendRow] | None) -> bytes:
         """The exposition text: process metrics, then tenant totals from the store."""
-        text = generate_latest(self.registry)
+        if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+            # Several workers: every process's samples, summed, not just this one's.
+            merged = CollectorRegistry(auto_describe=False)
+            multiprocess.MultiProcessCollector(merged)  # type: ignore[no-untyped-call]
+            text = generate_latest(merged)
+        else:
+            text = generate_latest(self.registry)
         extra = CollectorRegistry(auto_describe=False)
         extra.register(_TenantTotals(spend))
         return text + generate_latest(extra)

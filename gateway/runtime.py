@@ -16,6 +16,7 @@ from gateway.booking import Bookkeeper
 from gateway.config import Settings, UpstreamConfig
 from gateway.conversations import ConversationStore
 from gateway.errors import StoreUnavailable
+from gateway.guard import SpendGuard
 from gateway.metrics import GatewayMetrics
 from gateway.pricing import Pricer
 from gateway.store import Store, open_store
@@ -45,6 +46,7 @@ class Gateway:
     accountant: Accountant
     metrics: GatewayMetrics
     windows: WindowBuilder
+    guard: SpendGuard
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _store_ok_at: float = -1e9
 
@@ -99,10 +101,10 @@ async def build_gateway(
         timeout_s=config.upstream.timeout_s,
         transport=TRANSPORTS[config.upstream.transport](config.upstream),
     )
-    accountant = Accountant(
-        tokens, Pricer(config.prices, config.upstream.provider, upstream_url), bookkeeper, metrics
-    )
-    summarizer = Summarizer(upstream, accountant, tokens, settings.policies)
+    pricer = Pricer(config.prices, config.upstream.provider, upstream_url)
+    accountant = Accountant(tokens, pricer, bookkeeper, metrics)
+    guard = SpendGuard(store, settings.spend, pricer, metrics)
+    summarizer = Summarizer(upstream, accountant, tokens, settings.policies, guard)
     gateway = Gateway(
         settings=settings,
         upstream=upstream,
@@ -111,6 +113,7 @@ async def build_gateway(
         tokens=tokens,
         accountant=accountant,
         metrics=metrics,
+        guard=guard,
         windows=WindowBuilder(
             ConversationStore(store),
             tokens,

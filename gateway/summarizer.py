@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
 from gateway.accounting import Accountant
 from gateway.errors import GatewayError
+from gateway.guard import SpendCeilingReached, SpendGuard
 from gateway.identity import Caller
 from gateway.policy import Policies
 from gateway.summarize import extractive_summary, recompress, summarizer_messages
@@ -29,12 +31,18 @@ EMPTY = "(earlier turns carried no identifiers, amounts or commitments)"
 
 class Summarizer:
     def __init__(
-        self, upstream: Upstream, accountant: Accountant, tokens: TokenCounter, policies: Policies
+        self,
+        upstream: Upstream,
+        accountant: Accountant,
+        tokens: TokenCounter,
+        policies: Policies,
+        guard: SpendGuard,
     ) -> None:
         self._upstream = upstream
         self._accountant = accountant
         self._tokens = tokens
         self._policies = policies
+        self._guard = guard
 
     def _count(self, model: str) -> Any:
         return lambda text: self._tokens.text_tokens(model, text)
@@ -67,10 +75,27 @@ class Summarizer:
     async def _call(
         self, caller: Caller, model: str, timeout_s: float, limit: int, messages: list[Any]
     ) -> str | None:
-        body = orjson.dumps({"model": model, "messages": messages, "max_tokens": limit})
         estimate = self._tokens.raw_message_tokens(model, messages)
-        reported: Any = None
-        billable = False  # a success, or a call cut short after it was sent
+        try:  # the summary is spend too: at the ceiling it comes from the extractive one
+            spend = await self._guard.reserve(caller, model, estimate, limit)
+        except SpendCeilingReached:
+            return None
+        if spend.degraded_from:
+            await self._guard.release(spend)
+            return None
+        body = orjson.dumps({"model": model, "messages": messages, "max_tokens": limit})
+        outcome = await self._request(body, timeout_s)
+        usage = self._accountant.usage(model, outcome.usage, estimate) if outcome.billable else None
+        if usage is None:
+            await self._guard.release(spend)
+        else:
+            await self._accountant.book(
+                caller, model, usage, ROUTE, budgets=spend.budgets, reservation=spend.id
+            )
+        return outcome.text
+
+    async def _request(self, body: bytes, timeout_s: float) -> _Outcome:
+        outcome = _Outcome()
         try:
             async with asyncio.timeout(timeout_s):
                 response = await self._upstream.send(
@@ -79,35 +104,34 @@ class Summarizer:
                     self._upstream.headers([(b"content-type", b"application/json")]),
                     body,
                 )
-                billable = response.is_success
+                outcome.billable = response.is_success  # an error status is not billed
                 raw = await self._upstream.read(response)
             if not response.is_success:
                 log.warning(
                     "summarizer model answered %s: extractive fallback", response.status_code
                 )
-                return None
+                return outcome
             obj = orjson.loads(raw)
-            reported = obj.get("usage")
+            outcome.usage = obj.get("usage")
             content = obj["choices"][0]["message"]["content"]
-            return content.strip() if isinstance(content, str) and content.strip() else None
+            if isinstance(content, str) and content.strip():
+                outcome.text = content.strip()
         except GatewayError as exc:
-            billable = billable or exc.reached_upstream
+            outcome.billable = outcome.billable or exc.reached_upstream
             log.warning("summarizer model failed (%s): extractive fallback", exc.code)
-            return None
         except TimeoutError:
-            billable = True
+            outcome.billable = True  # cut short after it was sent: it may be billed
             log.warning("summarizer model timed out: extractive fallback")
-            return None
         except (orjson.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
-            log.warning(
-                "summarizer model answered oddly (%s): extractive fallback", type(exc).__name__
-            )
-            return None
-        finally:
-            if billable:
-                usage = self._accountant.usage(model, reported, estimate)
-                if usage is not None:
-                    await self._accountant.book(caller, model, usage, ROUTE)
+            log.warning("summarizer model answered oddly (%s): fallback", type(exc).__name__)
+        return outcome
+
+
+@dataclass
+class _Outcome:
+    text: str | None = None
+    usage: Any = None
+    billable: bool = False
 
 
 def _lines(turns: Sequence[Any]) -> list[str]:

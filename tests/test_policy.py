@@ -121,6 +121,11 @@ def test_packaged_defaults_equal_the_shipped_policy_file() -> None:
     assert DEFAULT_POLICY.read_text() == (REPO / "policies" / "context.yaml").read_text()
 
 
-def test_context_schema_is_current() -> None:
+def test_schemas_are_current() -> None:
+    from gateway.spend import SpendFile, load_spend
+
     schema = json.loads((REPO / "policies" / "schema" / "context.schema.json").read_text())
     assert schema == PolicyFile.model_json_schema(by_alias=True)
+    schema = json.loads((REPO / "policies" / "schema" / "spend.schema.json").read_text())
+    assert schema == SpendFile.model_json_schema(by_alias=True)
+    assert load_spend(REPO / "policies").file.plans["pro"].degrade_to == "gpt-4o-mini"

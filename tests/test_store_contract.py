@@ -131,7 +131,9 @@ def test_reservations_hold_a_ceiling_and_settle_at_booking(store_url: str) -> No
             assert await store.reserve("r2", [(key, 1000)], 600, 60) == key  # would pass it
             assert await store.reserve("r3", [(key, 1000)], 400, 60) is None
             assert await store.budgets([key]) == {key: (0, 1000)}
-            settled = dataclasses.replace(record(cost=500), id="r1", reservation="r1", budgets=(key,))
+            settled = dataclasses.replace(
+                record(cost=500), id="r1", reservation="r1", budgets=(key,)
+            )
             assert await store.book_many([settled]) == [True]
             assert await store.budgets([key]) == {key: (500, 400)}
             assert await store.book_many([settled]) == [False]  # a replay settles nothing twice
@@ -157,9 +159,9 @@ def test_concurrent_reservations_from_many_replicas_never_overshoot(store_url: s
     async def scenario() -> list[str | None]:
         stores = [open_store(store_url) for _ in range(3)]
         try:
-            return await asyncio.gather(*(
-                stores[n % 3].reserve(f"c{n}", [(key, 1000)], 70, 60) for n in range(60)
-            ))
+            return await asyncio.gather(
+                *(stores[n % 3].reserve(f"c{n}", [(key, 1000)], 70, 60) for n in range(60))
+            )
         finally:
             for s in stores:
                 await s.close()
