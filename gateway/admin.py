@@ -12,6 +12,7 @@ from starlette.requests import Request
 
 from gateway.errors import InvalidRequest, StoreUnavailable
 from gateway.identity import authenticate_admin
+from gateway.pricing import from_units
 from gateway.responses import RawResponse, json_response
 from gateway.runtime import Gateway
 from gateway.store.records import SpendRow, period_of
@@ -79,6 +80,34 @@ async def ledger(request: Request) -> RawResponse:
         _period(request), request.query_params.get("tenant"), int(limit_text)
     )
     return json_response(orjson.dumps({"records": [r.to_json() for r in records]}))
+
+
+async def budgets(request: Request) -> RawResponse:
+    """GET /admin/budgets?tenant=T[&customer=C]: spent, held and ceiling per budget."""
+    gw: Gateway = request.app.state.gateway
+    authenticate_admin(request.headers, gw.settings.admin_key)
+    name = request.query_params.get("tenant")
+    tenant = next((t for t in gw.settings.tenants_by_hash.values() if t.name == name), None)
+    if tenant is None:
+        raise InvalidRequest("'tenant' must name a configured tenant.", param="tenant")
+    policy = gw.settings.spend.policy(
+        tenant.name, tenant.plan, request.query_params.get("customer"), time.time()
+    )
+    counters = await gw.store.budgets(policy.keys)
+    rows = [
+        {
+            "budget": b.key,
+            "scope": b.scope,
+            "period": b.period,
+            "spent_usd": str(from_units(counters[b.key][0])),
+            "reserved_usd": str(from_units(counters[b.key][1])),
+            "ceiling_usd": None if b.limit_units is None else str(from_units(b.limit_units)),
+            "resets_at": b.resets_at,
+        }
+        for b in policy.budgets
+    ]
+    action = policy.ceiling.action
+    return json_response(orjson.dumps({"tenant": tenant.name, "action": action, "budgets": rows}))
 
 
 async def metrics(request: Request) -> RawResponse:

@@ -143,7 +143,8 @@ def _common_prefix(a: list[tuple[int, ...]], b: list[tuple[int, ...]]) -> int:
     return common
 
 
-def _reply_text(messages: list[Any], limit: int | None) -> list[str]:
+def _reply_text(messages: list[Any], limit: int | None, encoding: tiktoken.Encoding) -> list[str]:
+    """The reply, in streaming pieces; never more than `limit` tokens, like a provider."""
     last = next(
         (
             m.get("content")
@@ -157,9 +158,18 @@ def _reply_text(messages: list[Any], limit: int | None) -> list[str]:
     words = [f"Re: {' '.join(last.split()[:6])}."] + [
         _WORDS[(seed + i) % len(_WORDS)] for i in range(12 + seed % 40)
     ]
-    if limit is not None:
-        words = words[: max(limit, 1)]
-    return [w + " " for w in words[:-1]] + [words[-1]]
+    pieces = [w + " " for w in words[:-1]] + [words[-1]]
+    if limit is None:
+        return pieces
+    kept: list[str] = []
+    used = 0
+    for piece in pieces:
+        cost = len(encoding.encode(piece, disallowed_special=()))
+        if used + cost > max(limit, 1):
+            break
+        kept.append(piece)
+        used += cost
+    return kept or [encoding.decode(encoding.encode(pieces[0])[: max(limit, 1)])]
 
 
 def _logged_headers(request: Request) -> dict[str, str]:
@@ -220,7 +230,7 @@ async def chat_completions(request: Request) -> Response:
     key = body.get("prompt_cache_key") or hashlib.blake2b(orjson.dumps(messages[:1])).hexdigest()
     cached = state.cached_tokens(str(key), prompt, time.monotonic())
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
-    pieces = _reply_text(messages, limit if isinstance(limit, int) else None)
+    pieces = _reply_text(messages, limit if isinstance(limit, int) else None, state.encoding)
     text = "".join(pieces)
     completion = len(state.encoding.encode(text, disallowed_special=()))
     usage = _usage(model, prompt.total, cached, completion)

@@ -1,0 +1,242 @@
+"""Spend ceilings through running gateways: block, degrade, replicas racing for the last
+dollar, a replica killed while holding a reservation, metrics across workers."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+import time
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+import yaml
+from genai_prices import Usage, calc_price
+
+from tests.conftest import UpstreamLog
+from tests.expected import split
+from tests.servers import GatewayProc, start_gateway
+
+SHORT = [{"role": "user", "content": "Where is my order?"}]
+
+
+def with_spend(gw: GatewayProc, spend: dict[str, Any]) -> GatewayProc:
+    (gw.root / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
+    gw.restart()
+    return gw
+
+
+def spent(gw: GatewayProc, tenant: str) -> Decimal:
+    row = next(r for r in gw.admin("/admin/spend").json()["tenants"] if r["tenant"] == tenant)
+    return Decimal(row["cost_usd"])
+
+
+def budgets(gw: GatewayProc, tenant: str) -> dict[str, dict]:
+    rows = gw.admin("/admin/budgets", tenant=tenant).json()["budgets"]
+    return {r["period"] + "/" + r["scope"]: r for r in rows}
+
+
+def test_block_raises_the_sdks_rate_limit_error_naming_the_ceiling(
+    sqlite_gateway: GatewayProc,
+) -> None:
+    gw = with_spend(
+        sqlite_gateway, {"plans": {"basic": {"monthly_usd": "0.0003", "action": "block"}}}
+    )
+    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["globex"], max_retries=0)
+    with pytest.raises(openai.RateLimitError) as info:
+        for _ in range(300):
+            client.chat.completions.create(model="gpt-4o-mini", messages=SHORT, max_tokens=30)
+    error = info.value.body
+    assert error["code"] == "insufficient_quota" and error["type"] == "insufficient_quota"
+    assert "monthly ceiling of $0.0003 USD" in error["message"]
+    assert "resets at 2026-12-01T00:00:00Z" in error["message"]
+    assert 0 < spent(gw, "globex") <= Decimal("0.0003")
+    month = budgets(gw, "globex")["month/tenant"]
+    assert Decimal(month["reserved_usd"]) == 0 and Decimal(month["spent_usd"]) == spent(
+        gw, "globex"
+    )
+    # another tenant is not affected
+    openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0).chat.completions.create(
+        model="gpt-4o-mini", messages=SHORT
+    )
+
+
+def test_degrade_sends_the_cheaper_model_and_prices_it(sqlite_gateway: GatewayProc) -> None:
+    gw = with_spend(
+        sqlite_gateway,
+        {
+            "tenants": {
+                "acme": {"monthly_usd": "0.002", "action": "degrade", "degrade_to": "gpt-4o-mini"}
+            }
+        },
+    )
+    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
+    seen = []
+    with pytest.raises(openai.RateLimitError):
+        for _ in range(400):
+            raw = client.chat.completions.with_raw_response.create(
+                model="gpt-4o", messages=SHORT, max_tokens=30
+            )
+            seen.append((raw.headers.get("x-gateway-degraded"), raw.parse().model))
+    assert (None, "gpt-4o") in seen and ("gpt-4o->gpt-4o-mini", "gpt-4o-mini") in seen
+    first_degraded = seen.index(("gpt-4o->gpt-4o-mini", "gpt-4o-mini"))
+    assert all(s[0] for s in seen[first_degraded:])  # once degraded, it stays degraded
+    ledger = gw.admin("/admin/ledger").json()["records"]
+    mini = [r for r in ledger if r["model"] == "gpt-4o-mini"]
+    assert mini
+    for r in mini:  # priced at the cheaper model
+        price = calc_price(
+            Usage(
+                input_tokens=r["fresh_input_tokens"] + r["cached_input_tokens"],
+                cache_read_tokens=r["cached_input_tokens"],
+                output_tokens=r["output_tokens"],
+            ),
+            "gpt-4o-mini",
+        )
+        assert Decimal(r["cost_usd"]) == price.total_price.quantize(Decimal("1e-10"))
+    assert spent(gw, "acme") <= Decimal("0.002")
+
+
+async def _race(urls: list[str], key: str, calls: int) -> list[str]:
+    """`calls` concurrent requests spread over the replicas: each ends in 'ok' or '429'."""
+    clients = [
+        openai.AsyncOpenAI(
+            base_url=u,
+            api_key=key,
+            max_retries=0,
+            timeout=60,
+            default_headers={"X-Test-Tenant": "globex"},
+        )
+        for u in urls
+    ]
+
+    async def one(n: int) -> str:
+        try:
+            await clients[n % len(clients)].chat.completions.create(
+                model="gpt-4o-mini",
+                messages=[{"role": "user", "content": f"question {n}"}],
+                max_tokens=30,
+                extra_headers={"X-Conversation-Id": f"race-{n}"},
+            )
+            return "ok"
+        except openai.RateLimitError:
+            return "429"
+
+    try:
+        return list(await asyncio.gather(*(one(n) for n in range(calls))))
+    finally:
+        for c in clients:
+            await c.close()
+
+
+def _check_race(
+    results: list[str], booked: Decimal, ceiling: Decimal, log: UpstreamLog, gw: GatewayProc
+) -> None:
+    assert len(results) == 200 and set(results) <= {"ok", "429"}
+    assert results.count("ok") > 0 and results.count("429") > 0, results.count("ok")
+    assert booked <= ceiling  # overshoot: $0
+    billed = [e for e in log.since() if e["headers"].get("x-test-tenant") == "globex"]
+    assert len(billed) == results.count("ok")
+    row = next(r for r in gw.admin("/admin/spend").json()["tenants"] if r["tenant"] == "globex")
+    fresh = sum(split(e["usage"])[0] for e in billed)
+    output = sum(split(e["usage"])[2] for e in billed)
+    assert (row["requests"], row["fresh_input_tokens"], row["output_tokens"]) == (
+        len(billed),
+        fresh,
+        output,
+    )
+
+
+def test_three_replicas_on_one_redis_never_pass_the_ceiling(
+    tmp_path: Path, simulator_url: str, redis_url: str, upstream_log: UpstreamLog
+) -> None:
+    ceiling = Decimal("0.002")
+    spend = {"plans": {"basic": {"monthly_usd": str(ceiling), "action": "block"}}}
+    replicas = []
+    try:
+        for n in range(3):
+            gw = start_gateway(tmp_path / f"r{n}", simulator_url, redis_url)
+            replicas.append(with_spend(gw, spend))
+        results = asyncio.run(_race([g.v1 for g in replicas], replicas[0].keys["globex"], 200))
+        _check_race(results, spent(replicas[0], "globex"), ceiling, upstream_log, replicas[0])
+    finally:
+        for gw in replicas:
+            gw.stop()
+
+
+def test_sqlite_with_two_workers_never_passes_the_ceiling_and_metrics_are_whole(
+    tmp_path: Path, simulator_url: str, upstream_log: UpstreamLog
+) -> None:
+    ceiling = Decimal("0.002")
+    gw = start_gateway(tmp_path, simulator_url, f"sqlite:///{tmp_path / 'g.db'}", workers=2)
+    try:
+        with_spend(gw, {"plans": {"basic": {"monthly_usd": str(ceiling), "action": "block"}}})
+        results = asyncio.run(_race([gw.v1], gw.keys["globex"], 200))
+        booked = spent(gw, "globex")
+        _check_race(results, booked, ceiling, upstream_log, gw)
+        for _ in range(4):  # whichever worker answers the scrape, the totals are whole
+            text = httpx.get(f"{gw.url}/metrics").text
+            statuses = {
+                line.split('status="')[1].split('"')[0]: float(line.split()[-1])
+                for line in text.splitlines()
+                if line.startswith('gateway_requests_total{route="chat"')
+            }
+            assert statuses.get("200", 0) == results.count("ok")
+            assert statuses.get("429", 0) == results.count("429")
+            cost = next(
+                float(line.split()[-1])
+                for line in text.splitlines()
+                if line.startswith('conversation_cost_usd_total{plan="basic",tenant="globex"}')
+            )
+            assert cost == pytest.approx(float(booked), abs=1e-9)
+    finally:
+        gw.stop()
+
+
+def test_a_killed_replicas_reservation_expires(
+    tmp_path: Path, simulator_url: str, redis_url: str
+) -> None:
+    spend = {
+        "plans": {"basic": {"monthly_usd": "0.0002", "action": "block"}},
+        "reservation_ttl_s": 2,
+    }
+    a = with_spend(start_gateway(tmp_path / "a", simulator_url, redis_url), spend)
+    b = with_spend(start_gateway(tmp_path / "b", simulator_url, redis_url), spend)
+    try:
+        slow = threading.Thread(
+            target=lambda: _quietly(
+                lambda: openai.OpenAI(
+                    base_url=a.v1, api_key=a.keys["globex"], max_retries=0
+                ).chat.completions.create(
+                    model="gpt-4o-mini",
+                    messages=SHORT,
+                    max_tokens=200,
+                    extra_headers={"x-simulator-delay-ms": "8000"},
+                )
+            )
+        )
+        slow.start()
+        deadline = time.monotonic() + 10
+        while Decimal(budgets(b, "globex")["month/tenant"]["reserved_usd"]) == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        a.stop(signal.SIGKILL)  # dies holding the reservation
+        client = openai.OpenAI(base_url=b.v1, api_key=b.keys["globex"], max_retries=0)
+        with pytest.raises(openai.RateLimitError):
+            client.chat.completions.create(model="gpt-4o-mini", messages=SHORT, max_tokens=200)
+        time.sleep(2.2)
+        client.chat.completions.create(model="gpt-4o-mini", messages=SHORT, max_tokens=200)
+        slow.join(timeout=15)
+    finally:
+        a.stop()
+        b.stop()
+
+
+def _quietly(call: Any) -> None:
+    with contextlib.suppress(openai.APIError, httpx.HTTPError):  # killed under it
+        call()
