@@ -29,6 +29,7 @@ from gateway.upstream import response_headers
 from gateway.windowing import Turn
 
 ROUTE = "chat"
+REASONING = ("o1", "o3", "o4", "gpt-5")
 
 
 @dataclass(slots=True)
@@ -69,8 +70,11 @@ def upstream_payload(call: ChatCall, turn: Turn, model: str) -> bytes:
     body = dict(call.body)
     body["model"] = model
     body["messages"] = turn.window.messages
-    ceiling_key = "max_completion_tokens" if "max_completion_tokens" in body else "max_tokens"
-    body[ceiling_key] = turn.window.report.max_tokens
+    keys = [k for k in ("max_tokens", "max_completion_tokens") if k in body]
+    if not keys:  # reasoning models refuse max_tokens
+        keys = ["max_completion_tokens" if model.startswith(REASONING) else "max_tokens"]
+    for key in keys:
+        body[key] = turn.window.report.max_tokens
     if call.stream and not call.client_wants_usage:
         options = body.get("stream_options")
         body["stream_options"] = {
@@ -108,6 +112,13 @@ async def chat_completions(request: Request) -> ASGIApp:
         request.headers.get("x-operational-state"),
         time.time(),
     )
+    if turn.window.report.exceeds_context:
+        raise InvalidRequest(
+            "The system message and the window's minimum history exceed the model's context "
+            "window.",
+            param="messages",
+            code="context_length_exceeded",
+        )
     input_estimate = gw.tokens.raw_message_tokens(call.model, turn.window.messages)
     spend = await gw.guard.reserve(
         caller, call.model, input_estimate, turn.window.report.max_tokens

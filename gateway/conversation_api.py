@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 from starlette.requests import Request
 
-from gateway.conversations import ConversationRecord, fact_to_json
+from gateway.conversations import ConversationRecord, fact_to_json, facts_key
 from gateway.errors import InvalidRequest, NotFound
 from gateway.identity import Caller, authenticate, identify
 from gateway.request_body import json_object, read_body
@@ -26,6 +26,13 @@ from gateway.runtime import Gateway
 from gateway.window import Fact
 
 MAX_FACT_CHARS = 2000
+LATEST_TIME = 253402300799  # 9999-12-31T23:59:59Z
+
+
+def _facts_key(customer: str) -> str:
+    key = facts_key(customer, None)
+    assert key is not None
+    return key
 
 
 def _caller(request: Request) -> tuple[Gateway, Caller]:
@@ -81,7 +88,8 @@ def _fact(raw: Any, customer: str, now: float) -> Fact:
     confirmed = raw.get("confirmed", False)
     confirmed_at = raw.get("confirmed_at")
     if not isinstance(confirmed, bool) or not (
-        confirmed_at is None or isinstance(confirmed_at, int | float)
+        confirmed_at is None
+        or (isinstance(confirmed_at, int | float) and 0 <= confirmed_at <= LATEST_TIME)
     ):
         raise InvalidRequest(
             "'confirmed' is a boolean, 'confirmed_at' a unix time.", param="confirmed"
@@ -109,9 +117,10 @@ async def put_facts(request: Request) -> RawResponse:
     now = time.time()
     new = [_fact(f, customer, now) for f in raw_facts]
     store = gw.windows.conversations
-    known = {f.id: f for f in await store.facts(caller.tenant.name, customer)}
+    key = _facts_key(customer)
+    known = {f.id: f for f in await store.facts(caller.tenant.name, key)}
     known.update({f.id: f for f in new})  # the app's version of a fact wins
-    await store.save_facts(caller.tenant.name, customer, list(known.values()))
+    await store.save_facts(caller.tenant.name, key, list(known.values()))
     return json_response(orjson.dumps({"facts": [fact_to_json(f) for f in known.values()]}))
 
 
@@ -125,14 +134,14 @@ async def get_facts(request: Request) -> RawResponse:
 
 async def delete_facts(request: Request) -> RawResponse:
     gw, caller = _caller(request)
-    customer, store = request.path_params["customer"], gw.windows.conversations
+    key, store = _facts_key(request.path_params["customer"]), gw.windows.conversations
     one = request.query_params.get("id")
     if one is None:
-        deleted = len(await store.facts(caller.tenant.name, customer))
-        await store.delete_facts(caller.tenant.name, customer)
+        deleted = len(await store.facts(caller.tenant.name, key))
+        await store.delete_facts(caller.tenant.name, key)
     else:
-        facts = await store.facts(caller.tenant.name, customer)
+        facts = await store.facts(caller.tenant.name, key)
         kept = [f for f in facts if f.id != one]
         deleted = len(facts) - len(kept)
-        await store.save_facts(caller.tenant.name, customer, kept)
+        await store.save_facts(caller.tenant.name, key, kept)
     return json_response(orjson.dumps({"deleted": deleted}))

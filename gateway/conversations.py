@@ -2,8 +2,8 @@
 
 Documents in the store (`Store.get_doc` / `put_doc`):
   conversation / {conversation id}      ConversationRecord
-  episodes     / {customer}/{conv id}   an earlier conversation's channel and summary
-  facts        / {customer}             the customer's durable facts
+  episodes     / {customer, quoted}/{conv id}   an earlier conversation's channel and summary
+  facts        / customer:{quoted id}   the customer's durable facts (or conversation:{id})
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from gateway.store import Store
 from gateway.window import Episode, Fact, Memory
@@ -107,8 +108,18 @@ def fact_from_json(doc: dict[str, Any]) -> Fact:
     return Fact(**values)
 
 
-def facts_key(customer: str | None, conversation: str) -> str:
-    return customer if customer else f"conversation:{conversation}"
+def facts_key(customer: str | None, conversation: str | None) -> str | None:
+    """Where a conversation's facts live: its customer's, else its own (only when the app
+    named the conversation), else nowhere. Ids are quoted: no id can pose as another."""
+    if customer:
+        return "customer:" + quote(customer, safe="")
+    if conversation:
+        return "conversation:" + quote(conversation, safe="")
+    return None
+
+
+def customer_key(customer: str) -> str:
+    return quote(customer, safe="")
 
 
 class ConversationStore:
@@ -130,7 +141,7 @@ class ConversationStore:
             await self._store.put_doc(
                 EPISODES,
                 record.tenant,
-                f"{record.customer}/{record.id}",
+                f"{customer_key(record.customer)}/{record.id}",
                 {
                     "conversation": record.id,
                     "channel": record.channel,
@@ -140,12 +151,14 @@ class ConversationStore:
             )
 
     async def load_with_facts(
-        self, tenant: str, conversation: str, facts_key_: str
+        self, tenant: str, conversation: str, facts_key_: str | None
     ) -> tuple[ConversationRecord | None, list[Fact]]:
         """The conversation and the facts it may use, in one store round trip."""
-        conv, facts = await self._store.get_docs(
-            tenant, [(CONVERSATION, conversation), (FACTS, facts_key_)]
-        )
+        wanted = [(CONVERSATION, conversation)]
+        if facts_key_ is not None:
+            wanted.append((FACTS, facts_key_))
+        docs = await self._store.get_docs(tenant, wanted)
+        conv, facts = docs[0], (docs[1] if len(docs) > 1 else None)
         record = None if conv is None else ConversationRecord.from_json(conv)
         return record, [fact_from_json(f) for f in (facts or {}).get("facts", [])]
 
@@ -171,13 +184,13 @@ class ConversationStore:
         return len(added)
 
     async def episode_index(self, tenant: str, customer: str) -> list[dict[str, Any]]:
-        return await self._store.list_docs(EPISODES, tenant, f"{customer}/")
+        return await self._store.list_docs(EPISODES, tenant, f"{customer_key(customer)}/")
 
     async def save_episode(self, tenant: str, customer: str, episode: Episode, at: float) -> None:
         await self._store.put_doc(
             EPISODES,
             tenant,
-            f"{customer}/{episode.conversation}",
+            f"{customer_key(customer)}/{episode.conversation}",
             {
                 "conversation": episode.conversation,
                 "channel": episode.channel,

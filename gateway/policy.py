@@ -108,7 +108,6 @@ class PolicyFile(_Strict):
     summarizer: SummarizerSettings = SummarizerSettings()
     tenant_summarizers: dict[str, SummarizerSettings] = {}
     context_windows: dict[str, int] = {"default": 128_000}
-    idle_episode_s: float = Field(default=3600.0, gt=0)
 
     @model_validator(mode="after")
     def _references(self) -> PolicyFile:

@@ -20,7 +20,9 @@ from gateway.window import Fact
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _IDENTIFIER = re.compile(r"\b[A-Z]{2,}[-_]?[A-Z0-9]*\d[A-Z0-9-]*\b|\b\d{4,}\b")
 _NUMBER = re.compile(r"\d")
-_AMOUNT = re.compile(r"[$€£]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:USD|EUR|BRL|dollars?|euros?)\b", re.I)
+_AMOUNT = re.compile(
+    r"[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|BRL|dollars?|euros?)\b", re.I
+)
 _DATE = re.compile(
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
     r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d"
@@ -74,6 +76,21 @@ class _Sentence:
     score: int
 
 
+_LONG = 400  # characters: a "sentence" this long is a paste, kept by what it mentions
+_MENTIONS = (_IDENTIFIER, _EMAIL, _AMOUNT, _DATE)
+
+
+def _condense(text: str) -> str:
+    """An overlong sentence, reduced to the identifiers, amounts, dates and emails in it,
+    so a summary neither loses them nor cuts a sentence in the middle."""
+    found: list[str] = []
+    for pattern in _MENTIONS:
+        for match in pattern.finditer(text):
+            if match.group(0) not in found:
+                found.append(match.group(0))
+    return f"(a long message mentioning {', '.join(found[:20])})" if found else ""
+
+
 def _sentences(turns: Sequence[Any]) -> list[_Sentence]:
     out: list[_Sentence] = []
     seen: set[str] = set()
@@ -81,9 +98,10 @@ def _sentences(turns: Sequence[Any]) -> list[_Sentence]:
         role = message.get("role") if isinstance(message, dict) else None
         label = ROLE_LABEL.get(str(role), str(role))
         parts = [s.strip() for s in _SENTENCE.split(message_text(message)) if s.strip()]
-        for n, text in enumerate(parts):
-            score = _score(text, first_of_customer=(n == 0 and label == "customer"))
-            if score >= 2 and text not in seen:
+        for n, part in enumerate(parts):
+            score = _score(part, first_of_customer=(n == 0 and label == "customer"))
+            text = _condense(part) if len(part) > _LONG else part
+            if text and score >= 2 and text not in seen:
                 seen.add(text)
                 out.append(_Sentence(label, text, score))
     return out
@@ -112,19 +130,20 @@ def _render(sentences: Sequence[_Sentence]) -> str:
 
 
 def fit(sentences: list[_Sentence], ceiling: int, count: Callable[[str], int]) -> str:
-    """Drop whole sentences, lowest score first and oldest first, until under `ceiling`."""
-    kept = list(sentences)
-    text = _render(kept)
+    """Keep whole sentences, most informative first (newest first among equals), skipping
+    any that does not fit, so one oversized sentence cannot push out all the others."""
+    text = _render(sentences)
     if count(text) <= ceiling:
         return text
-    order = sorted(range(len(kept)), key=lambda i: (kept[i].score, i))
-    dropped: set[int] = set()
+    order = sorted(range(len(sentences)), key=lambda i: (-sentences[i].score, -i))
+    kept: set[int] = set()
+    used = 0
     for index in order:
-        dropped.add(index)
-        text = _render([s for i, s in enumerate(kept) if i not in dropped])
-        if count(text) <= ceiling:
-            return text
-    return ""
+        cost = count(f"{sentences[index].label}: {sentences[index].text}") + 1
+        if used + cost <= ceiling:
+            kept.add(index)
+            used += cost
+    return _render([s for i, s in enumerate(sentences) if i in kept])
 
 
 def extractive_summary(
@@ -169,6 +188,15 @@ class Pattern:
     regex: re.Pattern[str]
     tags: tuple[str, ...]
     scope: str
+
+
+def redact(text: str, patterns: Sequence[Pattern], scopes: Sequence[str]) -> str:
+    """Withhold what a pattern above the caller's scopes would find (e.g. an email in an
+    earlier episode's summary, shown to a customer not verified for it)."""
+    for pattern in patterns:
+        if pattern.scope not in scopes:
+            text = pattern.regex.sub(f"[withheld {pattern.name.replace('_', ' ')}]", text)
+    return text
 
 
 def extract_facts(

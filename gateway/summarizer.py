@@ -26,7 +26,6 @@ from gateway.upstream import Upstream
 
 log = logging.getLogger("gateway.summarizer")
 ROUTE = "summarizer"
-EMPTY = "(earlier turns carried no identifiers, amounts or commitments)"
 
 
 class Summarizer:
@@ -70,7 +69,7 @@ class Summarizer:
         else:
             recompressed = count(text) > ceiling
             text = recompress(text, ceiling, count)
-        return (text or EMPTY), recompressed
+        return text, recompressed  # "" when nothing fits: the caller keeps the turns
 
     async def _call(
         self, caller: Caller, model: str, timeout_s: float, limit: int, messages: list[Any]
@@ -112,9 +111,17 @@ class Summarizer:
                 )
                 return outcome
             obj = orjson.loads(raw)
+            if not isinstance(obj, dict):
+                raise TypeError("reply is not a JSON object")
             outcome.usage = obj.get("usage")
-            content = obj["choices"][0]["message"]["content"]
-            if isinstance(content, str) and content.strip():
+            choice = obj["choices"][0]
+            content = choice["message"]["content"]
+            # A summary cut off at max_tokens may end mid-sentence: not good enough.
+            if (
+                isinstance(content, str)
+                and content.strip()
+                and choice.get("finish_reason") != "length"
+            ):
                 outcome.text = content.strip()
         except GatewayError as exc:
             outcome.billable = outcome.billable or exc.reached_upstream

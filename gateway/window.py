@@ -33,7 +33,6 @@ from gateway.policy import WindowPolicy
 SYSTEM_ROLES = frozenset({"system", "developer"})
 _WORD = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
 _SUMMARY_GROWTH = 0.3  # planning estimate: a summary grows ~30% of what it absorbs
-_RECENT_FOR_TAGS = 4
 
 
 class Tokens(Protocol):
@@ -106,6 +105,7 @@ class WindowReport:
     at_ceiling: bool = False
     max_tokens: int = 0
     facts_dropped: int = 0
+    exceeds_context: bool = False  # the input alone does not fit the model's context window
 
 
 @dataclass
@@ -197,16 +197,15 @@ def _op_message(state: str) -> dict[str, str]:
     return {"role": "system", "content": f"Operational state for this turn (from the app): {state}"}
 
 
+def _date(ts: float | None) -> str:
+    try:
+        return f" {time.strftime('%Y-%m-%d', time.gmtime(ts))}" if ts else ""
+    except (OverflowError, OSError, ValueError):
+        return ""
+
+
 def render_fact(fact: Fact) -> str:
-    if fact.confirmed:
-        when = (
-            f" {time.strftime('%Y-%m-%d', time.gmtime(fact.confirmed_at))}"
-            if fact.confirmed_at
-            else ""
-        )
-        status = f"confirmed{when}"
-    else:
-        status = "unconfirmed"
+    status = f"confirmed{_date(fact.confirmed_at)}" if fact.confirmed else "unconfirmed"
     heard = " transcript" if fact.source_channel in ("phone", "voice") else ""
     return f"- {fact.text} [{status}; source: {fact.source_channel}{heard}]"
 
@@ -234,9 +233,12 @@ def _context_message(facts: Sequence[Fact], episodes: Sequence[Episode]) -> dict
     }
 
 
-def _recent_words(transcript: Sequence[Any]) -> set[str]:
-    words: set[str] = set()
-    for message in transcript[-_RECENT_FOR_TAGS:]:
+def _subject_words(opening: Sequence[Any], summary: str) -> set[str]:
+    """The conversation's subject as words: its opening request and running summary.
+    Both change only at compaction, so the facts chosen (and the cached prefix they sit
+    in) stay the same from one turn to the next."""
+    words = set(_WORD.findall(summary.lower()))
+    for message in opening:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, str):
             words.update(_WORD.findall(content.lower()))
@@ -253,7 +255,7 @@ def _fill(items: Sequence[Any], costs: Sequence[int], budget: int) -> tuple[list
     return chosen, used
 
 
-def _allocate(inp: WindowInput, transcript: Sequence[Any], tokens: Tokens) -> _Allocation:
+def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
     p = inp.policy
     state = inp.operational_state
     op_tokens = 0
@@ -264,7 +266,9 @@ def _allocate(inp: WindowInput, transcript: Sequence[Any], tokens: Tokens) -> _A
 
     scopes = set(inp.scopes)
     visible = [f for f in inp.facts if f.scope in scopes]
-    subject = set(inp.subject_tags) | _recent_words(transcript)
+    subject = set(inp.subject_tags) | _subject_words(
+        seg.transcript[: seg.head_end], seg.memory.summary
+    )
     visible.sort(
         key=lambda f: (-len(subject.intersection(f.tags)), -(f.confirmed_at or f.created_at), f.id)
     )
@@ -320,7 +324,7 @@ def plan_compaction(inp: WindowInput, tokens: Tokens) -> Compaction:
     """
     seg = _split(inp.messages, inp.memory)
     p = inp.policy
-    alloc = _allocate(inp, seg.transcript, tokens)
+    alloc = _allocate(inp, seg, tokens)
     t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
     head = _cost(t[:h], tokens)
     summary = (
@@ -371,7 +375,7 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
     """The messages to send, most stable first, and what each slice spent."""
     seg = _split(inp.messages, inp.memory)
     p = inp.policy
-    alloc = _allocate(inp, seg.transcript, tokens)
+    alloc = _allocate(inp, seg, tokens)
     t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
     out: list[Any] = list(seg.system)
     context = _context_message(alloc.facts, alloc.episodes)
@@ -408,5 +412,6 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
         at_ceiling=history >= 0.95 * p.quota_tokens,
         max_tokens=ceiling,
         facts_dropped=alloc.facts_dropped,
+        exceeds_context=input_tokens >= p.context_window,
     )
     return Window(out, report)

@@ -25,7 +25,7 @@ from gateway.errors import StoreUnavailable
 from gateway.identity import Caller
 from gateway.metrics import GatewayMetrics
 from gateway.policy import Policies, WindowPolicy
-from gateway.summarize import Pattern, extract_facts, recompress
+from gateway.summarize import Pattern, extract_facts, recompress, redact
 from gateway.summarizer import Summarizer
 from gateway.tokens import TokenCounter
 from gateway.window import (
@@ -40,7 +40,6 @@ from gateway.window import (
 
 log = logging.getLogger("gateway.windowing")
 EPISODE_SUMMARY_TOKENS = 300
-RECENT_KEPT = 8  # verbatim messages kept per conversation, for its episode summary
 
 
 class EngineTokens:
@@ -163,7 +162,9 @@ class WindowBuilder:
         now: float,
     ) -> Turn:
         tenant = caller.tenant
-        fkey = facts_key(caller.customer, conv_id)
+        # A conversation known only by its fingerprint may be two people who both said
+        # "Hi" first: it gets no facts document of its own to share.
+        fkey = facts_key(caller.customer, caller.conversation)
         record, facts = await self.conversations.load_with_facts(tenant.name, conv_id, fkey)
         new = record is None
         if record is None:
@@ -204,7 +205,7 @@ class WindowBuilder:
         tokens: EngineTokens,
         model: str,
         now: float,
-        fkey: str,
+        fkey: str | None,
     ) -> tuple[int, WindowInput]:
         compaction = plan_compaction(inp, tokens)
         if not compaction.fold:
@@ -216,6 +217,8 @@ class WindowBuilder:
             inp.policy.summary_ceiling,
             model,
         )
+        if not summary:
+            return 0, inp  # nothing can hold these turns: they stay (over quota, counted)
         new_facts = extract_facts(compaction.fold, self._patterns, record.channel, now)
         memory = compacted_memory(inp.messages, compaction, summary)
         candidate = dataclasses.replace(inp, memory=memory, facts=_merge(inp.facts, new_facts))
@@ -224,12 +227,16 @@ class WindowBuilder:
             # The summary yields before the recent turns do: it can be rebuilt, they cannot.
             room = tokens.text(summary) - (report.history_tokens - inp.policy.quota_tokens)
             shorter = recompress(summary, room, tokens.text) if room > 0 else ""
-            if not shorter:
-                return 0, inp  # nothing can hold these turns: they stay, over quota
-            memory = dataclasses.replace(memory, summary=shorter)
-            candidate = dataclasses.replace(candidate, memory=memory)
-            recompressed = True
-        await self.conversations.add_facts(record.tenant, fkey, new_facts)
+            if shorter:
+                memory = dataclasses.replace(memory, summary=shorter)
+                candidate = dataclasses.replace(candidate, memory=memory)
+                recompressed = True
+            elif report.history_tokens >= assemble(inp, tokens).report.history_tokens:
+                return 0, inp  # compacting would not even shrink the window: keep the turns
+            # else: still over quota (the opening or the last turns alone are too big),
+            # but smaller than keeping everything; sent and counted as over quota.
+        if fkey:
+            await self.conversations.add_facts(record.tenant, fkey, new_facts)
         record.remember(memory)
         record.summary_recompressions += int(recompressed)
         await self.conversations.save(record)  # persisted before the request is sent
@@ -257,7 +264,9 @@ class WindowBuilder:
                 episode = Episode(
                     doc["conversation"], doc["channel"], doc["summary"], doc.get("ended_at", 0.0)
                 )
-            out.append(episode)
+            # What another conversation heard may be above this caller's verified scopes.
+            redacted = redact(episode.summary, self._patterns, caller.scopes)
+            out.append(dataclasses.replace(episode, summary=redacted))
         return out
 
     async def make_episode(
@@ -304,7 +313,9 @@ class WindowBuilder:
         ]
         head = next((i + 1 for i, m in enumerate(transcript) if m.get("role") == "user"), 0)
         record.opening = transcript[:head]
-        record.recent = transcript[max(record.cursor, head) :][-RECENT_KEPT:]
+        # Everything not yet in the summary (bounded by the quota): the episode summary
+        # of this conversation is made from summary + opening + these.
+        record.recent = transcript[max(record.cursor, head) :]
         try:
             if turn.new_conversation:
                 await self.conversations.register(record)

@@ -322,3 +322,38 @@ def test_a_history_rewritten_at_the_summarized_span_resets_the_memory(where: str
     edited[at] = {"role": edited[at]["role"], "content": "edited"}
     window = assemble(dataclasses.replace(inp, messages=edited, memory=memory), t)
     assert window.report.evicted_messages == 0  # the stale summary is not used
+
+
+def test_an_opening_bigger_than_the_quota_still_lets_the_middle_go() -> None:
+    """The opening stays verbatim (it is what the customer asked for), so the window is
+    over quota; compaction must still run, not give up and grow without bound."""
+    t = tokens()
+    p = WindowPolicy(
+        quota_tokens=2000,
+        transcript_floor=300,
+        keep_last_messages=2,
+        summary_ceiling=200,
+        facts_floor=0,
+    )
+    msgs = [{"role": "user", "content": "order ORD-1 " * 1200}]
+    msgs += [
+        {"role": r, "content": f"turn {n} about ORD-{n}. " * 20}
+        for n in range(30)
+        for r in ("assistant", "user")
+    ]
+    inp = WindowInput(messages=msgs, memory=Memory(), policy=p)
+    compaction = plan_compaction(inp, t)
+    assert compaction.fold
+    memory = compacted_memory(msgs, compaction, "customer: turns about orders.")
+    report = assemble(dataclasses.replace(inp, memory=memory), t).report
+    assert report.over_quota and report.evicted_messages > 0
+    assert report.history_tokens < assemble(inp, t).report.history_tokens
+
+
+def test_one_oversized_sentence_does_not_wipe_the_summary() -> None:
+    t = tokens()
+    previous = "customer: My order ORD-48213 arrived damaged."
+    paste = {"role": "user", "content": "log line " * 400 + "invoice INV-99812 total $1,240.00"}
+    summary = extractive_summary(previous, [paste], 120, t.text)
+    assert "ORD-48213" in summary
+    assert "INV-99812" in summary and "$1,240.00" in summary  # condensed, not cut

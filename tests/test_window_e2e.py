@@ -8,6 +8,7 @@ import httpx
 import openai
 import yaml
 
+from gateway.conversations import customer_key, facts_key
 from tests.conftest import UpstreamLog
 from tests.servers import GatewayProc, start_gateway
 
@@ -120,6 +121,7 @@ def test_earlier_episodes_arrive_as_channel_tagged_summaries(
         [
             "Hi, this is Marta calling about order ORD-555. The weather is lovely today.",
             "The invoice INV-9001 shows $120.50 but I was quoted less. It is a long story really.",
+            "My email is marta@example.com, write to me there.",
         ],
     )
     chat = _turns(
@@ -139,6 +141,8 @@ def test_earlier_episodes_arrive_as_channel_tagged_summaries(
     prompt = _prompt_text(entry)
     assert "[phone]" in prompt and "[webchat]" in prompt
     assert prompt.index("[phone]") > prompt.index("[webchat]")  # newest first
+    # the email was heard in another conversation; this caller is not verified for it
+    assert "marta@example.com" not in prompt and "[withheld email]" in prompt
     for earlier in (*phone, *chat):
         if earlier["role"] != "system":
             assert earlier["content"] not in prompt, "a raw turn of an earlier episode leaked"
@@ -192,6 +196,15 @@ def test_facts_respect_scopes_and_say_where_they_came_from(
     assert "Card ending 4242" not in prompt  # above the customer's verified scope
     assert "Rua Augusta 100 [unconfirmed; source: phone transcript]" in prompt
     assert "VIP customer since 2019 [confirmed 2026-09-21; source: crm]" in prompt
+    bad = httpx.put(
+        f"{sqlite_gateway.v1}/customers/cust-9/facts",
+        headers=auth,
+        json={"facts": [{"text": "x", "confirmed": True, "confirmed_at": 1e20}]},
+    )
+    assert bad.status_code == 400 and bad.json()["error"]["param"] == "confirmed"
+    # ids are quoted in store keys: customer "org" never lists customer "org/alice"'s
+    assert not (customer_key("org/alice") + "/c1").startswith(customer_key("org") + "/")
+    assert facts_key("conversation:x", None) != facts_key(None, "x")
     gone = httpx.delete(f"{sqlite_gateway.v1}/customers/cust-9/facts", headers=auth)
     assert gone.json() == {"deleted": 3}
     assert httpx.get(f"{sqlite_gateway.v1}/customers/cust-9/facts", headers=auth).json() == {
