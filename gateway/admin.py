@@ -82,6 +82,17 @@ async def ledger(request: Request) -> RawResponse:
     return json_response(orjson.dumps({"records": [r.to_json() for r in records]}))
 
 
+async def report(request: Request) -> RawResponse:
+    """GET /admin/report?period=YYYY-MM[&tenant=T]: what `gateway report` prints, as JSON."""
+    from gateway.report import gather
+
+    gw: Gateway = request.app.state.gateway
+    authenticate_admin(request.headers, gw.settings.admin_key)
+    tenants = sorted({t.name for t in gw.settings.tenants_by_hash.values()})
+    found = await gather(gw.store, tenants, _period(request), request.query_params.get("tenant"))
+    return json_response(orjson.dumps(found.to_json()))
+
+
 async def budgets(request: Request) -> RawResponse:
     """GET /admin/budgets?tenant=T[&customer=C]: spent, held and ceiling per budget."""
     gw: Gateway = request.app.state.gateway

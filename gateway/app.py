@@ -112,6 +112,7 @@ def create_app(settings: Settings) -> Starlette:
         Route("/admin/spend", admin.spend, methods=["GET"]),
         Route("/admin/ledger", admin.ledger, methods=["GET"]),
         Route("/admin/budgets", admin.budgets, methods=["GET"]),
+        Route("/admin/report", admin.report, methods=["GET"]),
         Route("/metrics", admin.metrics, methods=["GET"]),
         Route("/healthz", admin.healthz, methods=["GET"]),
     ]

@@ -7,6 +7,7 @@ import logging
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 from gateway.config import load_settings, resolve_relative
 from gateway.errors import ConfigError
@@ -37,6 +38,13 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--host", default="127.0.0.1")
     sim.add_argument("--port", type=int, default=9000)
     sim.add_argument("--cache-ttl", type=float, default=300.0)
+
+    report = sub.add_parser("report", help="cost figures from the store (seed 002)")
+    report.add_argument("--config", default="config.yaml")
+    report.add_argument("--period", default=None, help="YYYY-MM (default: this month)")
+    report.add_argument("--tenant", default=None)
+    report.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    report.add_argument("--plot", default=None, help="write the curves to this PNG")
 
     demo = sub.add_parser("demo", help="simulator + gateway + a few conversations, then spend")
     demo.add_argument("--dir", default=None, help="keep the demo's files here")
@@ -100,6 +108,49 @@ def _tenants_add(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+    import time
+
+    from gateway.errors import StoreUnavailable
+    from gateway.report import as_csv, as_table, gather, plot
+    from gateway.store import open_store
+    from gateway.store.records import period_of
+
+    try:
+        settings = load_settings(Path(args.config))
+    except ConfigError as exc:
+        for line in exc.lines():
+            print(f"error: {line}", file=sys.stderr)
+        return 1
+    period = args.period or period_of(time.time())
+    tenants = sorted({t.name for t in settings.tenants_by_hash.values()})
+
+    async def read() -> Any:
+        store = open_store(settings.store_url)
+        try:
+            return await gather(store, tenants, period, args.tenant)
+        finally:
+            await store.close()
+
+    try:
+        report = asyncio.run(read())
+    except StoreUnavailable as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    if args.format == "json":
+        print(json.dumps(report.to_json(), indent=2))
+    elif args.format == "csv":
+        print(as_csv(report), end="")
+    else:
+        print(as_table(report))
+    if args.plot:
+        plot(report, args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
 def cli_logic(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(
@@ -108,30 +159,36 @@ def cli_logic(argv: list[str]) -> int:
     # httpx logs every request at INFO: too chatty for a proxy, and no business of the log.
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("httpx2").setLevel(logging.WARNING)
-    if args.command == "serve":
-        return _serve(args)
-    if args.command == "check-config":
-        return _check_config(args.config)
-    if args.command == "tenants":
-        return _tenants_add(args)
-    if args.command == "simulate-upstream":
-        import uvicorn
+    commands = {
+        "serve": _serve,
+        "check-config": lambda a: _check_config(a.config),
+        "tenants": _tenants_add,
+        "simulate-upstream": _simulate,
+        "report": _report,
+        "demo": _demo,
+    }
+    return int(commands[args.command](args))
 
-        from gateway.simulator import create_simulator_app
 
-        uvicorn.run(
-            create_simulator_app(args.cache_ttl),
-            host=args.host,
-            port=args.port,
-            access_log=False,
-            log_level="warning",
-        )
-        return 0
-    if args.command == "demo":
-        from gateway.demo import run_demo
+def _simulate(args: argparse.Namespace) -> int:
+    import uvicorn
 
-        return run_demo(Path(args.dir) if args.dir else None)
-    return 2
+    from gateway.simulator import create_simulator_app
+
+    uvicorn.run(
+        create_simulator_app(args.cache_ttl),
+        host=args.host,
+        port=args.port,
+        access_log=False,
+        log_level="warning",
+    )
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from gateway.demo import run_demo
+
+    return run_demo(Path(args.dir) if args.dir else None)
 
 
 def main() -> None:
