@@ -151,15 +151,28 @@ class SQLiteStore:
 
     def _with_connection(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         if self._conn is None:
-            Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-            conn = sqlite3.connect(self._path, isolation_level=None, timeout=30)
-            conn.execute("PRAGMA journal_mode=WAL")
-            # NORMAL: a committed booking survives a killed process; only a power
-            # loss may drop the last transactions.
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.executescript(_SCHEMA)
-            self._conn = conn
+            self._conn = self._open()
         return fn(self._conn)
+
+    def _open(self) -> sqlite3.Connection:
+        Path(self._path).parent.mkdir(parents=True, exist_ok=True)
+        # Several processes may open a new file at once; switching it to WAL can answer
+        # "locked" without waiting on the busy timeout, so the set-up itself retries.
+        for attempt in range(50):
+            conn = sqlite3.connect(self._path, isolation_level=None, timeout=30)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                # NORMAL: a committed booking survives a killed process; only a power
+                # loss may drop the last transactions.
+                conn.execute("PRAGMA synchronous=NORMAL")
+                conn.executescript(_SCHEMA)
+                return conn
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                if "locked" not in str(exc) or attempt == 49:
+                    raise
+                time.sleep(0.02 * (attempt + 1))
+        raise AssertionError("unreachable")
 
     async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
         return await self._run(lambda conn: _book_many(conn, records))
