@@ -23,6 +23,7 @@ from pathlib import Path
 
 import httpx
 import orjson
+import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -156,12 +157,23 @@ def main() -> None:
     parser.add_argument("--target", choices=["gateway", "minimal"], default="gateway")
     parser.add_argument("--store", default=None, help="store URL (default: SQLite in a temp dir)")
     parser.add_argument("--concurrency", default="1,64")
+    parser.add_argument(
+        "--ceiling",
+        action="store_true",
+        help="configure spend ceilings, so every call reserves and settles",
+    )
     args = parser.parse_args()
     sim, upstream = start_simulator()
     tmp = Path(tempfile.mkdtemp(prefix="bench-"))
     try:
         if args.target == "gateway":
             gw = start_gateway(tmp, upstream, args.store or f"sqlite:///{tmp / 'g.db'}")
+            if args.ceiling:
+                ceiling = {"monthly_usd": 1_000_000, "daily_usd": 1_000_000, "action": "block"}
+                (tmp / "policies" / "spend.yaml").write_text(
+                    yaml.safe_dump({"plans": {"pro": ceiling}})
+                )
+                gw.restart()
             proc, url = gw.proc, f"{gw.v1}/chat/completions"
         else:
             proc, url = start_minimal(upstream)
@@ -170,7 +182,10 @@ def main() -> None:
         os.sched_setaffinity(proc.pid, {0})
         os.sched_setaffinity(sim.pid, {1})
         os.sched_setaffinity(0, {1})
-        print(f"target={args.target} store={args.store or 'sqlite'} requests={args.requests}")
+        print(
+            f"target={args.target} store={args.store or 'sqlite'} requests={args.requests} "
+            f"ceilings={'on' if args.ceiling else 'off'}"
+        )
         print(
             f"{'case':<28}{'direct p50':>11}{'via p50':>9}{'added p50':>10}{'added p99':>10}"
             f"{'CPU/req':>9}{'1st byte+':>10}"

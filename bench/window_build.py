@@ -62,9 +62,7 @@ def main() -> None:
             plan_compaction(inp, t)
             assemble(inp, t)
         per = (time.perf_counter() - start) / runs
-        print(
-            f"{turns:>6} {len(msgs):>9} {per * 1e3:>12.3f}ms {f'(cursor {memory.cursor})':>17}"
-        )
+        print(f"{turns:>6} {len(msgs):>9} {per * 1e3:>12.3f}ms {f'(cursor {memory.cursor})':>17}")
 
 
 if __name__ == "__main__":
