@@ -105,6 +105,7 @@ def create_app(settings: Settings) -> Starlette:
         Route("/v1/conversations/{conversation}", conv.get_conversation, methods=["GET"]),
         Route("/v1/conversations/{conversation}/state", conv.put_state, methods=["PUT"]),
         Route("/v1/conversations/{conversation}/close", conv.close_conversation, methods=["POST"]),
+        Route("/v1/conversations/{conversation}/events", conv.post_event, methods=["POST"]),
         Route("/v1/customers/{customer}/facts", conv.get_facts, methods=["GET"]),
         Route("/v1/customers/{customer}/facts", conv.put_facts, methods=["PUT"]),
         Route("/v1/customers/{customer}/facts", conv.delete_facts, methods=["DELETE"]),

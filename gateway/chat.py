@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp
 
 from gateway.errors import GatewayError, InvalidRequest
+from gateway.escalation import handoff_response
 from gateway.guard import Reservation
 from gateway.identity import Caller, authenticate, identify
 from gateway.request_body import json_object, read_body
@@ -26,6 +27,7 @@ from gateway.responses import RawResponse
 from gateway.runtime import Gateway
 from gateway.streaming import StreamRelay, UsageTap
 from gateway.upstream import response_headers
+from gateway.usage import TokenUsage
 from gateway.windowing import Turn
 
 ROUTE = "chat"
@@ -84,12 +86,14 @@ def upstream_payload(call: ChatCall, turn: Turn, model: str) -> bytes:
     return orjson.dumps(body)
 
 
-def window_headers(turn: Turn, spend: Reservation) -> list[tuple[bytes, bytes]]:
-    degraded = []
-    if spend.degraded_from:
-        degraded = [(b"x-gateway-degraded", f"{spend.degraded_from}->{spend.model}".encode())]
+def window_headers(turn: Turn, spend: Reservation | None) -> list[tuple[bytes, bytes]]:
+    extra = []
+    if spend is not None and spend.degraded_from:
+        extra.append((b"x-gateway-degraded", f"{spend.degraded_from}->{spend.model}".encode()))
+    if turn.escalation:
+        extra.append((b"x-gateway-escalation", turn.escalation.encode()))
     return [
-        *degraded,
+        *extra,
         (b"x-gateway-conversation-id", turn.record.id.encode()),
         (b"x-gateway-class", (turn.record.conversation_class or "").encode()),
         (b"x-gateway-window-tokens", str(turn.window.report.history_tokens).encode()),
@@ -112,6 +116,11 @@ async def chat_completions(request: Request) -> ASGIApp:
         request.headers.get("x-operational-state"),
         time.time(),
     )
+    turn.escalation = gw.escalations.check(turn.record, turn.policy)
+    if turn.escalation and turn.policy.escalation_action == "handoff":
+        return await _handoff(gw, caller, call, turn)
+    if turn.escalation and turn.policy.escalation_action == "instruct":
+        turn.window.messages.append(gw.escalations.instruction(turn.escalation))
     if turn.window.report.exceeds_context:
         raise InvalidRequest(
             "The system message and the window's minimum history exceed the model's context "
@@ -160,6 +169,21 @@ class _Context:
     input_estimate: int
 
 
+async def _handoff(gw: Gateway, caller: Caller, call: ChatCall, turn: Turn) -> RawResponse:
+    """The class's handoff message instead of the model: booked at zero cost."""
+    await gw.accountant.book(
+        caller, call.model, TokenUsage(), "handoff", conversation=turn.record.id
+    )
+    await gw.windows.finish(turn, call.messages, 0, time.time())
+    return handoff_response(
+        call.model,
+        turn.policy.handoff_message,
+        call.stream,
+        call.client_wants_usage,
+        window_headers(turn, None),
+    )
+
+
 async def _settle(ctx: _Context, model: str, reported: Any, output_text: Any = None) -> None:
     """Book the call (settling its reservation), then record the turn."""
     gw, call = ctx.gw, ctx.call
@@ -180,6 +204,8 @@ async def _settle(ctx: _Context, model: str, reported: Any, output_text: Any = N
         )
         cost = record.cost_units
         gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total)
+    reply = output_text() if output_text else ""
+    gw.escalations.observe(ctx.turn.record, call.messages, reply, ctx.turn.facts_learned > 0)
     await gw.windows.finish(ctx.turn, call.messages, cost, time.time())
 
 

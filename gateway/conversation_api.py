@@ -20,6 +20,7 @@ from starlette.requests import Request
 from gateway.conversations import ConversationRecord, fact_to_json, facts_key
 from gateway.errors import InvalidRequest, NotFound
 from gateway.identity import Caller, authenticate, identify
+from gateway.loops import LoopState, progressed
 from gateway.request_body import json_object, read_body
 from gateway.responses import RawResponse, json_response
 from gateway.runtime import Gateway
@@ -63,6 +64,21 @@ async def put_state(request: Request) -> RawResponse:
         raise InvalidRequest("'state' must be a string, an object or null.", param="state")
     record = await _record(gw, caller, request.path_params["conversation"])
     record.operational_state = orjson.dumps(state).decode() if isinstance(state, dict) else state
+    await gw.windows.conversations.save(record)
+    return json_response(orjson.dumps(record.public()))
+
+
+async def post_event(request: Request) -> RawResponse:
+    """POST /v1/conversations/{id}/events {"type": "progress" | "resolved"}: the app
+    says the conversation moved on, which resets its loop and turn-ceiling clocks."""
+    gw, caller = _caller(request)
+    body = json_object(await read_body(request, 64 * 1024))
+    kind = body.get("type")
+    if kind not in ("progress", "resolved"):
+        raise InvalidRequest("'type' must be 'progress' or 'resolved'.", param="type")
+    record = await _record(gw, caller, request.path_params["conversation"])
+    record.loop_state = progressed(LoopState.from_json(record.loop_state), record.turns).to_json()
+    record.last_event = kind
     await gw.windows.conversations.save(record)
     return json_response(orjson.dumps(record.public()))
 

@@ -48,7 +48,10 @@ class ConversationRecord:
     started: float = 0.0
     last_seen: float = 0.0
     closed: bool = False
-    escalation: str | None = None
+    escalation: str | None = None  # the latest escalation's reason
+    escalations: int = 0
+    loop_state: dict[str, Any] | None = None  # gateway.loops.LoopState, as JSON
+    last_event: str | None = None  # the app's latest event: progress / resolved
     degraded: bool = False  # built while the store was down: not persisted
 
     @property
@@ -69,9 +72,15 @@ class ConversationRecord:
     def public(self) -> dict[str, Any]:
         """What `GET /v1/conversations/{id}` shows the tenant."""
         doc = self.to_json()
-        for private in ("opening", "recent", "anchor", "tenant", "degraded"):
+        for private in ("opening", "recent", "anchor", "tenant", "degraded", "loop_state"):
             doc.pop(private)
         doc["class"] = doc.pop("conversation_class")
+        state = self.loop_state or {}
+        doc["loop"] = {
+            "streak": state.get("streak", 0),
+            "loop_turns": state.get("loop_turns", 0),
+            "last_progress_turn": state.get("last_progress_turn", 0),
+        }
         return doc
 
 

@@ -146,6 +146,12 @@ class GatewayMetrics:
             registry=registry,
             buckets=(0.5, 1, 1.5, 2, 3, 5, 8, 13, 21, 34, 55),
         )
+        self.escalations = Counter(
+            "conversation_escalations",
+            "Escalations to a human, by class and reason (loop, turn_ceiling).",
+            ["class", "reason"],
+            registry=registry,
+        )
         self.conversation_cost = Counter(
             "conversation_cost_usd",
             "Cost of chat turns, per tenant (USD).",

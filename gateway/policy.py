@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -48,6 +48,9 @@ class ClassSettings(_Strict):
     low_water: float | None = Field(default=None, gt=0, le=1)
     output_reserve: int | None = Field(default=None, gt=0)
     turn_ceiling: int | None = Field(default=None, gt=0)
+    progress_window: int | None = Field(default=None, ge=1)
+    escalation_action: Literal["signal", "instruct", "handoff"] | None = None
+    handoff_message: str | None = Field(default=None, min_length=1, max_length=2000)
     loop: LoopSettings | None = None
 
 
@@ -108,6 +111,7 @@ class PolicyFile(_Strict):
     summarizer: SummarizerSettings = SummarizerSettings()
     tenant_summarizers: dict[str, SummarizerSettings] = {}
     context_windows: dict[str, int] = {"default": 128_000}
+    webhooks: dict[str, str] = {}  # tenant -> URL receiving escalation events
 
     @model_validator(mode="after")
     def _references(self) -> PolicyFile:
@@ -142,6 +146,12 @@ class WindowPolicy:
     low_water: float = 0.6
     output_reserve: int = 800
     turn_ceiling: int = 40
+    progress_window: int = 3
+    escalation_action: str = "signal"
+    handoff_message: str = (
+        "I am sorry we are going around in circles. Let me hand you over to a member of "
+        "our team, who will continue from here."
+    )
     context_window: int = 128_000
     priority: int = 0
 

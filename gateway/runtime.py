@@ -16,6 +16,7 @@ from gateway.booking import Bookkeeper
 from gateway.config import Settings, UpstreamConfig
 from gateway.conversations import ConversationStore
 from gateway.errors import StoreUnavailable
+from gateway.escalation import Escalations
 from gateway.guard import SpendGuard
 from gateway.metrics import GatewayMetrics
 from gateway.pricing import Pricer
@@ -47,6 +48,7 @@ class Gateway:
     metrics: GatewayMetrics
     windows: WindowBuilder
     guard: SpendGuard
+    escalations: Escalations
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _store_ok_at: float = -1e9
 
@@ -72,6 +74,7 @@ class Gateway:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         await self.bookkeeper.close()
+        await self.escalations.aclose()
         await self.upstream.aclose()
         await self.store.close()
 
@@ -114,6 +117,7 @@ async def build_gateway(
         accountant=accountant,
         metrics=metrics,
         guard=guard,
+        escalations=Escalations(settings.policies, metrics),
         windows=WindowBuilder(
             ConversationStore(store),
             tokens,

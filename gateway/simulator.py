@@ -5,7 +5,7 @@ reported like OpenAI's, prefix caching included: `cached_tokens` is the longest 
 token prefix with a recent request routed to the same cache (by `prompt_cache_key`, else
 by the first message, as providers route by the start of the prompt), counted only from
 1,024 tokens, in 128-token steps, within a TTL. Test hooks: request headers
-`x-simulator-*`, and models named `fail-*` answer 500.
+`x-simulator-*` (`-reply` scripts the answer), and models named `fail-*` answer 500.
 Every usage it computes is logged at `GET /sim/usage`, reported or not.
 """
 
@@ -230,7 +230,12 @@ async def chat_completions(request: Request) -> Response:
     key = body.get("prompt_cache_key") or hashlib.blake2b(orjson.dumps(messages[:1])).hexdigest()
     cached = state.cached_tokens(str(key), prompt, time.monotonic())
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
-    pieces = _reply_text(messages, limit if isinstance(limit, int) else None, state.encoding)
+    scripted = request.headers.get("x-simulator-reply")
+    pieces = (
+        [w + " " for w in scripted.split(" ")[:-1]] + [scripted.split(" ")[-1]]
+        if scripted
+        else _reply_text(messages, limit if isinstance(limit, int) else None, state.encoding)
+    )
     text = "".join(pieces)
     completion = len(state.encoding.encode(text, disallowed_special=()))
     usage = _usage(model, prompt.total, cached, completion)

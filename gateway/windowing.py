@@ -73,6 +73,8 @@ class Turn:
     evicted_now: int
     quota_hit: bool
     new_conversation: bool
+    facts_learned: int = 0
+    escalation: str | None = None
 
 
 class WindowBuilder:
@@ -187,7 +189,9 @@ class WindowBuilder:
             client_max_tokens=client_max_tokens,
         )
         engine_tokens = EngineTokens(self._tokens, model)
-        evicted_now, inp = await self._compact(caller, record, inp, engine_tokens, model, now, fkey)
+        evicted_now, inp, learned = await self._compact(
+            caller, record, inp, engine_tokens, model, now, fkey
+        )
         window = assemble(inp, engine_tokens)
         quota_hit = evicted_now > 0 or window.report.over_quota
         record.window_tokens = window.report.history_tokens
@@ -195,7 +199,7 @@ class WindowBuilder:
         record.over_quota_turns += int(window.report.over_quota)
         record.quota_hits += int(quota_hit)
         self._observe(record, window, evicted_now)
-        return Turn(record, window, policy, evicted_now, quota_hit, new)
+        return Turn(record, window, policy, evicted_now, quota_hit, new, learned)
 
     async def _compact(
         self,
@@ -206,10 +210,11 @@ class WindowBuilder:
         model: str,
         now: float,
         fkey: str | None,
-    ) -> tuple[int, WindowInput]:
+    ) -> tuple[int, WindowInput, int]:
+        """(messages evicted, the input to assemble, facts learned)."""
         compaction = plan_compaction(inp, tokens)
         if not compaction.fold:
-            return 0, inp
+            return 0, inp, 0
         summary, recompressed = await self._summarizer.fold(
             caller,
             inp.memory.summary if inp.memory.cursor == compaction.first else "",
@@ -218,7 +223,7 @@ class WindowBuilder:
             model,
         )
         if not summary:
-            return 0, inp  # nothing can hold these turns: they stay (over quota, counted)
+            return 0, inp, 0  # nothing can hold these turns: they stay (over quota, counted)
         new_facts = extract_facts(compaction.fold, self._patterns, record.channel, now)
         memory = compacted_memory(inp.messages, compaction, summary)
         candidate = dataclasses.replace(inp, memory=memory, facts=_merge(inp.facts, new_facts))
@@ -232,11 +237,10 @@ class WindowBuilder:
                 candidate = dataclasses.replace(candidate, memory=memory)
                 recompressed = True
             elif report.history_tokens >= assemble(inp, tokens).report.history_tokens:
-                return 0, inp  # compacting would not even shrink the window: keep the turns
+                return 0, inp, 0  # compacting would not even shrink the window: keep them
             # else: still over quota (the opening or the last turns alone are too big),
             # but smaller than keeping everything; sent and counted as over quota.
-        if fkey:
-            await self.conversations.add_facts(record.tenant, fkey, new_facts)
+        learned = await self.conversations.add_facts(record.tenant, fkey, new_facts) if fkey else 0
         record.remember(memory)
         record.summary_recompressions += int(recompressed)
         await self.conversations.save(record)  # persisted before the request is sent
@@ -244,7 +248,7 @@ class WindowBuilder:
             self._metrics.summary_recompressed.inc()
         evicted = compaction.new_cursor - compaction.first
         self._metrics.turns_evicted.labels("quota").inc(evicted)
-        return evicted, candidate
+        return evicted, candidate, learned
 
     async def _episodes(
         self, caller: Caller, record: ConversationRecord, model: str, now: float
