@@ -29,6 +29,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from gateway.errors import error_body
+from gateway.simulator_replies import chunks, completion_body, reply_text, usage_for
 
 MODELS = (
     "gpt-4o-mini",
@@ -41,28 +42,6 @@ MODELS = (
 CACHE_MIN_TOKENS = 1024
 CACHE_STEP = 128
 _FRAME = (100264, 100265, 100266)  # stand-ins for the per-message framing tokens
-_WORDS = (
-    "I",
-    "understand",
-    "your",
-    "request",
-    "and",
-    "will",
-    "check",
-    "the",
-    "details",
-    "now",
-    "please",
-    "allow",
-    "me",
-    "a",
-    "moment",
-    "to",
-    "review",
-    "everything",
-    "carefully",
-    "today",
-)
 
 
 @dataclass
@@ -143,62 +122,12 @@ def _common_prefix(a: list[tuple[int, ...]], b: list[tuple[int, ...]]) -> int:
     return common
 
 
-def _reply_text(messages: list[Any], limit: int | None, encoding: tiktoken.Encoding) -> list[str]:
-    """The reply, in streaming pieces; never more than `limit` tokens, like a provider."""
-    last = next(
-        (
-            m.get("content")
-            for m in reversed(messages)
-            if isinstance(m, dict) and m.get("role") == "user"
-        ),
-        "",
-    )
-    last = last if isinstance(last, str) else ""
-    seed = int(hashlib.blake2b(last.encode(), digest_size=4).hexdigest(), 16)
-    words = [f"Re: {' '.join(last.split()[:6])}."] + [
-        _WORDS[(seed + i) % len(_WORDS)] for i in range(12 + seed % 40)
-    ]
-    pieces = [w + " " for w in words[:-1]] + [words[-1]]
-    if limit is None:
-        return pieces
-    kept: list[str] = []
-    used = 0
-    for piece in pieces:
-        cost = len(encoding.encode(piece, disallowed_special=()))
-        if used + cost > max(limit, 1):
-            break
-        kept.append(piece)
-        used += cost
-    return kept or [encoding.decode(encoding.encode(pieces[0])[: max(limit, 1)])]
-
-
 def _logged_headers(request: Request) -> dict[str, str]:
     """Headers as received, the credential as a digest (the log is served without auth)."""
     headers = dict(request.headers)
     if "authorization" in headers:
         headers["authorization"] = hashlib.sha256(headers["authorization"].encode()).hexdigest()
     return headers
-
-
-def _usage(model: str, prompt_tokens: int, cached: int, completion: int) -> dict[str, Any]:
-    if model.startswith("claude"):
-        return {
-            "input_tokens": prompt_tokens - cached,
-            "cache_read_input_tokens": cached,
-            "cache_creation_input_tokens": 0,
-            "output_tokens": completion,
-        }
-    usage: dict[str, Any] = {
-        "prompt_tokens": prompt_tokens,
-        "completion_tokens": completion,
-        "total_tokens": prompt_tokens + completion,
-        "prompt_tokens_details": {"cached_tokens": cached},
-        "completion_tokens_details": {"reasoning_tokens": 0},
-    }
-    if model.startswith("deepseek"):
-        usage["prompt_cache_hit_tokens"] = cached
-        usage["prompt_cache_miss_tokens"] = prompt_tokens - cached
-    return usage
 
 
 def _error(status: int, message: str, code: str | None = None) -> Response:
@@ -234,11 +163,11 @@ async def chat_completions(request: Request) -> Response:
     pieces = (
         [w + " " for w in scripted.split(" ")[:-1]] + [scripted.split(" ")[-1]]
         if scripted
-        else _reply_text(messages, limit if isinstance(limit, int) else None, state.encoding)
+        else reply_text(messages, limit if isinstance(limit, int) else None, state.encoding)
     )
     text = "".join(pieces)
     completion = len(state.encoding.encode(text, disallowed_special=()))
-    usage = _usage(model, prompt.total, cached, completion)
+    usage = usage_for(model, prompt.total, cached, completion)
     state.counter += 1
     cid = f"chatcmpl-sim{state.counter:08d}"
     stream = body.get("stream") is True
@@ -260,64 +189,16 @@ async def chat_completions(request: Request) -> Response:
         del state.usage_log[:50_000]
     if not stream:
         return Response(
-            orjson.dumps(_completion(cid, model, text, usage if report else None)),
+            orjson.dumps(completion_body(cid, model, text, usage if report else None)),
             media_type="application/json",
         )
     chunk_delay = float(request.headers.get("x-simulator-chunk-delay-ms", "0")) / 1000
     break_after = request.headers.get("x-simulator-break-after")
-    events = _chunks(cid, model, pieces, usage, options.get("include_usage") is True, report)
+    events = chunks(cid, model, pieces, usage, options.get("include_usage") is True, report)
     return StreamingResponse(
         _paced(state, events, chunk_delay, int(break_after) if break_after else None),
         media_type="text/event-stream",
     )
-
-
-def _completion(cid: str, model: str, text: str, usage: dict[str, Any] | None) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": cid,
-        "object": "chat.completion",
-        "created": 1_700_000_000,
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
-                "logprobs": None,
-            }
-        ],
-    }
-    if usage is not None:
-        out["usage"] = usage
-    return out
-
-
-def _chunks(
-    cid: str, model: str, pieces: list[str], usage: dict[str, Any], asked: bool, report: bool
-) -> Iterator[bytes]:
-    def chunk(choices: list[Any], **extra: Any) -> bytes:
-        obj: dict[str, Any] = {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": 1_700_000_000,
-            "model": model,
-            "system_fingerprint": "fp_sim",
-            "choices": choices,
-        }
-        if asked:
-            obj["usage"] = None
-        obj.update(extra)
-        return b"data: " + orjson.dumps(obj) + b"\n\n"
-
-    yield chunk(
-        [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]
-    )
-    for piece in pieces:
-        yield chunk([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
-    yield chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}])
-    if asked and report:
-        yield chunk([], usage=usage)
-    yield b"data: [DONE]\n\n"
 
 
 async def _paced(

@@ -21,13 +21,19 @@ from __future__ import annotations
 import hashlib
 import itertools
 import re
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import orjson
 
+from gateway.injected import (
+    context_message,
+    op_message,
+    render_episode,
+    render_fact,
+    summary_message,
+)
 from gateway.policy import WindowPolicy
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
@@ -193,46 +199,6 @@ def _truncate(text: str, limit: int, tokens: Tokens) -> str:
     return (cut + " [truncated]") if cut else ""
 
 
-def _op_message(state: str) -> dict[str, str]:
-    return {"role": "system", "content": f"Operational state for this turn (from the app): {state}"}
-
-
-def _date(ts: float | None) -> str:
-    try:
-        return f" {time.strftime('%Y-%m-%d', time.gmtime(ts))}" if ts else ""
-    except (OverflowError, OSError, ValueError):
-        return ""
-
-
-def render_fact(fact: Fact) -> str:
-    status = f"confirmed{_date(fact.confirmed_at)}" if fact.confirmed else "unconfirmed"
-    heard = " transcript" if fact.source_channel in ("phone", "voice") else ""
-    return f"- {fact.text} [{status}; source: {fact.source_channel}{heard}]"
-
-
-def render_episode(episode: Episode) -> str:
-    return f"[{episode.channel}] {episode.summary}"
-
-
-def _context_message(facts: Sequence[Fact], episodes: Sequence[Episode]) -> dict[str, str] | None:
-    parts = []
-    if facts:
-        parts.append(
-            "Known facts about this customer:\n" + "\n".join(render_fact(f) for f in facts)
-        )
-    if episodes:
-        parts.append(
-            "Earlier conversations with this customer, newest first (summaries):\n"
-            + "\n".join(render_episode(e) for e in episodes)
-        )
-    if not parts:
-        return None
-    return {
-        "role": "system",
-        "content": "Context from the gateway, not from the customer.\n" + "\n\n".join(parts),
-    }
-
-
 def _subject_words(opening: Sequence[Any], summary: str) -> set[str]:
     """The conversation's subject as words: its opening request and running summary.
     Both change only at compaction, so the facts chosen (and the cached prefix they sit
@@ -261,7 +227,7 @@ def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
     op_tokens = 0
     if state:
         state = _truncate(state, max(p.operational_state_max - 12, 0), tokens)
-        op_tokens = tokens.message(_op_message(state)) if state else 0
+        op_tokens = tokens.message(op_message(state)) if state else 0
     available = max(p.quota_tokens - op_tokens, 0)
 
     scopes = set(inp.scopes)
@@ -283,7 +249,7 @@ def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
     picked, episodes_tokens = _fill(newest, episode_costs, episodes_budget)
     episodes = [newest[i] for i in picked]
 
-    message = _context_message(facts, episodes)
+    message = context_message(facts, episodes)
     context_tokens = tokens.message(message) if message else 0
     return _Allocation(
         operational_state=state or None,
@@ -299,16 +265,6 @@ def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
 
 
 # -- the current episode --------------------------------------------------------------
-
-
-def summary_message(summary: str, first: int, last: int) -> dict[str, str]:
-    return {
-        "role": "system",
-        "content": (
-            f"Summary of earlier turns of this conversation (messages {first + 1}-{last} "
-            f"after the opening request), written by the gateway:\n{summary}"
-        ),
-    }
 
 
 def _cost(messages: Sequence[Any], tokens: Tokens) -> int:
@@ -378,7 +334,7 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
     alloc = _allocate(inp, seg, tokens)
     t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
     out: list[Any] = list(seg.system)
-    context = _context_message(alloc.facts, alloc.episodes)
+    context = context_message(alloc.facts, alloc.episodes)
     if context is not None:
         out.append(context)
     out += t[:h]
@@ -389,7 +345,7 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
         out.append(message)
     out += t[cursor:]
     if alloc.operational_state:
-        out.append(_op_message(alloc.operational_state))
+        out.append(op_message(alloc.operational_state))
     transcript_tokens = _cost(t[:h], tokens) + _cost(t[cursor:], tokens)
     history = alloc.op_tokens + alloc.context_tokens + summary_tokens + transcript_tokens
     system_tokens = _cost(seg.system, tokens)

@@ -1,0 +1,62 @@
+"""The texts the gateway adds to a prompt. Each says what it is and where it came from:
+a fact heard on a phone call reads as an unconfirmed transcript, a fact the app
+confirmed reads as confirmed, with its date."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gateway.window import Episode, Fact
+
+
+def op_message(state: str) -> dict[str, str]:
+    return {"role": "system", "content": f"Operational state for this turn (from the app): {state}"}
+
+
+def _date(ts: float | None) -> str:
+    try:
+        return f" {time.strftime('%Y-%m-%d', time.gmtime(ts))}" if ts else ""
+    except (OverflowError, OSError, ValueError):
+        return ""
+
+
+def render_fact(fact: Fact) -> str:
+    status = f"confirmed{_date(fact.confirmed_at)}" if fact.confirmed else "unconfirmed"
+    heard = " transcript" if fact.source_channel in ("phone", "voice") else ""
+    return f"- {fact.text} [{status}; source: {fact.source_channel}{heard}]"
+
+
+def render_episode(episode: Episode) -> str:
+    return f"[{episode.channel}] {episode.summary}"
+
+
+def context_message(facts: Sequence[Fact], episodes: Sequence[Episode]) -> dict[str, str] | None:
+    parts = []
+    if facts:
+        parts.append(
+            "Known facts about this customer:\n" + "\n".join(render_fact(f) for f in facts)
+        )
+    if episodes:
+        parts.append(
+            "Earlier conversations with this customer, newest first (summaries):\n"
+            + "\n".join(render_episode(e) for e in episodes)
+        )
+    if not parts:
+        return None
+    return {
+        "role": "system",
+        "content": "Context from the gateway, not from the customer.\n" + "\n\n".join(parts),
+    }
+
+
+def summary_message(summary: str, first: int, last: int) -> dict[str, str]:
+    return {
+        "role": "system",
+        "content": (
+            f"Summary of earlier turns of this conversation (messages {first + 1}-{last} "
+            f"after the opening request), written by the gateway:\n{summary}"
+        ),
+    }
