@@ -20,6 +20,14 @@ from gateway.errors import ConfigError
 POLICY_FILE = "context.yaml"
 
 
+def _check_regex(pattern: str) -> str:
+    try:
+        re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"{pattern!r} is not a valid regex: {exc}") from exc
+    return pattern
+
+
 class FactsBudget(_Strict):
     floor: int | None = Field(default=None, ge=0)
     ceiling: int | None = Field(default=None, ge=0)
@@ -73,10 +81,7 @@ class Rule(_Strict):
     @classmethod
     def _compiles(cls, patterns: list[str]) -> list[str]:
         for pattern in patterns:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"{pattern!r} is not a valid regex: {exc}") from exc
+            _check_regex(pattern)
         return patterns
 
 
@@ -88,11 +93,7 @@ class ExtractionPattern(_Strict):
     @field_validator("regex")
     @classmethod
     def _compiles(cls, pattern: str) -> str:
-        try:
-            re.compile(pattern)
-        except re.error as exc:
-            raise ValueError(f"not a valid regex: {exc}") from exc
-        return pattern
+        return _check_regex(pattern)
 
 
 class SummarizerSettings(_Strict):
