@@ -68,8 +68,13 @@ class Accountant:
         conversation: str | None = None,
         budgets: tuple[str, ...] = (),
         reservation: str | None = None,
+        fallback_model: str | None = None,
     ) -> UsageRecord:
         cost = self._pricer.cost(model, usage)
+        if cost is None and fallback_model and fallback_model != model:
+            # The upstream named a model we cannot price (e.g. a dated variant): the
+            # requested model's price is the honest guess, and what was reserved.
+            cost = self._pricer.cost(fallback_model, usage)
         if cost is None:
             self._metrics.count_unpriced(model)
         if usage.estimated:

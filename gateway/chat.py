@@ -174,6 +174,8 @@ async def _handoff(gw: Gateway, caller: Caller, call: ChatCall, turn: Turn) -> R
     await gw.accountant.book(
         caller, call.model, TokenUsage(), "handoff", conversation=turn.record.id
     )
+    if turn.escalation:
+        gw.escalations.commit(turn.record, turn.escalation)
     await gw.windows.finish(turn, call.messages, 0, time.time())
     return handoff_response(
         call.model,
@@ -201,10 +203,13 @@ async def _settle(ctx: _Context, model: str, reported: Any, output_text: Any = N
             conversation=ctx.turn.record.id,
             budgets=ctx.spend.budgets,
             reservation=ctx.spend.id,
+            fallback_model=ctx.spend.model,
         )
         cost = record.cost_units
         gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total)
     reply = output_text() if output_text else ""
+    if ctx.turn.escalation:
+        gw.escalations.commit(ctx.turn.record, ctx.turn.escalation)
     gw.escalations.observe(ctx.turn.record, call.messages, reply, ctx.turn.facts_learned > 0)
     await gw.windows.finish(ctx.turn, call.messages, cost, time.time())
 
@@ -219,6 +224,10 @@ async def _json(ctx: _Context, response: httpx.Response, before_upstream: float)
         else:
             await gw.guard.release(ctx.spend)
         raise
+    except BaseException:  # cancelled: the client went away while the body was read
+        with anyio.CancelScope(shield=True):
+            await gw.guard.release(ctx.spend)
+        raise
     after = perf_counter()
     if response.is_success:
         obj = _json_object(body)
@@ -229,6 +238,13 @@ async def _json(ctx: _Context, response: httpx.Response, before_upstream: float)
     gw.metrics.overhead.labels(ROUTE, "false").observe(before_upstream + perf_counter() - after)
     headers = [*response_headers(response.headers), *window_headers(ctx.turn, ctx.spend)]
     return RawResponse(response.status_code, headers, body)
+
+
+def _tool_tokens(gw: Gateway, call: ChatCall) -> int:
+    """Tools and response formats are input the messages do not show."""
+    extra = [call.body.get(k) for k in ("tools", "functions", "response_format")]
+    extra = [e for e in extra if e]
+    return gw.tokens.count_text(call.model, orjson.dumps(extra).decode()) if extra else 0
 
 
 def _json_object(body: bytes) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from gateway.loops import LoopSettingsView, LoopState, decide, observe_turn, pro
 from gateway.metrics import GatewayMetrics
 from gateway.policy import Policies, WindowPolicy
 from gateway.responses import RawResponse
+from gateway.summarize import message_text
 
 log = logging.getLogger("gateway.escalation")
 INSTRUCTION = (
@@ -61,11 +62,13 @@ class Escalations:
             return None
         record.escalation = decision.escalation
         record.escalations += 1
-        self._metrics.escalations.labels(
-            record.conversation_class or "default", decision.escalation
-        ).inc()
-        self._notify(record, decision.escalation, turn)
         return decision.escalation
+
+    def commit(self, record: ConversationRecord, reason: str) -> None:
+        """The escalated turn was answered: count it and tell the tenant's webhook. (Not
+        at `check`: a turn that then fails is retried, and must not notify twice.)"""
+        self._metrics.escalations.labels(record.conversation_class or "default", reason).inc()
+        self._notify(record, reason, record.turns + 1)
 
     def observe(
         self, record: ConversationRecord, messages: list[Any], reply: str, progress: bool
@@ -74,15 +77,13 @@ class Escalations:
         state = LoopState.from_json(record.loop_state)
         user = next(
             (
-                m.get("content")
+                message_text(m)
                 for m in reversed(messages)
                 if isinstance(m, dict) and m.get("role") == "user"
             ),
             "",
         )
-        state, _ = observe_turn(
-            state, user if isinstance(user, str) else "", reply, self._settings(record)
-        )
+        state, _ = observe_turn(state, user, reply, self._settings(record))
         if progress:
             state = progressed(state, record.turns + 1)
         record.loop_state = state.to_json()

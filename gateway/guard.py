@@ -9,7 +9,7 @@ import time
 import uuid
 from dataclasses import dataclass
 
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, StoreUnavailable
 from gateway.identity import Caller
 from gateway.metrics import GatewayMetrics
 from gateway.pricing import Pricer, to_units
@@ -37,8 +37,14 @@ class Reservation:
 
 class SpendGuard:
     def __init__(
-        self, store: Store, rules: SpendRules, pricer: Pricer, metrics: GatewayMetrics
+        self,
+        store: Store,
+        rules: SpendRules,
+        pricer: Pricer,
+        metrics: GatewayMetrics,
+        fail_open: bool = True,
     ) -> None:
+        self._fail_open = fail_open
         self._store = store
         self._rules = rules
         self._pricer = pricer
@@ -59,8 +65,17 @@ class SpendGuard:
         guarded = [(b.key, b.limit_units or 0) for b in policy.guarded]
         rid = uuid.uuid4().hex
         keys, held = policy.keys, tuple(k for k, _ in guarded)
-        amount = self.worst_case(model, input_tokens, max_output)
-        blocked = await self._store.reserve(rid, guarded, amount, self._rules.ttl_s)
+        # At least one unit: a budget at its ceiling refuses even a call it cannot price.
+        amount = max(self.worst_case(model, input_tokens, max_output), 1)
+        try:
+            blocked = await self._store.reserve(rid, guarded, amount, self._rules.ttl_s)
+        except StoreUnavailable:
+            if not self._fail_open:
+                raise
+            # fail_open: the store cannot say what was spent; the call goes unguarded
+            # (and is booked against its budgets once the store is back).
+            log.warning("store unreachable: call for %s goes without a reservation", tenant.name)
+            return Reservation(rid, model, keys, ())
         if blocked is None:
             return Reservation(rid, model, keys, held)
         cheaper = policy.ceiling.degrade_to
@@ -74,5 +89,10 @@ class SpendGuard:
         raise SpendCeilingReached(describe(budget))
 
     async def release(self, reservation: Reservation) -> None:
+        """Drop a reservation that will not be settled. Never raises: a release that
+        cannot reach the store is left to expire, and must not hide the real error."""
         if reservation.guarded:
-            await self._store.release(reservation.id, reservation.guarded)
+            try:
+                await self._store.release(reservation.id, reservation.guarded)
+            except StoreUnavailable:
+                log.warning("store unreachable: reservation %s left to expire", reservation.id)

@@ -8,14 +8,17 @@ response by id, fine-tuning jobs) would show one tenant another's data: those ge
 
 from __future__ import annotations
 
+import contextlib
 import re
 from typing import Any
 
+import anyio
 import orjson
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
 from gateway.errors import InvalidRequest, NotFound
+from gateway.guard import Reservation
 from gateway.identity import Caller, authenticate, identify
 from gateway.request_body import read_body
 from gateway.responses import RawResponse
@@ -72,10 +75,16 @@ def _usage_of(obj: Any) -> tuple[Any, str | None]:
     return usage, model if isinstance(model, str) else None
 
 
-async def _book(gw: Gateway, caller: Caller, route: str, reported: Any, model: str | None) -> None:
+async def _book(
+    gw: Gateway, caller: Caller, route: str, reported: Any, model: str | None, spend: Reservation
+) -> None:
     usage = gw.accountant.usage(model or "unknown", reported, None)
-    if usage is not None:
-        await gw.accountant.book(caller, model or "unknown", usage, route)
+    if usage is None:
+        await gw.guard.release(spend)
+        return
+    await gw.accountant.book(
+        caller, model or "unknown", usage, route, budgets=spend.budgets, reservation=spend.id
+    )
 
 
 async def passthrough(request: Request) -> ASGIApp:
@@ -86,16 +95,24 @@ async def passthrough(request: Request) -> ASGIApp:
     await gw.guard_store()
     route = _route(request.url.path)
     requested_model = _requested_model(body)
-    response = await gw.upstream.send(
-        request.method,
-        gw.upstream.url(request.url.path, request.scope["query_string"]),
-        gw.upstream.headers(request.headers.raw),
-        body,
-    )
+    # The cost is unknown before the answer: only refuse a tenant already at its ceiling
+    # (a reservation of the smallest amount), and book against its budgets after.
+    spend = await gw.guard.reserve(caller, requested_model or "unknown", 1, 0)
+    try:
+        response = await gw.upstream.send(
+            request.method,
+            gw.upstream.url(request.url.path, request.scope["query_string"]),
+            gw.upstream.headers(request.headers.raw),
+            body,
+        )
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await gw.guard.release(spend)
+        raise
     if response.headers.get("content-type", "").startswith("text/event-stream"):
 
         async def on_done(tap: UsageTap) -> None:
-            await _book(gw, caller, route, tap.usage, tap.model or requested_model)
+            await _book(gw, caller, route, tap.usage, tap.model or requested_model, spend)
 
         return StreamRelay(
             response.status_code,
@@ -105,13 +122,17 @@ async def passthrough(request: Request) -> ASGIApp:
             UsageTap(hide_usage=False),
             on_done,
         )
-    content = await gw.upstream.read(response)
+    try:
+        content = await gw.upstream.read(response)
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await gw.guard.release(spend)
+        raise
+    reported, model = None, None
     if response.is_success and b'"usage"' in content:
-        try:
+        with contextlib.suppress(orjson.JSONDecodeError):
             reported, model = _usage_of(orjson.loads(content))
-        except orjson.JSONDecodeError:
-            reported, model = None, None
-        await _book(gw, caller, route, reported, model or requested_model)
+    await _book(gw, caller, route, reported, model or requested_model, spend)
     return RawResponse(response.status_code, response_headers(response.headers), content)
 
 

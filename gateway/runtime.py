@@ -106,7 +106,9 @@ async def build_gateway(
     )
     pricer = Pricer(config.prices, config.upstream.provider, upstream_url)
     accountant = Accountant(tokens, pricer, bookkeeper, metrics)
-    guard = SpendGuard(store, settings.spend, pricer, metrics)
+    guard = SpendGuard(
+        store, settings.spend, pricer, metrics, fail_open=config.store_failure == "fail_open"
+    )
     summarizer = Summarizer(upstream, accountant, tokens, settings.policies, guard)
     gateway = Gateway(
         settings=settings,

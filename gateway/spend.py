@@ -37,7 +37,9 @@ class Ceiling(_Strict):
 class SpendFile(_Strict):
     plans: dict[str, Ceiling] = {}
     tenants: dict[str, Ceiling] = {}
-    reservation_ttl_s: float = Field(default=120.0, gt=0)
+    # Must outlast the longest call (a reservation that expires mid-call no longer holds
+    # its amount): the default is twice the default upstream timeout.
+    reservation_ttl_s: float = Field(default=600.0, gt=0)
     input_margin: float = Field(default=1.05, ge=1.0)  # reserve a bit above our own count
 
     @model_validator(mode="after")

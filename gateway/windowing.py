@@ -176,6 +176,7 @@ class WindowBuilder:
         record.plan, record.model, record.closed = tenant.plan, model, False
         record.conversation_class = self._classify(caller, record, model, messages, new)
         policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
+        facts, heard = await self._facts_of_the_turn(record, messages, facts, fkey, now)
         episodes = await self._episodes(caller, record, model, now)
         inp = WindowInput(
             messages=messages,
@@ -192,6 +193,7 @@ class WindowBuilder:
         evicted_now, inp, learned = await self._compact(
             caller, record, inp, engine_tokens, model, now, fkey
         )
+        learned += heard
         window = assemble(inp, engine_tokens)
         quota_hit = evicted_now > 0 or window.report.over_quota
         record.window_tokens = window.report.history_tokens
@@ -200,6 +202,29 @@ class WindowBuilder:
         record.quota_hits += int(quota_hit)
         self._observe(record, window, evicted_now)
         return Turn(record, window, policy, evicted_now, quota_hit, new, learned)
+
+    async def _facts_of_the_turn(
+        self,
+        record: ConversationRecord,
+        messages: list[Any],
+        facts: list[Fact],
+        fkey: str | None,
+        now: float,
+    ) -> tuple[list[Fact], int]:
+        """Facts in the customer's newest message are durable at once (and are progress),
+        not only when the turn is later compacted."""
+        latest = messages[-1:] if messages and isinstance(messages[-1], dict) else []
+        if fkey is None or not latest or latest[0].get("role") != "user":
+            return facts, 0
+        known = {f.id for f in facts}
+        fresh = [
+            f
+            for f in extract_facts(latest, self._patterns, record.channel, now)
+            if f.id not in known
+        ]
+        if fresh:
+            await self.conversations.save_facts(record.tenant, fkey, [*facts, *fresh])
+        return [*facts, *fresh], len(fresh)
 
     async def _compact(
         self,

@@ -87,7 +87,12 @@ def _turn(
 ) -> tuple[str, dict[str, str]]:
     client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
     messages.append({"role": "user", "content": text})
-    extra = {"X-Conversation-Id": conv, "X-Simulator-Log-Messages": "1", **headers}
+    extra = {
+        "X-Conversation-Id": conv,
+        "X-Simulator-Log-Messages": "1",
+        "X-Test-Conv": conv,
+        **headers,
+    }
     if reply:
         extra["x-simulator-reply"] = reply
     if stream:
@@ -162,7 +167,12 @@ def test_handoff_answers_without_the_model_and_books_zero(
     content, headers = turns[5]
     assert headers["x-gateway-escalation"] == "loop"
     assert content == "A colleague will take over now."
-    assert len(upstream_log.since()) == 6  # the handoff turn never reached the model
+    mine = [
+        e
+        for e in upstream_log.since()
+        if e["headers"].get("x-test-conv") == f"loop-handoff-{stream}"
+    ]
+    assert len(mine) == 6  # the handoff turn never reached the model
     ledger = sqlite_gateway.admin("/admin/ledger").json()["records"]
     handoff = [r for r in ledger if r["route"] == "handoff"]
     assert len(handoff) == 1 and Decimal(handoff[0]["cost_usd"]) == 0
@@ -175,7 +185,7 @@ def test_instruct_asks_the_model_to_offer_a_human(
     _with_policy(sqlite_gateway, {"classes.support.escalation_action": "instruct"})
     turns = _loop(sqlite_gateway, "loop-instruct", stream=False)
     assert turns[5][1]["x-gateway-escalation"] == "loop"
-    sent = upstream_log.since()
+    sent = [e for e in upstream_log.since() if e["headers"].get("x-test-conv") == "loop-instruct"]
     assert len(sent) == 7  # the model still answers
     last = sent[5]["messages"][-1]
     assert last["role"] == "system" and "handoff to a human" in last["content"]
@@ -265,3 +275,21 @@ def test_progress_event_validation(sqlite_gateway: GatewayProc, tmp_path: Path) 
         f"{sqlite_gateway.v1}/conversations/nope/events", json={"type": "progress"}, headers=auth
     )
     assert missing.status_code == 404
+
+
+def test_a_dispute_that_keeps_bringing_new_facts_is_progressing(
+    sqlite_gateway: GatewayProc,
+) -> None:
+    messages: list = [{"role": "system", "content": SYSTEM}]
+    seen = []
+    for n in range(1, 10):
+        _, headers = _turn(
+            sqlite_gateway,
+            messages,
+            f"Here is another disputed charge: invoice INV-{4000 + n} for ${10 + n}.50.",
+            None,
+            "dispute-facts",
+            **{"X-Conversation-Class": "dispute", "X-Customer-Id": "cust-disputes"},
+        )
+        seen.append(headers.get("x-gateway-escalation"))
+    assert "turn_ceiling" not in seen

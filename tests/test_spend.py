@@ -232,6 +232,15 @@ def test_a_killed_replicas_reservation_expires(
         time.sleep(2.2)
         client.chat.completions.create(model="gpt-4o-mini", messages=SHORT, max_tokens=200)
         slow.join(timeout=15)
+        # The simulator finishes (and logs) the dead replica's call late: wait for it, so
+        # no later test counts it as its own.
+        log = simulator_url.removesuffix("/v1") + "/sim/usage"
+        deadline = time.monotonic() + 15
+        while not any(
+            e["headers"].get("x-simulator-delay-ms") == "8000" for e in httpx.get(log).json()
+        ):
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
     finally:
         a.stop()
         b.stop()
@@ -240,3 +249,23 @@ def test_a_killed_replicas_reservation_expires(
 def _quietly(call: Any) -> None:
     with contextlib.suppress(openai.APIError, httpx.HTTPError):  # killed under it
         call()
+
+
+def test_pass_through_routes_count_against_budgets_and_are_refused_at_the_ceiling(
+    sqlite_gateway: GatewayProc,
+) -> None:
+    client = openai.OpenAI(
+        base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["globex"], max_retries=0
+    )
+    client.embeddings.create(model="text-embedding-3-small", input="counted")
+    (record,) = sqlite_gateway.admin("/admin/ledger").json()["records"]
+    assert record["route"] == "embeddings"
+    gw = with_spend(sqlite_gateway, {"plans": {"basic": {"monthly_usd": "0", "action": "block"}}})
+    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["globex"], max_retries=0)
+    for call in (
+        lambda: client.embeddings.create(model="text-embedding-3-small", input="refused"),
+        lambda: client.chat.completions.create(model="gpt-4o-mini", messages=SHORT),
+    ):
+        with pytest.raises(openai.RateLimitError):
+            call()
+    assert len(gw.admin("/admin/ledger").json()["records"]) == 1
