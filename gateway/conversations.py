@@ -62,7 +62,9 @@ class ConversationRecord:
         self.summary, self.cursor, self.anchor = memory.summary, memory.cursor, memory.anchor
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        # Shallow on purpose: dataclasses.asdict deep-copies every stored message, on
+        # every turn; orjson serializes the nested lists as they are.
+        return {f.name: getattr(self, f.name) for f in _RECORD_FIELDS}
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> ConversationRecord:
@@ -82,6 +84,9 @@ class ConversationRecord:
             "last_progress_turn": state.get("last_progress_turn", 0),
         }
         return doc
+
+
+_RECORD_FIELDS = dataclasses.fields(ConversationRecord)
 
 
 def conversation_fingerprint(tenant: str, customer: str | None, messages: list[Any]) -> str:

@@ -49,6 +49,7 @@ class Pricer:
             self._hints.append((None, provider_api_url))
         self._hints.append((None, None))
         self._model_prices: dict[str, Any] = {}
+        self._rates: dict[str, tuple[Decimal, Decimal, Decimal, Decimal]] = {}
         self._warned: set[str] = set()
 
     def cost(self, model: str, usage: TokenUsage) -> Decimal | None:
@@ -56,6 +57,9 @@ class Pricer:
         if entry is not None:
             return _table_cost(entry, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
         model_price = self._model_price(model)
+        rates = self._rates.get(model)
+        if rates is not None:  # plain per-token prices: Decimal arithmetic, no lookups
+            return _rated_cost(rates, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
         if model_price is None:
             if model not in self._warned and len(self._warned) < 1000:
                 self._warned.add(model)
@@ -76,6 +80,7 @@ class Pricer:
         if found is _UNKNOWN:
             if len(self._model_prices) > 10_000:  # model names come from clients
                 self._model_prices.clear()
+                self._rates.clear()
             found = None
             probe = Usage(input_tokens=1, output_tokens=1)
             for provider_id, api_url in self._hints:
@@ -88,7 +93,47 @@ class Pricer:
                     continue
                 break
             self._model_prices[model] = found
+            rates = _plain_rates(found)
+            if rates is not None:
+                self._rates[model] = rates
         return found
+
+
+def _plain_rates(model_price: Any) -> tuple[Decimal, Decimal, Decimal, Decimal] | None:
+    """(input, cache read, cache write, output) USD per MTok when every token price is a
+    plain Decimal (no tiers); None sends the model through genai-prices' own calculation."""
+    if model_price is None:
+        return None
+    values = model_price.__dict__
+    token_keys = [k for k in values if k.endswith("_mtok")]
+    if any(k not in _PLAIN_KEYS for k in token_keys):
+        return None  # audio, 1-hour cache writes, ...: let genai-prices decide
+    rates = [
+        values.get(k) for k in ("input_mtok", "cache_read_mtok", "cache_write_mtok", "output_mtok")
+    ]
+    if not all(r is None or isinstance(r, Decimal) for r in rates) or rates[0] is None:
+        return None
+    base = rates[0]
+    return (
+        base,
+        rates[1] if rates[1] is not None else base,
+        rates[2] if rates[2] is not None else base,
+        rates[3] or Decimal(0),
+    )
+
+
+_PLAIN_KEYS = frozenset({"input_mtok", "cache_read_mtok", "cache_write_mtok", "output_mtok"})
+
+
+def _rated_cost(rates: tuple[Decimal, Decimal, Decimal, Decimal], usage: TokenUsage) -> Decimal:
+    fresh, cached, write, output = rates
+    total = (
+        usage.fresh_input * fresh
+        + usage.cached_input * cached
+        + usage.cache_write * write
+        + usage.output * output
+    )
+    return Decimal(total) / _MTOK
 
 
 def _table_cost(entry: PriceEntry, usage: TokenUsage) -> Decimal:

@@ -232,14 +232,20 @@ def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
 
     scopes = set(inp.scopes)
     visible = [f for f in inp.facts if f.scope in scopes]
-    subject = set(inp.subject_tags) | _subject_words(
-        seg.transcript[: seg.head_end], seg.memory.summary
-    )
-    visible.sort(
-        key=lambda f: (-len(subject.intersection(f.tags)), -(f.confirmed_at or f.created_at), f.id)
-    )
-    fact_costs = [tokens.text(render_fact(f)) + 1 for f in visible]
     facts_budget = min(p.facts_ceiling, max(p.facts_floor, available - p.transcript_floor))
+    if sum(tokens.text(render_fact(f)) + 1 for f in visible) > facts_budget:
+        # Only when not all fit does relevance decide which do.
+        subject = set(inp.subject_tags) | _subject_words(
+            seg.transcript[: seg.head_end], seg.memory.summary
+        )
+        visible.sort(
+            key=lambda f: (
+                -len(subject.intersection(f.tags)),
+                -(f.confirmed_at or f.created_at),
+                f.id,
+            )
+        )
+    fact_costs = [tokens.text(render_fact(f)) + 1 for f in visible]
     chosen, facts_tokens = _fill(visible, fact_costs, facts_budget)
     facts = sorted((visible[i] for i in chosen), key=lambda f: (f.created_at, f.id))  # stable order
 

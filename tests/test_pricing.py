@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from genai_prices import Usage, calc_price
+from hypothesis import given
+from hypothesis import strategies as st
+
 from gateway.config import PriceEntry
 from gateway.pricing import Pricer, from_units, to_units
 from gateway.usage import TokenUsage
@@ -46,3 +50,28 @@ def test_provider_hint_prices_models_only_that_provider_names() -> None:
 def test_units_round_trip_exactly() -> None:
     for value in ("0", "0.0000000001", "12.3456789012", "0.000075"):
         assert from_units(to_units(Decimal(value))) == Decimal(value)
+
+
+@given(
+    st.integers(0, 10**7),
+    st.integers(0, 10**7),
+    st.integers(0, 10**6),
+    st.integers(0, 10**6),
+    st.sampled_from(
+        ["gpt-4o-mini", "gpt-4o", "gpt-4.1-mini", "deepseek-chat", "gpt-5-mini", "claude-3-5-haiku"]
+    ),
+)
+def test_the_fast_path_prices_exactly_like_genai_prices(
+    fresh: int, cached: int, write: int, output: int, model: str
+) -> None:
+    usage = TokenUsage(fresh_input=fresh, cached_input=cached, cache_write=write, output=output)
+    expected = calc_price(
+        Usage(
+            input_tokens=fresh + cached + write,
+            cache_read_tokens=cached,
+            cache_write_tokens=write,
+            output_tokens=output,
+        ),
+        model,
+    ).total_price.quantize(Decimal("1e-10"))
+    assert Pricer({}).cost(model, usage) == expected
