@@ -28,7 +28,7 @@ from gateway.runtime import Gateway
 from gateway.streaming import StreamRelay, UsageTap
 from gateway.upstream import response_headers
 from gateway.usage import TokenUsage
-from gateway.windowing import Turn
+from gateway.windowing import Turn, TurnRequest
 
 ROUTE = "chat"
 REASONING = ("o1", "o3", "o4", "gpt-5")
@@ -109,12 +109,14 @@ async def chat_completions(request: Request) -> ASGIApp:
     call = parse_chat(json_object(raw))
     await gw.guard_store()
     turn = await gw.windows.build(
-        caller,
-        call.model,
-        call.messages,
-        call.client_max_tokens,
-        request.headers.get("x-operational-state"),
-        time.time(),
+        TurnRequest(
+            caller,
+            call.model,
+            call.messages,
+            call.client_max_tokens,
+            request.headers.get("x-operational-state"),
+            time.time(),
+        )
     )
     turn.escalation = gw.escalations.check(turn.record, turn.policy)
     if turn.escalation and turn.policy.escalation_action == "handoff":

@@ -17,7 +17,7 @@ from typing import Any
 import orjson
 from starlette.requests import Request
 
-from gateway.conversations import ConversationRecord, fact_to_json, facts_key
+from gateway.conversations import ConversationRecord, customer_facts_key, fact_to_json
 from gateway.errors import InvalidRequest, NotFound
 from gateway.identity import Caller, authenticate, identify
 from gateway.loops import LoopState, progressed
@@ -28,12 +28,6 @@ from gateway.window import Fact
 
 MAX_FACT_CHARS = 2000
 LATEST_TIME = 253402300799  # 9999-12-31T23:59:59Z
-
-
-def _facts_key(customer: str) -> str:
-    key = facts_key(customer, None)
-    assert key is not None
-    return key
 
 
 def _caller(request: Request) -> tuple[Gateway, Caller]:
@@ -133,7 +127,7 @@ async def put_facts(request: Request) -> RawResponse:
     now = time.time()
     new = [_fact(f, customer, now) for f in raw_facts]
     store = gw.windows.conversations
-    key = _facts_key(customer)
+    key = customer_facts_key(customer)
     known = {f.id: f for f in await store.facts(caller.tenant.name, key)}
     known.update({f.id: f for f in new})  # the app's version of a fact wins
     await store.save_facts(caller.tenant.name, key, list(known.values()))
@@ -150,7 +144,7 @@ async def get_facts(request: Request) -> RawResponse:
 
 async def delete_facts(request: Request) -> RawResponse:
     gw, caller = _caller(request)
-    key, store = _facts_key(request.path_params["customer"]), gw.windows.conversations
+    key, store = customer_facts_key(request.path_params["customer"]), gw.windows.conversations
     one = request.query_params.get("id")
     if one is None:
         deleted = len(await store.facts(caller.tenant.name, key))

@@ -126,10 +126,14 @@ def facts_key(customer: str | None, conversation: str | None) -> str | None:
     """Where a conversation's facts live: its customer's, else its own (only when the app
     named the conversation), else nowhere. Ids are quoted: no id can pose as another."""
     if customer:
-        return "customer:" + quote(customer, safe="")
+        return customer_facts_key(customer)
     if conversation:
         return "conversation:" + quote(conversation, safe="")
     return None
+
+
+def customer_facts_key(customer: str) -> str:
+    return "customer:" + quote(customer, safe="")
 
 
 def customer_key(customer: str) -> str:

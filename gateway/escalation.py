@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import orjson
 
+from gateway.completions import completion_body, stream_events
 from gateway.conversations import ConversationRecord
 from gateway.loops import LoopSettingsView, LoopState, decide, observe_turn, progressed
 from gateway.metrics import GatewayMetrics
@@ -144,42 +145,7 @@ def handoff_response(
     created = int(time.time())
     usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
     if not stream:
-        body = {
-            "id": cid,
-            "object": "chat.completion",
-            "created": created,
-            "model": model,
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop",
-                    "logprobs": None,
-                }
-            ],
-            "usage": usage,
-        }
-        return RawResponse(
-            200, [(b"content-type", b"application/json"), *headers], orjson.dumps(body)
-        )
-
-    def chunk(choices: list[Any], **extra: Any) -> bytes:
-        obj = {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": created,
-            "model": model,
-            "choices": choices,
-            **extra,
-        }
-        return b"data: " + orjson.dumps(obj) + b"\n\n"
-
-    events = [
-        chunk([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]),
-        chunk([{"index": 0, "delta": {"content": text}, "finish_reason": None}]),
-        chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}]),
-    ]
-    if include_usage:
-        events.append(chunk([], usage=usage))
-    events.append(b"data: [DONE]\n\n")
+        body = orjson.dumps(completion_body(cid, model, created, text, usage))
+        return RawResponse(200, [(b"content-type", b"application/json"), *headers], body)
+    events = stream_events(cid, model, created, [text], usage=usage if include_usage else None)
     return RawResponse(200, [(b"content-type", b"text/event-stream"), *headers], b"".join(events))

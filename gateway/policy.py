@@ -203,10 +203,6 @@ class Policies:
     def summarizer(self, tenant: str) -> SummarizerSettings:
         return self.file.tenant_summarizers.get(tenant, self.file.summarizer)
 
-    def priority(self, conversation_class: str) -> int:
-        value = self.file.classes[conversation_class].priority
-        return value if value is not None else 0
-
 
 def _check_budgets(policies: Policies) -> list[tuple[str, str, str]]:
     """Every class x plan must fit its model's context window and its own floors."""

@@ -21,7 +21,7 @@ from typing import Any
 from gateway.conversations import CONVERSATION, ConversationRecord
 from gateway.pricing import from_units
 from gateway.store import Store
-from gateway.store.records import SpendRow, UsageRecord
+from gateway.store.records import SpendRow, UsageRecord, period_of
 
 BUCKETS = ("1-5", "6-15", "16-40", "41+")
 ALARM_SHARE = 0.10
@@ -138,15 +138,9 @@ async def gather(
     for name in names:
         docs = await store.list_docs(CONVERSATION, name, "")
         records = [ConversationRecord.from_json(d) for d in docs]
-        conversations += [c for c in records if _period(c.last_seen) == period]
+        conversations += [c for c in records if period_of(c.last_seen) == period]
         ledger += await store.ledger(period, name, limit=1_000_000)
     return compute(period, spend, conversations, ledger)
-
-
-def _period(ts: float) -> str:
-    from gateway.store.records import period_of
-
-    return period_of(ts)
 
 
 def as_table(report: Report) -> str:

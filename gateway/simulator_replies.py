@@ -7,8 +7,11 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-import orjson
 import tiktoken
+
+from gateway import completions
+
+CREATED = 1_700_000_000  # fixed: the same request always gets the same reply
 
 _WORDS = (
     "I",
@@ -87,48 +90,18 @@ def usage_for(model: str, prompt_tokens: int, cached: int, completion: int) -> d
 def completion_body(
     cid: str, model: str, text: str, usage: dict[str, Any] | None
 ) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "id": cid,
-        "object": "chat.completion",
-        "created": 1_700_000_000,
-        "model": model,
-        "choices": [
-            {
-                "index": 0,
-                "message": {"role": "assistant", "content": text},
-                "finish_reason": "stop",
-                "logprobs": None,
-            }
-        ],
-    }
-    if usage is not None:
-        out["usage"] = usage
-    return out
+    return completions.completion_body(cid, model, CREATED, text, usage)
 
 
 def chunks(
     cid: str, model: str, pieces: list[str], usage: dict[str, Any], asked: bool, report: bool
 ) -> Iterator[bytes]:
-    def chunk(choices: list[Any], **extra: Any) -> bytes:
-        obj: dict[str, Any] = {
-            "id": cid,
-            "object": "chat.completion.chunk",
-            "created": 1_700_000_000,
-            "model": model,
-            "system_fingerprint": "fp_sim",
-            "choices": choices,
-        }
-        if asked:
-            obj["usage"] = None
-        obj.update(extra)
-        return b"data: " + orjson.dumps(obj) + b"\n\n"
-
-    yield chunk(
-        [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]
+    return completions.stream_events(
+        cid,
+        model,
+        CREATED,
+        pieces,
+        usage=usage if asked and report else None,
+        null_usage=asked,
+        fingerprint="fp_sim",
     )
-    for piece in pieces:
-        yield chunk([{"index": 0, "delta": {"content": piece}, "finish_reason": None}])
-    yield chunk([{"index": 0, "delta": {}, "finish_reason": "stop"}])
-    if asked and report:
-        yield chunk([], usage=usage)
-    yield b"data: [DONE]\n\n"

@@ -20,7 +20,12 @@ from gateway.errors import GatewayError
 from gateway.guard import SpendCeilingReached, SpendGuard
 from gateway.identity import Caller
 from gateway.policy import Policies
-from gateway.summarize import extractive_summary, recompress, summarizer_messages
+from gateway.summarize import (
+    extractive_summary,
+    message_text,
+    recompress,
+    summarizer_messages,
+)
 from gateway.tokens import TokenCounter
 from gateway.upstream import Upstream
 
@@ -63,7 +68,7 @@ class Summarizer:
                 summarizer_messages(previous, turns, limit),
             )
         if text is None:
-            raw = previous + "\n" + "\n".join(_lines(turns)) if previous else ""
+            raw = previous + "\n" + "\n".join(message_text(t) for t in turns) if previous else ""
             text = extractive_summary(previous, turns, ceiling, count)
             recompressed = bool(raw) and count(raw) > ceiling
         else:
@@ -139,9 +144,3 @@ class _Outcome:
     text: str | None = None
     usage: Any = None
     billable: bool = False
-
-
-def _lines(turns: Sequence[Any]) -> list[str]:
-    from gateway.summarize import message_text
-
-    return [message_text(t) for t in turns]

@@ -87,9 +87,6 @@ class TokenCounter:
             self._encoding_for_model[model] = enc
         return enc
 
-    def uses_own_encoding(self, model: str) -> bool:
-        return self.encoding(model) is not self._fallback
-
     def count_text(self, model: str, text: str) -> int:
         return len(self.encoding(model).encode(text, disallowed_special=()))
 

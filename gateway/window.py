@@ -110,7 +110,6 @@ class WindowReport:
     over_quota: bool = False
     at_ceiling: bool = False
     max_tokens: int = 0
-    facts_dropped: int = 0
     exceeds_context: bool = False  # the input alone does not fit the model's context window
 
 
@@ -146,11 +145,17 @@ def _role(message: Any) -> str:
     return str(message.get("role", "")) if isinstance(message, dict) else ""
 
 
-def _split(messages: Sequence[Any], memory: Memory) -> _Segments:
-    """Work here follows the turns after the cursor, not the whole history."""
+def _leading_system(messages: Sequence[Any]) -> int:
+    """How many messages open the list in a system role: the app's instruction."""
     k = 0
     while k < len(messages) and _role(messages[k]) in SYSTEM_ROLES:
         k += 1
+    return k
+
+
+def _split(messages: Sequence[Any], memory: Memory) -> _Segments:
+    """Work here follows the turns after the cursor, not the whole history."""
+    k = _leading_system(messages)
     system, transcript = list(messages[:k]), list(messages[k:])
     first_user = next((i for i, m in enumerate(transcript) if _role(m) == "user"), -1)
     head_end = first_user + 1
@@ -178,7 +183,6 @@ class _Allocation:
     op_tokens: int
     facts: list[Fact]
     facts_tokens: int
-    facts_dropped: int
     episodes: list[Episode]
     episodes_tokens: int
     context_tokens: int  # the facts + episodes message as sent
@@ -262,7 +266,6 @@ def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
         op_tokens=op_tokens,
         facts=facts,
         facts_tokens=facts_tokens,
-        facts_dropped=len(visible) - len(facts),
         episodes=episodes,
         episodes_tokens=episodes_tokens,
         context_tokens=context_tokens,
@@ -318,19 +321,12 @@ def plan_compaction(inp: WindowInput, tokens: Tokens) -> Compaction:
 
 def compacted_memory(messages: Sequence[Any], compaction: Compaction, summary: str) -> Memory:
     """The memory to persist once `compaction.fold` is summarized into `summary`."""
-    transcript = messages[len(messages) - _transcript_length(messages) :]
+    transcript = messages[_leading_system(messages) :]
     return Memory(
         summary=summary,
         cursor=compaction.new_cursor,
         anchor=_anchor(transcript, compaction.head_end, compaction.new_cursor),
     )
-
-
-def _transcript_length(messages: Sequence[Any]) -> int:
-    k = 0
-    while k < len(messages) and _role(messages[k]) in SYSTEM_ROLES:
-        k += 1
-    return len(messages) - k
 
 
 def assemble(inp: WindowInput, tokens: Tokens) -> Window:
@@ -373,7 +369,6 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
         over_quota=history > p.quota_tokens,
         at_ceiling=history >= 0.95 * p.quota_tokens,
         max_tokens=ceiling,
-        facts_dropped=alloc.facts_dropped,
         exceeds_context=input_tokens >= p.context_window,
     )
     return Window(out, report)

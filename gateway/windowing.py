@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +66,18 @@ class EngineTokens:
         return round(self._counter.text_tokens(self._model, text) * self._factor)
 
 
+@dataclass(frozen=True)
+class TurnRequest:
+    """What the chain knows of a chat request when it builds the window."""
+
+    caller: Caller
+    model: str
+    messages: list[Any]
+    client_max_tokens: int | None
+    operational_state: str | None
+    now: float
+
+
 @dataclass
 class Turn:
     record: ConversationRecord
@@ -99,70 +112,53 @@ class WindowBuilder:
         self._summarizer = summarizer
         self._metrics = metrics
 
-    async def build(
-        self,
-        caller: Caller,
-        model: str,
-        messages: list[Any],
-        client_max_tokens: int | None,
-        operational_state: str | None,
-        now: float,
-    ) -> Turn:
-        tenant = caller.tenant
-        conv_id = caller.conversation or conversation_fingerprint(
-            tenant.name, caller.customer, messages
+    async def build(self, req: TurnRequest) -> Turn:
+        conv_id = req.caller.conversation or conversation_fingerprint(
+            req.caller.tenant.name, req.caller.customer, req.messages
         )
         try:
-            return await self._build(
-                caller, conv_id, model, messages, client_max_tokens, operational_state, now
-            )
+            return await self._build(req, conv_id)
         except StoreUnavailable:
             if not self._fail_open:
                 raise
-        # fail_open with the store down: no memory to read, nowhere to persist a summary,
-        # so nothing may leave the window. The whole history goes, over quota if it must.
+            return self._stateless(req, conv_id)
+
+    def _stateless(self, req: TurnRequest, conv_id: str) -> Turn:
+        """fail_open with the store down: no memory to read, nowhere to persist a summary,
+        so nothing may leave the window. The whole history goes, over quota if it must."""
+        tenant = req.caller.tenant
         record = ConversationRecord(
             id=conv_id,
             tenant=tenant.name,
-            started=now,
-            customer=caller.customer,
+            started=req.now,
+            customer=req.caller.customer,
             plan=tenant.plan,
             degraded=True,
         )
-        record.conversation_class = self._classify(caller, record, model, messages, new=True)
-        policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
+        record.conversation_class = self._classify(req, record, new=True)
+        policy = self._policies.resolve(tenant.plan, record.conversation_class, req.model)
         inp = WindowInput(
-            messages=messages,
+            messages=req.messages,
             memory=record.memory,
             policy=policy,
-            operational_state=operational_state,
-            client_max_tokens=client_max_tokens,
+            operational_state=req.operational_state,
+            client_max_tokens=req.client_max_tokens,
         )
-        window = assemble(inp, EngineTokens(self._tokens, model))
+        window = assemble(inp, EngineTokens(self._tokens, req.model))
         self._observe(record, window, 0)
         return Turn(record, window, policy, 0, window.report.over_quota, False)
 
-    def _classify(
-        self, caller: Caller, record: ConversationRecord, model: str, messages: list[Any], new: bool
-    ) -> str:
+    def _classify(self, req: TurnRequest, record: ConversationRecord, new: bool) -> str:
         return self._classifier.classify(
-            header=caller.conversation_class,
-            channel=caller.channel,
-            model=model,
-            user_texts=user_texts(messages, last_only=not new),
+            header=req.caller.conversation_class,
+            channel=req.caller.channel,
+            model=req.model,
+            user_texts=user_texts(req.messages, last_only=not new),
             previous=record.conversation_class,
         )
 
-    async def _build(
-        self,
-        caller: Caller,
-        conv_id: str,
-        model: str,
-        messages: list[Any],
-        client_max_tokens: int | None,
-        operational_state: str | None,
-        now: float,
-    ) -> Turn:
+    async def _build(self, req: TurnRequest, conv_id: str) -> Turn:
+        caller, model, messages, now = req.caller, req.model, req.messages, req.now
         tenant = caller.tenant
         # A conversation known only by its fingerprint may be two people who both said
         # "Hi" first: it gets no facts document of its own to share.
@@ -174,7 +170,7 @@ class WindowBuilder:
         record.customer = caller.customer or record.customer
         record.channel = caller.channel or record.channel
         record.plan, record.model, record.closed = tenant.plan, model, False
-        record.conversation_class = self._classify(caller, record, model, messages, new)
+        record.conversation_class = self._classify(req, record, new)
         policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
         facts, heard = await self._facts_of_the_turn(record, messages, facts, fkey, now)
         episodes = await self._episodes(caller, record, model, now)
@@ -184,10 +180,10 @@ class WindowBuilder:
             policy=policy,
             facts=facts,
             episodes=episodes,
-            operational_state=operational_state or record.operational_state,
+            operational_state=req.operational_state or record.operational_state,
             subject_tags=caller.subject_tags,
             scopes=caller.scopes,
-            client_max_tokens=client_max_tokens,
+            client_max_tokens=req.client_max_tokens,
         )
         engine_tokens = EngineTokens(self._tokens, model)
         evicted_now, inp, learned = await self._compact(
@@ -355,6 +351,6 @@ class WindowBuilder:
             log.warning("store unreachable: conversation %s not updated this turn", record.id)
 
 
-def _merge(known: list[Fact] | tuple[Fact, ...] | Any, new: list[Fact]) -> list[Fact]:
+def _merge(known: Sequence[Fact], new: list[Fact]) -> list[Fact]:
     ids = {f.id for f in known}
     return [*known, *(f for f in new if f.id not in ids)]

@@ -190,3 +190,16 @@ def start_gateway(
     gw = GatewayProc(f"http://127.0.0.1:{port}", root, None, argv, env, root / "gateway.log")  # type: ignore[arg-type]
     gw.start()
     return gw
+
+
+def edit_policy(root: Path, change: dict[str, Any]) -> None:
+    """Set dotted keys (`classes.support.low_water`) in the gateway's context.yaml."""
+    path = root / "policies" / "context.yaml"
+    policy = yaml.safe_load(path.read_text())
+    for dotted, value in change.items():
+        node = policy
+        *parents, leaf = dotted.split(".")
+        for key in parents:
+            node = node[key]
+        node[leaf] = value
+    path.write_text(yaml.safe_dump(policy))

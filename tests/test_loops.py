@@ -13,13 +13,12 @@ from typing import Any
 import httpx
 import openai
 import pytest
-import yaml
 
 from bench.loop_eval import evaluate
 from gateway.loops import LoopSettingsView, fingerprint, similarity
 from gateway.workload import generate
 from tests.conftest import UpstreamLog
-from tests.servers import GatewayProc
+from tests.servers import GatewayProc, edit_policy
 
 SYSTEM = "You are the support agent of an online store."
 LOOP_ASKS = [
@@ -140,15 +139,7 @@ def test_a_scripted_loop_escalates_at_the_configured_turn(sqlite_gateway: Gatewa
 
 
 def _with_policy(gw: GatewayProc, change: dict[str, Any]) -> None:
-    path = gw.root / "policies" / "context.yaml"
-    policy = yaml.safe_load(path.read_text())
-    for key, value in change.items():
-        target = policy
-        *parents, leaf = key.split(".")
-        for part in parents:
-            target = target[part]
-        target[leaf] = value
-    path.write_text(yaml.safe_dump(policy))
+    edit_policy(gw.root, change)
     gw.restart()
 
 

@@ -8,12 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from gateway.classify import Classifier
 from gateway.errors import ConfigError, InvalidRequest
 from gateway.policy import PolicyFile, load_policies
-from tests.servers import REPO, write_config
+from tests.servers import REPO, edit_policy, write_config
 
 
 @pytest.fixture(scope="module")
@@ -66,15 +65,7 @@ def test_layers_plan_over_class_over_defaults() -> None:
 
 def _policy_dir(tmp_path: Path, change: dict) -> Path:
     write_config(tmp_path, "simulator", "sqlite:///a.db")
-    path = tmp_path / "policies" / "context.yaml"
-    data = yaml.safe_load(path.read_text())
-    for dotted, value in change.items():
-        node = data
-        *parents, leaf = dotted.split(".")
-        for key in parents:
-            node = node[key]
-        node[leaf] = value
-    path.write_text(yaml.safe_dump(data))
+    edit_policy(tmp_path, change)
     return tmp_path / "policies"
 
 
