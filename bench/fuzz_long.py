@@ -21,9 +21,9 @@ from hypothesis import HealthCheck, given, settings
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fuzz_requests import Call, calls, check, send  # noqa: E402
-from tests.servers import start_gateway, start_simulator, stop  # noqa: E402
-from tests.test_fuzz import chat_rows  # noqa: E402
+from tests.fuzz_requests import Call, calls, check, send
+from tests.servers import start_gateway, start_simulator, stop
+from tests.test_fuzz import chat_rows
 
 
 def main() -> int:
