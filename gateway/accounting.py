@@ -3,6 +3,7 @@ counts) into a priced ledger record and book it."""
 
 from __future__ import annotations
 
+import logging
 import time
 import uuid
 from collections.abc import Callable
@@ -13,8 +14,11 @@ from gateway.identity import Caller
 from gateway.metrics import GatewayMetrics
 from gateway.pricing import Pricer, to_units
 from gateway.store.records import UsageRecord
+from gateway.throttled_log import warn_throttled
 from gateway.tokens import TokenCounter
-from gateway.usage import TokenUsage, normalize
+from gateway.usage import TokenUsage, clamped, implausible, normalize
+
+log = logging.getLogger("gateway.accounting")
 
 
 class Accountant:
@@ -45,7 +49,13 @@ class Accountant:
         gateway did not count it (pass-through routes), and then only reported usage books.
         """
         usage = normalize(reported)
-        if usage is not None:
+        if usage is not None and (problem := implausible(usage)):
+            self._metrics.implausible_usage.inc()
+            warn_throttled(log, "implausible usage reported for %s (%s): estimated", model, problem)
+            if input_estimate is None:
+                return clamped(usage)
+            usage = None  # the gateway's own counts are the better guess
+        elif usage is not None:
             if input_estimate:
                 self._tokens.learn(model, input_estimate, usage.input_total)
             return usage

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
 import re
@@ -15,9 +16,12 @@ from gateway.identity import authenticate_admin
 from gateway.pricing import from_units
 from gateway.responses import RawResponse, json_response
 from gateway.runtime import Gateway
+from gateway.store import StoreHealth
 from gateway.store.records import SpendRow, period_of
 
-_PERIOD = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+HEALTH_WAIT_S = 0.9  # /healthz answers within a second
+_PERIOD = re.compile(r"[0-9]{4}-(0[1-9]|1[0-2])")  # ASCII digits only (not \d: "²", "٣")
+_LIMIT = re.compile(r"[0-9]{1,6}")
 SPEND_COLUMNS = (
     "tenant",
     "plan",
@@ -35,7 +39,7 @@ SPEND_COLUMNS = (
 
 def _period(request: Request) -> str:
     period = request.query_params.get("period") or period_of(time.time())
-    if not _PERIOD.match(period):
+    if not _PERIOD.fullmatch(period):
         raise InvalidRequest("'period' must look like YYYY-MM.", param="period")
     return period
 
@@ -74,7 +78,7 @@ async def ledger(request: Request) -> RawResponse:
     gw: Gateway = request.app.state.gateway
     authenticate_admin(request.headers, gw.settings.admin_key)
     limit_text = request.query_params.get("limit", "1000")
-    if not limit_text.isdigit() or not 0 < int(limit_text) <= 100_000:
+    if not _LIMIT.fullmatch(limit_text) or not 0 < int(limit_text) <= 100_000:
         raise InvalidRequest("'limit' must be an integer from 1 to 100000.", param="limit")
     records = await gw.store.ledger(
         _period(request), request.query_params.get("tenant"), int(limit_text)
@@ -122,7 +126,10 @@ async def budgets(request: Request) -> RawResponse:
 
 
 async def metrics(request: Request) -> RawResponse:
+    """Prometheus text; it names every tenant, its plan and spend, so it takes the admin
+    key like /admin/* (Prometheus: `authorization: {credentials: <admin key>}`)."""
     gw: Gateway = request.app.state.gateway
+    authenticate_admin(request.headers, gw.settings.admin_key)
     try:
         booked = await gw.store.spend(None)
     except StoreUnavailable:
@@ -132,16 +139,19 @@ async def metrics(request: Request) -> RawResponse:
 
 
 async def healthz(request: Request) -> RawResponse:
+    """Answers within a second, whatever the store does, and names what is wrong. 503
+    when the gateway refuses calls (`fail_closed` and the store not ok); with `fail_open`
+    it still serves, so 200 with status `degraded`."""
     gw: Gateway = request.app.state.gateway
     try:
-        await gw.store.ping()
-        store = "ok"
-    except StoreUnavailable:
-        store = "unreachable"
-    ready = store == "ok" or gw.settings.config.store_failure == "fail_open"
+        health = await asyncio.wait_for(gw.store.health(), HEALTH_WAIT_S)
+    except TimeoutError:
+        health = StoreHealth("slow", f"the store did not answer within {HEALTH_WAIT_S} s")
+    serving = health.ok or gw.settings.config.store_failure == "fail_open"
     body = {
-        "status": "ok" if ready else "degraded",
-        "store": store,
+        "status": "ok" if health.ok else "degraded" if serving else "unavailable",
+        "store": health.state,
+        "detail": health.detail,
         "pending_bookings": gw.bookkeeper.pending,
     }
-    return json_response(orjson.dumps(body), 200 if ready else 503)
+    return json_response(orjson.dumps(body), 200 if serving else 503)

@@ -12,15 +12,15 @@ from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
 
-import anyio
 import httpx
 import orjson
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
-from gateway.errors import GatewayError, InvalidRequest
+from gateway.errors import InvalidRequest
 from gateway.escalation import handoff_response
-from gateway.guard import Reservation
+from gateway.guard import WorstCase
+from gateway.hold import Hold, Reservation
 from gateway.identity import Caller, authenticate, identify
 from gateway.request_body import json_object, read_body
 from gateway.responses import RawResponse
@@ -41,6 +41,12 @@ class ChatCall:
     messages: list[Any]
     stream: bool
     client_wants_usage: bool
+
+    @property
+    def replies(self) -> int:
+        """How many choices the upstream generates (and bills): `n`."""
+        n = self.body.get("n")
+        return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
 
     @property
     def client_max_tokens(self) -> int | None:
@@ -130,33 +136,25 @@ async def chat_completions(request: Request) -> ASGIApp:
             param="messages",
             code="context_length_exceeded",
         )
-    input_estimate = gw.tokens.raw_message_tokens(call.model, turn.window.messages)
-    spend = await gw.guard.reserve(
-        caller, call.model, input_estimate, turn.window.report.max_tokens
+    input_estimate = _input_tokens(gw, call, turn)
+    worst = WorstCase.of(
+        input_estimate, gw.tokens.factor(call.model), turn.window.report.max_tokens, call.replies
     )
+    spend = await gw.guard.reserve(caller, call.model, worst.input_tokens, worst.output_tokens)
     ctx = _Context(gw, caller, call, turn, spend, input_estimate)
-    try:
+    # On an error after the upstream was reached the call may be billed: book an estimate.
+    async with gw.guard.held(spend, lambda: _settle(ctx, spend.model, None)) as ctx.hold:
         response = await gw.upstream.send(
             "POST",
             gw.upstream.url(request.url.path, request.scope["query_string"]),
             gw.upstream.headers(request.headers.raw),
             upstream_payload(call, turn, spend.model),
         )
-    except GatewayError as exc:
-        if exc.reached_upstream:  # it may have been processed (and billed): book an estimate
-            await _settle(ctx, spend.model, None)
-        else:
-            await gw.guard.release(spend)
-        raise
-    except BaseException:
-        with anyio.CancelScope(shield=True):
-            await gw.guard.release(spend)
-        raise
-    before_upstream = perf_counter() - started
-    is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
-    if call.stream and is_sse and response.is_success:
-        return _stream(ctx, response, before_upstream)
-    return await _json(ctx, response, before_upstream)
+        before_upstream = perf_counter() - started
+        is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
+        if call.stream and is_sse and response.is_success:
+            return _stream(ctx, response, before_upstream)
+        return await _json(ctx, response, before_upstream)
 
 
 @dataclass(slots=True)
@@ -168,7 +166,8 @@ class _Context:
     call: ChatCall
     turn: Turn
     spend: Reservation
-    input_estimate: int
+    input_estimate: int  # raw count of everything sent: messages, tools, schemas
+    hold: Hold | None = None
 
 
 async def _handoff(gw: Gateway, caller: Caller, call: ChatCall, turn: Turn) -> RawResponse:
@@ -194,9 +193,7 @@ async def _settle(ctx: _Context, model: str, reported: Any, output_text: Any = N
     # Token counts learn and estimate under the requested model; prices use the served one.
     usage = gw.accountant.usage(call.model, reported, ctx.input_estimate, output_text)
     cost = None
-    if usage is None:
-        await gw.guard.release(ctx.spend)
-    else:
+    if usage is not None:
         record = await gw.accountant.book(
             ctx.caller,
             model,
@@ -205,8 +202,10 @@ async def _settle(ctx: _Context, model: str, reported: Any, output_text: Any = N
             conversation=ctx.turn.record.id,
             budgets=ctx.spend.budgets,
             reservation=ctx.spend.id,
-            fallback_model=ctx.spend.model,
+            fallback_model=ctx.spend.priced_as,
         )
+        if ctx.hold is not None:
+            ctx.hold.settled()
         cost = record.cost_units
         gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total)
     reply = output_text() if output_text else ""
@@ -218,28 +217,23 @@ async def _settle(ctx: _Context, model: str, reported: Any, output_text: Any = N
 
 async def _json(ctx: _Context, response: httpx.Response, before_upstream: float) -> RawResponse:
     gw = ctx.gw
-    try:
-        body = await gw.upstream.read(response)
-    except GatewayError:
-        if response.is_success:
-            await _settle(ctx, ctx.spend.model, None)
-        else:
-            await gw.guard.release(ctx.spend)
-        raise
-    except BaseException:  # cancelled: the client went away while the body was read
-        with anyio.CancelScope(shield=True):
-            await gw.guard.release(ctx.spend)
-        raise
+    if ctx.hold is not None and not response.is_success:
+        ctx.hold.book_estimate = None  # an error answer is not billed: release
+    body = await gw.upstream.read(response)
     after = perf_counter()
     if response.is_success:
         obj = _json_object(body)
         model = obj.get("model") if isinstance(obj.get("model"), str) else ctx.spend.model
         await _settle(ctx, model or ctx.spend.model, obj.get("usage"), lambda: _reply_text(obj))
-    else:
-        await gw.guard.release(ctx.spend)
     gw.metrics.overhead.labels(ROUTE, "false").observe(before_upstream + perf_counter() - after)
     headers = [*response_headers(response.headers), *window_headers(ctx.turn, ctx.spend)]
     return RawResponse(response.status_code, headers, body)
+
+
+def _input_tokens(gw: Gateway, call: ChatCall, turn: Turn) -> int:
+    """Raw count of every input the provider bills: the window's messages and what the
+    messages do not show (tools, functions, a response format's schema)."""
+    return gw.tokens.raw_message_tokens(call.model, turn.window.messages) + _tool_tokens(gw, call)
 
 
 def _tool_tokens(gw: Gateway, call: ChatCall) -> int:
@@ -274,8 +268,16 @@ def _stream(ctx: _Context, response: httpx.Response, before_upstream: float) -> 
     gw = ctx.gw
     gw.metrics.overhead.labels(ROUTE, "true").observe(before_upstream)
 
+    hold = ctx.hold
+    if hold is not None:
+        hold.hand_over()
+
     async def on_done(tap: UsageTap) -> None:
-        await _settle(ctx, tap.model or ctx.spend.model, tap.usage, tap.streamed_text)
+        try:
+            await _settle(ctx, tap.model or ctx.spend.model, tap.usage, tap.streamed_text)
+        finally:
+            if hold is not None:
+                await hold.close()  # a no-op once the booking settled it
 
     return StreamRelay(
         response.status_code,

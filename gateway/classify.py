@@ -3,12 +3,13 @@ class it already had."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gateway.errors import InvalidRequest
+from gateway.linear_regex import LinearPattern, compile_linear
 from gateway.policy import PolicyFile
+from gateway.summarize import SCAN_TOTAL, clip_text
 
 
 @dataclass(frozen=True)
@@ -17,7 +18,7 @@ class CompiledRule:
     channels: frozenset[str]
     models: frozenset[str]
     keywords: tuple[str, ...]
-    patterns: tuple[re.Pattern[str], ...]
+    patterns: tuple[LinearPattern, ...]
 
     def matches(self, channel: str | None, model: str, text: str) -> bool:
         if self.channels and (channel or "") not in self.channels:
@@ -43,7 +44,7 @@ class Classifier:
                 channels=frozenset(r.channels),
                 models=frozenset(r.models),
                 keywords=tuple(k.lower() for k in r.keywords),
-                patterns=tuple(re.compile(p, re.IGNORECASE) for p in r.regex),
+                patterns=tuple(compile_linear(p, ignore_case=True) for p in r.regex),
             )
             for r in policy.rules
         )
@@ -69,13 +70,23 @@ class Classifier:
                     param="X-Conversation-Class",
                 )
             return header
-        text = " ".join(user_texts).lower()
+        text = _scanned(user_texts).lower()
         found = next((r.to_class for r in self.rules if r.matches(channel, model, text)), None)
         if previous is not None and previous in self.priorities:
             if found is None or self.priorities[found] <= self.priorities[previous]:
                 return previous
             return found
         return found or self.default
+
+
+def _scanned(texts: Iterable[str]) -> str:
+    """What rules look at: each text clipped as facts are (gateway.summarize), and at
+    most SCAN_TOTAL characters of them all, oldest and newest, so a first turn with a
+    history of megabytes costs no more than a long message."""
+    text = " ".join(clip_text(t) for t in texts)
+    if len(text) <= SCAN_TOTAL:
+        return text
+    return text[: SCAN_TOTAL // 2] + " " + text[-SCAN_TOTAL // 2 :]
 
 
 def user_texts(messages: Sequence[object], last_only: bool) -> list[str]:

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gateway.config import load_settings, resolve_relative
+from gateway.config import Settings, load_settings, resolve_relative
 from gateway.errors import ConfigError
 
 
@@ -58,8 +58,21 @@ def _check_config(config: str) -> int:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
         return 1
+    for warning in _spend_warnings(settings):
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"ok: {config} ({len(settings.tenants_by_hash)} tenants, store {settings.store_url})")
     return 0
+
+
+def _spend_warnings(settings: Settings) -> list[str]:
+    from gateway.config import pricer_for
+    from gateway.spend import spend_warnings
+
+    plans = {t.name: t.plan for t in settings.tenants_by_hash.values()}
+    upstream = settings.config.upstream
+    return spend_warnings(
+        settings.spend, plans, pricer_for(settings.config).knows, upstream.timeout_s
+    )
 
 
 def _serve(args: argparse.Namespace) -> int:

@@ -57,6 +57,26 @@ class AdminConfig(_Strict):
 
 class LimitsConfig(_Strict):
     max_body_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
+    # A non-stream upstream reply is held whole in memory: larger ones answer 502.
+    max_reply_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
+    # Bookings held in memory while the store is down; more go to the spill file.
+    max_pending_bookings: int = Field(default=100_000, gt=0)
+
+
+class RedisConfig(_Strict):
+    """The Redis store's connection pool: a call waits up to `pool_timeout_s` for a free
+    connection (a busy pool is not a down store)."""
+
+    max_connections: int = Field(default=50, gt=0)
+    pool_timeout_s: float = Field(default=5.0, gt=0)
+    socket_timeout_s: float = Field(default=5.0, gt=0)
+    connect_timeout_s: float = Field(default=2.0, gt=0)
+
+
+class SQLiteConfig(_Strict):
+    # How long a read or write waits (for another process's lock, for the store's thread)
+    # before the store counts as unavailable.
+    busy_timeout_s: float = Field(default=5.0, gt=0)
 
 
 class PriceEntry(_Strict):
@@ -74,6 +94,8 @@ class Config(_Strict):
     admin: AdminConfig = AdminConfig()
     policies: str = "policies"
     limits: LimitsConfig = LimitsConfig()
+    redis: RedisConfig = RedisConfig()
+    sqlite: SQLiteConfig = SQLiteConfig()
     store_failure: Literal["fail_open", "fail_closed"] = "fail_open"
     prices: dict[str, PriceEntry] = {}
 
@@ -209,6 +231,22 @@ def _absolute_store(config: Config, base: Path) -> Config:
     return config
 
 
+def pricer_for(config: Config) -> Any:
+    """The `Pricer` the gateway prices with (config table, then genai-prices)."""
+    from gateway.pricing import Pricer
+
+    return Pricer(config.prices, config.upstream.provider, config.upstream.base_url)
+
+
+def _spend_problems(
+    config: Config, spend: SpendRules, policies_dir: Path
+) -> list[tuple[str, str, str]]:
+    from gateway.spend import SPEND_FILE, spend_problems
+
+    path = str(policies_dir / SPEND_FILE)
+    return [(path, key, reason) for key, reason in spend_problems(spend, pricer_for(config).knows)]
+
+
 def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
     """Load and validate config and policies; raise ConfigError listing every problem."""
     from gateway.policy import load_policies
@@ -238,6 +276,8 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
         spend = load_spend(policies_dir)
     except ConfigError as exc:
         problems += exc.problems
+    if config is not None and not problems:
+        problems += _spend_problems(config, spend, policies_dir)
     if problems or config is None:
         raise ConfigError(problems)
     return Settings(

@@ -17,7 +17,12 @@ from typing import Any
 import orjson
 from starlette.requests import Request
 
-from gateway.conversations import ConversationRecord, customer_facts_key, fact_to_json
+from gateway.conversations import (
+    ConversationRecord,
+    customer_facts_key,
+    fact_to_json,
+    is_anonymous,
+)
 from gateway.errors import InvalidRequest, NotFound
 from gateway.identity import Caller, authenticate, identify
 from gateway.loops import LoopState, progressed
@@ -44,6 +49,20 @@ async def _record(gw: Gateway, caller: Caller, conversation: str) -> Conversatio
     return record
 
 
+async def _addressable(gw: Gateway, caller: Caller, conversation: str) -> ConversationRecord:
+    """A conversation the app may steer. One known only by its fingerprint may be any of
+    the end users who opened the same way: state set on it would reach all of them."""
+    record = await _record(gw, caller, conversation)
+    if is_anonymous(record):
+        raise InvalidRequest(
+            f"Conversation {conversation!r} was recognised by its opening messages, not "
+            "named: it may stand for several end users, so it takes no state or events. "
+            "Send X-Conversation-Id (or X-Customer-Id) with its requests.",
+            code="conversation_not_addressable",
+        )
+    return record
+
+
 async def get_conversation(request: Request) -> RawResponse:
     gw, caller = _caller(request)
     record = await _record(gw, caller, request.path_params["conversation"])
@@ -56,7 +75,7 @@ async def put_state(request: Request) -> RawResponse:
     state = body.get("state")
     if state is not None and not isinstance(state, str | dict):
         raise InvalidRequest("'state' must be a string, an object or null.", param="state")
-    record = await _record(gw, caller, request.path_params["conversation"])
+    record = await _addressable(gw, caller, request.path_params["conversation"])
     record.operational_state = orjson.dumps(state).decode() if isinstance(state, dict) else state
     await gw.windows.conversations.save(record)
     return json_response(orjson.dumps(record.public()))
@@ -70,7 +89,7 @@ async def post_event(request: Request) -> RawResponse:
     kind = body.get("type")
     if kind not in ("progress", "resolved"):
         raise InvalidRequest("'type' must be 'progress' or 'resolved'.", param="type")
-    record = await _record(gw, caller, request.path_params["conversation"])
+    record = await _addressable(gw, caller, request.path_params["conversation"])
     record.loop_state = progressed(LoopState.from_json(record.loop_state), record.turns).to_json()
     record.last_event = kind
     await gw.windows.conversations.save(record)
@@ -104,6 +123,12 @@ def _fact(raw: Any, customer: str, now: float) -> Fact:
         raise InvalidRequest(
             "'confirmed' is a boolean, 'confirmed_at' a unix time.", param="confirmed"
         )
+    value = raw.get("value", "")
+    if not isinstance(value, str) or len(value) > MAX_FACT_CHARS:
+        raise InvalidRequest(
+            f"'value' is what the fact states, a string of at most {MAX_FACT_CHARS} characters.",
+            param="value",
+        )
     fid = raw.get("id") or hashlib.blake2b(f"{customer}:{text}".encode(), digest_size=8).hexdigest()
     return Fact(
         id=str(fid),
@@ -114,6 +139,7 @@ def _fact(raw: Any, customer: str, now: float) -> Fact:
         confirmed=confirmed,
         confirmed_at=(confirmed_at or (now if confirmed else None)),
         created_at=now,
+        value=value.strip(),
     )
 
 
@@ -136,9 +162,10 @@ async def put_facts(request: Request) -> RawResponse:
 
 async def get_facts(request: Request) -> RawResponse:
     gw, caller = _caller(request)
-    facts = await gw.windows.conversations.facts(
-        caller.tenant.name, request.path_params["customer"]
-    )
+    # The customer's key, as PUT and DELETE use: the raw id would reach any document of
+    # the facts collection ("customer:x", "conversation:y").
+    key = customer_facts_key(request.path_params["customer"])
+    facts = await gw.windows.conversations.facts(caller.tenant.name, key)
     return json_response(orjson.dumps({"facts": [fact_to_json(f) for f in facts]}))
 
 

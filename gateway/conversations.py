@@ -17,6 +17,7 @@ from urllib.parse import quote
 from gateway.store import Store
 from gateway.window import Episode, Fact, Memory
 
+_SYSTEM = ("system", "developer")
 CONVERSATION = "conversation"
 EPISODES = "episodes"
 FACTS = "facts"
@@ -89,9 +90,16 @@ class ConversationRecord:
 _RECORD_FIELDS = dataclasses.fields(ConversationRecord)
 
 
+FINGERPRINT_PREFIX = "fp-"  # ids the gateway made; an app's own ids should not start so
+
+
 def conversation_fingerprint(tenant: str, customer: str | None, messages: list[Any]) -> str:
     """Identity of a conversation whose app sends no X-Conversation-Id: tenant, customer,
-    system message and first user message, which a stateless app resends every turn."""
+    system message and first user message, which a stateless app resends every turn.
+
+    Without a customer id this is shared by everyone who opens the same way ("Hi"): such
+    an anonymous record is only used by a request whose history extends what the record
+    last saw (see `continued`), and it holds no state that the app can set."""
     system = next(
         (
             m.get("content")
@@ -106,7 +114,35 @@ def conversation_fingerprint(tenant: str, customer: str | None, messages: list[A
     digest = hashlib.blake2b(digest_size=12)
     for part in (tenant, customer or "", str(system), str(first)):
         digest.update(part.encode() + b"\x1f")
-    return "fp-" + digest.hexdigest()
+    return FINGERPRINT_PREFIX + digest.hexdigest()
+
+
+def is_anonymous(record: ConversationRecord) -> bool:
+    """Known only by its opening: neither the app nor a customer id names it."""
+    return record.customer is None and record.id.startswith(FINGERPRINT_PREFIX)
+
+
+def continued(record: ConversationRecord | None, messages: list[Any]) -> ConversationRecord | None:
+    """The record, if this request may use it. An anonymous record only serves a request
+    whose history strictly extends the one it last saw: the same opening, and the turns
+    it still holds verbatim (everything after its summary) at the same places. Two end
+    users with the same opening therefore never share a summary, counters or loop
+    state; a request that does not continue the record starts afresh (and, when saved,
+    replaces it: the price of having no id is that such users reset each other's memory).
+    """
+    if record is None or not is_anonymous(record):
+        return record
+    transcript = [m for m in messages if isinstance(m, dict) and m.get("role") not in _SYSTEM]
+    head = len(record.opening)
+    start = max(record.cursor, head)
+    end = start + len(record.recent)
+    if (
+        len(transcript) > end
+        and transcript[:head] == record.opening
+        and transcript[start:end] == record.recent
+    ):
+        return record
+    return None
 
 
 def fact_to_json(fact: Fact) -> dict[str, Any]:
@@ -183,6 +219,9 @@ class ConversationStore:
     async def facts(self, tenant: str, key: str) -> list[Fact]:
         doc = await self._store.get_doc(FACTS, tenant, key)
         return [fact_from_json(f) for f in (doc or {}).get("facts", [])]
+
+    async def customer_facts(self, tenant: str, customer: str) -> list[Fact]:
+        return await self.facts(tenant, customer_facts_key(customer))
 
     async def save_facts(self, tenant: str, key: str, facts: list[Fact]) -> None:
         await self._store.put_doc(FACTS, tenant, key, {"facts": [fact_to_json(f) for f in facts]})

@@ -84,6 +84,20 @@ class StoreUnavailable(GatewayError):
     code = "store_unavailable"
 
 
+class StoreRejected(GatewayError):
+    """The store is up but refuses this data (a counter would overflow, a value does
+    not fit its column): retrying cannot help, unlike `StoreUnavailable`."""
+
+    code = "store_rejected"
+
+
+class UpstreamReplyTooLarge(GatewayError):
+    status = 502
+    type = "api_error"
+    code = "upstream_reply_too_large"
+    reached_upstream = True  # the upstream answered: the call is booked as an estimate
+
+
 class ConfigError(Exception):
     """Invalid configuration: one entry per problem, each naming file, key and reason."""
 

@@ -20,7 +20,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 MAX_KEPT = 24  # fingerprints kept per side and conversation
-_TOKEN = re.compile(r"[a-z0-9]+(?:[-_.@][a-z0-9]+)*")
+# Words of a message past this many characters do not change what question it asks; a
+# pasted megabyte would otherwise cost a second of hashing on every turn.
+FINGERPRINT_CHARS = 64 * 1024
+# Linear with `re`: possessive, so a failed separator never makes a run give back
+# characters; _IDENTIFIER only ever sees one token (its lookahead is bounded by it).
+_TOKEN = re.compile(r"[a-z0-9]++(?:[-_.@][a-z0-9]++)*+")
 _IDENTIFIER = re.compile(r"^(?=.*\d)[a-z0-9]+(?:[-_.@][a-z0-9]+)+$|^\d{3,}$|@")
 _STOP = frozenset(
     (  # noqa: SIM905 - a word list reads better as words
@@ -63,7 +68,7 @@ def _h(token: str) -> int:
 
 def fingerprint(text: str) -> Fingerprint:
     words, identifiers = set(), set()
-    for token in _TOKEN.findall(text.lower()):
+    for token in _TOKEN.findall(text[:FINGERPRINT_CHARS].lower()):
         if _IDENTIFIER.search(token):
             identifiers.add(_h(token))
         elif token not in _STOP and len(token) > 1:

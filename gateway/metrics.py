@@ -75,6 +75,21 @@ class GatewayMetrics:
             "Store operations that failed.",
             registry=registry,
         )
+        self.implausible_usage = Counter(
+            "gateway_implausible_usage",
+            "Upstream replies whose usage no call can have (booked as an estimate).",
+            registry=registry,
+        )
+        self.bookings_rejected = Counter(
+            "gateway_bookings_rejected",
+            "Bookings the store refused outright, set aside in the rejected-bookings file.",
+            registry=registry,
+        )
+        self.bookings_spilled = Counter(
+            "gateway_bookings_spilled",
+            "Bookings written to the spill file because too many were held in memory.",
+            registry=registry,
+        )
 
         self.turns_evicted = Counter(
             "context_turns_evicted",

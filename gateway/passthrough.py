@@ -1,5 +1,6 @@
-"""The other /v1/* routes: forwarded untouched, still authenticated, booked where the
-upstream reports usage (embeddings, completions, responses, ...).
+"""The other /v1/* routes: forwarded as sent (plus an output ceiling the client did not
+name, see gateway.passthrough_cost), authenticated, guarded by a worst-case reservation
+like chat, and booked from the usage the upstream reports (or an estimate).
 
 Only stateless routes pass. Every tenant shares the gateway's provider key, so a route
 that reads provider-side state (files, batches, stored completions, assistants, a stored
@@ -8,18 +9,21 @@ response by id, fine-tuning jobs) would show one tenant another's data: those ge
 
 from __future__ import annotations
 
-import contextlib
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-import anyio
+import httpx
 import orjson
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
 from gateway.errors import InvalidRequest, NotFound
-from gateway.guard import Reservation
+from gateway.guard import WorstCase
+from gateway.hold import Hold, Reservation
 from gateway.identity import Caller, authenticate, identify
+from gateway.passthrough_cost import PassCall, read_call
 from gateway.request_body import read_body
 from gateway.responses import RawResponse
 from gateway.runtime import Gateway
@@ -43,7 +47,10 @@ ALLOWED = frozenset(
         ("POST", "/images/variations"),
     }
 )
-_SUSPECT = re.compile(r"(^|/)(\.|%2e){1,2}(/|$)|%2f|%5c|\\|//", re.IGNORECASE)
+# Dot segments, encoded slashes and backslashes, doubled slashes; an encoded `%` (a
+# second layer of encoding that a server behind the upstream might decode), NUL, `;`
+# path parameters, an encoded `?` or `#`. No route or model id needs any of them.
+_SUSPECT = re.compile(r"(^|/)(\.|%2e){1,2}(/|$)|%2f|%5c|%25|%00|%3b|%3f|%23|\\|//|;", re.I)
 
 
 def check_route(method: str, raw_path: str) -> None:
@@ -75,15 +82,45 @@ def _usage_of(obj: Any) -> tuple[Any, str | None]:
     return usage, model if isinstance(model, str) else None
 
 
-async def _book(
-    gw: Gateway, caller: Caller, route: str, reported: Any, model: str | None, spend: Reservation
-) -> None:
-    usage = gw.accountant.usage(model or "unknown", reported, None)
-    if usage is None:
-        await gw.guard.release(spend)
-        return
-    await gw.accountant.book(
-        caller, model or "unknown", usage, route, budgets=spend.budgets, reservation=spend.id
+@dataclass(slots=True)
+class _Booking:
+    """What books a pass-through call once the upstream has answered."""
+
+    gw: Gateway
+    caller: Caller
+    call: PassCall
+    spend: Reservation
+    hold: Hold | None = None
+
+    async def book(self, reported: Any, model: str | None, text: Callable[[], str]) -> None:
+        """Reported usage, else (for a call whose input was counted) an estimate."""
+        gw, call = self.gw, self.call
+        model = model or call.model or "unknown"
+        usage = gw.accountant.usage(model, reported, None)
+        if usage is None and call.estimated:
+            usage = gw.accountant.usage(model, None, call.raw_input, text)
+        if usage is None:
+            return  # nothing counted: leaving `held()` releases the reservation
+        await gw.accountant.book(
+            self.caller,
+            model,
+            usage,
+            call.route,
+            budgets=self.spend.budgets,
+            reservation=self.spend.id,
+            fallback_model=self.spend.priced_as,
+        )
+        if self.hold is not None:
+            self.hold.settled()
+
+
+async def _reserve(gw: Gateway, caller: Caller, call: PassCall) -> Reservation:
+    model = call.model or "unknown"
+    if call.free:
+        return gw.guard.unheld(caller, model)
+    worst = WorstCase.of(call.raw_input, gw.tokens.factor(model), call.max_output, call.replies)
+    return await gw.guard.reserve(
+        caller, model, worst.input_tokens, worst.output_tokens, bounded=call.bounded
     )
 
 
@@ -93,55 +130,70 @@ async def passthrough(request: Request) -> ASGIApp:
     check_route(request.method, request.scope.get("raw_path", b"").decode("latin-1").split("?")[0])
     body = await read_body(request, gw.settings.config.limits.max_body_bytes)
     await gw.guard_store()
-    route = _route(request.url.path)
-    requested_model = _requested_model(body)
-    # The cost is unknown before the answer: only refuse a tenant already at its ceiling
-    # (a reservation of the smallest amount), and book against its budgets after.
-    spend = await gw.guard.reserve(caller, requested_model or "unknown", 1, 0)
-    try:
+    defaults = gw.settings.spend.file.default_max_output_tokens
+    call = read_call(_route(request.url.path), body, gw.tokens, defaults)
+    spend = await _reserve(gw, caller, call)
+    booking = _Booking(gw, caller, call, spend)
+    # On an error after the upstream was reached the call may be billed: book an estimate.
+    estimate = (lambda: booking.book(None, None, str)) if call.estimated else None
+    async with gw.guard.held(spend, estimate) as booking.hold:
         response = await gw.upstream.send(
             request.method,
             gw.upstream.url(request.url.path, request.scope["query_string"]),
             gw.upstream.headers(request.headers.raw),
-            body,
+            call.body,
         )
-    except BaseException:
-        with anyio.CancelScope(shield=True):
-            await gw.guard.release(spend)
-        raise
-    if response.headers.get("content-type", "").startswith("text/event-stream"):
-
-        async def on_done(tap: UsageTap) -> None:
-            await _book(gw, caller, route, tap.usage, tap.model or requested_model, spend)
-
-        return StreamRelay(
-            response.status_code,
-            response_headers(response.headers),
-            gw.upstream.iter_bytes(response),
-            response.aclose,
-            UsageTap(hide_usage=False),
-            on_done,
-        )
-    try:
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            return _stream(booking, response)
+        if not response.is_success:
+            booking.hold.book_estimate = None  # an error answer is not billed: release
         content = await gw.upstream.read(response)
-    except BaseException:
-        with anyio.CancelScope(shield=True):
-            await gw.guard.release(spend)
-        raise
-    reported, model = None, None
-    if response.is_success and b'"usage"' in content:
-        with contextlib.suppress(orjson.JSONDecodeError):
-            reported, model = _usage_of(orjson.loads(content))
-    await _book(gw, caller, route, reported, model or requested_model, spend)
-    return RawResponse(response.status_code, response_headers(response.headers), content)
+        if response.is_success:
+            obj = _json_object(content)
+            reported, model = _usage_of(obj)
+            await booking.book(reported, model, lambda: _output_text(obj))
+        return RawResponse(response.status_code, response_headers(response.headers), content)
 
 
-def _requested_model(body: bytes) -> str | None:
-    if not body or b'"model"' not in body:
+def _stream(booking: _Booking, response: httpx.Response) -> StreamRelay:
+    hold = booking.hold
+    if hold is not None:
+        hold.hand_over()
+
+    async def on_done(tap: UsageTap) -> None:
+        try:
+            if response.is_success:
+                await booking.book(tap.usage, tap.model, tap.streamed_text)
+        finally:
+            if hold is not None:
+                await hold.close()  # a no-op once the booking settled it
+
+    return StreamRelay(
+        response.status_code,
+        response_headers(response.headers),
+        booking.gw.upstream.iter_bytes(response),
+        response.aclose,
+        UsageTap(hide_usage=booking.call.hide_usage, hold_on_finish=booking.call.replies == 1),
+        on_done,
+    )
+
+
+def _json_object(content: bytes) -> Any:
+    if b'"usage"' not in content and b'"text"' not in content:
         return None
     try:
-        obj = orjson.loads(body)
+        return orjson.loads(content)
     except orjson.JSONDecodeError:
         return None
-    model = obj.get("model") if isinstance(obj, dict) else None
-    return model if isinstance(model, str) else None
+
+
+def _output_text(obj: Any) -> str:
+    """A reply's text (completions `choices[].text`, Responses `output[].content[].text`),
+    to estimate output tokens when the upstream reported none."""
+    if not isinstance(obj, dict):
+        return ""
+    parts = [c.get("text") for c in obj.get("choices") or () if isinstance(c, dict)]
+    for item in obj.get("output") or ():
+        if isinstance(item, dict):
+            parts += [c.get("text") for c in item.get("content") or () if isinstance(c, dict)]
+    return "".join(p for p in parts if isinstance(p, str))

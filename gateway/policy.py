@@ -7,7 +7,6 @@ plan's override for that class; the result is a complete `WindowPolicy`.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Literal
@@ -16,15 +15,15 @@ from pydantic import Field, field_validator, model_validator
 
 from gateway.config import _read_yaml, _Strict, _validate
 from gateway.errors import ConfigError
+from gateway.linear_regex import compile_linear
 
 POLICY_FILE = "context.yaml"
 
 
 def _check_regex(pattern: str) -> str:
-    try:
-        re.compile(pattern)
-    except re.error as exc:
-        raise ValueError(f"{pattern!r} is not a valid regex: {exc}") from exc
+    """Patterns meet client text: RE2 (linear time), so one the gateway cannot run in
+    linear time is a config error naming its key, not a stall at request time."""
+    compile_linear(pattern)
     return pattern
 
 

@@ -52,6 +52,10 @@ class Pricer:
         self._rates: dict[str, tuple[Decimal, Decimal, Decimal, Decimal]] = {}
         self._warned: set[str] = set()
 
+    def knows(self, model: str) -> bool:
+        """Whether the model has a price (config table or genai-prices); logs nothing."""
+        return model in self._table or self._model_price(model) is not None
+
     def cost(self, model: str, usage: TokenUsage) -> Decimal | None:
         entry = self._table.get(model)
         if entry is not None:

@@ -9,10 +9,15 @@ from starlette.requests import ClientDisconnect, Request
 
 from gateway.errors import ClientClosedRequest, InvalidRequest, PayloadTooLarge
 
+# orjson parses JSON nested up to 1024 levels but writes at most 254: a body the gateway
+# read and must write again (upstream, the conversation record) stays this far below that.
+_WRAPPING = 16  # levels the gateway may wrap around a client's JSON when it stores it
+MAX_JSON_DEPTH = 254 - _WRAPPING
+
 
 async def read_body(request: Request, limit: int) -> bytes:
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
+    if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"Request body is over the gateway's limit of {limit} bytes.")
     chunks = []
     size = 0
@@ -36,4 +41,20 @@ def json_object(raw: bytes) -> dict[str, Any]:
         ) from exc
     if not isinstance(body, dict):
         raise InvalidRequest("Request body must be a JSON object.", code="invalid_json")
+    _check_depth(body)
     return body
+
+
+def _check_depth(body: dict[str, Any]) -> None:
+    """orjson, in C, as the depth gauge: writing the body inside `_WRAPPING` lists fails
+    exactly when the body is nested deeper than MAX_JSON_DEPTH."""
+    wrapped: Any = body
+    for _ in range(_WRAPPING):
+        wrapped = [wrapped]
+    try:
+        orjson.dumps(wrapped)
+    except orjson.JSONEncodeError as exc:
+        raise InvalidRequest(
+            f"Request body is nested too deeply (at most {MAX_JSON_DEPTH} levels).",
+            code="invalid_json",
+        ) from exc

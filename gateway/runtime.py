@@ -86,7 +86,7 @@ async def build_gateway(
     metrics = GatewayMetrics(registry or CollectorRegistry())
     # Loading encodings reads a few MB from disk: keep it off the event loop.
     tokens = await asyncio.to_thread(TokenCounter)
-    store = open_store(settings.store_url)
+    store = open_store(settings.store_url, config.sqlite, config.redis)
     try:
         await store.ping()
     except StoreUnavailable as exc:
@@ -96,7 +96,7 @@ async def build_gateway(
             config.store_failure,
         )
     spill = settings.config_path.resolve().parent / "gateway-pending-bookings.jsonl"
-    bookkeeper = Bookkeeper(store, metrics, spill)
+    bookkeeper = Bookkeeper(store, metrics, spill, max_pending=config.limits.max_pending_bookings)
     upstream = Upstream(
         upstream_url,
         settings.provider_key,
@@ -104,6 +104,7 @@ async def build_gateway(
         timeout_s=config.upstream.timeout_s,
         transport=TRANSPORTS[config.upstream.transport](config.upstream),
     )
+    upstream.max_reply_bytes = config.limits.max_reply_bytes
     pricer = Pricer(config.prices, config.upstream.provider, upstream_url)
     accountant = Accountant(tokens, pricer, bookkeeper, metrics)
     guard = SpendGuard(

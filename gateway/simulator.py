@@ -4,8 +4,11 @@ It stands in for the paid provider in the demo, the tests and the benchmarks. Us
 reported like OpenAI's, prefix caching included: `cached_tokens` is the longest common
 token prefix with a recent request routed to the same cache (by `prompt_cache_key`, else
 by the first message, as providers route by the start of the prompt), counted only from
-1,024 tokens, in 128-token steps, within a TTL. Test hooks: request headers
-`x-simulator-*` (`-reply` scripts the answer), and models named `fail-*` answer 500.
+1,024 tokens, in 128-token steps, within a TTL. `n` choices and tool definitions are
+billed like a provider bills them. Any model name answers (an Azure deployment name,
+a vLLM model). Test hooks: request headers `x-simulator-*` (`-reply` scripts the answer,
+`-fill` uses the whole output ceiling, `-prompt-factor` scales the prompt tokens billed),
+and models named `fail-*` answer 500.
 Every usage it computes is logged at `GET /sim/usage`, reported or not.
 """
 
@@ -28,8 +31,18 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from gateway import simulator_apis
 from gateway.errors import error_body
-from gateway.simulator_replies import chunks, completion_body, reply_text, usage_for
+from gateway.simulator_replies import (
+    choices_body,
+    choices_chunks,
+    chunks,
+    completion_body,
+    filled_text,
+    reply_text,
+    tool_tokens,
+    usage_for,
+)
 
 MODELS = (
     "gpt-4o-mini",
@@ -61,6 +74,19 @@ class SimulatorState:
     usage_log: list[dict[str, Any]] = field(default_factory=list)
     counter: int = 0
     streams_aborted: int = 0
+
+    def next_id(self) -> int:
+        self.counter += 1
+        return self.counter
+
+    def log(
+        self, request: Request, model: str, usage: dict[str, Any], reported: bool, stream: bool
+    ) -> None:
+        """Record what a call was billed (`GET /sim/usage`), reported to the client or not."""
+        entry = {"model": model, "usage": usage, "reported": reported, "stream": stream}
+        self.usage_log.append({**entry, "headers": _logged_headers(request)})
+        if len(self.usage_log) > 100_000:
+            del self.usage_log[:50_000]
 
     def block(self, message: Any) -> tuple[int, ...]:
         key = hash(orjson.dumps(message, option=orjson.OPT_SORT_KEYS))
@@ -159,15 +185,19 @@ async def chat_completions(request: Request) -> Response:
     key = body.get("prompt_cache_key") or hashlib.blake2b(orjson.dumps(messages[:1])).hexdigest()
     cached = state.cached_tokens(str(key), prompt, time.monotonic())
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
-    scripted = request.headers.get("x-simulator-reply")
-    pieces = (
-        [w + " " for w in scripted.split(" ")[:-1]] + [scripted.split(" ")[-1]]
-        if scripted
-        else reply_text(messages, limit if isinstance(limit, int) else None, state.encoding)
-    )
+    limit = limit if isinstance(limit, int) else None
+    n = body["n"] if isinstance(body.get("n"), int) and body["n"] > 1 else 1
+    replies = [_reply(request, messages, limit, state, i) for i in range(n)]
+    pieces = replies[0]
     text = "".join(pieces)
-    completion = len(state.encoding.encode(text, disallowed_special=()))
-    usage = usage_for(model, prompt.total, cached, completion)
+    # Billed like a provider: every choice's tokens, the tool definitions as input.
+    completion = sum(len(state.encoding.encode("".join(r), disallowed_special=())) for r in replies)
+    billed = prompt.total + tool_tokens(body, state.encoding)
+    # A provider whose tokenizer counts more than the gateway's (the token factor).
+    billed = round(billed * float(request.headers.get("x-simulator-prompt-factor", "1")))
+    usage = usage_for(model, billed, min(cached, billed), completion)
+    if forced_usage := request.headers.get("x-simulator-usage"):  # a hostile provider's counts
+        usage = {**usage, **orjson.loads(forced_usage)}
     state.counter += 1
     cid = f"chatcmpl-sim{state.counter:08d}"
     stream = body.get("stream") is True
@@ -188,17 +218,35 @@ async def chat_completions(request: Request) -> Response:
     if len(state.usage_log) > 100_000:
         del state.usage_log[:50_000]
     if not stream:
-        return Response(
-            orjson.dumps(completion_body(cid, model, text, usage if report else None)),
-            media_type="application/json",
-        )
+        reply = completion_body(cid, model, text, usage if report else None)
+        if n > 1:
+            reply = choices_body(reply, ["".join(r) for r in replies])
+        return Response(orjson.dumps(reply), media_type="application/json")
     chunk_delay = float(request.headers.get("x-simulator-chunk-delay-ms", "0")) / 1000
     break_after = request.headers.get("x-simulator-break-after")
-    events = chunks(cid, model, pieces, usage, options.get("include_usage") is True, report)
+    asked = options.get("include_usage") is True
+    events = (
+        choices_chunks(cid, model, replies, usage, asked, report)
+        if n > 1
+        else chunks(cid, model, pieces, usage, asked, report)
+    )
     return StreamingResponse(
         _paced(state, events, chunk_delay, int(break_after) if break_after else None),
         media_type="text/event-stream",
     )
+
+
+def _reply(
+    request: Request, messages: list[Any], limit: int | None, state: SimulatorState, variant: int
+) -> list[str]:
+    """One choice's pieces: scripted (`x-simulator-reply`), the whole ceiling
+    (`x-simulator-fill`), or the usual made-up answer."""
+    scripted = request.headers.get("x-simulator-reply")
+    if scripted:
+        return [w + " " for w in scripted.split(" ")[:-1]] + [scripted.split(" ")[-1]]
+    if request.headers.get("x-simulator-fill"):
+        return filled_text(limit, state.encoding)
+    return reply_text(messages, limit, state.encoding, variant)
 
 
 async def _paced(
@@ -235,7 +283,12 @@ async def models(request: Request) -> Response:
 
 async def embeddings(request: Request) -> Response:
     state: SimulatorState = request.app.state.sim
-    body = orjson.loads(await request.body())
+    try:
+        body = orjson.loads(await request.body())
+    except orjson.JSONDecodeError:
+        return _error(400, "We could not parse the JSON body of your request.")
+    if not isinstance(body, dict) or not isinstance(body.get("input"), str | list):
+        return _error(400, "'input' is required: a string or a list of strings.")
     inputs = body.get("input")
     inputs = [inputs] if isinstance(inputs, str) else list(inputs or [])
     counts = [len(state.encoding.encode(str(i), disallowed_special=())) for i in inputs]
@@ -277,6 +330,8 @@ def create_simulator_app(cache_ttl_s: float = 300.0) -> Starlette:
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/embeddings", embeddings, methods=["POST"]),
+            Route("/v1/completions", simulator_apis.completions, methods=["POST"]),
+            Route("/v1/responses", simulator_apis.responses, methods=["POST"]),
             Route("/sim/usage", usage_log, methods=["GET"]),
             Route("/sim/stats", stats, methods=["GET"]),
         ]

@@ -7,11 +7,13 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
+import orjson
 import tiktoken
 
 from gateway import completions
 
 CREATED = 1_700_000_000  # fixed: the same request always gets the same reply
+MAX_OUTPUT_TOKENS = 16_384  # a reply with no ceiling stops here at the latest
 
 _WORDS = (
     "I",
@@ -37,8 +39,11 @@ _WORDS = (
 )
 
 
-def reply_text(messages: list[Any], limit: int | None, encoding: tiktoken.Encoding) -> list[str]:
-    """The reply, in streaming pieces; never more than `limit` tokens, like a provider."""
+def reply_text(
+    messages: list[Any], limit: int | None, encoding: tiktoken.Encoding, variant: int = 0
+) -> list[str]:
+    """The reply, in streaming pieces; never more than `limit` tokens, like a provider.
+    `variant` picks another sample for the same prompt (the choices of `n`)."""
     last = next(
         (
             m.get("content")
@@ -48,7 +53,7 @@ def reply_text(messages: list[Any], limit: int | None, encoding: tiktoken.Encodi
         "",
     )
     last = last if isinstance(last, str) else ""
-    seed = int(hashlib.blake2b(last.encode(), digest_size=4).hexdigest(), 16)
+    seed = int(hashlib.blake2b(last.encode(), digest_size=4).hexdigest(), 16) + variant * 7
     words = [f"Re: {' '.join(last.split()[:6])}."] + [
         _WORDS[(seed + i) % len(_WORDS)] for i in range(12 + seed % 40)
     ]
@@ -64,6 +69,30 @@ def reply_text(messages: list[Any], limit: int | None, encoding: tiktoken.Encodi
         kept.append(piece)
         used += cost
     return kept or [encoding.decode(encoding.encode(pieces[0])[: max(limit, 1)])]
+
+
+def filled_text(limit: int | None, encoding: tiktoken.Encoding) -> list[str]:
+    """A reply that uses its whole output ceiling (a client asking for a long answer);
+    without a ceiling, a model's typical maximum. Never over the ceiling."""
+    want = max(limit if limit is not None else MAX_OUTPUT_TOKENS, 1)
+    long = (" ".join(_WORDS) + " ") * (want // len(_WORDS) + 2)
+    text = encoding.decode(encoding.encode(long)[:want])
+    while len(encoding.encode(text, disallowed_special=())) > want:
+        text = text[:-1]
+    words = text.split(" ")
+    return [w + " " for w in words[:-1]] + [words[-1]]
+
+
+def tool_tokens(body: dict[str, Any], encoding: tiktoken.Encoding) -> int:
+    """What the definitions the messages do not show cost: the tools (rendered, with a
+    few tokens of framing each), legacy functions, a response format's schema."""
+    total = 0
+    for key in ("tools", "functions", "response_format"):
+        value = body.get(key)
+        if value:
+            total += len(encoding.encode(orjson.dumps(value).decode(), disallowed_special=()))
+            total += 8 * len(value) + 12 if isinstance(value, list) else 4
+    return total
 
 
 def usage_for(model: str, prompt_tokens: int, cached: int, completion: int) -> dict[str, Any]:
@@ -105,3 +134,37 @@ def chunks(
         null_usage=asked,
         fingerprint="fp_sim",
     )
+
+
+def choices_body(body: dict[str, Any], texts: list[str]) -> dict[str, Any]:
+    """A completion body with one choice per text (`n`)."""
+    first = body["choices"][0]
+    body["choices"] = [
+        {**first, "index": i, "message": {**first["message"], "content": text}}
+        for i, text in enumerate(texts)
+    ]
+    return body
+
+
+def choices_chunks(
+    cid: str, model: str, replies: list[list[str]], usage: dict[str, Any], asked: bool, report: bool
+) -> Iterator[bytes]:
+    """Stream events of `n` choices: each choice's role, pieces in turn, finishes."""
+    events = [list(chunks(cid, model, pieces, usage, asked, report))[:-1] for pieces in replies]
+    tail = list(chunks(cid, model, [], usage, asked, report))[2:]  # [usage], [DONE]
+    for i, stream in enumerate(events):
+        body = stream[: len(replies[i]) + 2]  # role, pieces, finish
+        events[i] = [_reindex(e, i) for e in body]
+    longest = max(len(e) for e in events)
+    for step in range(longest):
+        for stream in events:
+            if step < len(stream):
+                yield stream[step]
+    yield from tail
+
+
+def _reindex(event: bytes, index: int) -> bytes:
+    obj = orjson.loads(event.removeprefix(b"data: "))
+    for choice in obj["choices"]:
+        choice["index"] = index
+    return b"data: " + orjson.dumps(obj) + b"\n\n"

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import calendar
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, PositiveInt, model_validator
 
 from gateway.config import _read_yaml, _Strict, _validate
 from gateway.pricing import to_units
@@ -32,6 +33,24 @@ class Ceiling(_Strict):
     customer_daily_usd: Decimal | None = Field(default=None, ge=0)
     action: Literal["block", "degrade"] | None = None
     degrade_to: str | None = None
+    # A model the gateway cannot price (an Azure deployment name, a vLLM model) cannot be
+    # held against a ceiling: refuse it (`block`, the default where a ceiling is set),
+    # reserve and book it at another model's price (`price_as`), or let it through
+    # uncounted (`allow`, booked with its tokens as unpriced).
+    unpriced: Literal["block", "price_as", "allow"] | None = None
+    price_as: str | None = None
+
+    @model_validator(mode="after")
+    def _price_as_needs_a_model(self) -> Ceiling:
+        if self.unpriced == "price_as" and not self.price_as:
+            raise ValueError("unpriced: price_as needs 'price_as: MODEL'")
+        return self
+
+    @property
+    def unpriced_action(self) -> str:
+        if self.unpriced is not None:
+            return self.unpriced
+        return "price_as" if self.price_as else "block"
 
 
 class SpendFile(_Strict):
@@ -41,6 +60,12 @@ class SpendFile(_Strict):
     # its amount): the default is twice the default upstream timeout.
     reservation_ttl_s: float = Field(default=600.0, gt=0)
     input_margin: float = Field(default=1.05, ge=1.0)  # reserve a bit above our own count
+    # A call that does not fit only because other calls hold reservations waits up to
+    # this long for them to settle, instead of being refused while money is left.
+    hold_wait_s: float = Field(default=10.0, ge=0)
+    # The reply ceiling of a pass-through call that names none: sent upstream as its
+    # max_output_tokens / max_tokens, so the reservation is a true worst case.
+    default_max_output_tokens: dict[str, PositiveInt] = {"responses": 4096, "completions": 16}
 
     @model_validator(mode="after")
     def _degrade_needs_a_model(self) -> SpendFile:
@@ -155,3 +180,64 @@ def load_spend(policies_dir: Path) -> SpendRules:
     if not path.exists():
         return SpendRules(SpendFile())  # no ceilings: spend is still counted per budget
     return SpendRules(_validate(SpendFile, _read_yaml(path), path))
+
+
+def _has_ceiling(c: Ceiling) -> bool:
+    limits = (c.monthly_usd, c.daily_usd, c.customer_monthly_usd, c.customer_daily_usd)
+    return any(v is not None for v in limits)
+
+
+def _entries(file: SpendFile) -> list[tuple[str, Ceiling]]:
+    return [
+        (f"{where}.{name}", c)
+        for where in ("plans", "tenants")
+        for name, c in getattr(file, where).items()
+    ]
+
+
+def spend_problems(rules: SpendRules, priced: Callable[[str], bool]) -> list[tuple[str, str]]:
+    """(key, reason) per error `serve` must refuse: a `price_as` model without a price
+    would hold nothing."""
+    return [
+        (f"{key}.price_as", f"{c.price_as!r} has no price itself")
+        for key, c in _entries(rules.file)
+        if c.price_as and not priced(c.price_as)
+    ]
+
+
+def spend_warnings(
+    rules: SpendRules,
+    tenant_plans: Mapping[str, str],
+    priced: Callable[[str], bool],
+    upstream_timeout_s: float,
+) -> list[str]:
+    """What `check-config` warns of: choices that refuse calls or weaken a ceiling."""
+    out = []
+    blocking = sorted(
+        name
+        for name, plan in tenant_plans.items()
+        if _has_ceiling(c := _merge(rules.file.plans.get(plan), rules.file.tenants.get(name)))
+        and c.unpriced is None
+        and not c.price_as
+    )
+    if blocking:
+        out.append(
+            f"{SPEND_FILE}: tenants {', '.join(blocking)} have a spend ceiling and no "
+            "`unpriced` policy: calls to models without a price (Azure deployment names, "
+            "self-hosted models, image and audio routes) are refused (400 model_not_priced); "
+            "add prices in config.yaml or set `unpriced: allow` or `price_as: MODEL`"
+        )
+    for key, c in _entries(rules.file):
+        if c.degrade_to and not priced(c.degrade_to) and not c.price_as:
+            out.append(
+                f"{SPEND_FILE}: {key}.degrade_to {c.degrade_to!r} has no price: at the "
+                "ceiling calls are refused instead of degraded"
+            )
+    if rules.ttl_s < upstream_timeout_s:
+        out.append(
+            f"{SPEND_FILE}: reservation_ttl_s ({rules.ttl_s:g} s) is below upstream.timeout_s "
+            f"({upstream_timeout_s:g} s): a running call renews its reservation every "
+            f"{rules.ttl_s / 3:g} s; a replica stalled for longer loses its holds, and its "
+            "calls can pass a ceiling"
+        )
+    return out

@@ -117,16 +117,22 @@ class UsageTap:
         return event
 
     def streamed_text(self) -> str:
-        """Every content/reasoning/tool-argument delta seen so far, for an estimate."""
+        """Every content/reasoning/tool-argument delta (or completion text) seen so far,
+        for an estimate."""
         parts: list[str] = []
         for event in self._events:
             obj = _event_json(event)
             if not isinstance(obj, dict):
                 continue
+            if obj.get("type") == "response.output_text.delta":  # Responses API
+                parts += [obj["delta"]] if isinstance(obj.get("delta"), str) else []
             for choice in obj.get("choices") or ():
-                delta = choice.get("delta") if isinstance(choice, dict) else None
-                if isinstance(delta, dict):
-                    parts.extend(_delta_texts(delta))
+                if not isinstance(choice, dict):
+                    continue
+                if isinstance(choice.get("text"), str):  # legacy completions
+                    parts.append(choice["text"])
+                if isinstance(choice.get("delta"), dict):
+                    parts.extend(_delta_texts(choice["delta"]))
         return "".join(parts)
 
 
@@ -171,8 +177,10 @@ class StreamRelay:
         if not self._settled:
             self._settled = True
             with anyio.CancelScope(shield=True):
-                await self._close_upstream()
-                await self._on_done(self.tap)
+                try:
+                    await self._close_upstream()
+                finally:  # the booking (and the reservation's end) must not be skipped
+                    await self._on_done(self.tap)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:

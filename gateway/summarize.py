@@ -10,32 +10,47 @@ least informative and oldest first: never cut mid-sentence.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gateway.linear_regex import LinearMatch, LinearPattern, compile_linear
 from gateway.window import Fact
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_IDENTIFIER = re.compile(r"\b[A-Z]{2,}[-_]?[A-Z0-9]*\d[A-Z0-9-]*\b|\b\d{4,}\b")
-_NUMBER = re.compile(r"\d")
-_AMOUNT = re.compile(
-    r"[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|BRL|dollars?|euros?)\b", re.I
+# Client text meets these on every turn: RE2, linear in the text (gateway.linear_regex).
+_IDENTIFIER = compile_linear(r"\b[A-Z]{2,}[-_]?[A-Z0-9]*\d[A-Z0-9-]*\b|\b\d{4,}\b")
+_NUMBER = compile_linear(r"\d")
+_AMOUNT = compile_linear(
+    r"[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|BRL|dollars?|euros?)\b",
+    ignore_case=True,
 )
-_DATE = re.compile(
+_DATE = compile_linear(
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
     r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d"
     r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}\b|\btomorrow\b|\bnext week\b",
-    re.I,
+    ignore_case=True,
 )
-_EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
-_COMMITMENT = re.compile(
+_EMAIL = compile_linear(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
+_COMMITMENT = compile_linear(
     r"\b(?:I|we)(?:'ll| will| shall| can| promise)\b|\bwill be\b"
     r"|\brefund|\breplace|\bescalat|\bcredit",
-    re.I,
+    ignore_case=True,
 )
-_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}\b")
+# These two need lookbehind, which RE2 lacks; each is linear with `re` as written: the
+# lookbehinds look one or two characters back, and nothing after a quantifier can fail
+# and make it give characters back (`\s+` ends the match; `[a-z]{2,}+` is possessive).
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}+\b")
+# Text scanned per message for facts and summary sentences: its head and tail. A paste
+# of megabytes costs no more than this; what it mentions past the head is rarely a fact.
+SCAN_HEAD = 16 * 1024
+SCAN_TAIL = 4 * 1024
+# And over all the turns of one fold (thousands of small messages): the oldest and the
+# newest messages up to half of this each. The summary keeps a few KB of it anyway.
+SCAN_TOTAL = 256 * 1024
+MATCHES_PER_MESSAGE = 100  # per pattern: a message naming more is a paste, not facts
 ROLE_LABEL = {"user": "customer", "assistant": "agent", "tool": "tool"}
 
 
@@ -50,6 +65,47 @@ def message_text(message: Any) -> str:
             p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
         )
     return ""
+
+
+def scanned_text(message: Any) -> str:
+    """The part of a message that facts and summary sentences are looked for in."""
+    return clip_text(message_text(message))
+
+
+def clip_text(text: str) -> str:
+    """All of a text up to SCAN_HEAD + SCAN_TAIL characters, else its head and tail in
+    whole words (a cut through ORD-12345 would make a fact of ORD-12)."""
+    if len(text) <= SCAN_HEAD + SCAN_TAIL:
+        return text
+    head, tail = text[:SCAN_HEAD], text[-SCAN_TAIL:]
+    if not (head[-1].isspace() or text[SCAN_HEAD].isspace()):
+        words = head.rsplit(None, 1)
+        head = words[0] if len(words) == 2 else ""
+    if not (tail[0].isspace() or text[-SCAN_TAIL - 1].isspace()):
+        words = tail.split(None, 1)
+        tail = words[1] if len(words) == 2 else ""
+    return f"{head}\n{tail}"
+
+
+def scanned_turns(turns: Sequence[Any]) -> list[tuple[Any, str]]:
+    """(message, scanned text) of the turns scanned, at most SCAN_TOTAL characters:
+    all of them, or the oldest and the newest, half of it each."""
+    texts = [(m, scanned_text(m)) for m in turns]
+    if sum(len(t) for _, t in texts) <= SCAN_TOTAL:
+        return texts
+    head = _within(texts, SCAN_TOTAL // 2)
+    tail = _within(texts[len(head) :][::-1], SCAN_TOTAL // 2)[::-1]
+    return head + tail
+
+
+def _within(texts: list[tuple[Any, str]], budget: int) -> list[tuple[Any, str]]:
+    out = []
+    for message, text in texts:
+        budget -= len(text)
+        if budget < 0:
+            break
+        out.append((message, text))
+    return out
 
 
 def _score(sentence: str, first_of_customer: bool) -> int:
@@ -78,26 +134,28 @@ class _Sentence:
 
 _LONG = 400  # characters: a "sentence" this long is a paste, kept by what it mentions
 _MENTIONS = (_IDENTIFIER, _EMAIL, _AMOUNT, _DATE)
+_MENTIONED = 20
 
 
 def _condense(text: str) -> str:
     """An overlong sentence, reduced to the identifiers, amounts, dates and emails in it,
     so a summary neither loses them nor cuts a sentence in the middle."""
-    found: list[str] = []
+    found: dict[str, None] = {}  # ordered, and no quadratic `in list` over thousands
     for pattern in _MENTIONS:
-        for match in pattern.finditer(text):
-            if match.group(0) not in found:
-                found.append(match.group(0))
-    return f"(a long message mentioning {', '.join(found[:20])})" if found else ""
+        for match in itertools.islice(pattern.finditer(text), MATCHES_PER_MESSAGE):
+            if len(found) == _MENTIONED:
+                break
+            found[match.group(0)] = None
+    return f"(a long message mentioning {', '.join(found)})" if found else ""
 
 
 def _sentences(turns: Sequence[Any]) -> list[_Sentence]:
     out: list[_Sentence] = []
     seen: set[str] = set()
-    for message in turns:
+    for message, scanned in scanned_turns(turns):
         role = message.get("role") if isinstance(message, dict) else None
         label = ROLE_LABEL.get(str(role), str(role))
-        parts = [s.strip() for s in _SENTENCE.split(message_text(message)) if s.strip()]
+        parts = [s.strip() for s in _SENTENCE.split(scanned) if s.strip()]
         for n, part in enumerate(parts):
             score = _score(part, first_of_customer=(n == 0 and label == "customer"))
             text = _condense(part) if len(part) > _LONG else part
@@ -185,18 +243,57 @@ def summarizer_messages(previous: str, turns: Sequence[Any], limit: int) -> list
 @dataclass(frozen=True)
 class Pattern:
     name: str
-    regex: re.Pattern[str]
+    regex: LinearPattern
     tags: tuple[str, ...]
     scope: str
 
 
-def redact(text: str, patterns: Sequence[Pattern], scopes: Sequence[str]) -> str:
+def _replacement(name: str) -> Callable[[LinearMatch], str]:
+    """A function, not a template: a backslash in a pattern's name stays literal."""
+    withheld = f"[withheld {name.replace('_', ' ')}]"
+    return lambda _match: withheld
+
+
+def redact(
+    text: str, patterns: Sequence[Pattern], scopes: Sequence[str], facts: Sequence[Fact] = ()
+) -> str:
     """Withhold what a pattern above the caller's scopes would find (e.g. an email in an
-    earlier episode's summary, shown to a customer not verified for it)."""
+    earlier episode's summary, shown to a customer not verified for it), and what the
+    customer's stored facts above those scopes state, wherever it was repeated."""
     for pattern in patterns:
         if pattern.scope not in scopes:
-            text = pattern.regex.sub(f"[withheld {pattern.name.replace('_', ' ')}]", text)
-    return text
+            text = pattern.regex.sub(_replacement(pattern.name), text)
+    hidden = [f for f in facts if f.scope not in scopes]
+    return _withheld_values(hidden).sub("[withheld]", text) if hidden else text
+
+
+# Pieces of a fact's text that identify it when repeated: words with a digit ("48213",
+# "ORD-7"), emails, and runs of two or more capitalised words ("Secret Lane").
+# RE2: a fact's text can be a long match or an app's own sentence; `[\w...]*\d` backtracks
+# quadratically in `re` over a long run with no digit.
+_FACT_PIECE = compile_linear(
+    r"[\w.+-]+@[\w-]+\.[\w.-]+|[\w$€£#/-]*\d[\w$€£#/.,-]*\w|\b[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)+"
+)
+_FACT_SEGMENT = re.compile(r"[,;:\n()]")
+_MIN_PIECE = 3  # characters: shorter pieces ("12") would withhold too much
+
+
+def fact_values(fact: Fact) -> list[str]:
+    """What a fact states, as it could appear in a transcript: its `value` when it has
+    one, else its comma-separated segments and the identifying pieces of its text."""
+    source = fact.value or fact.text
+    pieces = {m.group(0) for m in _FACT_PIECE.finditer(source)}
+    pieces.update(_FACT_SEGMENT.split(source) if not fact.value else [fact.value])
+    return [p for p in (p.strip() for p in pieces) if len(p) >= _MIN_PIECE]
+
+
+def _withheld_values(facts: Sequence[Fact]) -> re.Pattern[str]:
+    values = sorted({v for f in facts for v in fact_values(f)}, key=len, reverse=True)
+    alternatives = "|".join(r"\s+".join(map(re.escape, v.split())) for v in values)
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE) if values else _NEVER
+
+
+_NEVER = re.compile(r"(?!x)x")
 
 
 def extract_facts(
@@ -204,11 +301,11 @@ def extract_facts(
 ) -> list[Fact]:
     """Facts the declared patterns find in turns about to leave the window."""
     found: dict[str, Fact] = {}
-    for message in turns:
+    for message, text in scanned_turns(turns):
         role = message.get("role") if isinstance(message, dict) else None
         who = "the customer" if role == "user" else "the agent" if role == "assistant" else "a tool"
         for pattern in patterns:
-            for match in pattern.regex.finditer(message_text(message)):
+            for match in itertools.islice(pattern.regex.finditer(text), MATCHES_PER_MESSAGE):
                 value = match.group(0)
                 fid = hashlib.blake2b(f"{pattern.name}:{value}".encode(), digest_size=8).hexdigest()
                 if fid not in found:
@@ -219,5 +316,6 @@ def extract_facts(
                         scope=pattern.scope,
                         source_channel=channel,
                         created_at=now,
+                        value=value,
                     )
     return list(found.values())

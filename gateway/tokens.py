@@ -8,6 +8,7 @@ new messages on each turn.
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
@@ -27,6 +28,12 @@ _IMAGE_TOKENS = 85
 _BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 _FACTOR_BOUNDS = (0.5, 2.0)
 _FACTOR_DECAY = 0.9
+# A text longer than this is encoded in pieces cut before a space where there is one (so
+# a count may differ from one whole encode by a token or so per piece): tiktoken lets go
+# of the GIL while it encodes but not while it hands back the token list, and a 9 MB
+# text's list held the GIL for a tenth of a second.
+CHUNK_CHARS = 256 * 1024
+TEXT_CEILING = 100_000
 
 
 def _cached_offline(name: str) -> bool:
@@ -94,24 +101,29 @@ class TokenCounter:
         """Uncorrected prompt tokens of a chat `messages` list, cached per message."""
         return _REPLY_PRIMING + sum(self.message_tokens(model, m) for m in messages)
 
-    def message_tokens(self, model: str, message: Any) -> int:
-        """One message's tokens (framing included), cached by content."""
+    def message_tokens(self, model: str, message: Any, ceiling: int | None = None) -> int:
+        """One message's tokens (framing included), cached by content. Past `ceiling`
+        (the model's context window) the exact number does not matter, only that it is
+        more: the rest of a longer text is estimated from what was counted, so a 9 MB
+        message costs a fraction of a CPU second, not a second and a half."""
         enc = self.encoding(model)
         key = _message_key(enc.name, message)
         count = self._cache.get(key)
         if count is None:
-            count = _count_message(enc, message)
+            count = _count_message(enc, message, ceiling)
             self.encoded_messages += 1
             self._cache.put(key, count)
         return count
 
     def text_tokens(self, model: str, text: str) -> int:
-        """A text's tokens, cached by content (fact and episode lines recur every turn)."""
+        """A text's tokens, cached by content (fact and episode lines recur every turn).
+        Such texts are weighed against ceilings of a few thousand tokens: past
+        TEXT_CEILING (a whole folded history, on the event loop) the count is estimated."""
         enc = self.encoding(model)
         key = hash((enc.name, "text", text))
         count = self._cache.get(key)
         if count is None:
-            count = len(enc.encode(text, disallowed_special=()))
+            count = count_long_text(enc, text, TEXT_CEILING)
             self._cache.put(key, count)
         return count
 
@@ -141,35 +153,52 @@ def _message_key(encoding: str, message: Any) -> int:
     return hash((encoding, orjson.dumps(message, option=orjson.OPT_SORT_KEYS)))
 
 
-def _count_message(enc: tiktoken.Encoding, message: Any) -> int:
-    if not isinstance(message, Mapping):
-        return _PER_MESSAGE + len(enc.encode(str(message), disallowed_special=()))
-    total = _PER_MESSAGE
-    for key, value in message.items():
-        if key == "content":
-            total += _count_content(enc, value)
-        elif isinstance(value, str):
-            total += len(enc.encode(value, disallowed_special=()))
-            if key == "name":
-                total += _PER_NAME
-        elif value is not None:
-            total += len(enc.encode(orjson.dumps(value).decode(), disallowed_special=()))
+def count_long_text(enc: tiktoken.Encoding, text: str, ceiling: int | None = None) -> int:
+    """A text's tokens; in pieces of CHUNK_CHARS when it is longer, and once the count
+    passes `ceiling`, the rest extrapolated from the counted part's tokens per character."""
+    if len(text) <= CHUNK_CHARS:
+        return len(enc.encode(text, disallowed_special=()))
+    total = start = 0
+    while start < len(text):
+        cut = start + CHUNK_CHARS
+        end = text.find(" ", cut, cut + 1024)  # a text with no spaces is cut anywhere
+        end = min(cut, len(text)) if end < 0 else end
+        total += len(enc.encode(text[start:end], disallowed_special=()))
+        start = end
+        if ceiling is not None and total > ceiling and start < len(text):
+            return math.ceil(total * len(text) / start)
     return total
 
 
-def _count_content(enc: tiktoken.Encoding, content: Any) -> int:
+def _count_message(enc: tiktoken.Encoding, message: Any, ceiling: int | None = None) -> int:
+    if not isinstance(message, Mapping):
+        return _PER_MESSAGE + count_long_text(enc, str(message), ceiling)
+    total = _PER_MESSAGE
+    for key, value in message.items():
+        if key == "content":
+            total += _count_content(enc, value, ceiling)
+        elif isinstance(value, str):
+            total += count_long_text(enc, value, ceiling)
+            if key == "name":
+                total += _PER_NAME
+        elif value is not None:
+            total += count_long_text(enc, orjson.dumps(value).decode(), ceiling)
+    return total
+
+
+def _count_content(enc: tiktoken.Encoding, content: Any, ceiling: int | None) -> int:
     if content is None:
         return 0
     if isinstance(content, str):
-        return len(enc.encode(content, disallowed_special=()))
+        return count_long_text(enc, content, ceiling)
     total = 0
     if isinstance(content, list):
         for part in content:
             if isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                total += len(enc.encode(part["text"], disallowed_special=()))
+                total += count_long_text(enc, part["text"], ceiling)
             elif isinstance(part, Mapping) and part.get("type") == "image_url":
                 total += _IMAGE_TOKENS
             else:
-                total += len(enc.encode(orjson.dumps(part).decode(), disallowed_special=()))
+                total += count_long_text(enc, orjson.dumps(part).decode(), ceiling)
         return total
-    return len(enc.encode(orjson.dumps(content).decode(), disallowed_special=()))
+    return count_long_text(enc, orjson.dumps(content).decode(), ceiling)

@@ -26,6 +26,35 @@ class TokenUsage:
         return self.fresh_input + self.cached_input + self.cache_write
 
 
+# No call uses anywhere near this many tokens of one kind (the largest context windows
+# hold a few million). A report above it is corrupt: booked as is, it would overflow the
+# stores' 64-bit counters (and bill a tenant for a fortune).
+MAX_TOKENS = 100_000_000
+_FIELDS = ("fresh_input", "cached_input", "cache_write", "output", "reasoning")
+
+
+def implausible(usage: TokenUsage) -> str | None:
+    """Why a reported usage cannot be right, or None when it can."""
+    for name in _FIELDS:
+        value = getattr(usage, name)
+        if value > MAX_TOKENS:
+            return f"{name} {value} over {MAX_TOKENS}"
+    return None
+
+
+def clamped(usage: TokenUsage) -> TokenUsage:
+    """Every count cut to `MAX_TOKENS`, flagged estimated: what is booked for an
+    implausible report when the gateway has no count of its own."""
+    return TokenUsage(
+        fresh_input=min(usage.fresh_input, MAX_TOKENS),
+        cached_input=min(usage.cached_input, MAX_TOKENS),
+        cache_write=min(usage.cache_write, MAX_TOKENS),
+        output=min(usage.output, MAX_TOKENS),
+        reasoning=min(usage.reasoning, MAX_TOKENS),
+        estimated=True,
+    )
+
+
 def _int(value: Any) -> int:
     # bool is an int subclass; a provider sending `true` for a count is not a count.
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:

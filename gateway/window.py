@@ -9,7 +9,9 @@ and hands the rest on, none takes from an earlier one:
 
 Messages go out most-stable-first so a provider's prefix cache keeps hitting: the app's
 system message, the facts and episodes block, the opening turn, the running summary,
-the recent turns, and last the operational state, which changes every turn.
+the recent turns, and last the operational state, which changes every turn. The blocks
+that quote customers (facts and episodes, the running summary) go in the `user` role,
+marked as quotes; only the app's operational state is `system` (see gateway.injected).
 
 Compaction happens in two steps because summarizing is I/O: `plan_compaction` says
 which turns must leave; the caller folds them into the summary and persists it; only
@@ -57,6 +59,10 @@ class Fact:
     confirmed: bool = False
     confirmed_at: float | None = None
     created_at: float = 0.0
+    # What the fact states, as it would appear in a transcript ("48213", "ann@x.com"):
+    # what redaction withholds from a caller outside the fact's scope. Extracted facts
+    # set it to the match; an app's fact may set it, else it is read off `text`.
+    value: str = ""
 
 
 @dataclass(frozen=True)

@@ -8,22 +8,26 @@ without them is built; if no summary can hold them, they stay (over quota, count
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import orjson
 
 from gateway.classify import Classifier, user_texts
 from gateway.conversations import (
     ConversationRecord,
     ConversationStore,
+    continued,
     conversation_fingerprint,
     facts_key,
 )
 from gateway.errors import StoreUnavailable
 from gateway.identity import Caller
+from gateway.linear_regex import compile_linear
 from gateway.metrics import GatewayMetrics
 from gateway.policy import Policies, WindowPolicy
 from gateway.summarize import Pattern, extract_facts, recompress, redact
@@ -41,6 +45,9 @@ from gateway.window import (
 
 log = logging.getLogger("gateway.windowing")
 EPISODE_SUMMARY_TOKENS = 300
+# Requests whose messages hold more text than this are tokenized off the event loop;
+# smaller ones stay inline (a thread hop costs more than counting them).
+OFFLOAD_CHARS = 256 * 1024
 
 
 class EngineTokens:
@@ -106,13 +113,15 @@ class WindowBuilder:
         self._policies = policies
         self._classifier = Classifier.from_policy(policies.file)
         self._patterns = [
-            Pattern(name, re.compile(p.regex), tuple(p.tags), p.scope)
+            Pattern(name, compile_linear(p.regex), tuple(p.tags), p.scope)
             for name, p in policies.file.extraction.items()
         ]
         self._summarizer = summarizer
         self._metrics = metrics
 
     async def build(self, req: TurnRequest) -> Turn:
+        if _content_chars(req.messages) > OFFLOAD_CHARS:
+            await asyncio.to_thread(self._count_tokens, req)
         conv_id = req.caller.conversation or conversation_fingerprint(
             req.caller.tenant.name, req.caller.customer, req.messages
         )
@@ -122,6 +131,23 @@ class WindowBuilder:
             if not self._fail_open:
                 raise
             return self._stateless(req, conv_id)
+
+    def _count_tokens(self, req: TurnRequest) -> None:
+        """Tokenizing megabytes takes the better part of a CPU second: a big request has
+        its messages counted in a worker thread first (tiktoken lets go of the GIL), so
+        the event loop serves everyone else meanwhile. The counts are cached per message
+        (gateway.tokens), so the engine's own counting on the loop then costs nothing."""
+        windows = self._policies.file.context_windows
+        ceiling = windows.get(req.model, windows["default"])
+        for message in req.messages:
+            self._tokens.message_tokens(req.model, message, ceiling)
+
+    async def _extract(self, turns: Sequence[Any], channel: str, now: float) -> list[Fact]:
+        """Facts of the turns leaving the window; thousands of them are scanned in a
+        worker thread (RE2 lets go of the GIL too), a few inline."""
+        if _content_chars(turns) > OFFLOAD_CHARS:
+            return await asyncio.to_thread(extract_facts, turns, self._patterns, channel, now)
+        return extract_facts(turns, self._patterns, channel, now)
 
     def _stateless(self, req: TurnRequest, conv_id: str) -> Turn:
         """fail_open with the store down: no memory to read, nowhere to persist a summary,
@@ -164,6 +190,7 @@ class WindowBuilder:
         # "Hi" first: it gets no facts document of its own to share.
         fkey = facts_key(caller.customer, caller.conversation)
         record, facts = await self.conversations.load_with_facts(tenant.name, conv_id, fkey)
+        record = continued(record, messages)  # anonymous: only a history that extends it
         new = record is None
         if record is None:
             record = ConversationRecord(id=conv_id, tenant=tenant.name, started=now)
@@ -245,7 +272,7 @@ class WindowBuilder:
         )
         if not summary:
             return 0, inp, 0  # nothing can hold these turns: they stay (over quota, counted)
-        new_facts = extract_facts(compaction.fold, self._patterns, record.channel, now)
+        new_facts = await self._extract(compaction.fold, record.channel, now)
         memory = compacted_memory(inp.messages, compaction, summary)
         candidate = dataclasses.replace(inp, memory=memory, facts=_merge(inp.facts, new_facts))
         report = assemble(candidate, tokens).report
@@ -276,10 +303,13 @@ class WindowBuilder:
     ) -> list[Episode]:
         if not record.customer:
             return []
-        out = []
+        out: list[Episode] = []
+        facts: list[Fact] | None = None
         for doc in await self.conversations.episode_index(record.tenant, record.customer):
             if doc["conversation"] == record.id:
                 continue
+            if facts is None:  # read once, and only when there is an episode to redact
+                facts = await self.conversations.customer_facts(record.tenant, record.customer)
             if doc.get("summary") is None:
                 other = await self.conversations.load(record.tenant, doc["conversation"])
                 if other is None:
@@ -289,8 +319,9 @@ class WindowBuilder:
                 episode = Episode(
                     doc["conversation"], doc["channel"], doc["summary"], doc.get("ended_at", 0.0)
                 )
-            # What another conversation heard may be above this caller's verified scopes.
-            redacted = redact(episode.summary, self._patterns, caller.scopes)
+            # What another conversation heard may be above this caller's verified scopes:
+            # what the patterns find, and what the customer's facts above them state.
+            redacted = redact(episode.summary, self._patterns, caller.scopes, facts or ())
             out.append(dataclasses.replace(episode, summary=redacted))
         return out
 
@@ -321,7 +352,9 @@ class WindowBuilder:
     async def finish(
         self, turn: Turn, messages: list[Any], cost_units: int | None, now: float
     ) -> None:
-        """After the call: count the turn and keep what an episode summary will need."""
+        """After the call: count the turn and keep what an episode summary will need.
+        Never fails for the store: the upstream has answered, so the client gets the
+        answer (with `fail_closed` too); a turn not saved is logged."""
         record = turn.record
         if record.degraded:
             return
@@ -345,10 +378,20 @@ class WindowBuilder:
             if turn.new_conversation:
                 await self.conversations.register(record)
             await self.conversations.save(record)
-        except StoreUnavailable:
-            if not self._fail_open:
-                raise
-            log.warning("store unreachable: conversation %s not updated this turn", record.id)
+        except StoreUnavailable as exc:
+            from gateway.throttled_log import warn_throttled
+
+            warn_throttled(log, "conversation not updated this turn: %s", exc.message)
+
+
+def _content_chars(messages: Sequence[Any]) -> int:
+    """About what tokenizing the messages will read (all of a message but the plain
+    {role, content} ones, as gateway.tokens counts them)."""
+    total = 0
+    for m in messages:
+        plain = isinstance(m, dict) and len(m) == 2 and isinstance(m.get("content"), str)
+        total += len(m["content"]) if plain else len(orjson.dumps(m))
+    return total
 
 
 def _merge(known: Sequence[Fact], new: list[Fact]) -> list[Fact]:

@@ -45,7 +45,7 @@ def per_tenant(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         }
     )
     for entry in entries:
-        tenant = entry["headers"]["x-test-tenant"]
+        tenant = entry["headers"]["x-simulator-test-tenant"]
         fresh, cached, output = split(entry["usage"])
         row = totals[tenant]
         row["requests"] += 1

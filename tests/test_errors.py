@@ -162,7 +162,7 @@ def test_upstream_unreachable_and_timing_out(tmp_path: Path) -> None:
         err = _error(
             _post(gw, b'{"model": "gpt-4o-mini", "messages": []}'), 502, "upstream_unreachable"
         )
-        assert dead in err["message"]
+        assert dead.removesuffix("/v1") in err["message"]  # the host, never the path
         with pytest.raises(openai.InternalServerError):
             openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0).models.list()
     finally:
@@ -181,7 +181,7 @@ def test_upstream_timeout(tmp_path: Path, simulator_url: str) -> None:
             504,
             "upstream_timeout",
         )
-        assert simulator_url in err["message"]
+        assert simulator_url.removesuffix("/v1") in err["message"]
         # The request was sent: the upstream may have done (and billed) the work.
         (record,) = gw.admin("/admin/ledger").json()["records"]
         assert record["estimated"] and record["fresh_input_tokens"] > 0

@@ -89,7 +89,7 @@ def _turn(
     extra = {
         "X-Conversation-Id": conv,
         "X-Simulator-Log-Messages": "1",
-        "X-Test-Conv": conv,
+        "X-Simulator-Test-Conv": conv,
         **headers,
     }
     if reply:
@@ -134,7 +134,7 @@ def test_a_scripted_loop_escalates_at_the_configured_turn(sqlite_gateway: Gatewa
         headers={"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"},
     ).json()
     assert state["escalation"] == "loop" and state["escalations"] == 1
-    metrics = httpx.get(f"{sqlite_gateway.url}/metrics").text
+    metrics = sqlite_gateway.admin("/metrics").text
     assert 'conversation_escalations_total{class="support",reason="loop"} 1.0' in metrics
 
 
@@ -161,7 +161,7 @@ def test_handoff_answers_without_the_model_and_books_zero(
     mine = [
         e
         for e in upstream_log.since()
-        if e["headers"].get("x-test-conv") == f"loop-handoff-{stream}"
+        if e["headers"].get("x-simulator-test-conv") == f"loop-handoff-{stream}"
     ]
     assert len(mine) == 6  # the handoff turn never reached the model
     ledger = sqlite_gateway.admin("/admin/ledger").json()["records"]
@@ -176,7 +176,11 @@ def test_instruct_asks_the_model_to_offer_a_human(
     _with_policy(sqlite_gateway, {"classes.support.escalation_action": "instruct"})
     turns = _loop(sqlite_gateway, "loop-instruct", stream=False)
     assert turns[5][1]["x-gateway-escalation"] == "loop"
-    sent = [e for e in upstream_log.since() if e["headers"].get("x-test-conv") == "loop-instruct"]
+    sent = [
+        e
+        for e in upstream_log.since()
+        if e["headers"].get("x-simulator-test-conv") == "loop-instruct"
+    ]
     assert len(sent) == 7  # the model still answers
     last = sent[5]["messages"][-1]
     assert last["role"] == "system" and "handoff to a human" in last["content"]

@@ -120,3 +120,45 @@ def test_schemas_are_current() -> None:
     schema = json.loads((REPO / "policies" / "schema" / "spend.schema.json").read_text())
     assert schema == SpendFile.model_json_schema(by_alias=True)
     assert load_spend(REPO / "policies").file.plans["pro"].degrade_to == "gpt-4o-mini"
+
+
+def test_check_config_rejects_patterns_that_cannot_run_in_linear_time(tmp_path: Path) -> None:
+    """Operator patterns are RE2 (linear time, issue 8): lookbehind or a backreference is
+    an error naming the file and the key, at check-config, not a stall at request time."""
+    import yaml
+
+    _policy_dir(tmp_path, {"extraction.email.regex": r"(?<=mail: )\S+"})
+    path = tmp_path / "policies" / "context.yaml"
+    policy = yaml.safe_load(path.read_text())
+    policy["rules"][1]["regex"] = [r"(\w+) \1"]
+    path.write_text(yaml.safe_dump(policy))
+    run = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
+        [
+            sys.executable,
+            "-m",
+            "gateway",
+            "check-config",
+            "--config",
+            str(tmp_path / "config.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 1
+    assert "context.yaml: extraction.email.regex:" in run.stderr
+    assert "context.yaml: rules.1.regex:" in run.stderr
+    assert run.stderr.count("not a valid RE2 regex") == 2, run.stderr
+
+
+def test_rule_regexes_match_case_insensitively_with_re2() -> None:
+    policy = load_policies(REPO / "policies").file
+    classifier = Classifier.from_policy(policy)
+    found = classifier.classify(
+        header=None,
+        channel=None,
+        model="m",
+        user_texts=["We get ERROR CODE 502 from you"],
+        previous=None,
+    )
+    assert found == "technical"

@@ -26,7 +26,7 @@ def client(gw: GatewayProc, tenant: str = "acme") -> openai.OpenAI:
         base_url=gw.v1,
         api_key=gw.keys[tenant],
         max_retries=0,
-        default_headers={"X-Test-Tenant": tenant},
+        default_headers={"X-Simulator-Test-Tenant": tenant},
     )
 
 
@@ -35,7 +35,7 @@ def aclient(gw: GatewayProc, tenant: str = "acme") -> openai.AsyncOpenAI:
         base_url=gw.v1,
         api_key=gw.keys[tenant],
         max_retries=0,
-        default_headers={"X-Test-Tenant": tenant},
+        default_headers={"X-Simulator-Test-Tenant": tenant},
     )
 
 
@@ -132,7 +132,7 @@ def test_spend_and_metrics_equal_the_upstreams_usage(
     billed = per_tenant(upstream_log.since())
     assert sum(t["cached"] for t in billed.values()) > 0, "the workload must exercise caching"
     spend = {r["tenant"]: r for r in gateway.admin("/admin/spend").json()["tenants"]}
-    metrics = httpx.get(f"{gateway.url}/metrics").text
+    metrics = gateway.admin("/metrics").text
     for tenant, want in billed.items():
         row = spend[tenant]
         assert row["requests"] == want["requests"]

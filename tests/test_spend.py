@@ -110,7 +110,7 @@ async def _race(urls: list[str], key: str, calls: int) -> list[str]:
             api_key=key,
             max_retries=0,
             timeout=60,
-            default_headers={"X-Test-Tenant": "globex"},
+            default_headers={"X-Simulator-Test-Tenant": "globex"},
         )
         for u in urls
     ]
@@ -140,7 +140,7 @@ def _check_race(
     assert len(results) == 200 and set(results) <= {"ok", "429"}
     assert results.count("ok") > 0 and results.count("429") > 0, results.count("ok")
     assert booked <= ceiling  # overshoot: $0
-    billed = [e for e in log.since() if e["headers"].get("x-test-tenant") == "globex"]
+    billed = [e for e in log.since() if e["headers"].get("x-simulator-test-tenant") == "globex"]
     assert len(billed) == results.count("ok")
     row = next(r for r in gw.admin("/admin/spend").json()["tenants"] if r["tenant"] == "globex")
     fresh = sum(split(e["usage"])[0] for e in billed)
@@ -180,7 +180,7 @@ def test_sqlite_with_two_workers_never_passes_the_ceiling_and_metrics_are_whole(
         booked = spent(gw, "globex")
         _check_race(results, booked, ceiling, upstream_log, gw)
         for _ in range(4):  # whichever worker answers the scrape, the totals are whole
-            text = httpx.get(f"{gw.url}/metrics").text
+            text = gw.admin("/metrics").text
             statuses = {
                 line.split('status="')[1].split('"')[0]: float(line.split()[-1])
                 for line in text.splitlines()
@@ -204,6 +204,7 @@ def test_a_killed_replicas_reservation_expires(
     spend = {
         "plans": {"basic": {"monthly_usd": "0.0002", "action": "block"}},
         "reservation_ttl_s": 2,
+        "hold_wait_s": 0,  # refuse at once rather than wait for the dead hold to expire
     }
     a = with_spend(start_gateway(tmp_path / "a", simulator_url, redis_url), spend)
     b = with_spend(start_gateway(tmp_path / "b", simulator_url, redis_url), spend)
@@ -260,7 +261,9 @@ def test_pass_through_routes_count_against_budgets_and_are_refused_at_the_ceilin
     client.embeddings.create(model="text-embedding-3-small", input="counted")
     (record,) = sqlite_gateway.admin("/admin/ledger").json()["records"]
     assert record["route"] == "embeddings"
-    gw = with_spend(sqlite_gateway, {"plans": {"basic": {"monthly_usd": "0", "action": "block"}}})
+    # The embedding model has no price here (no provider hint): `allow` admits it.
+    ceiling = {"monthly_usd": "0", "action": "block", "unpriced": "allow"}
+    gw = with_spend(sqlite_gateway, {"plans": {"basic": ceiling}})
     client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["globex"], max_retries=0)
     for call in (
         lambda: client.embeddings.create(model="text-embedding-3-small", input="refused"),

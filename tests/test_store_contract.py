@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from gateway.errors import StoreUnavailable
+from gateway.errors import StoreRejected, StoreUnavailable
 from gateway.store import open_store
 from gateway.store.records import UsageRecord
 from gateway.usage import TokenUsage
@@ -32,6 +32,11 @@ def record(
         customer="c1",
         conversation="conv-1",
     )
+
+
+def poison() -> UsageRecord:
+    """A record no store can count: its output overflows a 64-bit counter."""
+    return record(output=2**63)
 
 
 def run(coro):  # type: ignore[no-untyped-def]
@@ -168,3 +173,24 @@ def test_concurrent_reservations_from_many_replicas_never_overshoot(store_url: s
 
     results = run(scenario())
     assert sum(r is None for r in results) == 14  # 14 x 70 = 980 <= 1000 < 15 x 70
+
+
+def test_a_record_the_store_cannot_count_is_refused_and_never_taken_for_booked(
+    store_url: str,
+) -> None:
+    async def scenario() -> None:
+        store = open_store(store_url)
+        try:
+            bad = poison()
+            for _ in range(2):  # a retry is refused again, not answered "booked before"
+                with pytest.raises(StoreRejected):
+                    await store.book_many([bad])
+            assert await store.book_many([record()]) == [True]
+            (row,) = await store.spend("2026-11")
+            assert (row.requests, row.output_tokens) == (1, 10)  # nothing of the refused one
+            assert [r.id for r in await store.ledger("2026-11")] != [bad.id]
+            assert len(await store.ledger("2026-11")) == 1
+        finally:
+            await store.close()
+
+    run(scenario())

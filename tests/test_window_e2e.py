@@ -80,7 +80,7 @@ def test_a_150_turn_conversation_stays_in_quota_and_keeps_what_matters(
     assert state["class"] == "support" and state["turns"] == 150
     assert state["cursor"] > 0 and "ORD-48213" in state["summary"]
     assert state["quota_hits"] > 0 and state["over_quota_turns"] == 0
-    metrics = httpx.get(f"{sqlite_gateway.url}/metrics").text
+    metrics = sqlite_gateway.admin("/metrics").text
     evicted = next(
         line
         for line in metrics.splitlines()
@@ -307,7 +307,7 @@ def test_stateless_apps_are_recognised_and_classes_move_up(sqlite_gateway: Gatew
         headers={"Authorization": f"Bearer {sqlite_gateway.keys['globex']}"},
     )
     assert other.status_code == 404  # another tenant cannot see it
-    metrics = httpx.get(f"{sqlite_gateway.url}/metrics").text
+    metrics = sqlite_gateway.admin("/metrics").text
     assert 'context_class_turns_total{class="support"} 2.0' in metrics
     assert 'context_class_turns_total{class="dispute"} 1.0' in metrics
     assert "context_window_used_tokens_bucket" in metrics

@@ -3,17 +3,35 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
+from gateway.config import RedisConfig, SQLiteConfig
 from gateway.store.records import SpendRow, UsageRecord
 
 
+@dataclass(frozen=True, slots=True)
+class StoreHealth:
+    """What `/healthz` reports: `ok`, or what is wrong (`unreachable`, `locked`,
+    `disk_full`, `writer_wedged`, `slow`) and a line for the operator."""
+
+    state: str = "ok"
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "ok"
+
+
 class Store(Protocol):
-    """Durable bookings. Every method raises `StoreUnavailable` when the backend is down."""
+    """Durable bookings. Every method raises `StoreUnavailable` when the backend is down
+    or does not answer within its bounded wait."""
 
     async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
         """Append each record to the ledger and add it to its tenant-month counters,
-        each atomically. Idempotent on `record.id`: False for a record already booked."""
+        each atomically. Idempotent on `record.id`: False for a record already booked.
+        Raises `StoreRejected` when a record cannot be stored at all (retrying is futile);
+        the caller then books the batch's records one by one to find it."""
 
     async def spend(self, period: str | None) -> list[SpendRow]:
         """Counters per tenant for a 'YYYY-MM' period, or all periods summed when None."""
@@ -33,6 +51,10 @@ class Store(Protocol):
 
     async def release(self, reservation: str, budgets: Sequence[str]) -> None:
         """Drop a reservation that will never be settled."""
+
+    async def renew(self, reservation: str, budgets: Sequence[str], ttl_s: float) -> bool:
+        """Push a live reservation's expiry to `ttl_s` from now (its call still runs).
+        False when it is no longer held (settled, released or already expired)."""
 
     async def budgets(self, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
         """(spent, held by live reservations) per budget key, in 1e-10 USD units."""
@@ -54,19 +76,24 @@ class Store(Protocol):
 
     async def ping(self) -> None: ...
 
+    async def health(self) -> StoreHealth:
+        """What is wrong, if anything; never raises, answers within about a second."""
+
     async def close(self) -> None: ...
 
 
-def open_store(url: str) -> Store:
+def open_store(
+    url: str, sqlite: SQLiteConfig | None = None, redis: RedisConfig | None = None
+) -> Store:
     if url.startswith("sqlite:///"):
         from gateway.store.sqlite import SQLiteStore
 
-        return SQLiteStore(url.removeprefix("sqlite:///"))
+        return SQLiteStore(url.removeprefix("sqlite:///"), sqlite or SQLiteConfig())
     if url.startswith(("redis://", "rediss://")):
         from gateway.store.redis import RedisStore
 
-        return RedisStore(url)
+        return RedisStore(url, redis or RedisConfig())
     raise ValueError(f"unknown store URL scheme: {url!r}")
 
 
-__all__ = ["SpendRow", "Store", "UsageRecord", "open_store"]
+__all__ = ["SpendRow", "Store", "StoreHealth", "UsageRecord", "open_store"]

@@ -14,35 +14,69 @@ Not for Redis Cluster: a booking touches keys of several hash slots.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import orjson
 import redis.asyncio as aioredis
-from redis.exceptions import RedisError
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import RedisError, ResponseError
 
-from gateway.errors import StoreUnavailable
+from gateway.config import RedisConfig
+from gateway.errors import StoreRejected, StoreUnavailable
+from gateway.store import StoreHealth
 from gateway.store import redis_scripts as scripts
 from gateway.store.records import COUNTER_FIELDS, SpendRow, UsageRecord, increments
 
 _MARKER_TTL_S = 40 * 24 * 3600
 _BUDGET_TTL_S = 400 * 24 * 3600
 _GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
+_HEALTH_WAIT_S = 0.8  # /healthz answers within a second
 
 
 class RedisStore:
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, config: RedisConfig) -> None:
         self._url = url
-        self._redis = aioredis.Redis.from_url(
-            url, socket_connect_timeout=1.0, socket_timeout=2.0, health_check_interval=30
+        self._config = config
+        # A blocking pool: the call past `max_connections` waits (boundedly) for a free
+        # connection instead of failing at once: a busy pool is load, not an outage.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url,
+            max_connections=config.max_connections,
+            timeout=config.pool_timeout_s,
+            socket_connect_timeout=config.connect_timeout_s,
+            socket_timeout=config.socket_timeout_s,
+            health_check_interval=30,
         )
+        self._redis = aioredis.Redis.from_pool(pool)
         self._book_script = self._redis.register_script(scripts.BOOK)
         self._reserve_script = self._redis.register_script(scripts.RESERVE)
         self._release_script = self._redis.register_script(scripts.RELEASE)
+        self._renew_script = self._redis.register_script(scripts.RENEW)
 
-    def _unavailable(self, exc: Exception) -> StoreUnavailable:
-        return StoreUnavailable(f"store (redis) unavailable: {type(exc).__name__}")
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """redis-py's errors, translated in one place: a command Redis refuses (a counter
+        would overflow) is the data's fault and retrying cannot help; anything else means
+        the store cannot answer now."""
+        try:
+            yield
+        except ResponseError as exc:
+            if type(exc) is ResponseError and not str(exc).startswith("BUSY"):
+                raise StoreRejected(f"store (redis) refused the command: {exc}") from exc
+            raise _unavailable(exc) from exc
+        except RedisConnectionError as exc:
+            if isinstance(exc.__cause__, asyncio.TimeoutError):  # the pool's bounded wait
+                wait = self._config.pool_timeout_s
+                raise StoreUnavailable(
+                    f"store (redis) busy: no connection free within {wait:g} s"
+                ) from exc
+            raise _unavailable(exc) from exc
+        except (RedisError, OSError) as exc:
+            raise _unavailable(exc) from exc
 
     def _book_call(self, record: UsageRecord) -> tuple[list[str], list[Any]]:
         period, tenant = record.period, record.tenant
@@ -70,45 +104,44 @@ class RedisStore:
             return None
         keys = [k for key, _ in budgets for k in scripts.budget_keys(key)]
         args: list[Any] = [reservation, amount, ttl_s, *(limit for _, limit in budgets)]
-        try:
+        with self._errors():
             blocked = int(await self._reserve_script(keys=keys, args=args))
-        except (RedisError, OSError) as exc:
-            raise self._unavailable(exc) from exc
         return None if blocked == 0 else budgets[blocked - 1][0]
 
     async def release(self, reservation: str, budgets: Sequence[str]) -> None:
         keys = [k for key in budgets for k in scripts.budget_keys(key)]
         if not keys:
             return
-        try:
+        with self._errors():
             await self._release_script(keys=keys, args=[reservation])
-        except (RedisError, OSError) as exc:
-            raise self._unavailable(exc) from exc
+
+    async def renew(self, reservation: str, budgets: Sequence[str], ttl_s: float) -> bool:
+        keys = [k for key in budgets for k in scripts.budget_keys(key)]
+        if not keys:
+            return False
+        with self._errors():
+            return bool(await self._renew_script(keys=keys, args=[reservation, ttl_s]))
 
     async def budgets(self, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
-        try:
+        with self._errors():
             async with self._redis.pipeline(transaction=False) as pipe:
                 for key in keys:
                     pipe.hmget(f"gw:budget:{key}", "spent", "open")
                 rows = await pipe.execute()
-        except (RedisError, OSError) as exc:
-            raise self._unavailable(exc) from exc
         return {k: (int(r[0] or 0), int(r[1] or 0)) for k, r in zip(keys, rows, strict=True)}
 
     async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
-        """One round trip for the batch; each record's script runs atomically."""
-        try:
+        """One round trip for the batch; each record's script runs alone (nothing interleaves)."""
+        with self._errors():
             async with self._redis.pipeline(transaction=False) as pipe:
                 for record in records:
                     keys, args = self._book_call(record)
                     await self._book_script(keys=keys, args=args, client=pipe)
                 results = await pipe.execute()
-        except (RedisError, OSError) as exc:
-            raise self._unavailable(exc) from exc
         return [bool(r) for r in results]
 
     async def spend(self, period: str | None) -> list[SpendRow]:
-        try:
+        with self._errors():
             periods = (
                 [period]
                 if period
@@ -128,71 +161,68 @@ class RedisStore:
                         totals[t].plan = row.plan  # periods ascend: the latest plan stands
                     else:
                         totals[t] = row
-        except (RedisError, OSError) as exc:
-            raise self._unavailable(exc) from exc
         return [totals[t] for t in sorted(totals)]
 
     async def ledger(
         self, period: str, tenant: str | None = None, limit: int = 1000
     ) -> list[UsageRecord]:
         key = f"gw:ledger:{period}" + (f":{tenant}" if tenant else "")
-        try:
+        with self._errors():
             raw = await self._redis.lrange(key, 0, limit - 1)
-        except (RedisError, OSError) as exc:
-            raise self._unavailable(exc) from exc
         return [UsageRecord.from_json(orjson.loads(item)) for item in raw]
 
     async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
-        try:
+        with self._errors():
             raw = await self._redis.hget(f"gw:doc:{kind}:{tenant}", key)
-        except (RedisError, OSError) as exc:
-            raise self._unavailable(exc) from exc
         return None if raw is None else dict(orjson.loads(raw))
 
     async def get_docs(
         self, tenant: str, wanted: Sequence[tuple[str, str]]
     ) -> list[dict[str, Any] | None]:
-        try:
+        with self._errors():
             async with self._redis.pipeline(transaction=False) as pipe:
                 for kind, key in wanted:
                     pipe.hget(f"gw:doc:{kind}:{tenant}", key)
                 raw = await pipe.execute()
-        except (RedisError, OSError) as exc:
-            raise self._unavailable(exc) from exc
         return [None if r is None else dict(orjson.loads(r)) for r in raw]
 
     async def put_doc(self, kind: str, tenant: str, key: str, doc: dict[str, Any]) -> None:
-        try:
+        with self._errors():
             await self._redis.hset(f"gw:doc:{kind}:{tenant}", key, orjson.dumps(doc))
-        except (RedisError, OSError) as exc:
-            raise self._unavailable(exc) from exc
 
     async def delete_doc(self, kind: str, tenant: str, key: str) -> bool:
-        try:
+        with self._errors():
             return bool(await self._redis.hdel(f"gw:doc:{kind}:{tenant}", key))
-        except (RedisError, OSError) as exc:
-            raise self._unavailable(exc) from exc
 
     async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:
         pattern = _GLOB_SPECIAL.sub(r"\\\g<0>", prefix) + "*"
         found: dict[str, bytes] = {}
-        try:
+        with self._errors():
             async for key, value in self._redis.hscan_iter(
                 f"gw:doc:{kind}:{tenant}", match=pattern, count=500
             ):
                 found[_s(key)] = value
-        except (RedisError, OSError) as exc:
-            raise self._unavailable(exc) from exc
         return [dict(orjson.loads(found[k])) for k in sorted(found)]
 
     async def ping(self) -> None:
-        try:
+        with self._errors():
             await self._redis.ping()
-        except (RedisError, OSError) as exc:
-            raise self._unavailable(exc) from exc
+
+    async def health(self) -> StoreHealth:
+        try:
+            await asyncio.wait_for(self.ping(), _HEALTH_WAIT_S)
+        except StoreUnavailable as exc:
+            return StoreHealth("unreachable", exc.message)
+        except TimeoutError:
+            return StoreHealth("slow", f"redis did not answer a ping within {_HEALTH_WAIT_S} s")
+        return StoreHealth()
 
     async def close(self) -> None:
         await self._redis.aclose()
+
+
+def _unavailable(exc: Exception) -> StoreUnavailable:
+    return StoreUnavailable(f"store (redis) unavailable: {type(exc).__name__}")
 
 
 def _s(value: bytes | str) -> str:

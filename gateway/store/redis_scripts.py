@@ -19,9 +19,26 @@ about $900,000 per period.
 # ARGV[6] reservation id ('' for none)  ARGV[7] cost units  ARGV[8] budget ttl (s)
 # ARGV[9..] counter name, increment, counter name, increment, ...
 # Returns 1 when booked, 0 when the id was booked before (the reservation is settled
-# either way).
+# either way), an error reply when a counter would pass 9e18 (64-bit counters end at
+# 9.22e18): Redis does not undo a script's earlier writes when a later command fails, so
+# every counter is checked before anything is written, and the booked marker is set
+# last: a record that failed is never taken for booked (the bookkeeper sets it aside).
 BOOK = """
 local rid = ARGV[6]
+local function overflows(key, field, add)
+  local n = tonumber(add)
+  return not n or n < 0 or n + tonumber(redis.call('HGET', key, field) or '0') > 9e18
+end
+for i = 9, #ARGV, 2 do
+  if overflows(KEYS[2], ARGV[i], ARGV[i + 1]) then
+    return redis.error_reply('counter ' .. ARGV[i] .. ' would overflow')
+  end
+end
+for b = 7, #KEYS, 3 do
+  if overflows(KEYS[b], 'spent', ARGV[7]) then
+    return redis.error_reply('budget would overflow')
+  end
+end
 for b = 7, #KEYS, 3 do
   if rid ~= '' then
     local amount = redis.call('HGET', KEYS[b + 2], rid)
@@ -32,21 +49,22 @@ for b = 7, #KEYS, 3 do
     end
   end
 end
-if not redis.call('SET', KEYS[1], '1', 'NX', 'EX', tonumber(ARGV[1])) then
+if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
+end
+for i = 9, #ARGV, 2 do
+  redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
 end
 for b = 7, #KEYS, 3 do
   redis.call('HINCRBY', KEYS[b], 'spent', ARGV[7])
   redis.call('EXPIRE', KEYS[b], tonumber(ARGV[8]))
-end
-for i = 9, #ARGV, 2 do
-  redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
 end
 redis.call('HSET', KEYS[2], 'plan', ARGV[4])
 redis.call('SADD', KEYS[3], ARGV[2])
 redis.call('SADD', KEYS[4], ARGV[3])
 redis.call('RPUSH', KEYS[5], ARGV[5])
 redis.call('RPUSH', KEYS[6], ARGV[5])
+redis.call('SET', KEYS[1], '1', 'EX', tonumber(ARGV[1]))
 return 1
 """
 
@@ -98,6 +116,24 @@ for b = 1, #KEYS, 3 do
   end
 end
 return 0
+"""
+
+
+# Extend a live reservation while its call runs (a long stream outlives the TTL).
+# KEYS: budget triples as in RESERVE  ARGV[1] reservation id  ARGV[2] ttl (s)
+# Returns 1 when it was still held (not settled, released or expired), else 0.
+RENEW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
+local held = 0
+for b = 1, #KEYS, 3 do
+  local expiry = redis.call('ZSCORE', KEYS[b + 1], ARGV[1])
+  if expiry and tonumber(expiry) > now then
+    redis.call('ZADD', KEYS[b + 1], 'XX', now + tonumber(ARGV[2]), ARGV[1])
+    held = 1
+  end
+end
+return held
 """
 
 

@@ -1,27 +1,37 @@
 """SQLite backend: the default. One file, WAL, zero set-up, survives restarts.
 
-All SQLite work runs on one dedicated thread per process (its connection lives
-there), so the event loop never blocks on the disk. Several processes may share the
-file: WAL lets readers proceed, and a booking is one `BEGIN IMMEDIATE` transaction.
+SQLite work runs on dedicated threads (see `sqlite_threads`), so the event loop never
+blocks on the disk: one thread writes, one reads, so reads never queue behind a write
+waiting for another process's lock (WAL lets them proceed), and a third only probes
+for `/healthz`. Several processes may share the file; a booking is one
+`BEGIN IMMEDIATE` transaction. Every call waits at most `sqlite.busy_timeout_s`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
 
+from gateway.config import SQLiteConfig
 from gateway.errors import StoreUnavailable
+from gateway.store import StoreHealth
 from gateway.store.records import COUNTER_FIELDS, SpendRow, UsageRecord, increments
+from gateway.store.sqlite_threads import (
+    MIN_FREE_BYTES,
+    SQLiteThread,
+    free_bytes,
+    rollback,
+    take_write_lock,
+    write_lock_probe,
+)
 from gateway.usage import TokenUsage
 
 T = TypeVar("T")
+_HEALTH_WAIT_S = 0.4  # each of /healthz's two probes; it answers within a second
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger (
@@ -131,59 +141,49 @@ def _reserve(
             )
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     return blocked
 
 
+def _setup(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA journal_mode=WAL")
+    # NORMAL: a committed booking survives a killed process; only a power loss may drop
+    # the last transactions.
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.executescript(_SCHEMA)
+
+
+def _no_setup(conn: sqlite3.Connection) -> None:
+    pass
+
+
 class SQLiteStore:
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, config: SQLiteConfig) -> None:
         self._path = path
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-store")
-        self._conn: sqlite3.Connection | None = None
+        timeout = config.busy_timeout_s
+        self._writer = SQLiteThread(path, "writer", timeout, _setup)
+        self._reader = SQLiteThread(path, "reader", timeout, _setup)
+        # The probe only takes the lock: no set-up that could itself wait for it.
+        self._prober = SQLiteThread(path, "health", timeout, _no_setup)
 
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        loop = asyncio.get_running_loop()
-        try:
-            return await loop.run_in_executor(self._executor, self._with_connection, fn)
-        except sqlite3.Error as exc:
-            raise StoreUnavailable(f"store (sqlite {self._path}) failed: {exc}") from exc
+        """A write (or anything that must not run beside a write of this process)."""
+        return await self._writer.run(fn)
 
-    def _with_connection(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        if self._conn is None:
-            self._conn = self._open()
-        return fn(self._conn)
-
-    def _open(self) -> sqlite3.Connection:
-        Path(self._path).parent.mkdir(parents=True, exist_ok=True)
-        # Several processes may open a new file at once; switching it to WAL can answer
-        # "locked" without waiting on the busy timeout, so the set-up itself retries.
-        for attempt in range(50):
-            conn = sqlite3.connect(self._path, isolation_level=None, timeout=30)
-            try:
-                conn.execute("PRAGMA journal_mode=WAL")
-                # NORMAL: a committed booking survives a killed process; only a power
-                # loss may drop the last transactions.
-                conn.execute("PRAGMA synchronous=NORMAL")
-                conn.executescript(_SCHEMA)
-                return conn
-            except sqlite3.OperationalError as exc:
-                conn.close()
-                if "locked" not in str(exc) or attempt == 49:
-                    raise
-                time.sleep(0.02 * (attempt + 1))
-        raise AssertionError("unreachable")
+    async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        return await self._reader.run(fn)
 
     async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
         return await self._run(lambda conn: _book_many(conn, records))
 
     async def spend(self, period: str | None) -> list[SpendRow]:
-        return await self._run(lambda conn: _spend(conn, period))
+        return await self._read(lambda conn: _spend(conn, period))
 
     async def ledger(
         self, period: str, tenant: str | None = None, limit: int = 1000
     ) -> list[UsageRecord]:
-        return await self._run(lambda conn: _ledger(conn, period, tenant, limit))
+        return await self._read(lambda conn: _ledger(conn, period, tenant, limit))
 
     async def reserve(
         self, reservation: str, budgets: Sequence[tuple[str, int]], amount: int, ttl_s: float
@@ -198,6 +198,12 @@ class SQLiteStore:
     async def release(self, reservation: str, budgets: Sequence[str]) -> None:
         sql = "DELETE FROM reservation WHERE id = ?"
         await self._run(lambda conn: conn.execute(sql, (reservation,)))
+
+    async def renew(self, reservation: str, budgets: Sequence[str], ttl_s: float) -> bool:
+        now = time.time()
+        sql = "UPDATE reservation SET expires_at = ? WHERE id = ? AND expires_at > ?"
+        cursor = await self._run(lambda conn: conn.execute(sql, (now + ttl_s, reservation, now)))
+        return cursor.rowcount > 0
 
     async def budgets(self, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
         now = time.time()
@@ -216,11 +222,11 @@ class SQLiteStore:
                 out[key] = (spent[0] if spent else 0, held)
             return out
 
-        return await self._run(read)
+        return await self._read(read)
 
     async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
         sql = "SELECT body FROM docs WHERE kind = ? AND tenant = ? AND key = ?"
-        row = await self._run(lambda conn: conn.execute(sql, (kind, tenant, key)).fetchone())
+        row = await self._read(lambda conn: conn.execute(sql, (kind, tenant, key)).fetchone())
         return None if row is None else dict(orjson.loads(row[0]))
 
     async def get_docs(
@@ -232,7 +238,7 @@ class SQLiteStore:
             rows = [conn.execute(sql, (kind, tenant, key)).fetchone() for kind, key in wanted]
             return [None if r is None else dict(orjson.loads(r[0])) for r in rows]
 
-        return await self._run(read)
+        return await self._read(read)
 
     async def put_doc(self, kind: str, tenant: str, key: str, doc: dict[str, Any]) -> None:
         sql = "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?)"
@@ -249,20 +255,57 @@ class SQLiteStore:
             "ORDER BY key"
         )
         args = (kind, tenant, prefix, prefix + "\U0010ffff")
-        rows = await self._run(lambda conn: conn.execute(sql, args).fetchall())
+        rows = await self._read(lambda conn: conn.execute(sql, args).fetchall())
         return [dict(orjson.loads(r[0])) for r in rows]
 
     async def ping(self) -> None:
-        await self._run(lambda conn: conn.execute("SELECT 1").fetchone())
+        """Can the store read, and take a booking? Once a write has failed, writing is
+        checked too (at once while writes fail fast), so `fail_closed` refuses calls
+        that could not be booked, not just calls that could not be read."""
+        await self._read(lambda conn: conn.execute("SELECT 1").fetchone())
+        if self._writer.failing:
+            await self._run(take_write_lock)
+
+    async def health(self) -> StoreHealth:
+        """Checked on threads of their own, never queued behind the writer: can a write
+        start (or who holds the lock), is the disk full, is the writer stuck, can we read."""
+        for check in (self._lock_health, self._disk_health, self._writer_health):
+            found = await check()
+            if not found.ok:
+                return found
+        try:
+            await self._reader.run(lambda conn: conn.execute("SELECT 1").fetchone(), _HEALTH_WAIT_S)
+        except StoreUnavailable as exc:
+            return StoreHealth("unreachable", exc.message)
+        return StoreHealth()
+
+    async def _lock_health(self) -> StoreHealth:
+        try:
+            code = await self._prober.run(write_lock_probe, _HEALTH_WAIT_S)
+        except StoreUnavailable as exc:
+            return StoreHealth("unreachable", exc.message)
+        if code == "SQLITE_BUSY":
+            return StoreHealth("locked", f"{self._path}: another connection holds the write lock")
+        return (
+            StoreHealth() if code is None else StoreHealth("unreachable", f"{self._path}: {code}")
+        )
+
+    async def _disk_health(self) -> StoreHealth:
+        if self._writer.last_failure == "SQLITE_FULL" or free_bytes(self._path) < MIN_FREE_BYTES:
+            return StoreHealth("disk_full", f"{self._path}: SQLITE_FULL, the disk is full")
+        return StoreHealth()
+
+    async def _writer_health(self) -> StoreHealth:
+        busy = self._writer.busy_for()
+        if busy > self._writer.timeout_s:
+            return StoreHealth(
+                "writer_wedged", f"{self._path}: the writer thread is stuck ({busy:.0f} s on a job)"
+            )
+        return StoreHealth()
 
     async def close(self) -> None:
-        def _close(conn: sqlite3.Connection) -> None:
-            conn.close()
-            self._conn = None
-
-        if self._conn is not None:
-            await self._run(_close)
-        self._executor.shutdown(wait=True)
+        for thread in (self._writer, self._reader, self._prober):
+            await thread.close()
 
 
 def _row(record: UsageRecord) -> dict[str, Any]:
@@ -303,7 +346,7 @@ def _book_many(conn: sqlite3.Connection, records: Sequence[UsageRecord]) -> list
             booked.append(inserted)
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     return booked
 

@@ -1,0 +1,197 @@
+"""The SQLite store's threads: each owns one connection and runs one job at a time.
+
+SQLite calls block, so they run off the event loop. Every job has a deadline: SQLite
+waits for another process's lock only until then (its busy timeout), and the caller
+stops waiting at the deadline even when the thread itself is wedged (a stuck disk, a
+job queued behind one that is). So no store call waits longer than `timeout_s`.
+SQLite's errors are translated here, once, naming the SQLite error code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import TypeVar
+
+from gateway.errors import StoreRejected, StoreUnavailable
+
+T = TypeVar("T")
+
+# The data's fault, not the store's: retrying the same record cannot help.
+_REJECTED = (OverflowError, sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.DataError)
+_OPEN_ATTEMPTS = 50
+RETRY_AFTER_S = 1.0
+MIN_FREE_BYTES = 1024 * 1024  # less free disk than this is a full disk
+
+
+class Expired(sqlite3.OperationalError):
+    """A job's deadline passed while it waited for the thread."""
+
+
+class SQLiteThread:
+    """One thread and the connection that lives on it."""
+
+    def __init__(
+        self, path: str, name: str, timeout_s: float, setup: Callable[[sqlite3.Connection], None]
+    ) -> None:
+        self.path = path
+        self.name = name
+        self.timeout_s = timeout_s
+        self._setup = setup
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{name}")
+        self._conn: sqlite3.Connection | None = None
+        self._job_started: float | None = None
+        # The SQLite error code of the last job, None once a job succeeds (for /healthz).
+        self.last_failure: str | None = None
+        # After a job timed out or failed, the next jobs fail at once for RETRY_AFTER_S,
+        # then one tries while the others still fail at once: a locked file costs each
+        # request nothing, instead of a whole busy timeout each.
+        self._failing: str | None = None
+        self._retry_at = 0.0
+        self._trying = False
+
+    def busy_for(self) -> float:
+        """Seconds the job now running has run; 0 when the thread is idle."""
+        started = self._job_started
+        return 0.0 if started is None else time.monotonic() - started
+
+    async def run(self, fn: Callable[[sqlite3.Connection], T], timeout_s: float | None = None) -> T:
+        """Run `fn(connection)` on the thread. A short `timeout_s` (a health probe) neither
+        trips nor waits for the fail-fast state."""
+        if timeout_s is not None:
+            return await self._attempt(fn, timeout_s)
+        trial = self._fail_fast()
+        try:
+            result = await self._attempt(fn, self.timeout_s)
+        except StoreUnavailable as exc:
+            self._failing, self._retry_at = exc.message, time.monotonic() + RETRY_AFTER_S
+            raise
+        except StoreRejected:
+            self._failing = None  # the store answered: the data was at fault
+            raise
+        finally:
+            if trial:
+                self._trying = False
+        self._failing = None
+        return result
+
+    @property
+    def failing(self) -> bool:
+        """The last job failed for the store's sake (and none has succeeded since)."""
+        return self._failing is not None
+
+    def _fail_fast(self) -> bool:
+        """Raise at once while the thread is known to fail; True when this job is the
+        one that tries again."""
+        if self._failing is None:
+            return False
+        if self._trying or time.monotonic() < self._retry_at:
+            raise StoreUnavailable(f"{self._failing} (not retried yet)")
+        self._trying = True
+        return True
+
+    async def _attempt(self, fn: Callable[[sqlite3.Connection], T], timeout: float) -> T:
+        deadline = time.monotonic() + timeout
+        job = asyncio.get_running_loop().run_in_executor(self._executor, self._call, fn, deadline)
+        try:
+            return await asyncio.wait_for(job, timeout)
+        except TimeoutError as exc:
+            raise StoreUnavailable(
+                f"store (sqlite {self.path}) {self.name} thread did not answer within {timeout:g} s"
+            ) from exc
+        except _REJECTED as exc:
+            raise StoreRejected(f"store (sqlite {self.path}) refused the data: {exc}") from exc
+        except sqlite3.Error as exc:
+            code = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+            raise StoreUnavailable(f"store (sqlite {self.path}) failed: {code}: {exc}") from exc
+
+    def _call(self, fn: Callable[[sqlite3.Connection], T], deadline: float) -> T:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise Expired(f"waited too long behind other work on the {self.name} thread")
+        self._job_started = time.monotonic()
+        try:
+            conn = self._connection(remaining)
+            # Give up on a lock a little before the caller gives up on us.
+            conn.execute(f"PRAGMA busy_timeout = {int(remaining * 900)}")
+            result = fn(conn)
+        except _REJECTED:
+            self.last_failure = None  # the store works; the data does not fit
+            raise
+        except sqlite3.Error as exc:
+            self.last_failure = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
+            raise
+        finally:
+            self._job_started = None
+        self.last_failure = None
+        return result
+
+    def _connection(self, wait_s: float) -> sqlite3.Connection:
+        if self._conn is None:
+            self._conn = self._open(wait_s)
+        return self._conn
+
+    def _open(self, wait_s: float) -> sqlite3.Connection:
+        Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        # Several processes may open a new file at once; switching it to WAL can answer
+        # "locked" without waiting on the busy timeout, so the set-up itself retries.
+        for attempt in range(_OPEN_ATTEMPTS):
+            conn = sqlite3.connect(self.path, isolation_level=None, timeout=wait_s)
+            try:
+                self._setup(conn)
+                return conn
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                if "locked" not in str(exc) or attempt == _OPEN_ATTEMPTS - 1:
+                    raise
+                time.sleep(0.02 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    async def close(self) -> None:
+        def _close(conn: sqlite3.Connection) -> None:
+            conn.close()
+            self._conn = None
+
+        if self._conn is not None:
+            # A wedged thread is left behind rather than hanging the shutdown.
+            with contextlib.suppress(StoreUnavailable):
+                await self._attempt(_close, self.timeout_s)  # past any fail-fast state
+        self._executor.shutdown(wait=False)
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Undo the open transaction, if any: SQLite has already rolled it back after some
+    errors (SQLITE_FULL at COMMIT), and a second ROLLBACK would fail and hide them."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+def take_write_lock(conn: sqlite3.Connection) -> None:
+    """Take the write lock and let go, writing nothing; raises when it cannot."""
+    conn.execute("BEGIN IMMEDIATE")
+    rollback(conn)
+
+
+def write_lock_probe(conn: sqlite3.Connection) -> str | None:
+    """Could a write start now? Takes the write lock and lets go, writing nothing.
+    The SQLite error code when it cannot (SQLITE_BUSY: someone holds the lock)."""
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+    except sqlite3.OperationalError as exc:
+        return getattr(exc, "sqlite_errorname", None) or str(exc)
+    rollback(conn)
+    return None
+
+
+def free_bytes(path: str) -> int:
+    try:
+        stat = os.statvfs(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return MIN_FREE_BYTES  # unknown: do not cry wolf
+    return stat.f_bavail * stat.f_frsize
