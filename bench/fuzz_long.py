@@ -4,6 +4,8 @@ stopping at the first, then checking that answered chat calls equal chat ledger 
 
     python bench/fuzz_long.py --examples 5000 [--store redis://127.0.0.1:6379/15]
 
+A Redis store must be an empty database (the ledger count is compared).
+
 Prints the number of requests by kind and status, and each distinct failure once.
 """
 

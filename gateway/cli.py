@@ -141,7 +141,7 @@ def _report(args: argparse.Namespace) -> int:
     tenants = sorted({t.name for t in settings.tenants_by_hash.values()})
 
     async def read() -> Any:
-        store = open_store(settings.store_url)
+        store = open_store(settings.store_url, settings.config.sqlite, settings.config.redis)
         try:
             return await gather(store, tenants, period, args.tenant)
         finally:
