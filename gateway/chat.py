@@ -17,6 +17,7 @@ import orjson
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
+from gateway import offload
 from gateway.errors import InvalidRequest
 from gateway.escalation import handoff_response
 from gateway.guard import WorstCase
@@ -112,7 +113,7 @@ async def chat_completions(request: Request) -> ASGIApp:
     started = perf_counter()
     caller = identify(request.headers, authenticate(request.headers, gw.settings.tenants_by_hash))
     raw = await read_body(request, gw.settings.config.limits.max_body_bytes)
-    call = parse_chat(json_object(raw))
+    call = parse_chat(await offload.sized(len(raw), json_object, raw))
     await gw.guard_store()
     turn = await gw.windows.build(
         TurnRequest(
@@ -136,7 +137,7 @@ async def chat_completions(request: Request) -> ASGIApp:
             param="messages",
             code="context_length_exceeded",
         )
-    input_estimate = _input_tokens(gw, call, turn)
+    input_estimate = await _input_tokens(gw, call, turn)
     worst = WorstCase.of(
         input_estimate, gw.tokens.factor(call.model), turn.window.report.max_tokens, call.replies
     )
@@ -230,17 +231,21 @@ async def _json(ctx: _Context, response: httpx.Response, before_upstream: float)
     return RawResponse(response.status_code, headers, body)
 
 
-def _input_tokens(gw: Gateway, call: ChatCall, turn: Turn) -> int:
+async def _input_tokens(gw: Gateway, call: ChatCall, turn: Turn) -> int:
     """Raw count of every input the provider bills: the window's messages and what the
     messages do not show (tools, functions, a response format's schema)."""
-    return gw.tokens.raw_message_tokens(call.model, turn.window.messages) + _tool_tokens(gw, call)
+    messages = gw.tokens.raw_message_tokens(call.model, turn.window.messages)
+    return messages + await _tool_tokens(gw, call)
 
 
-def _tool_tokens(gw: Gateway, call: ChatCall) -> int:
-    """Tools and response formats are input the messages do not show."""
-    extra = [call.body.get(k) for k in ("tools", "functions", "response_format")]
-    extra = [e for e in extra if e]
-    return gw.tokens.count_text(call.model, orjson.dumps(extra).decode()) if extra else 0
+async def _tool_tokens(gw: Gateway, call: ChatCall) -> int:
+    """Tools and response formats are input the messages do not show (megabytes of them
+    are counted off the event loop)."""
+    extra = [e for k in ("tools", "functions", "response_format") if (e := call.body.get(k))]
+    if not extra:
+        return 0
+    text = orjson.dumps(extra).decode()
+    return await offload.sized(len(text), gw.tokens.count_text, call.model, text)
 
 
 def _json_object(body: bytes) -> dict[str, Any]:

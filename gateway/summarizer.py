@@ -9,16 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 
+from gateway import offload
 from gateway.accounting import Accountant
 from gateway.errors import GatewayError
 from gateway.guard import SpendCeilingReached, SpendGuard
 from gateway.identity import Caller
+from gateway.offload import content_chars
 from gateway.policy import Policies
 from gateway.summarize import (
     extractive_summary,
@@ -68,13 +70,11 @@ class Summarizer:
                 summarizer_messages(previous, turns, limit),
             )
         if text is None:
-            raw = previous + "\n" + "\n".join(message_text(t) for t in turns) if previous else ""
-            text = extractive_summary(previous, turns, ceiling, count)
-            recompressed = bool(raw) and count(raw) > ceiling
-        else:
-            recompressed = count(text) > ceiling
-            text = recompress(text, ceiling, count)
-        return text, recompressed  # "" when nothing fits: the caller keeps the turns
+            return await offload.sized(
+                content_chars(turns), _extractive, previous, turns, ceiling, count
+            )
+        # "" when nothing fits: the caller keeps the turns
+        return recompress(text, ceiling, count), count(text) > ceiling
 
     async def _call(
         self, caller: Caller, model: str, timeout_s: float, limit: int, messages: list[Any]
@@ -144,3 +144,11 @@ class _Outcome:
     text: str | None = None
     usage: Any = None
     billable: bool = False
+
+
+def _extractive(
+    previous: str, turns: Sequence[Any], ceiling: int, count: Callable[[str], int]
+) -> tuple[str, bool]:
+    """The extractive summary, and whether it had to drop what a plain merge kept."""
+    raw = previous + "\n" + "\n".join(message_text(t) for t in turns) if previous else ""
+    return extractive_summary(previous, turns, ceiling, count), bool(raw) and count(raw) > ceiling

@@ -8,15 +8,13 @@ without them is built; if no summary can hold them, they stay (over quota, count
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import orjson
-
+from gateway import offload
 from gateway.classify import Classifier, user_texts
 from gateway.conversations import (
     ConversationRecord,
@@ -29,9 +27,11 @@ from gateway.errors import StoreUnavailable
 from gateway.identity import Caller
 from gateway.linear_regex import compile_linear
 from gateway.metrics import GatewayMetrics
+from gateway.offload import content_chars
 from gateway.policy import Policies, WindowPolicy
 from gateway.summarize import Pattern, extract_facts, recompress, redact
 from gateway.summarizer import Summarizer
+from gateway.throttled_log import warn_throttled
 from gateway.tokens import TokenCounter
 from gateway.window import (
     Episode,
@@ -45,11 +45,10 @@ from gateway.window import (
 
 log = logging.getLogger("gateway.windowing")
 EPISODE_SUMMARY_TOKENS = 300
+
+
 # Requests whose messages hold more text than this are tokenized off the event loop;
 # smaller ones stay inline (a thread hop costs more than counting them).
-OFFLOAD_CHARS = 256 * 1024
-
-
 class EngineTokens:
     """The engine's view of token counts: cached per message, in the model's tokens."""
 
@@ -120,8 +119,7 @@ class WindowBuilder:
         self._metrics = metrics
 
     async def build(self, req: TurnRequest) -> Turn:
-        if _content_chars(req.messages) > OFFLOAD_CHARS:
-            await asyncio.to_thread(self._count_tokens, req)
+        await offload.sized(content_chars(req.messages), self._count_tokens, req)
         conv_id = req.caller.conversation or conversation_fingerprint(
             req.caller.tenant.name, req.caller.customer, req.messages
         )
@@ -145,9 +143,9 @@ class WindowBuilder:
     async def _extract(self, turns: Sequence[Any], channel: str, now: float) -> list[Fact]:
         """Facts of the turns leaving the window; thousands of them are scanned in a
         worker thread (RE2 lets go of the GIL too), a few inline."""
-        if _content_chars(turns) > OFFLOAD_CHARS:
-            return await asyncio.to_thread(extract_facts, turns, self._patterns, channel, now)
-        return extract_facts(turns, self._patterns, channel, now)
+        return await offload.sized(
+            content_chars(turns), extract_facts, turns, self._patterns, channel, now
+        )
 
     def _stateless(self, req: TurnRequest, conv_id: str) -> Turn:
         """fail_open with the store down: no memory to read, nowhere to persist a summary,
@@ -379,19 +377,7 @@ class WindowBuilder:
                 await self.conversations.register(record)
             await self.conversations.save(record)
         except StoreUnavailable as exc:
-            from gateway.throttled_log import warn_throttled
-
             warn_throttled(log, "conversation not updated this turn: %s", exc.message)
-
-
-def _content_chars(messages: Sequence[Any]) -> int:
-    """About what tokenizing the messages will read (all of a message but the plain
-    {role, content} ones, as gateway.tokens counts them)."""
-    total = 0
-    for m in messages:
-        plain = isinstance(m, dict) and len(m) == 2 and isinstance(m.get("content"), str)
-        total += len(m["content"]) if plain else len(orjson.dumps(m))
-    return total
 
 
 def _merge(known: Sequence[Fact], new: list[Fact]) -> list[Fact]:

@@ -108,7 +108,13 @@ def probe(url: str, pid: int, key: str, body: bytes, timeout: float = 120) -> Pr
             response = client.post(
                 f"{url}/v1/chat/completions",
                 content=body,
-                headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
+                headers={
+                    "Authorization": f"Bearer {key}",
+                    "Content-Type": "application/json",
+                    # Named like a real app's calls, so the customer's facts are extracted.
+                    "X-Conversation-Id": f"hostile-{time.monotonic_ns()}",
+                    "X-Customer-Id": "hostile-customer",
+                },
             )
         finally:
             wall = time.perf_counter() - started

@@ -1,0 +1,34 @@
+"""Keeping one big request from stalling every other: CPU-heavy work on a big input
+(parsing, tokenizing or scanning megabytes) runs in a worker thread, so the event loop
+keeps serving meanwhile; small inputs stay inline, where a thread hop costs more than
+the work. orjson, tiktoken and RE2 let go of the GIL while they work."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any, ParamSpec, TypeVar
+
+import orjson
+
+OFFLOAD_CHARS = 256 * 1024
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+async def sized(size: int, work: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """`work(*args)`, in a worker thread when `size` (characters or bytes) is big."""
+    if size > OFFLOAD_CHARS:
+        return await asyncio.to_thread(work, *args, **kwargs)
+    return work(*args, **kwargs)
+
+
+def content_chars(messages: Sequence[Any]) -> int:
+    """About what tokenizing or scanning the messages will read (all of a message but
+    the plain {role, content} ones, as gateway.tokens counts them)."""
+    total = 0
+    for m in messages:
+        plain = isinstance(m, dict) and len(m) == 2 and isinstance(m.get("content"), str)
+        total += len(m["content"]) if plain else len(orjson.dumps(m))
+    return total
