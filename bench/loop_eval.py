@@ -1,4 +1,4 @@
-"""Loop detection on the labelled workload (gateway/workload.py): precision and recall of
+"""Loop detection on the labelled workload (gateway/dev/workload.py): precision and recall of
 loop turns, false escalations on progressing conversations, detection delay.
 
     python bench/loop_eval.py [--seed 7] [--count 500]
@@ -13,8 +13,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.loops import LoopSettingsView, LoopState, decide, observe_turn
-from gateway.workload import Conversation, generate
+from gateway.dev.workload import Conversation, generate
+from gateway.loops.detector import LoopSettingsView, LoopState, decide, observe_turn
 
 
 def evaluate(conversations: list[Conversation], settings: LoopSettingsView) -> dict[str, float]:

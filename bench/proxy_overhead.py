@@ -28,7 +28,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from gateway.transport import _Connection, _request_bytes  # noqa: E402
+from gateway.proxy.transport import _Connection, _request_bytes  # noqa: E402
 from tests.servers import (  # noqa: E402
     TENANT_KEYS,
     free_port,

@@ -18,9 +18,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from gateway.ledger.usage import TokenUsage  # noqa: E402
 from gateway.store import Store, open_store  # noqa: E402
 from gateway.store.records import UsageRecord  # noqa: E402
-from gateway.usage import TokenUsage  # noqa: E402
 
 BUDGETS = ("bench|month|2026-11", "bench|day|2026-11-30")
 

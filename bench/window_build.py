@@ -16,11 +16,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.policy import WindowPolicy
-from gateway.summarize import extractive_summary
-from gateway.tokens import TokenCounter
-from gateway.window import Fact, Memory, WindowInput, assemble, compacted_memory, plan_compaction
-from gateway.windowing import EngineTokens
+from gateway.context.builder import EngineTokens
+from gateway.context.engine import WindowInput, assemble, compacted_memory, plan_compaction
+from gateway.context.summaries import extractive_summary
+from gateway.context.types import Fact, Memory, WindowPolicy
+from gateway.ledger.tokens import TokenCounter
 
 
 def history(turns: int) -> list[dict[str, str]]:

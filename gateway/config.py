@@ -10,35 +10,28 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 
+from gateway.context.policy import Policies, load_policies
 from gateway.errors import ConfigError
-
-if TYPE_CHECKING:
-    from gateway.policy import Policies
-    from gateway.spend import SpendRules
+from gateway.spend.ceilings import SPEND_FILE, SpendRules, load_spend, spend_problems
+from gateway.spend.pricing import PriceEntry, Pricer
+from gateway.store.options import RedisConfig, SQLiteConfig
+from gateway.yamlfile import Strict, read_yaml, validate
 
 SIMULATOR = "simulator"
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 
 
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
-
-    schema_ref: str | None = Field(default=None, alias="$schema")
-
-
-class UpstreamConfig(_Strict):
+class UpstreamConfig(Strict):
     base_url: str
     api_key_env: str = "OPENAI_API_KEY"
     # genai-prices provider id (e.g. "openai"); by default guessed from the URL, then the model.
     provider: str | None = None
-    # "lean": the gateway's own HTTP/1.1 pool (gateway/transport.py); "httpx": httpx's.
+    # "lean": the gateway's own HTTP/1.1 pool (gateway/proxy/transport.py); "httpx": httpx's.
     transport: Literal["lean", "httpx"] = "lean"
     connect_timeout_s: float = Field(default=5.0, gt=0)
     timeout_s: float = Field(default=300.0, gt=0)
@@ -51,11 +44,11 @@ class UpstreamConfig(_Strict):
         return value.rstrip("/")
 
 
-class AdminConfig(_Strict):
+class AdminConfig(Strict):
     key_env: str = "GATEWAY_ADMIN_KEY"
 
 
-class LimitsConfig(_Strict):
+class LimitsConfig(Strict):
     max_body_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
     # A non-stream upstream reply is held whole in memory: larger ones answer 502.
     max_reply_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
@@ -63,32 +56,7 @@ class LimitsConfig(_Strict):
     max_pending_bookings: int = Field(default=100_000, gt=0)
 
 
-class RedisConfig(_Strict):
-    """The Redis store's connection pool: a call waits up to `pool_timeout_s` for a free
-    connection (a busy pool is not a down store)."""
-
-    max_connections: int = Field(default=50, gt=0)
-    pool_timeout_s: float = Field(default=5.0, gt=0)
-    socket_timeout_s: float = Field(default=5.0, gt=0)
-    connect_timeout_s: float = Field(default=2.0, gt=0)
-
-
-class SQLiteConfig(_Strict):
-    # How long a read or write waits (for another process's lock, for the store's thread)
-    # before the store counts as unavailable.
-    busy_timeout_s: float = Field(default=5.0, gt=0)
-
-
-class PriceEntry(_Strict):
-    """USD per million tokens, for models genai-prices does not know (self-hosted)."""
-
-    input_per_mtok: Decimal = Field(ge=0)
-    output_per_mtok: Decimal = Field(ge=0)
-    cached_input_per_mtok: Decimal | None = Field(default=None, ge=0)
-    cache_write_per_mtok: Decimal | None = Field(default=None, ge=0)
-
-
-class Config(_Strict):
+class Config(Strict):
     upstream: UpstreamConfig
     store: str = "sqlite:///gateway.db"
     admin: AdminConfig = AdminConfig()
@@ -107,7 +75,7 @@ class Config(_Strict):
         return value
 
 
-class TenantEntry(_Strict):
+class TenantEntry(Strict):
     plan: str = Field(min_length=1)
     key_sha256: str
 
@@ -119,7 +87,7 @@ class TenantEntry(_Strict):
         return value
 
 
-class TenantsFile(_Strict):
+class TenantsFile(Strict):
     tenants: dict[str, TenantEntry] = {}
 
 
@@ -147,40 +115,6 @@ class Settings:
         return self.config.store
 
 
-def _read_yaml(path: Path) -> Any:
-    try:
-        with path.open("rb") as fh:
-            return yaml.safe_load(fh)
-    except FileNotFoundError as exc:
-        raise ConfigError([(str(path), "-", "file not found")]) from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError([(str(path), "-", f"not valid YAML: {exc}")]) from exc
-
-
-M = TypeVar("M", bound=BaseModel)
-
-
-def _validate(model: type[M], data: Any, path: Path) -> M:
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError([(str(path), "-", "must be a mapping at the top level")])
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        problems = [
-            (str(path), ".".join(str(p) for p in err["loc"]) or "-", _reason(err))
-            for err in exc.errors()
-        ]
-        raise ConfigError(problems) from exc
-
-
-def _reason(err: Mapping[str, Any]) -> str:
-    if err["type"] == "extra_forbidden":
-        return "unknown key"
-    return str(err["msg"])
-
-
 def _apply_env(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
     raw = dict(raw)
     if "GATEWAY_UPSTREAM_URL" in env:
@@ -193,12 +127,12 @@ def _apply_env(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
 
 
 def load_config(path: Path, env: Mapping[str, str]) -> Config:
-    raw = _read_yaml(path)
+    raw = read_yaml(path)
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
         raise ConfigError([(str(path), "-", "must be a mapping at the top level")])
-    return _validate(Config, _apply_env(raw, env), path)
+    return validate(Config, _apply_env(raw, env), path)
 
 
 def resolve_relative(base: Path, value: str) -> Path:
@@ -212,7 +146,7 @@ def tenants_path(policies_dir: Path) -> Path:
 
 def load_tenants(policies_dir: Path) -> dict[str, Tenant]:
     path = tenants_path(policies_dir)
-    parsed = _validate(TenantsFile, _read_yaml(path), path)
+    parsed = validate(TenantsFile, read_yaml(path), path)
     by_hash: dict[str, Tenant] = {}
     problems = []
     for name, entry in parsed.tenants.items():
@@ -231,27 +165,20 @@ def _absolute_store(config: Config, base: Path) -> Config:
     return config
 
 
-def pricer_for(config: Config) -> Any:
+def pricer_for(config: Config) -> Pricer:
     """The `Pricer` the gateway prices with (config table, then genai-prices)."""
-    from gateway.pricing import Pricer
-
     return Pricer(config.prices, config.upstream.provider, config.upstream.base_url)
 
 
 def _spend_problems(
     config: Config, spend: SpendRules, policies_dir: Path
 ) -> list[tuple[str, str, str]]:
-    from gateway.spend import SPEND_FILE, spend_problems
-
     path = str(policies_dir / SPEND_FILE)
     return [(path, key, reason) for key, reason in spend_problems(spend, pricer_for(config).knows)]
 
 
 def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
     """Load and validate config and policies; raise ConfigError listing every problem."""
-    from gateway.policy import load_policies
-    from gateway.spend import load_spend
-
     env = os.environ if env is None else env
     base = path.resolve().parent
     problems: list[tuple[str, str, str]] = []

@@ -26,7 +26,7 @@ async def sized(size: int, work: Callable[P, R], *args: P.args, **kwargs: P.kwar
 
 def content_chars(messages: Sequence[Any]) -> int:
     """About what tokenizing or scanning the messages will read (all of a message but
-    the plain {role, content} ones, as gateway.tokens counts them)."""
+    the plain {role, content} ones, as gateway.ledger.tokens counts them)."""
     total = 0
     for m in messages:
         plain = isinstance(m, dict) and len(m) == 2 and isinstance(m.get("content"), str)

@@ -11,21 +11,21 @@ from dataclasses import dataclass, field
 import httpx
 from prometheus_client import CollectorRegistry
 
-from gateway.accounting import Accountant
-from gateway.booking import Bookkeeper
 from gateway.config import Settings, UpstreamConfig
-from gateway.conversations import ConversationStore
+from gateway.context.builder import WindowBuilder
+from gateway.context.conversations import ConversationStore
+from gateway.context.summarizer import Summarizer
 from gateway.errors import StoreUnavailable
-from gateway.escalation import Escalations
-from gateway.guard import SpendGuard
-from gateway.metrics import GatewayMetrics
-from gateway.pricing import Pricer
+from gateway.ledger.accounting import Accountant
+from gateway.ledger.booking import Bookkeeper
+from gateway.ledger.tokens import TokenCounter
+from gateway.loops.escalation import Escalations
+from gateway.ops.metrics import GatewayMetrics
+from gateway.proxy.transport import HTTP11Transport
+from gateway.proxy.upstream import Upstream
+from gateway.spend.guard import SpendGuard
+from gateway.spend.pricing import Pricer
 from gateway.store import Store, open_store
-from gateway.summarizer import Summarizer
-from gateway.tokens import TokenCounter
-from gateway.transport import HTTP11Transport
-from gateway.upstream import Upstream
-from gateway.windowing import WindowBuilder
 
 log = logging.getLogger("gateway")
 

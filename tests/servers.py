@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import yaml
 
-from gateway.identity import key_hash
+from gateway.proxy.identity import key_hash
 
 REPO = Path(__file__).resolve().parents[1]
 ADMIN_KEY = "test-admin-key"

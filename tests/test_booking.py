@@ -10,9 +10,9 @@ from pathlib import Path
 import orjson
 from prometheus_client import CollectorRegistry
 
-from gateway.booking import Bookkeeper
 from gateway.config import SQLiteConfig
-from gateway.metrics import GatewayMetrics
+from gateway.ledger.booking import Bookkeeper
+from gateway.ops.metrics import GatewayMetrics
 from gateway.store import SpendRow, Store, open_store
 from tests.servers import free_port
 from tests.test_store_contract import poison, record

@@ -12,7 +12,7 @@ import yaml
 
 from gateway.config import TenantsFile, load_settings
 from gateway.errors import ConfigError
-from gateway.identity import key_hash
+from gateway.proxy.identity import key_hash
 from tests.servers import write_config
 
 REPO = Path(__file__).resolve().parents[1]

@@ -11,12 +11,14 @@ from types import ModuleType
 
 import pytest
 
-from gateway import classify, loops, summarize
+from gateway.context import classify
+from gateway.context import summaries as summarize
+from gateway.context.linear_regex import compile_linear
+from gateway.context.policy import DEFAULT_POLICY, load_policies
+from gateway.context.summaries import SCAN_HEAD, SCAN_TAIL, Pattern, extract_facts, scanned_text
 from gateway.errors import ConfigError
-from gateway.linear_regex import compile_linear
-from gateway.policy import DEFAULT_POLICY, load_policies
-from gateway.summarize import SCAN_HEAD, SCAN_TAIL, Pattern, extract_facts, scanned_text
-from gateway.tokens import CHUNK_CHARS, TokenCounter, count_long_text
+from gateway.ledger.tokens import CHUNK_CHARS, TokenCounter, count_long_text
+from gateway.loops import detector as loops
 from tests.hostile import ADVERSARIAL_TEXTS, hostile_bodies, probe
 from tests.servers import TENANT_KEYS, GatewayProc, edit_policy, start_gateway, write_config
 

@@ -14,9 +14,9 @@ import openai
 import orjson
 import pytest
 
-from gateway.injected import context_message, summary_message
-from gateway.summarize import redact
-from gateway.window import Episode, Fact
+from gateway.context.prompts import context_message, summary_message
+from gateway.context.summaries import redact
+from gateway.context.types import Episode, Fact
 from tests.recording_upstream import Answer, Recorder, recording_upstream
 from tests.servers import PROVIDER_KEY, GatewayProc, free_port, start_gateway
 

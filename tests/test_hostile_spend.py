@@ -24,7 +24,7 @@ import redis
 import yaml
 from genai_prices import Usage, calc_price
 
-from gateway.cli import cli_logic
+from gateway.ops.cli import cli_logic
 from gateway.store import open_store
 from tests.conftest import UpstreamLog
 from tests.servers import GatewayProc, start_gateway, write_config

@@ -25,8 +25,8 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
-from gateway.app import create_app
 from gateway.config import load_settings
+from gateway.proxy.app import create_app
 from gateway.runtime import Gateway
 from tests.servers import (
     ADMIN_KEY,

@@ -15,8 +15,8 @@ import openai
 import pytest
 
 from bench.loop_eval import evaluate
-from gateway.loops import LoopSettingsView, fingerprint, similarity
-from gateway.workload import generate
+from gateway.dev.workload import generate
+from gateway.loops.detector import LoopSettingsView, fingerprint, similarity
 from tests.conftest import UpstreamLog
 from tests.servers import GatewayProc, edit_policy
 

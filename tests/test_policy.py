@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from gateway.classify import Classifier
+from gateway.context.classify import Classifier
+from gateway.context.policy import PolicyFile, load_policies
 from gateway.errors import ConfigError, InvalidRequest
-from gateway.policy import PolicyFile, load_policies
 from tests.servers import REPO, edit_policy, write_config
 
 
@@ -107,13 +107,13 @@ def test_check_config_reports_policy_errors(tmp_path: Path) -> None:
 
 
 def test_packaged_defaults_equal_the_shipped_policy_file() -> None:
-    from gateway.policy import DEFAULT_POLICY
+    from gateway.context.policy import DEFAULT_POLICY
 
     assert DEFAULT_POLICY.read_text() == (REPO / "policies" / "context.yaml").read_text()
 
 
 def test_schemas_are_current() -> None:
-    from gateway.spend import SpendFile, load_spend
+    from gateway.spend.ceilings import SpendFile, load_spend
 
     schema = json.loads((REPO / "policies" / "schema" / "context.schema.json").read_text())
     assert schema == PolicyFile.model_json_schema(by_alias=True)

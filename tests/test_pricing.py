@@ -9,8 +9,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gateway.config import PriceEntry
-from gateway.pricing import Pricer, from_units, to_units
-from gateway.usage import TokenUsage
+from gateway.ledger.usage import TokenUsage
+from gateway.spend.money import from_units, to_units
+from gateway.spend.pricing import Pricer
 
 USAGE = TokenUsage(fresh_input=1000, cached_input=1000, output=100)
 

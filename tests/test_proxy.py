@@ -64,7 +64,7 @@ def test_json_and_stream_through_sync_and_async_sdk(gateway: GatewayProc) -> Non
 
     json_text, streamed = asyncio.run(run_async())
     assert json_text == streamed == text
-    spend = gateway.admin("/admin/spend").json()["tenants"]
+    spend = gateway.ops.admin("/admin/spend").json()["tenants"]
     assert {r["tenant"]: r["requests"] for r in spend} == {"acme": 4, "globex": 0}
 
 
@@ -131,8 +131,8 @@ def test_spend_and_metrics_equal_the_upstreams_usage(
     _mixed_traffic(gateway)
     billed = per_tenant(upstream_log.since())
     assert sum(t["cached"] for t in billed.values()) > 0, "the workload must exercise caching"
-    spend = {r["tenant"]: r for r in gateway.admin("/admin/spend").json()["tenants"]}
-    metrics = gateway.admin("/metrics").text
+    spend = {r["tenant"]: r for r in gateway.ops.admin("/admin/spend").json()["tenants"]}
+    metrics = gateway.ops.admin("/metrics").text
     for tenant, want in billed.items():
         row = spend[tenant]
         assert row["requests"] == want["requests"]
@@ -155,7 +155,7 @@ def test_spend_and_metrics_equal_the_upstreams_usage(
         assert _metric(
             metrics, "gateway_tenant_cost_usd_total", tenant=tenant, plan=plan
         ) == pytest.approx(float(want["cost"]), abs=1e-9)
-    csv_text = gateway.admin("/admin/spend", format="csv").text
+    csv_text = gateway.ops.admin("/admin/spend", format="csv").text
     assert csv_text.splitlines()[0].startswith("tenant,plan,requests,fresh_input_tokens")
     assert len(csv_text.splitlines()) == 3
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 
-from gateway.report import percentile, top_share
+from gateway.ops.report import percentile, top_share
 from tests.servers import GatewayProc, start_gateway
 
 

@@ -9,9 +9,9 @@ import uuid
 import pytest
 
 from gateway.errors import StoreRejected, StoreUnavailable
+from gateway.ledger.usage import TokenUsage
 from gateway.store import open_store
 from gateway.store.records import UsageRecord
-from gateway.usage import TokenUsage
 from tests.servers import free_port
 
 NOV = 1_796_000_000.0  # 2026-11-30 UTC

@@ -6,7 +6,7 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.streaming import UsageTap
+from gateway.proxy.streaming import UsageTap
 
 
 def event(obj: dict) -> bytes:

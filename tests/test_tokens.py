@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.tokens import TokenCounter
+from gateway.ledger.tokens import TokenCounter
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 import httpx
 import pytest
 
-from gateway.transport import HTTP11Transport
+from gateway.proxy.transport import HTTP11Transport
 from tests.servers import free_port
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.usage import TokenUsage, normalize
+from gateway.ledger.usage import TokenUsage, normalize
 
 CASES = [
     (

@@ -10,20 +10,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.policy import WindowPolicy
-from gateway.summarize import extractive_summary
-from gateway.tokens import TokenCounter
-from gateway.window import (
-    Episode,
-    Fact,
-    Memory,
+from gateway.context.builder import EngineTokens
+from gateway.context.engine import (
     WindowInput,
     assemble,
     compacted_memory,
     plan_compaction,
     render_fact,
 )
-from gateway.windowing import EngineTokens
+from gateway.context.summaries import extractive_summary
+from gateway.context.types import Episode, Fact, Memory, WindowPolicy
+from gateway.ledger.tokens import TokenCounter
 
 COUNTER = TokenCounter()
 WORDS = [

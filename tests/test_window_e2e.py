@@ -8,7 +8,7 @@ import httpx
 import openai
 import yaml
 
-from gateway.conversations import customer_key, facts_key
+from gateway.context.conversations import customer_key, facts_key
 from tests.conftest import UpstreamLog
 from tests.servers import GatewayProc, start_gateway
 

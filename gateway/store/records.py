@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from gateway.pricing import from_units, to_units
-from gateway.usage import TokenUsage
+from gateway.ledger.usage import TokenUsage
+from gateway.spend.money import from_units, to_units
 
 
 def period_of(ts: float) -> str:
@@ -28,7 +28,7 @@ class UsageRecord:
     customer: str | None = None
     conversation: str | None = None
     route: str = "chat"
-    budgets: tuple[str, ...] = ()  # spend counters this cost is added to (see gateway.spend)
+    budgets: tuple[str, ...] = ()  # spend counters the cost adds to (gateway.spend.ceilings)
     reservation: str | None = None  # the reservation this booking settles
 
     @property

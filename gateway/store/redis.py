@@ -25,10 +25,10 @@ import redis.asyncio as aioredis
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import RedisError, ResponseError
 
-from gateway.config import RedisConfig
 from gateway.errors import StoreRejected, StoreUnavailable
-from gateway.store import StoreHealth
 from gateway.store import redis_scripts as scripts
+from gateway.store.base import StoreHealth
+from gateway.store.options import RedisConfig
 from gateway.store.records import COUNTER_FIELDS, SpendRow, UsageRecord, increments
 
 _MARKER_TTL_S = 40 * 24 * 3600

@@ -1,7 +1,7 @@
 """The Redis backend's Lua scripts. Each runs atomically: that is what makes bookings
 and spend reservations hold across any number of gateway replicas.
 
-A budget (see gateway.spend) is three keys:
+A budget (see gateway.spend.ceilings) is three keys:
   gw:budget:{key}    hash: `spent` (settled cost) and `open` (sum of live reservations),
                      in 1e-10 USD units
   gw:resv:{key}      sorted set: reservation id -> expiry (unix seconds, Redis's clock)

@@ -16,9 +16,10 @@ from typing import Any, TypeVar
 
 import orjson
 
-from gateway.config import SQLiteConfig
 from gateway.errors import StoreUnavailable
-from gateway.store import StoreHealth
+from gateway.ledger.usage import TokenUsage
+from gateway.store.base import StoreHealth
+from gateway.store.options import SQLiteConfig
 from gateway.store.records import COUNTER_FIELDS, SpendRow, UsageRecord, increments
 from gateway.store.sqlite_threads import (
     MIN_FREE_BYTES,
@@ -28,7 +29,6 @@ from gateway.store.sqlite_threads import (
     take_write_lock,
     write_lock_probe,
 )
-from gateway.usage import TokenUsage
 
 T = TypeVar("T")
 _HEALTH_WAIT_S = 0.4  # each of /healthz's two probes; it answers within a second

@@ -1,0 +1,378 @@
+"""The request chain's "build window" step: the I/O shell around `gateway.context.engine`.
+
+Load the conversation, classify it, gather the customer's facts and earlier episodes,
+and ask the pure engine what must leave the window. Turns that leave are summarized,
+their facts extracted, and the new summary and cursor persisted BEFORE the prompt
+without them is built; if no summary can hold them, they stay (over quota, counted).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gateway import offload
+from gateway.context.classify import Classifier, user_texts
+from gateway.context.conversations import (
+    ConversationRecord,
+    ConversationStore,
+    continued,
+    conversation_fingerprint,
+    facts_key,
+)
+from gateway.context.engine import Window, WindowInput, assemble, compacted_memory, plan_compaction
+from gateway.context.linear_regex import compile_linear
+from gateway.context.policy import Policies
+from gateway.context.summaries import Pattern, extract_facts, recompress, redact
+from gateway.context.summarizer import Summarizer
+from gateway.context.types import Episode, Fact, WindowPolicy
+from gateway.errors import StoreUnavailable
+from gateway.ledger.tokens import TokenCounter
+from gateway.offload import content_chars
+from gateway.ops.metrics import GatewayMetrics
+from gateway.proxy.identity import Caller
+from gateway.throttled_log import warn_throttled
+
+log = logging.getLogger("gateway.context.builder")
+EPISODE_SUMMARY_TOKENS = 300
+
+
+# Requests whose messages hold more text than this are tokenized off the event loop;
+# smaller ones stay inline (a thread hop costs more than counting them).
+class EngineTokens:
+    """The engine's view of token counts: cached per message, in the model's tokens."""
+
+    def __init__(self, counter: TokenCounter, model: str) -> None:
+        self._counter = counter
+        self._model = model
+        self._factor = counter.factor(model)
+        # Within one request the engine asks about the same message objects several
+        # times: remember them by identity (the objects live as long as this request).
+        self._seen: dict[int, tuple[Any, int]] = {}
+
+    def message(self, message: Any) -> int:
+        hit = self._seen.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        count = round(self._counter.message_tokens(self._model, message) * self._factor)
+        self._seen[id(message)] = (message, count)
+        return count
+
+    def text(self, text: str) -> int:
+        return round(self._counter.text_tokens(self._model, text) * self._factor)
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """What the chain knows of a chat request when it builds the window."""
+
+    caller: Caller
+    model: str
+    messages: list[Any]
+    client_max_tokens: int | None
+    operational_state: str | None
+    now: float
+
+
+@dataclass
+class Turn:
+    record: ConversationRecord
+    window: Window
+    policy: WindowPolicy
+    evicted_now: int
+    quota_hit: bool
+    new_conversation: bool
+    facts_learned: int = 0
+    escalation: str | None = None
+
+
+class WindowBuilder:
+    def __init__(
+        self,
+        conversations: ConversationStore,
+        tokens: TokenCounter,
+        policies: Policies,
+        summarizer: Summarizer,
+        metrics: GatewayMetrics,
+        fail_open: bool = True,
+    ) -> None:
+        self.conversations = conversations
+        self._fail_open = fail_open
+        self._tokens = tokens
+        self._policies = policies
+        self._classifier = Classifier.from_policy(policies.file)
+        self._patterns = [
+            Pattern(name, compile_linear(p.regex), tuple(p.tags), p.scope)
+            for name, p in policies.file.extraction.items()
+        ]
+        self._summarizer = summarizer
+        self._metrics = metrics
+
+    async def build(self, req: TurnRequest) -> Turn:
+        await offload.sized(content_chars(req.messages), self._count_tokens, req)
+        conv_id = req.caller.conversation or conversation_fingerprint(
+            req.caller.tenant.name, req.caller.customer, req.messages
+        )
+        try:
+            return await self._build(req, conv_id)
+        except StoreUnavailable:
+            if not self._fail_open:
+                raise
+            return self._stateless(req, conv_id)
+
+    def _count_tokens(self, req: TurnRequest) -> None:
+        """Tokenizing megabytes takes the better part of a CPU second: a big request has
+        its messages counted in a worker thread first (tiktoken lets go of the GIL), so
+        the event loop serves everyone else meanwhile. The counts are cached per message
+        (gateway.ledger.tokens), so the engine's own counting on the loop then costs nothing."""
+        windows = self._policies.file.context_windows
+        ceiling = windows.get(req.model, windows["default"])
+        for message in req.messages:
+            self._tokens.message_tokens(req.model, message, ceiling)
+
+    async def _extract(self, turns: Sequence[Any], channel: str, now: float) -> list[Fact]:
+        """Facts of the turns leaving the window; thousands of them are scanned in a
+        worker thread (RE2 lets go of the GIL too), a few inline."""
+        return await offload.sized(
+            content_chars(turns), extract_facts, turns, self._patterns, channel, now
+        )
+
+    def _stateless(self, req: TurnRequest, conv_id: str) -> Turn:
+        """fail_open with the store down: no memory to read, nowhere to persist a summary,
+        so nothing may leave the window. The whole history goes, over quota if it must."""
+        tenant = req.caller.tenant
+        record = ConversationRecord(
+            id=conv_id,
+            tenant=tenant.name,
+            started=req.now,
+            customer=req.caller.customer,
+            plan=tenant.plan,
+            degraded=True,
+        )
+        record.conversation_class = self._classify(req, record, new=True)
+        policy = self._policies.resolve(tenant.plan, record.conversation_class, req.model)
+        inp = WindowInput(
+            messages=req.messages,
+            memory=record.memory,
+            policy=policy,
+            operational_state=req.operational_state,
+            client_max_tokens=req.client_max_tokens,
+        )
+        window = assemble(inp, EngineTokens(self._tokens, req.model))
+        self._observe(record, window, 0)
+        return Turn(record, window, policy, 0, window.report.over_quota, False)
+
+    def _classify(self, req: TurnRequest, record: ConversationRecord, new: bool) -> str:
+        return self._classifier.classify(
+            header=req.caller.conversation_class,
+            channel=req.caller.channel,
+            model=req.model,
+            user_texts=user_texts(req.messages, last_only=not new),
+            previous=record.conversation_class,
+        )
+
+    async def _build(self, req: TurnRequest, conv_id: str) -> Turn:
+        caller, model, messages, now = req.caller, req.model, req.messages, req.now
+        tenant = caller.tenant
+        # A conversation known only by its fingerprint may be two people who both said
+        # "Hi" first: it gets no facts document of its own to share.
+        fkey = facts_key(caller.customer, caller.conversation)
+        record, facts = await self.conversations.load_with_facts(tenant.name, conv_id, fkey)
+        record = continued(record, messages)  # anonymous: only a history that extends it
+        new = record is None
+        if record is None:
+            record = ConversationRecord(id=conv_id, tenant=tenant.name, started=now)
+        record.customer = caller.customer or record.customer
+        record.channel = caller.channel or record.channel
+        record.plan, record.model, record.closed = tenant.plan, model, False
+        record.conversation_class = self._classify(req, record, new)
+        policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
+        facts, heard = await self._facts_of_the_turn(record, messages, facts, fkey, now)
+        episodes = await self._episodes(caller, record, model, now)
+        inp = WindowInput(
+            messages=messages,
+            memory=record.memory,
+            policy=policy,
+            facts=facts,
+            episodes=episodes,
+            operational_state=req.operational_state or record.operational_state,
+            subject_tags=caller.subject_tags,
+            scopes=caller.scopes,
+            client_max_tokens=req.client_max_tokens,
+        )
+        engine_tokens = EngineTokens(self._tokens, model)
+        evicted_now, inp, learned = await self._compact(
+            caller, record, inp, engine_tokens, model, now, fkey
+        )
+        learned += heard
+        window = assemble(inp, engine_tokens)
+        quota_hit = evicted_now > 0 or window.report.over_quota
+        record.window_tokens = window.report.history_tokens
+        record.evicted_messages = window.report.evicted_messages
+        record.over_quota_turns += int(window.report.over_quota)
+        record.quota_hits += int(quota_hit)
+        self._observe(record, window, evicted_now)
+        return Turn(record, window, policy, evicted_now, quota_hit, new, learned)
+
+    async def _facts_of_the_turn(
+        self,
+        record: ConversationRecord,
+        messages: list[Any],
+        facts: list[Fact],
+        fkey: str | None,
+        now: float,
+    ) -> tuple[list[Fact], int]:
+        """Facts in the customer's newest message are durable at once (and are progress),
+        not only when the turn is later compacted."""
+        latest = messages[-1:] if messages and isinstance(messages[-1], dict) else []
+        if fkey is None or not latest or latest[0].get("role") != "user":
+            return facts, 0
+        known = {f.id for f in facts}
+        fresh = [
+            f
+            for f in extract_facts(latest, self._patterns, record.channel, now)
+            if f.id not in known
+        ]
+        if fresh:
+            await self.conversations.save_facts(record.tenant, fkey, [*facts, *fresh])
+        return [*facts, *fresh], len(fresh)
+
+    async def _compact(
+        self,
+        caller: Caller,
+        record: ConversationRecord,
+        inp: WindowInput,
+        tokens: EngineTokens,
+        model: str,
+        now: float,
+        fkey: str | None,
+    ) -> tuple[int, WindowInput, int]:
+        """(messages evicted, the input to assemble, facts learned)."""
+        compaction = plan_compaction(inp, tokens)
+        if not compaction.fold:
+            return 0, inp, 0
+        summary, recompressed = await self._summarizer.fold(
+            caller,
+            inp.memory.summary if inp.memory.cursor == compaction.first else "",
+            compaction.fold,
+            inp.policy.summary_ceiling,
+            model,
+        )
+        if not summary:
+            return 0, inp, 0  # nothing can hold these turns: they stay (over quota, counted)
+        new_facts = await self._extract(compaction.fold, record.channel, now)
+        memory = compacted_memory(inp.messages, compaction, summary)
+        candidate = dataclasses.replace(inp, memory=memory, facts=_merge(inp.facts, new_facts))
+        report = assemble(candidate, tokens).report
+        if report.over_quota:
+            # The summary yields before the recent turns do: it can be rebuilt, they cannot.
+            room = tokens.text(summary) - (report.history_tokens - inp.policy.quota_tokens)
+            shorter = recompress(summary, room, tokens.text) if room > 0 else ""
+            if shorter:
+                memory = dataclasses.replace(memory, summary=shorter)
+                candidate = dataclasses.replace(candidate, memory=memory)
+                recompressed = True
+            elif report.history_tokens >= assemble(inp, tokens).report.history_tokens:
+                return 0, inp, 0  # compacting would not even shrink the window: keep them
+            # else: still over quota (the opening or the last turns alone are too big),
+            # but smaller than keeping everything; sent and counted as over quota.
+        learned = await self.conversations.add_facts(record.tenant, fkey, new_facts) if fkey else 0
+        record.remember(memory)
+        record.summary_recompressions += int(recompressed)
+        await self.conversations.save(record)  # persisted before the request is sent
+        if recompressed:
+            self._metrics.summary_recompressed.inc()
+        evicted = compaction.new_cursor - compaction.first
+        self._metrics.turns_evicted.labels("quota").inc(evicted)
+        return evicted, candidate, learned
+
+    async def _episodes(
+        self, caller: Caller, record: ConversationRecord, model: str, now: float
+    ) -> list[Episode]:
+        if not record.customer:
+            return []
+        out: list[Episode] = []
+        facts: list[Fact] | None = None
+        for doc in await self.conversations.episode_index(record.tenant, record.customer):
+            if doc["conversation"] == record.id:
+                continue
+            if facts is None:  # read once, and only when there is an episode to redact
+                facts = await self.conversations.customer_facts(record.tenant, record.customer)
+            if doc.get("summary") is None:
+                other = await self.conversations.load(record.tenant, doc["conversation"])
+                if other is None:
+                    continue
+                episode = await self.make_episode(caller, other, model, now)
+            else:
+                episode = Episode(
+                    doc["conversation"], doc["channel"], doc["summary"], doc.get("ended_at", 0.0)
+                )
+            # What another conversation heard may be above this caller's verified scopes:
+            # what the patterns find, and what the customer's facts above them state.
+            redacted = redact(episode.summary, self._patterns, caller.scopes, facts or ())
+            out.append(dataclasses.replace(episode, summary=redacted))
+        return out
+
+    async def make_episode(
+        self, caller: Caller, record: ConversationRecord, model: str, now: float
+    ) -> Episode:
+        """Summarize a whole conversation (running summary + what it still held verbatim)."""
+        summary, _ = await self._summarizer.fold(
+            caller, record.summary, [*record.opening, *record.recent], EPISODE_SUMMARY_TOKENS, model
+        )
+        episode = Episode(record.id, record.channel, summary, record.last_seen)
+        if record.customer:
+            await self.conversations.save_episode(record.tenant, record.customer, episode, now)
+        return episode
+
+    def _observe(self, record: ConversationRecord, window: Window, evicted_now: int) -> None:
+        cls = record.conversation_class or "default"
+        report = window.report
+        self._metrics.window_used.labels("true" if report.at_ceiling else "false").observe(
+            report.history_tokens
+        )
+        self._metrics.class_turns.labels(cls).inc()
+        if report.at_ceiling or evicted_now:
+            self._metrics.class_turns_at_ceiling.labels(cls).inc()
+        if report.over_quota:
+            self._metrics.over_quota.labels(cls).inc()
+
+    async def finish(
+        self, turn: Turn, messages: list[Any], cost_units: int | None, now: float
+    ) -> None:
+        """After the call: count the turn and keep what an episode summary will need.
+        Never fails for the store: the upstream has answered, so the client gets the
+        answer (with `fail_closed` too); a turn not saved is logged."""
+        record = turn.record
+        if record.degraded:
+            return
+        record.turns += 1
+        record.last_seen = now
+        if cost_units is not None:
+            record.cost_units += cost_units
+            if record.first_turn_cost_units is None:
+                record.first_turn_cost_units = cost_units
+        transcript = [
+            m
+            for m in messages
+            if isinstance(m, dict) and m.get("role") not in ("system", "developer")
+        ]
+        head = next((i + 1 for i, m in enumerate(transcript) if m.get("role") == "user"), 0)
+        record.opening = transcript[:head]
+        # Everything not yet in the summary (bounded by the quota): the episode summary
+        # of this conversation is made from summary + opening + these.
+        record.recent = transcript[max(record.cursor, head) :]
+        try:
+            if turn.new_conversation:
+                await self.conversations.register(record)
+            await self.conversations.save(record)
+        except StoreUnavailable as exc:
+            warn_throttled(log, "conversation not updated this turn: %s", exc.message)
+
+
+def _merge(known: Sequence[Fact], new: list[Fact]) -> list[Fact]:
+    ids = {f.id for f in known}
+    return [*known, *(f for f in new if f.id not in ids)]

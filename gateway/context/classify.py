@@ -1,0 +1,96 @@
+"""Which class a conversation belongs to: pure, from the header, the rules and the
+class it already had."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from gateway.context.linear_regex import LinearPattern, compile_linear
+from gateway.context.policy import PolicyFile
+from gateway.context.summaries import SCAN_TOTAL, clip_text
+from gateway.errors import InvalidRequest
+from gateway.messages import texts_of
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    to_class: str
+    channels: frozenset[str]
+    models: frozenset[str]
+    keywords: tuple[str, ...]
+    patterns: tuple[LinearPattern, ...]
+
+    def matches(self, channel: str | None, model: str, text: str) -> bool:
+        if self.channels and (channel or "") not in self.channels:
+            return False
+        if self.models and model not in self.models:
+            return False
+        if not self.keywords and not self.patterns:
+            return True
+        return any(k in text for k in self.keywords) or any(p.search(text) for p in self.patterns)
+
+
+@dataclass(frozen=True)
+class Classifier:
+    rules: tuple[CompiledRule, ...]
+    priorities: dict[str, int]
+    default: str
+
+    @classmethod
+    def from_policy(cls, policy: PolicyFile) -> Classifier:
+        rules = tuple(
+            CompiledRule(
+                to_class=r.to_class,
+                channels=frozenset(r.channels),
+                models=frozenset(r.models),
+                keywords=tuple(k.lower() for k in r.keywords),
+                patterns=tuple(compile_linear(p, ignore_case=True) for p in r.regex),
+            )
+            for r in policy.rules
+        )
+        priorities = {name: c.priority or 0 for name, c in policy.classes.items()}
+        return cls(rules, priorities, policy.default_class)
+
+    def classify(
+        self,
+        *,
+        header: str | None,
+        channel: str | None,
+        model: str,
+        user_texts: Iterable[str],
+        previous: str | None,
+    ) -> str:
+        """The header wins; else the first matching rule, but a conversation never moves
+        to a class of lower or equal priority than the one it has."""
+        if header is not None:
+            if header not in self.priorities:
+                raise InvalidRequest(
+                    f"X-Conversation-Class {header!r} is not a configured class "
+                    f"({', '.join(sorted(self.priorities))}).",
+                    param="X-Conversation-Class",
+                )
+            return header
+        text = _scanned(user_texts).lower()
+        found = next((r.to_class for r in self.rules if r.matches(channel, model, text)), None)
+        if previous is not None and previous in self.priorities:
+            if found is None or self.priorities[found] <= self.priorities[previous]:
+                return previous
+            return found
+        return found or self.default
+
+
+def _scanned(texts: Iterable[str]) -> str:
+    """What rules look at: each text clipped as facts are (gateway.context.summaries), and at
+    most SCAN_TOTAL characters of them all, oldest and newest, so a first turn with a
+    history of megabytes costs no more than a long message."""
+    text = " ".join(clip_text(t) for t in texts)
+    if len(text) <= SCAN_TOTAL:
+        return text
+    return text[: SCAN_TOTAL // 2] + " " + text[-SCAN_TOTAL // 2 :]
+
+
+def user_texts(messages: Sequence[object], last_only: bool) -> list[str]:
+    """Text of the user's messages: the latest one, or all (a conversation's first turn)."""
+    texts = texts_of(messages, "user")
+    return texts[-1:] if last_only else texts

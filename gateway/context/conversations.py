@@ -1,0 +1,250 @@
+"""What the gateway keeps per conversation and per customer, namespaced by tenant.
+
+Documents in the store (`Store.get_doc` / `put_doc`):
+  conversation / {conversation id}      ConversationRecord
+  episodes     / {customer, quoted}/{conv id}   an earlier conversation's channel and summary
+  facts        / customer:{quoted id}   the customer's durable facts (or conversation:{id})
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import quote
+
+from gateway.context.types import Episode, Fact, Memory
+from gateway.messages import SYSTEM_ROLES, message_text, role
+from gateway.store import Store
+
+_SYSTEM = ("system", "developer")
+CONVERSATION = "conversation"
+EPISODES = "episodes"
+FACTS = "facts"
+
+
+@dataclass
+class ConversationRecord:
+    id: str
+    tenant: str
+    customer: str | None = None
+    channel: str = "unknown"
+    conversation_class: str | None = None
+    plan: str = ""
+    model: str = ""
+    turns: int = 0
+    summary: str = ""
+    cursor: int = 0
+    anchor: str = ""
+    opening: list[Any] = field(default_factory=list)  # the opening turn(s), verbatim
+    recent: list[Any] = field(default_factory=list)  # the last verbatim turns seen
+    operational_state: str | None = None
+    window_tokens: int = 0
+    evicted_messages: int = 0
+    quota_hits: int = 0
+    over_quota_turns: int = 0
+    summary_recompressions: int = 0
+    cost_units: int = 0
+    first_turn_cost_units: int | None = None
+    started: float = 0.0
+    last_seen: float = 0.0
+    closed: bool = False
+    escalation: str | None = None  # the latest escalation's reason
+    escalations: int = 0
+    loop_state: dict[str, Any] | None = None  # gateway.loops.detector.LoopState, as JSON
+    last_event: str | None = None  # the app's latest event: progress / resolved
+    degraded: bool = False  # built while the store was down: not persisted
+
+    @property
+    def memory(self) -> Memory:
+        return Memory(self.summary, self.cursor, self.anchor)
+
+    def remember(self, memory: Memory) -> None:
+        self.summary, self.cursor, self.anchor = memory.summary, memory.cursor, memory.anchor
+
+    def to_json(self) -> dict[str, Any]:
+        # Shallow on purpose: dataclasses.asdict deep-copies every stored message, on
+        # every turn; orjson serializes the nested lists as they are.
+        return {f.name: getattr(self, f.name) for f in _RECORD_FIELDS}
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> ConversationRecord:
+        names = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in doc.items() if k in names})
+
+    def public(self) -> dict[str, Any]:
+        """What `GET /v1/conversations/{id}` shows the tenant."""
+        doc = self.to_json()
+        for private in ("opening", "recent", "anchor", "tenant", "degraded", "loop_state"):
+            doc.pop(private)
+        doc["class"] = doc.pop("conversation_class")
+        state = self.loop_state or {}
+        doc["loop"] = {
+            "streak": state.get("streak", 0),
+            "loop_turns": state.get("loop_turns", 0),
+            "last_progress_turn": state.get("last_progress_turn", 0),
+        }
+        return doc
+
+
+_RECORD_FIELDS = dataclasses.fields(ConversationRecord)
+
+
+FINGERPRINT_PREFIX = "fp-"  # ids the gateway made; an app's own ids should not start so
+
+
+def conversation_fingerprint(tenant: str, customer: str | None, messages: list[Any]) -> str:
+    """Identity of a conversation whose app sends no X-Conversation-Id: tenant, customer,
+    system message and first user message, which a stateless app resends every turn.
+
+    Without a customer id this is shared by everyone who opens the same way ("Hi"): such
+    an anonymous record is only used by a request whose history extends what the record
+    last saw (see `continued`), and it holds no state that the app can set."""
+    system = next((message_text(m) for m in messages if role(m) in SYSTEM_ROLES), "")
+    first = next((message_text(m) for m in messages if role(m) == "user"), "")
+    digest = hashlib.blake2b(digest_size=12)
+    for part in (tenant, customer or "", system, first):
+        digest.update(part.encode() + b"\x1f")
+    return FINGERPRINT_PREFIX + digest.hexdigest()
+
+
+def is_anonymous(record: ConversationRecord) -> bool:
+    """Known only by its opening: neither the app nor a customer id names it."""
+    return record.customer is None and record.id.startswith(FINGERPRINT_PREFIX)
+
+
+def continued(record: ConversationRecord | None, messages: list[Any]) -> ConversationRecord | None:
+    """The record, if this request may use it. An anonymous record only serves a request
+    whose history strictly extends the one it last saw: the same opening, and the turns
+    it still holds verbatim (everything after its summary) at the same places. Two end
+    users with the same opening therefore never share a summary, counters or loop
+    state; a request that does not continue the record starts afresh (and, when saved,
+    replaces it: the price of having no id is that such users reset each other's memory).
+    """
+    if record is None or not is_anonymous(record):
+        return record
+    transcript = [m for m in messages if isinstance(m, dict) and m.get("role") not in _SYSTEM]
+    head = len(record.opening)
+    start = max(record.cursor, head)
+    end = start + len(record.recent)
+    if (
+        len(transcript) > end
+        and transcript[:head] == record.opening
+        and transcript[start:end] == record.recent
+    ):
+        return record
+    return None
+
+
+def fact_to_json(fact: Fact) -> dict[str, Any]:
+    doc = dataclasses.asdict(fact)
+    doc["tags"] = list(fact.tags)
+    return doc
+
+
+def fact_from_json(doc: dict[str, Any]) -> Fact:
+    names = {f.name for f in dataclasses.fields(Fact)}
+    values = {k: v for k, v in doc.items() if k in names}
+    values["tags"] = tuple(values.get("tags") or ())
+    return Fact(**values)
+
+
+def facts_key(customer: str | None, conversation: str | None) -> str | None:
+    """Where a conversation's facts live: its customer's, else its own (only when the app
+    named the conversation), else nowhere. Ids are quoted: no id can pose as another."""
+    if customer:
+        return customer_facts_key(customer)
+    if conversation:
+        return "conversation:" + quote(conversation, safe="")
+    return None
+
+
+def customer_facts_key(customer: str) -> str:
+    return "customer:" + quote(customer, safe="")
+
+
+def customer_key(customer: str) -> str:
+    return quote(customer, safe="")
+
+
+class ConversationStore:
+    """Typed access to the documents above."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def load(self, tenant: str, conversation: str) -> ConversationRecord | None:
+        doc = await self._store.get_doc(CONVERSATION, tenant, conversation)
+        return None if doc is None else ConversationRecord.from_json(doc)
+
+    async def save(self, record: ConversationRecord) -> None:
+        await self._store.put_doc(CONVERSATION, record.tenant, record.id, record.to_json())
+
+    async def register(self, record: ConversationRecord) -> None:
+        """List a new conversation among its customer's episodes (summary made later)."""
+        if record.customer:
+            await self._store.put_doc(
+                EPISODES,
+                record.tenant,
+                f"{customer_key(record.customer)}/{record.id}",
+                {
+                    "conversation": record.id,
+                    "channel": record.channel,
+                    "summary": None,
+                    "summarized_at": 0.0,
+                },
+            )
+
+    async def load_with_facts(
+        self, tenant: str, conversation: str, facts_key_: str | None
+    ) -> tuple[ConversationRecord | None, list[Fact]]:
+        """The conversation and the facts it may use, in one store round trip."""
+        wanted = [(CONVERSATION, conversation)]
+        if facts_key_ is not None:
+            wanted.append((FACTS, facts_key_))
+        docs = await self._store.get_docs(tenant, wanted)
+        conv, facts = docs[0], (docs[1] if len(docs) > 1 else None)
+        record = None if conv is None else ConversationRecord.from_json(conv)
+        return record, [fact_from_json(f) for f in (facts or {}).get("facts", [])]
+
+    async def facts(self, tenant: str, key: str) -> list[Fact]:
+        doc = await self._store.get_doc(FACTS, tenant, key)
+        return [fact_from_json(f) for f in (doc or {}).get("facts", [])]
+
+    async def customer_facts(self, tenant: str, customer: str) -> list[Fact]:
+        return await self.facts(tenant, customer_facts_key(customer))
+
+    async def save_facts(self, tenant: str, key: str, facts: list[Fact]) -> None:
+        await self._store.put_doc(FACTS, tenant, key, {"facts": [fact_to_json(f) for f in facts]})
+
+    async def delete_facts(self, tenant: str, key: str) -> bool:
+        return await self._store.delete_doc(FACTS, tenant, key)
+
+    async def add_facts(self, tenant: str, key: str, new: list[Fact]) -> int:
+        """Merge facts by id; a fact already known (perhaps confirmed) is kept as it is."""
+        if not new:
+            return 0
+        known = await self.facts(tenant, key)
+        ids = {f.id for f in known}
+        added = [f for f in new if f.id not in ids]
+        if added:
+            await self.save_facts(tenant, key, known + added)
+        return len(added)
+
+    async def episode_index(self, tenant: str, customer: str) -> list[dict[str, Any]]:
+        return await self._store.list_docs(EPISODES, tenant, f"{customer_key(customer)}/")
+
+    async def save_episode(self, tenant: str, customer: str, episode: Episode, at: float) -> None:
+        await self._store.put_doc(
+            EPISODES,
+            tenant,
+            f"{customer_key(customer)}/{episode.conversation}",
+            {
+                "conversation": episode.conversation,
+                "channel": episode.channel,
+                "summary": episode.summary,
+                "ended_at": episode.ended_at,
+                "summarized_at": at,
+            },
+        )

@@ -1,0 +1,330 @@
+"""The budgeted context window: pure functions over plain data (no I/O, no clock).
+
+The window is built from slices filled in priority order; each spends what it needs
+and hands the rest on, none takes from an earlier one:
+
+  system (the app's own, never cut) -> operational state -> durable facts ->
+  episode summaries -> current episode (opening turn + running summary + recent turns)
+  -> output reserve (the reply's max_tokens ceiling)
+
+Messages go out most-stable-first so a provider's prefix cache keeps hitting: the app's
+system message, the facts and episodes block, the opening turn, the running summary,
+the recent turns, and last the operational state, which changes every turn. The blocks
+that quote customers (facts and episodes, the running summary) go in the `user` role,
+marked as quotes; only the app's operational state is `system` (see gateway.context.prompts).
+
+Compaction happens in two steps because summarizing is I/O: `plan_compaction` says
+which turns must leave; the caller folds them into the summary and persists it; only
+then does `assemble` build the prompt without them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import orjson
+
+from gateway.context.prompts import (
+    context_message,
+    op_message,
+    render_episode,
+    render_fact,
+    summary_message,
+)
+from gateway.context.types import Episode, Fact, Memory, WindowPolicy
+from gateway.messages import leading_system, message_text, role
+
+_WORD = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
+_SUMMARY_GROWTH = 0.3  # planning estimate: a summary grows ~30% of what it absorbs
+
+
+class Tokens(Protocol):
+    def message(self, message: Any) -> int: ...
+
+    def text(self, text: str) -> int: ...
+
+
+@dataclass(frozen=True)
+class WindowInput:
+    messages: Sequence[Any]
+    memory: Memory
+    policy: WindowPolicy
+    facts: Sequence[Fact] = ()
+    episodes: Sequence[Episode] = ()
+    operational_state: str | None = None
+    subject_tags: tuple[str, ...] = ()
+    scopes: tuple[str, ...] = ()
+    client_max_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """Turns that must leave the window this turn, to be summarized first."""
+
+    fold: tuple[Any, ...]
+    first: int  # transcript index of fold[0]
+    new_cursor: int
+    head_end: int
+
+
+@dataclass
+class WindowReport:
+    slices: dict[str, int] = field(default_factory=dict)
+    history_tokens: int = 0  # everything but the app's system message(s): what the quota caps
+    evicted_messages: int = 0  # messages the summary stands for (whole conversation so far)
+    over_quota: bool = False
+    at_ceiling: bool = False
+    max_tokens: int = 0
+    exceeds_context: bool = False  # the input alone does not fit the model's context window
+
+
+@dataclass
+class Window:
+    messages: list[Any]
+    report: WindowReport
+
+
+def fingerprint(message: Any) -> str:
+    return hashlib.blake2b(
+        orjson.dumps(message, option=orjson.OPT_SORT_KEYS), digest_size=8
+    ).hexdigest()
+
+
+def _anchor(transcript: Sequence[Any], head_end: int, cursor: int) -> str:
+    return fingerprint(transcript[head_end]) + fingerprint(transcript[cursor - 1])
+
+
+# -- segmentation ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Segments:
+    system: list[Any]
+    transcript: list[Any]
+    head_end: int
+    unit_starts: tuple[int, ...]  # starts of the units at or after the cursor
+    memory: Memory  # validated against this transcript
+
+
+def _split(messages: Sequence[Any], memory: Memory) -> _Segments:
+    """Work here follows the turns after the cursor, not the whole history."""
+    k = leading_system(messages)
+    system, transcript = list(messages[:k]), list(messages[k:])
+    first_user = next((i for i, m in enumerate(transcript) if role(m) == "user"), -1)
+    head_end = first_user + 1
+    cursor = memory.cursor
+    valid = (
+        memory.summary
+        and head_end < cursor <= len(transcript)
+        and (cursor == len(transcript) or role(transcript[cursor]) != "tool")
+        and _anchor(transcript, head_end, cursor) == memory.anchor
+    )
+    if not valid:
+        memory = Memory(cursor=head_end)
+    # A unit never separates an assistant's tool calls from their results, so a kept
+    # transcript never starts on a tool result.
+    starts = [i for i in range(memory.cursor, len(transcript)) if role(transcript[i]) != "tool"]
+    return _Segments(system, transcript, head_end, tuple(starts), memory)
+
+
+# -- allocation -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Allocation:
+    operational_state: str | None
+    op_tokens: int
+    facts: list[Fact]
+    facts_tokens: int
+    episodes: list[Episode]
+    episodes_tokens: int
+    context_tokens: int  # the facts + episodes message as sent
+    transcript_budget: int
+
+
+def _truncate(text: str, limit: int, tokens: Tokens) -> str:
+    """Cut the app's state to its slice on a word boundary, saying so."""
+    if tokens.text(text) <= limit:
+        return text
+    cut = text
+    while cut and tokens.text(cut + " [truncated]") > limit:
+        cut = (
+            cut[: int(len(cut) * 0.8)].rsplit(" ", 1)[0]
+            if " " in cut[:-1]
+            else cut[: int(len(cut) * 0.8)]
+        )
+    return (cut + " [truncated]") if cut else ""
+
+
+def _subject_words(opening: Sequence[Any], summary: str) -> set[str]:
+    """The conversation's subject as words: its opening request and running summary.
+    Both change only at compaction, so the facts chosen (and the cached prefix they sit
+    in) stay the same from one turn to the next."""
+    words = set(_WORD.findall(summary.lower()))
+    for message in opening:
+        words.update(_WORD.findall(message_text(message).lower()))
+    return words
+
+
+def _fill(items: Sequence[Any], costs: Sequence[int], budget: int) -> tuple[list[int], int]:
+    """The seed's fill: take in order what fits, skip what does not, keep trying."""
+    chosen, used = [], 0
+    for index, cost in enumerate(costs):
+        if used + cost <= budget:
+            chosen.append(index)
+            used += cost
+    return chosen, used
+
+
+def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
+    p = inp.policy
+    state = inp.operational_state
+    op_tokens = 0
+    if state:
+        state = _truncate(state, max(p.operational_state_max - 12, 0), tokens)
+        op_tokens = tokens.message(op_message(state)) if state else 0
+    available = max(p.quota_tokens - op_tokens, 0)
+
+    scopes = set(inp.scopes)
+    visible = [f for f in inp.facts if f.scope in scopes]
+    facts_budget = min(p.facts_ceiling, max(p.facts_floor, available - p.transcript_floor))
+    if sum(tokens.text(render_fact(f)) + 1 for f in visible) > facts_budget:
+        # Only when not all fit does relevance decide which do.
+        subject = set(inp.subject_tags) | _subject_words(
+            seg.transcript[: seg.head_end], seg.memory.summary
+        )
+        visible.sort(
+            key=lambda f: (
+                -len(subject.intersection(f.tags)),
+                -(f.confirmed_at or f.created_at),
+                f.id,
+            )
+        )
+    fact_costs = [tokens.text(render_fact(f)) + 1 for f in visible]
+    chosen, facts_tokens = _fill(visible, fact_costs, facts_budget)
+    facts = sorted((visible[i] for i in chosen), key=lambda f: (f.created_at, f.id))  # stable order
+
+    newest = sorted(inp.episodes, key=lambda e: -e.ended_at)
+    episode_costs = [tokens.text(render_episode(e)) + 1 for e in newest]
+    episodes_budget = min(p.episodes_ceiling, max(available - facts_tokens - p.transcript_floor, 0))
+    picked, episodes_tokens = _fill(newest, episode_costs, episodes_budget)
+    episodes = [newest[i] for i in picked]
+
+    message = context_message(facts, episodes)
+    context_tokens = tokens.message(message) if message else 0
+    return _Allocation(
+        operational_state=state or None,
+        op_tokens=op_tokens,
+        facts=facts,
+        facts_tokens=facts_tokens,
+        episodes=episodes,
+        episodes_tokens=episodes_tokens,
+        context_tokens=context_tokens,
+        transcript_budget=max(available - context_tokens, 0),
+    )
+
+
+# -- the current episode --------------------------------------------------------------
+
+
+def _cost(messages: Sequence[Any], tokens: Tokens) -> int:
+    return sum(tokens.message(m) for m in messages)
+
+
+def plan_compaction(inp: WindowInput, tokens: Tokens) -> Compaction:
+    """Which turns leave the window this turn (empty when everything fits).
+
+    Evicts whole units from the oldest end of the recent turns, down to the low-water
+    mark (so the next turns only append), never below the transcript floor and never
+    the last `keep_last_messages` messages.
+    """
+    seg = _split(inp.messages, inp.memory)
+    p = inp.policy
+    alloc = _allocate(inp, seg, tokens)
+    t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
+    head = _cost(t[:h], tokens)
+    summary = (
+        tokens.message(summary_message(seg.memory.summary, h, cursor)) if seg.memory.summary else 0
+    )
+    tail_units = [s for s in seg.unit_starts if s >= cursor]
+    bounds = [*tail_units, len(t)]
+    unit_costs = [_cost(t[a:b], tokens) for a, b in itertools.pairwise(bounds)]
+    tail = sum(unit_costs)
+    nothing = Compaction((), cursor, cursor, h)
+    if head + summary + tail <= alloc.transcript_budget:
+        return nothing
+    target = p.low_water * alloc.transcript_budget
+    protected_from = len(t) - p.keep_last_messages
+    folded, n = 0, 0
+    while n < len(unit_costs) and bounds[n + 1] <= protected_from:
+        if head + tail - unit_costs[n] < p.transcript_floor:
+            break
+        tail -= unit_costs[n]
+        folded += unit_costs[n]
+        n += 1
+        estimate = min(p.summary_ceiling, summary + int(folded * _SUMMARY_GROWTH) + 40)
+        if head + estimate + tail <= target:
+            break
+    if n == 0:
+        return nothing
+    return Compaction(tuple(t[cursor : bounds[n]]), cursor, bounds[n], h)
+
+
+def compacted_memory(messages: Sequence[Any], compaction: Compaction, summary: str) -> Memory:
+    """The memory to persist once `compaction.fold` is summarized into `summary`."""
+    transcript = messages[leading_system(messages) :]
+    return Memory(
+        summary=summary,
+        cursor=compaction.new_cursor,
+        anchor=_anchor(transcript, compaction.head_end, compaction.new_cursor),
+    )
+
+
+def assemble(inp: WindowInput, tokens: Tokens) -> Window:
+    """The messages to send, most stable first, and what each slice spent."""
+    seg = _split(inp.messages, inp.memory)
+    p = inp.policy
+    alloc = _allocate(inp, seg, tokens)
+    t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
+    out: list[Any] = list(seg.system)
+    context = context_message(alloc.facts, alloc.episodes)
+    if context is not None:
+        out.append(context)
+    out += t[:h]
+    summary_tokens = 0
+    if seg.memory.summary and cursor > h:
+        message = summary_message(seg.memory.summary, h, cursor)
+        summary_tokens = tokens.message(message)
+        out.append(message)
+    out += t[cursor:]
+    if alloc.operational_state:
+        out.append(op_message(alloc.operational_state))
+    transcript_tokens = _cost(t[:h], tokens) + _cost(t[cursor:], tokens)
+    history = alloc.op_tokens + alloc.context_tokens + summary_tokens + transcript_tokens
+    system_tokens = _cost(seg.system, tokens)
+    input_tokens = system_tokens + history + 3
+    ceiling = min(p.output_reserve, max(p.context_window - input_tokens, 1))
+    if inp.client_max_tokens is not None:
+        ceiling = min(ceiling, inp.client_max_tokens)
+    report = WindowReport(
+        slices={
+            "system": system_tokens,
+            "operational_state": alloc.op_tokens,
+            "facts": alloc.facts_tokens,
+            "episodes": alloc.episodes_tokens,
+            "summary": summary_tokens,
+            "transcript": transcript_tokens,
+        },
+        history_tokens=history,
+        evicted_messages=cursor - h,
+        over_quota=history > p.quota_tokens,
+        at_ceiling=history >= 0.95 * p.quota_tokens,
+        max_tokens=ceiling,
+        exceeds_context=input_tokens >= p.context_window,
+    )
+    return Window(out, report)

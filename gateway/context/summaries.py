@@ -1,0 +1,309 @@
+"""Folding turns into a running summary, and pulling durable facts out of them. Pure.
+
+The extractive summarizer is the fallback when no summarizer model is configured or the
+call fails: it keeps the sentences that carry identifiers, numbers, amounts, dates,
+emails, names and commitments, plus the first sentence of every customer message (what
+they asked for). A summary over its ceiling is recompressed by dropping whole sentences,
+least informative and oldest first: never cut mid-sentence.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.context.linear_regex import LinearMatch, LinearPattern, compile_linear
+from gateway.context.types import Fact
+from gateway.messages import message_text
+
+# Client text meets these on every turn: RE2, linear in the text (gateway.context.linear_regex).
+_IDENTIFIER = compile_linear(r"\b[A-Z]{2,}[-_]?[A-Z0-9]*\d[A-Z0-9-]*\b|\b\d{4,}\b")
+_NUMBER = compile_linear(r"\d")
+_AMOUNT = compile_linear(
+    r"[$€£]\s?\d[\d,]*(?:\.\d+)?|\b\d[\d,]*(?:\.\d+)?\s?(?:USD|EUR|BRL|dollars?|euros?)\b",
+    ignore_case=True,
+)
+_DATE = compile_linear(
+    r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+    r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d"
+    r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}\b|\btomorrow\b|\bnext week\b",
+    ignore_case=True,
+)
+_EMAIL = compile_linear(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
+_COMMITMENT = compile_linear(
+    r"\b(?:I|we)(?:'ll| will| shall| can| promise)\b|\bwill be\b"
+    r"|\brefund|\breplace|\bescalat|\bcredit",
+    ignore_case=True,
+)
+# These two need lookbehind, which RE2 lacks; each is linear with `re` as written: the
+# lookbehinds look one or two characters back, and nothing after a quantifier can fail
+# and make it give characters back (`\s+` ends the match; `[a-z]{2,}+` is possessive).
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_NAME = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-z]{2,}+\b")
+# Text scanned per message for facts and summary sentences: its head and tail. A paste
+# of megabytes costs no more than this; what it mentions past the head is rarely a fact.
+SCAN_HEAD = 16 * 1024
+SCAN_TAIL = 4 * 1024
+# And over all the turns of one fold (thousands of small messages): the oldest and the
+# newest messages up to half of this each. The summary keeps a few KB of it anyway.
+SCAN_TOTAL = 256 * 1024
+MATCHES_PER_MESSAGE = 100  # per pattern: a message naming more is a paste, not facts
+ROLE_LABEL = {"user": "customer", "assistant": "agent", "tool": "tool"}
+
+
+def scanned_text(message: Any) -> str:
+    """The part of a message that facts and summary sentences are looked for in."""
+    return clip_text(message_text(message))
+
+
+def clip_text(text: str) -> str:
+    """All of a text up to SCAN_HEAD + SCAN_TAIL characters, else its head and tail in
+    whole words (a cut through ORD-12345 would make a fact of ORD-12)."""
+    if len(text) <= SCAN_HEAD + SCAN_TAIL:
+        return text
+    head, tail = text[:SCAN_HEAD], text[-SCAN_TAIL:]
+    if not (head[-1].isspace() or text[SCAN_HEAD].isspace()):
+        words = head.rsplit(None, 1)
+        head = words[0] if len(words) == 2 else ""
+    if not (tail[0].isspace() or text[-SCAN_TAIL - 1].isspace()):
+        words = tail.split(None, 1)
+        tail = words[1] if len(words) == 2 else ""
+    return f"{head}\n{tail}"
+
+
+def scanned_turns(turns: Sequence[Any]) -> list[tuple[Any, str]]:
+    """(message, scanned text) of the turns scanned, at most SCAN_TOTAL characters:
+    all of them, or the oldest and the newest, half of it each."""
+    texts = [(m, scanned_text(m)) for m in turns]
+    if sum(len(t) for _, t in texts) <= SCAN_TOTAL:
+        return texts
+    head = _within(texts, SCAN_TOTAL // 2)
+    tail = _within(texts[len(head) :][::-1], SCAN_TOTAL // 2)[::-1]
+    return head + tail
+
+
+def _within(texts: list[tuple[Any, str]], budget: int) -> list[tuple[Any, str]]:
+    out = []
+    for message, text in texts:
+        budget -= len(text)
+        if budget < 0:
+            break
+        out.append((message, text))
+    return out
+
+
+def _score(sentence: str, first_of_customer: bool) -> int:
+    score = 2 if first_of_customer else 0
+    if _IDENTIFIER.search(sentence):
+        score += 3
+    if _EMAIL.search(sentence):
+        score += 3
+    if _AMOUNT.search(sentence) or _DATE.search(sentence):
+        score += 2
+    elif _NUMBER.search(sentence):
+        score += 1
+    if _COMMITMENT.search(sentence):
+        score += 2
+    if _NAME.search(sentence):
+        score += 1
+    return score
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    label: str
+    text: str
+    score: int
+
+
+_LONG = 400  # characters: a "sentence" this long is a paste, kept by what it mentions
+_MENTIONS = (_IDENTIFIER, _EMAIL, _AMOUNT, _DATE)
+_MENTIONED = 20
+
+
+def _condense(text: str) -> str:
+    """An overlong sentence, reduced to the identifiers, amounts, dates and emails in it,
+    so a summary neither loses them nor cuts a sentence in the middle."""
+    found: dict[str, None] = {}  # ordered, and no quadratic `in list` over thousands
+    for pattern in _MENTIONS:
+        for match in itertools.islice(pattern.finditer(text), MATCHES_PER_MESSAGE):
+            if len(found) == _MENTIONED:
+                break
+            found[match.group(0)] = None
+    return f"(a long message mentioning {', '.join(found)})" if found else ""
+
+
+def _sentences(turns: Sequence[Any]) -> list[_Sentence]:
+    out: list[_Sentence] = []
+    seen: set[str] = set()
+    for message, scanned in scanned_turns(turns):
+        role = message.get("role") if isinstance(message, dict) else None
+        label = ROLE_LABEL.get(str(role), str(role))
+        parts = [s.strip() for s in _SENTENCE.split(scanned) if s.strip()]
+        for n, part in enumerate(parts):
+            score = _score(part, first_of_customer=(n == 0 and label == "customer"))
+            text = _condense(part) if len(part) > _LONG else part
+            if text and score >= 2 and text not in seen:
+                seen.add(text)
+                out.append(_Sentence(label, text, score))
+    return out
+
+
+def _parse_summary(summary: str) -> list[_Sentence]:
+    """A previous summary, back into scored sentences (one `label: text` per line)."""
+    out = []
+    for line in summary.splitlines():
+        label, sep, rest = line.partition(": ")
+        if not sep:
+            label, rest = "note", line
+        for text in (s.strip() for s in _SENTENCE.split(rest) if s.strip()):
+            out.append(_Sentence(label, text, _score(text, False) + 1))  # already chosen once
+    return out
+
+
+def _render(sentences: Sequence[_Sentence]) -> str:
+    lines: list[str] = []
+    for s in sentences:
+        if lines and lines[-1].startswith(s.label + ": "):
+            lines[-1] += " " + s.text
+        else:
+            lines.append(f"{s.label}: {s.text}")
+    return "\n".join(lines)
+
+
+def fit(sentences: list[_Sentence], ceiling: int, count: Callable[[str], int]) -> str:
+    """Keep whole sentences, most informative first (newest first among equals), skipping
+    any that does not fit, so one oversized sentence cannot push out all the others."""
+    text = _render(sentences)
+    if count(text) <= ceiling:
+        return text
+    order = sorted(range(len(sentences)), key=lambda i: (-sentences[i].score, -i))
+    kept: set[int] = set()
+    used = 0
+    for index in order:
+        cost = count(f"{sentences[index].label}: {sentences[index].text}") + 1
+        if used + cost <= ceiling:
+            kept.add(index)
+            used += cost
+    return _render([s for i, s in enumerate(sentences) if i in kept])
+
+
+def extractive_summary(
+    previous: str, turns: Sequence[Any], ceiling: int, count: Callable[[str], int]
+) -> str:
+    return fit(_parse_summary(previous) + _sentences(turns), ceiling, count)
+
+
+def recompress(summary: str, ceiling: int, count: Callable[[str], int]) -> str:
+    """Bring any summary (a model's too) under its ceiling without cutting a sentence."""
+    if count(summary) <= ceiling:
+        return summary
+    return fit(_parse_summary(summary), ceiling, count)
+
+
+SUMMARIZER_INSTRUCTIONS = (
+    "You maintain the running summary of a customer-service conversation for the agent "
+    "that continues it. Merge the previous summary with the new turns. Keep who the "
+    "customer is, what they asked for, every identifier (order, invoice, SKU, ticket "
+    "numbers, emails), amounts, dates, and every commitment the agent made. Write short "
+    "plain sentences, one line per speaker, as 'customer: ...' and 'agent: ...'. "
+    "Stay under {limit} tokens. Output only the summary."
+)
+
+
+def summarizer_messages(previous: str, turns: Sequence[Any], limit: int) -> list[dict[str, str]]:
+    lines = [
+        f"{ROLE_LABEL.get(str(m.get('role')), m.get('role'))}: {message_text(m)}"
+        for m in turns
+        if isinstance(m, dict) and message_text(m)
+    ]
+    body = f"Previous summary:\n{previous or '(none)'}\n\nNew turns:\n" + "\n".join(lines)
+    return [
+        {"role": "system", "content": SUMMARIZER_INSTRUCTIONS.format(limit=limit)},
+        {"role": "user", "content": body},
+    ]
+
+
+@dataclass(frozen=True)
+class Pattern:
+    name: str
+    regex: LinearPattern
+    tags: tuple[str, ...]
+    scope: str
+
+
+def _replacement(name: str) -> Callable[[LinearMatch], str]:
+    """A function, not a template: a backslash in a pattern's name stays literal."""
+    withheld = f"[withheld {name.replace('_', ' ')}]"
+    return lambda _match: withheld
+
+
+def redact(
+    text: str, patterns: Sequence[Pattern], scopes: Sequence[str], facts: Sequence[Fact] = ()
+) -> str:
+    """Withhold what a pattern above the caller's scopes would find (e.g. an email in an
+    earlier episode's summary, shown to a customer not verified for it), and what the
+    customer's stored facts above those scopes state, wherever it was repeated."""
+    for pattern in patterns:
+        if pattern.scope not in scopes:
+            text = pattern.regex.sub(_replacement(pattern.name), text)
+    hidden = [f for f in facts if f.scope not in scopes]
+    return _withheld_values(hidden).sub("[withheld]", text) if hidden else text
+
+
+# Pieces of a fact's text that identify it when repeated: words with a digit ("48213",
+# "ORD-7"), emails, and runs of two or more capitalised words ("Secret Lane").
+# RE2: a fact's text can be a long match or an app's own sentence; `[\w...]*\d` backtracks
+# quadratically in `re` over a long run with no digit.
+_FACT_PIECE = compile_linear(
+    r"[\w.+-]+@[\w-]+\.[\w.-]+|[\w$€£#/-]*\d[\w$€£#/.,-]*\w|\b[A-Z][\w'-]+(?:\s+[A-Z][\w'-]+)+"
+)
+_FACT_SEGMENT = re.compile(r"[,;:\n()]")
+_MIN_PIECE = 3  # characters: shorter pieces ("12") would withhold too much
+
+
+def fact_values(fact: Fact) -> list[str]:
+    """What a fact states, as it could appear in a transcript: its `value` when it has
+    one, else its comma-separated segments and the identifying pieces of its text."""
+    source = fact.value or fact.text
+    pieces = {m.group(0) for m in _FACT_PIECE.finditer(source)}
+    pieces.update(_FACT_SEGMENT.split(source) if not fact.value else [fact.value])
+    return [p for p in (p.strip() for p in pieces) if len(p) >= _MIN_PIECE]
+
+
+def _withheld_values(facts: Sequence[Fact]) -> re.Pattern[str]:
+    values = sorted({v for f in facts for v in fact_values(f)}, key=len, reverse=True)
+    alternatives = "|".join(r"\s+".join(map(re.escape, v.split())) for v in values)
+    return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE) if values else _NEVER
+
+
+_NEVER = re.compile(r"(?!x)x")
+
+
+def extract_facts(
+    turns: Sequence[Any], patterns: Sequence[Pattern], channel: str, now: float
+) -> list[Fact]:
+    """Facts the declared patterns find in turns about to leave the window."""
+    found: dict[str, Fact] = {}
+    for message, text in scanned_turns(turns):
+        role = message.get("role") if isinstance(message, dict) else None
+        who = "the customer" if role == "user" else "the agent" if role == "assistant" else "a tool"
+        for pattern in patterns:
+            for match in itertools.islice(pattern.regex.finditer(text), MATCHES_PER_MESSAGE):
+                value = match.group(0)
+                fid = hashlib.blake2b(f"{pattern.name}:{value}".encode(), digest_size=8).hexdigest()
+                if fid not in found:
+                    found[fid] = Fact(
+                        id=fid,
+                        text=f"{pattern.name.replace('_', ' ')}: {value} (mentioned by {who})",
+                        tags=pattern.tags,
+                        scope=pattern.scope,
+                        source_channel=channel,
+                        created_at=now,
+                        value=value,
+                    )
+    return list(found.values())

@@ -1,0 +1,150 @@
+"""Folding turns into a summary: one call to a small model when one is configured, the
+extractive summarizer when not, or when the call fails or times out.
+
+The model call goes through the same upstream seam as every other call and is booked to
+the tenant like any other (route `summarizer`), estimated if it was cut short.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from gateway import offload
+from gateway.context.policy import Policies
+from gateway.context.summaries import extractive_summary, recompress, summarizer_messages
+from gateway.errors import GatewayError
+from gateway.ledger.accounting import Accountant
+from gateway.ledger.tokens import TokenCounter
+from gateway.messages import message_text
+from gateway.offload import content_chars
+from gateway.proxy.identity import Caller
+from gateway.proxy.upstream import Upstream
+from gateway.spend.guard import SpendCeilingReached, SpendGuard
+
+log = logging.getLogger("gateway.context.summarizer")
+ROUTE = "summarizer"
+
+
+class Summarizer:
+    def __init__(
+        self,
+        upstream: Upstream,
+        accountant: Accountant,
+        tokens: TokenCounter,
+        policies: Policies,
+        guard: SpendGuard,
+    ) -> None:
+        self._upstream = upstream
+        self._accountant = accountant
+        self._tokens = tokens
+        self._policies = policies
+        self._guard = guard
+
+    def _count(self, model: str) -> Any:
+        return lambda text: self._tokens.text_tokens(model, text)
+
+    async def fold(
+        self, caller: Caller, previous: str, turns: Sequence[Any], ceiling: int, model: str
+    ) -> tuple[str, bool]:
+        """The new running summary, under `ceiling`; and whether it had to be recompressed."""
+        settings = self._policies.summarizer(caller.tenant.name)
+        count = self._count(model)
+        text = None
+        if settings.model:
+            limit = min(ceiling, settings.max_tokens)
+            text = await self._call(
+                caller,
+                settings.model,
+                settings.timeout_s,
+                limit,
+                summarizer_messages(previous, turns, limit),
+            )
+        if text is None:
+            return await offload.sized(
+                content_chars(turns), _extractive, previous, turns, ceiling, count
+            )
+        # "" when nothing fits: the caller keeps the turns
+        return recompress(text, ceiling, count), count(text) > ceiling
+
+    async def _call(
+        self, caller: Caller, model: str, timeout_s: float, limit: int, messages: list[Any]
+    ) -> str | None:
+        estimate = self._tokens.raw_message_tokens(model, messages)
+        try:  # the summary is spend too: at the ceiling it comes from the extractive one
+            spend = await self._guard.reserve(caller, model, estimate, limit)
+        except SpendCeilingReached:
+            return None
+        if spend.degraded_from:
+            await self._guard.release(spend)
+            return None
+        body = orjson.dumps({"model": model, "messages": messages, "max_tokens": limit})
+        outcome = await self._request(body, timeout_s)
+        usage = self._accountant.usage(model, outcome.usage, estimate) if outcome.billable else None
+        if usage is None:
+            await self._guard.release(spend)
+        else:
+            await self._accountant.book(
+                caller, model, usage, ROUTE, budgets=spend.budgets, reservation=spend.id
+            )
+        return outcome.text
+
+    async def _request(self, body: bytes, timeout_s: float) -> _Outcome:
+        outcome = _Outcome()
+        try:
+            async with asyncio.timeout(timeout_s):
+                response = await self._upstream.send(
+                    "POST",
+                    self._upstream.url("/v1/chat/completions", b""),
+                    self._upstream.headers([(b"content-type", b"application/json")]),
+                    body,
+                )
+                outcome.billable = response.is_success  # an error status is not billed
+                raw = await self._upstream.read(response)
+            if not response.is_success:
+                log.warning(
+                    "summarizer model answered %s: extractive fallback", response.status_code
+                )
+                return outcome
+            obj = orjson.loads(raw)
+            if not isinstance(obj, dict):
+                raise TypeError("reply is not a JSON object")
+            outcome.usage = obj.get("usage")
+            choice = obj["choices"][0]
+            content = choice["message"]["content"]
+            # A summary cut off at max_tokens may end mid-sentence: not good enough.
+            if (
+                isinstance(content, str)
+                and content.strip()
+                and choice.get("finish_reason") != "length"
+            ):
+                outcome.text = content.strip()
+        except GatewayError as exc:
+            outcome.billable = outcome.billable or exc.reached_upstream
+            log.warning("summarizer model failed (%s): extractive fallback", exc.code)
+        except TimeoutError:
+            outcome.billable = True  # cut short after it was sent: it may be billed
+            log.warning("summarizer model timed out: extractive fallback")
+        except (orjson.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
+            log.warning("summarizer model answered oddly (%s): fallback", type(exc).__name__)
+        return outcome
+
+
+@dataclass
+class _Outcome:
+    text: str | None = None
+    usage: Any = None
+    billable: bool = False
+
+
+def _extractive(
+    previous: str, turns: Sequence[Any], ceiling: int, count: Callable[[str], int]
+) -> tuple[str, bool]:
+    """The extractive summary, and whether it had to drop what a plain merge kept."""
+    raw = previous + "\n" + "\n".join(message_text(t) for t in turns) if previous else ""
+    return extractive_summary(previous, turns, ceiling, count), bool(raw) and count(raw) > ceiling

@@ -1,0 +1,108 @@
+"""Accounting: turn what the upstream reported (or, failing that, the gateway's own
+counts) into a priced ledger record and book it."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from gateway.ledger.booking import Bookkeeper
+from gateway.ledger.tokens import TokenCounter
+from gateway.ledger.usage import TokenUsage, clamped, implausible, normalize
+from gateway.ops.metrics import GatewayMetrics
+from gateway.proxy.identity import Caller
+from gateway.spend.money import to_units
+from gateway.spend.pricing import Pricer
+from gateway.store.records import UsageRecord
+from gateway.throttled_log import warn_throttled
+
+log = logging.getLogger("gateway.ledger.accounting")
+
+
+class Accountant:
+    def __init__(
+        self,
+        tokens: TokenCounter,
+        pricer: Pricer,
+        bookkeeper: Bookkeeper,
+        metrics: GatewayMetrics,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._tokens = tokens
+        self._pricer = pricer
+        self._bookkeeper = bookkeeper
+        self._metrics = metrics
+        self._clock = clock
+
+    def usage(
+        self,
+        model: str,
+        reported: Any,
+        input_estimate: int | None,
+        output_text: Callable[[], str] | None = None,
+    ) -> TokenUsage | None:
+        """The call's token split: reported when present, else estimated from our counts.
+
+        `input_estimate` is the raw (uncorrected) count of what was sent; None when the
+        gateway did not count it (pass-through routes), and then only reported usage books.
+        """
+        usage = normalize(reported)
+        if usage is not None and (problem := implausible(usage)):
+            self._metrics.implausible_usage.inc()
+            warn_throttled(log, "implausible usage reported for %s (%s): estimated", model, problem)
+            if input_estimate is None:
+                return clamped(usage)
+            usage = None  # the gateway's own counts are the better guess
+        elif usage is not None:
+            if input_estimate:
+                self._tokens.learn(model, input_estimate, usage.input_total)
+            return usage
+        if input_estimate is None:
+            return None
+        output = self._tokens.count_text(model, output_text()) if output_text else 0
+        return TokenUsage(
+            fresh_input=round(input_estimate * self._tokens.factor(model)),
+            output=output,
+            estimated=True,
+        )
+
+    async def book(
+        self,
+        caller: Caller,
+        model: str,
+        usage: TokenUsage,
+        route: str,
+        *,
+        conversation: str | None = None,
+        budgets: tuple[str, ...] = (),
+        reservation: str | None = None,
+        fallback_model: str | None = None,
+    ) -> UsageRecord:
+        cost = self._pricer.cost(model, usage)
+        if cost is None and fallback_model and fallback_model != model:
+            # The upstream named a model we cannot price (e.g. a dated variant): the
+            # requested model's price is the honest guess, and what was reserved.
+            cost = self._pricer.cost(fallback_model, usage)
+        if cost is None:
+            self._metrics.count_unpriced(model)
+        if usage.estimated:
+            self._metrics.estimated.labels(route).inc()
+        record = UsageRecord(
+            id=uuid.uuid4().hex,
+            ts=self._clock(),
+            tenant=caller.tenant.name,
+            plan=caller.tenant.plan,
+            model=model,
+            usage=usage,
+            cost_units=None if cost is None else to_units(cost),
+            customer=caller.customer,
+            conversation=conversation or caller.conversation,
+            route=route,
+            budgets=budgets,
+            reservation=reservation,
+        )
+        await self._bookkeeper.book(record)
+        return record

@@ -1,0 +1,152 @@
+"""The chain's exit triggers: the I/O shell around `gateway.loops.detector`.
+
+At the start of a turn: a loop (N loop turns in a row) or a turn ceiling passed without
+progress escalates, and the class's action applies: `signal` (response header
+`X-Gateway-Escalation`, a metric, the state in GET /v1/conversations/{id}), `instruct`
+(signal, and tell the model to offer a human), `handoff` (signal, and answer with the
+class's handoff message without calling the model, booked at zero cost). A tenant's
+webhook gets a JSON event, POSTed off the request path and retried with backoff.
+After the reply, the turn is folded into the conversation's loop state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from typing import Any
+
+import httpx
+import orjson
+
+from gateway.context.conversations import ConversationRecord
+from gateway.context.policy import Policies
+from gateway.context.types import WindowPolicy
+from gateway.loops.detector import LoopSettingsView, LoopState, decide, observe_turn, progressed
+from gateway.messages import message_text
+from gateway.ops.metrics import GatewayMetrics
+from gateway.proxy.http_responses import RawResponse
+from gateway.proxy.made_up_replies import completion_body, stream_events
+
+log = logging.getLogger("gateway.loops.escalation")
+INSTRUCTION = (
+    "Note from the gateway: this conversation {why}. Do not repeat earlier answers. Offer "
+    "the customer a handoff to a human agent and ask whether they want it."
+)
+WHY = {
+    "loop": "is going in circles: the customer asks the same thing and gets the same answer",
+    "turn_ceiling": "has gone on for many turns without progress",
+}
+_RETRIES = (0.5, 2.0, 8.0)
+
+
+class Escalations:
+    def __init__(self, policies: Policies, metrics: GatewayMetrics) -> None:
+        self._policies = policies
+        self._metrics = metrics
+        self._client: httpx.AsyncClient | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def _settings(self, record: ConversationRecord) -> LoopSettingsView:
+        s = self._policies.loop(record.plan, record.conversation_class or "default")
+        return LoopSettingsView(s.user_similarity, s.reply_similarity, s.consecutive)
+
+    def check(self, record: ConversationRecord, policy: WindowPolicy) -> str | None:
+        """Start of a turn: does this turn escalate? Updates the record's loop state."""
+        turn = record.turns + 1
+        state = LoopState.from_json(record.loop_state)
+        decision = decide(
+            state, turn, policy.turn_ceiling, policy.progress_window, self._settings(record)
+        )
+        record.loop_state = decision.state.to_json()
+        if decision.escalation is None:
+            return None
+        record.escalation = decision.escalation
+        record.escalations += 1
+        return decision.escalation
+
+    def commit(self, record: ConversationRecord, reason: str) -> None:
+        """The escalated turn was answered: count it and tell the tenant's webhook. (Not
+        at `check`: a turn that then fails is retried, and must not notify twice.)"""
+        self._metrics.escalations.labels(record.conversation_class or "default", reason).inc()
+        self._notify(record, reason, record.turns + 1)
+
+    def observe(
+        self, record: ConversationRecord, messages: list[Any], reply: str, progress: bool
+    ) -> None:
+        """End of a turn: fold the customer's message and the reply into the loop state."""
+        state = LoopState.from_json(record.loop_state)
+        user = next(
+            (
+                message_text(m)
+                for m in reversed(messages)
+                if isinstance(m, dict) and m.get("role") == "user"
+            ),
+            "",
+        )
+        state, _ = observe_turn(state, user, reply, self._settings(record))
+        if progress:
+            state = progressed(state, record.turns + 1)
+        record.loop_state = state.to_json()
+
+    def instruction(self, reason: str) -> dict[str, str]:
+        return {"role": "system", "content": INSTRUCTION.format(why=WHY[reason])}
+
+    def _notify(self, record: ConversationRecord, reason: str, turn: int) -> None:
+        url = self._policies.file.webhooks.get(record.tenant)
+        if not url:
+            return
+        event = {
+            "type": "escalation",
+            "reason": reason,
+            "tenant": record.tenant,
+            "conversation": record.id,
+            "customer": record.customer,
+            "class": record.conversation_class,
+            "turn": turn,
+            "ts": time.time(),
+        }
+        task = asyncio.get_running_loop().create_task(self._post(url, event))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _post(self, url: str, event: dict[str, Any]) -> None:
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=5.0)
+        for attempt, pause in enumerate((*_RETRIES, None)):
+            try:
+                response = await self._client.post(
+                    url, content=orjson.dumps(event), headers={"content-type": "application/json"}
+                )
+                if response.is_success:
+                    return
+                log.warning("escalation webhook answered %s", response.status_code)
+            except httpx.HTTPError as exc:
+                log.warning("escalation webhook failed (%s)", type(exc).__name__)
+            if pause is None:
+                log.error("escalation webhook gave up after %d attempts", attempt + 1)
+                return
+            await asyncio.sleep(pause)
+
+    async def aclose(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        if self._client is not None:
+            await self._client.aclose()
+
+
+def handoff_response(
+    model: str, text: str, stream: bool, include_usage: bool, headers: list[tuple[bytes, bytes]]
+) -> RawResponse:
+    """The class's handoff message as an ordinary chat completion, JSON or streamed."""
+    cid = f"chatcmpl-handoff-{int(time.time() * 1000)}"
+    created = int(time.time())
+    usage = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+    if not stream:
+        body = orjson.dumps(completion_body(cid, model, created, text, usage))
+        return RawResponse(200, [(b"content-type", b"application/json"), *headers], body)
+    events = stream_events(cid, model, created, [text], usage=usage if include_usage else None)
+    return RawResponse(200, [(b"content-type", b"text/event-stream"), *headers], b"".join(events))

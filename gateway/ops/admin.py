@@ -1,0 +1,157 @@
+"""Finance and operations endpoints: /admin/* (admin key), /metrics, /healthz."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import re
+import time
+
+import orjson
+from starlette.requests import Request
+
+from gateway.errors import InvalidRequest, StoreUnavailable
+from gateway.proxy.http_responses import RawResponse, json_response
+from gateway.proxy.identity import authenticate_admin
+from gateway.runtime import Gateway
+from gateway.spend.money import from_units
+from gateway.store import StoreHealth
+from gateway.store.records import SpendRow, period_of
+
+HEALTH_WAIT_S = 0.9  # /healthz answers within a second
+_PERIOD = re.compile(r"[0-9]{4}-(0[1-9]|1[0-2])")  # ASCII digits only (not \d: "²", "٣")
+_LIMIT = re.compile(r"[0-9]{1,6}")
+SPEND_COLUMNS = (
+    "tenant",
+    "plan",
+    "requests",
+    "fresh_input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "reasoning_tokens",
+    "cost_usd",
+    "estimated_requests",
+    "unpriced_requests",
+)
+
+
+def _period(request: Request) -> str:
+    period = request.query_params.get("period") or period_of(time.time())
+    if not _PERIOD.fullmatch(period):
+        raise InvalidRequest("'period' must look like YYYY-MM.", param="period")
+    return period
+
+
+def spend_rows(gw: Gateway, booked: list[SpendRow]) -> list[SpendRow]:
+    """Booked rows plus a zero row for every configured tenant that spent nothing."""
+    seen = {row.tenant for row in booked}
+    idle = [
+        SpendRow(t.name, t.plan) for t in gw.settings.tenants_by_hash.values() if t.name not in seen
+    ]
+    return sorted(booked + idle, key=lambda r: r.tenant)
+
+
+def spend_csv(rows: list[SpendRow]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=SPEND_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow(row.to_json())
+    return out.getvalue()
+
+
+async def spend(request: Request) -> RawResponse:
+    gw: Gateway = request.app.state.gateway
+    authenticate_admin(request.headers, gw.settings.admin_key)
+    period = _period(request)
+    rows = spend_rows(gw, await gw.store.spend(period))
+    if request.query_params.get("format") == "csv":
+        return RawResponse(
+            200, [(b"content-type", b"text/csv; charset=utf-8")], spend_csv(rows).encode()
+        )
+    return json_response(orjson.dumps({"period": period, "tenants": [r.to_json() for r in rows]}))
+
+
+async def ledger(request: Request) -> RawResponse:
+    gw: Gateway = request.app.state.gateway
+    authenticate_admin(request.headers, gw.settings.admin_key)
+    limit_text = request.query_params.get("limit", "1000")
+    if not _LIMIT.fullmatch(limit_text) or not 0 < int(limit_text) <= 100_000:
+        raise InvalidRequest("'limit' must be an integer from 1 to 100000.", param="limit")
+    records = await gw.store.ledger(
+        _period(request), request.query_params.get("tenant"), int(limit_text)
+    )
+    return json_response(orjson.dumps({"records": [r.to_json() for r in records]}))
+
+
+async def report(request: Request) -> RawResponse:
+    """GET /admin/report?period=YYYY-MM[&tenant=T]: what `gateway report` prints, as JSON."""
+    from gateway.ops.report import gather
+
+    gw: Gateway = request.app.state.gateway
+    authenticate_admin(request.headers, gw.settings.admin_key)
+    tenants = sorted({t.name for t in gw.settings.tenants_by_hash.values()})
+    found = await gather(gw.store, tenants, _period(request), request.query_params.get("tenant"))
+    return json_response(orjson.dumps(found.to_json()))
+
+
+async def budgets(request: Request) -> RawResponse:
+    """GET /admin/budgets?tenant=T[&customer=C]: spent, held and ceiling per budget."""
+    gw: Gateway = request.app.state.gateway
+    authenticate_admin(request.headers, gw.settings.admin_key)
+    name = request.query_params.get("tenant")
+    tenant = next((t for t in gw.settings.tenants_by_hash.values() if t.name == name), None)
+    if tenant is None:
+        raise InvalidRequest("'tenant' must name a configured tenant.", param="tenant")
+    policy = gw.settings.spend.policy(
+        tenant.name, tenant.plan, request.query_params.get("customer"), time.time()
+    )
+    counters = await gw.store.budgets(policy.keys)
+    rows = [
+        {
+            "budget": b.key,
+            "scope": b.scope,
+            "period": b.period,
+            "spent_usd": str(from_units(counters[b.key][0])),
+            "reserved_usd": str(from_units(counters[b.key][1])),
+            "ceiling_usd": None if b.limit_units is None else str(from_units(b.limit_units)),
+            "resets_at": b.resets_at,
+        }
+        for b in policy.budgets
+    ]
+    action = policy.ceiling.action
+    return json_response(orjson.dumps({"tenant": tenant.name, "action": action, "budgets": rows}))
+
+
+async def metrics(request: Request) -> RawResponse:
+    """Prometheus text; it names every tenant, its plan and spend, so it takes the admin
+    key like /admin/* (Prometheus: `authorization: {credentials: <admin key>}`)."""
+    gw: Gateway = request.app.state.gateway
+    authenticate_admin(request.headers, gw.settings.admin_key)
+    try:
+        booked = await gw.store.spend(None)
+    except StoreUnavailable:
+        booked = None
+    body = gw.metrics.render(booked)
+    return RawResponse(200, [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")], body)
+
+
+async def healthz(request: Request) -> RawResponse:
+    """Answers within a second, whatever the store does, and names what is wrong. 503
+    when the gateway refuses calls (`fail_closed` and the store not ok); with `fail_open`
+    it still serves, so 200 with status `degraded`."""
+    gw: Gateway = request.app.state.gateway
+    try:
+        health = await asyncio.wait_for(gw.store.health(), HEALTH_WAIT_S)
+    except TimeoutError:
+        health = StoreHealth("slow", f"the store did not answer within {HEALTH_WAIT_S} s")
+    serving = health.ok or gw.settings.config.store_failure == "fail_open"
+    body = {
+        "status": "ok" if health.ok else "degraded" if serving else "unavailable",
+        "store": health.state,
+        "detail": health.detail,
+        "pending_bookings": gw.bookkeeper.pending,
+    }
+    return json_response(orjson.dumps(body), 200 if serving else 503)

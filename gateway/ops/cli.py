@@ -1,0 +1,208 @@
+"""The `gateway` command. `cli_logic(argv) -> int`; only `main` calls sys.exit."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from gateway.config import Settings, load_settings, resolve_relative
+from gateway.errors import ConfigError
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gateway", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the gateway")
+    serve.add_argument("--config", default="config.yaml")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--access-log", action="store_true")
+
+    check = sub.add_parser("check-config", help="validate config.yaml and the policies")
+    check.add_argument("--config", default="config.yaml")
+
+    tenants = sub.add_parser("tenants", help="manage tenants")
+    tenants_sub = tenants.add_subparsers(dest="tenants_command", required=True)
+    add = tenants_sub.add_parser("add", help="create a tenant; prints its key once")
+    add.add_argument("name")
+    add.add_argument("--plan", required=True)
+    add.add_argument("--config", default="config.yaml")
+
+    sim = sub.add_parser("simulate-upstream", help="run the simulated upstream alone")
+    sim.add_argument("--host", default="127.0.0.1")
+    sim.add_argument("--port", type=int, default=9000)
+    sim.add_argument("--cache-ttl", type=float, default=300.0)
+
+    report = sub.add_parser("report", help="cost figures from the store (seed 002)")
+    report.add_argument("--config", default="config.yaml")
+    report.add_argument("--period", default=None, help="YYYY-MM (default: this month)")
+    report.add_argument("--tenant", default=None)
+    report.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    report.add_argument("--plot", default=None, help="write the curves to this PNG")
+
+    demo = sub.add_parser("demo", help="simulator + gateway + a few conversations, then spend")
+    demo.add_argument("--dir", default=None, help="keep the demo's files here")
+    return parser
+
+
+def _check_config(config: str) -> int:
+    try:
+        settings = load_settings(Path(config))
+    except ConfigError as exc:
+        for line in exc.lines():
+            print(f"error: {line}", file=sys.stderr)
+        return 1
+    for warning in _spend_warnings(settings):
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"ok: {config} ({len(settings.tenants_by_hash)} tenants, store {settings.store_url})")
+    return 0
+
+
+def _spend_warnings(settings: Settings) -> list[str]:
+    from gateway.config import pricer_for
+    from gateway.spend.ceilings import spend_warnings
+
+    plans = {t.name: t.plan for t in settings.tenants_by_hash.values()}
+    upstream = settings.config.upstream
+    return spend_warnings(
+        settings.spend, plans, pricer_for(settings.config).knows, upstream.timeout_s
+    )
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    if _check_config(args.config) != 0:
+        return 1
+    os.environ["GATEWAY_CONFIG"] = str(Path(args.config).resolve())
+    if args.workers > 1 and "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
+        # Each worker writes its metrics to files here; /metrics sums them all.
+        import tempfile
+
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="gateway-metrics-")
+    uvicorn.run(
+        "gateway.proxy.app:create_app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        access_log=args.access_log,
+        log_level="info",
+    )
+    return 0
+
+
+def _tenants_add(args: argparse.Namespace) -> int:
+    import yaml
+
+    from gateway.ops.tenants import add_tenant
+
+    config = Path(args.config)
+    policies = "policies"
+    if config.exists():
+        raw = yaml.safe_load(config.read_text()) or {}
+        policies = os.environ.get("GATEWAY_POLICIES") or raw.get("policies", policies)
+    try:
+        key = add_tenant(resolve_relative(config.resolve().parent, policies), args.name, args.plan)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(key)
+    print(
+        f"tenant {args.name!r} (plan {args.plan}) added; the key above is shown only once.",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    import asyncio
+    import json
+    import time
+
+    from gateway.errors import StoreUnavailable
+    from gateway.ops.report import as_csv, as_table, gather, plot
+    from gateway.store import open_store
+    from gateway.store.records import period_of
+
+    try:
+        settings = load_settings(Path(args.config))
+    except ConfigError as exc:
+        for line in exc.lines():
+            print(f"error: {line}", file=sys.stderr)
+        return 1
+    period = args.period or period_of(time.time())
+    tenants = sorted({t.name for t in settings.tenants_by_hash.values()})
+
+    async def read() -> Any:
+        store = open_store(settings.store_url, settings.config.sqlite, settings.config.redis)
+        try:
+            return await gather(store, tenants, period, args.tenant)
+        finally:
+            await store.close()
+
+    try:
+        report = asyncio.run(read())
+    except StoreUnavailable as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    if args.format == "json":
+        print(json.dumps(report.to_json(), indent=2))
+    elif args.format == "csv":
+        print(as_csv(report), end="")
+    else:
+        print(as_table(report))
+    if args.plot:
+        plot(report, args.plot)
+        print(f"plot written to {args.plot}", file=sys.stderr)
+    return 0
+
+
+def cli_logic(argv: list[str]) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    # httpx logs every request at INFO: too chatty for a proxy, and no business of the log.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("httpx2").setLevel(logging.WARNING)
+    commands = {
+        "serve": _serve,
+        "check-config": lambda a: _check_config(a.config),
+        "tenants": _tenants_add,
+        "simulate-upstream": _simulate,
+        "report": _report,
+        "demo": _demo,
+    }
+    return int(commands[args.command](args))
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from gateway.dev.simulator import create_simulator_app
+
+    uvicorn.run(
+        create_simulator_app(args.cache_ttl),
+        host=args.host,
+        port=args.port,
+        access_log=False,
+        log_level="warning",
+    )
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from gateway.dev.demo import run_demo
+
+    return run_demo(Path(args.dir) if args.dir else None)
+
+
+def main() -> None:
+    sys.exit(cli_logic(sys.argv[1:]))

@@ -1,0 +1,133 @@
+"""The ASGI app factory: routes, the outermost error layer and the lifespan."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from gateway.config import SIMULATOR, Settings, load_settings
+from gateway.errors import GatewayError, NotFound
+from gateway.ops import admin
+from gateway.proxy import conversation_routes as conv
+from gateway.proxy.chat import chat_completions
+from gateway.proxy.http_responses import RawResponse, error_response
+from gateway.proxy.passthrough import passthrough
+from gateway.runtime import build_gateway
+
+log = logging.getLogger("gateway")
+CONFIG_ENV = "GATEWAY_CONFIG"
+
+
+def _route_label(path: str) -> str:
+    if path == "/v1/chat/completions":
+        return "chat"
+    if path.startswith("/v1/"):
+        return "passthrough"
+    if path.startswith("/admin/"):
+        return "admin"
+    return "ops"
+
+
+class ErrorLayer:
+    """Outermost layer: gateway errors become OpenAI-style bodies, anything unexpected a
+    plain 500 (no traceback to the client or the log); counts every answer by status."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        status = 0
+
+        async def tracked(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except GatewayError as exc:
+            if not status:
+                await error_response(exc)(scope, receive, tracked)
+        except Exception as exc:  # noqa: BLE001 - the one catch-all, at the outermost layer
+            log.error("unexpected error on %s: %s: %s", scope["path"], type(exc).__name__, exc)
+            if not status:
+                await error_response(GatewayError("The gateway failed unexpectedly."))(
+                    scope, receive, tracked
+                )
+        finally:
+            gw = getattr(scope["app"].state, "gateway", None)
+            if gw is not None:
+                gw.metrics.requests.labels(_route_label(scope["path"]), str(status)).inc()
+
+
+async def _http_error(request: Request, exc: Exception) -> RawResponse:
+    assert isinstance(exc, HTTPException)
+    if exc.status_code == 404:
+        return error_response(NotFound(f"No route {request.method} {request.url.path}."))
+    err = GatewayError(
+        f"{exc.detail} ({request.method} {request.url.path})", code="method_not_allowed"
+    )
+    err.status, err.type = exc.status_code, "invalid_request_error"
+    return error_response(err)
+
+
+def create_app(settings: Settings) -> Starlette:
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with contextlib.AsyncExitStack() as stack:
+            upstream_url = settings.config.upstream.base_url
+            if upstream_url == SIMULATOR:
+                # A dev tool, loaded only when asked for (`base_url: simulator`).
+                from gateway.dev.simulator import serve_simulator_in_background
+
+                upstream_url = await stack.enter_async_context(serve_simulator_in_background())
+            gateway = await build_gateway(settings, upstream_url)
+            stack.push_async_callback(gateway.close)
+            app.state.gateway = gateway
+            yield
+
+    methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    routes = [
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/v1/conversations/{conversation}", conv.get_conversation, methods=["GET"]),
+        Route("/v1/conversations/{conversation}/state", conv.put_state, methods=["PUT"]),
+        Route("/v1/conversations/{conversation}/close", conv.close_conversation, methods=["POST"]),
+        Route("/v1/conversations/{conversation}/events", conv.post_event, methods=["POST"]),
+        Route("/v1/customers/{customer}/facts", conv.get_facts, methods=["GET"]),
+        Route("/v1/customers/{customer}/facts", conv.put_facts, methods=["PUT"]),
+        Route("/v1/customers/{customer}/facts", conv.delete_facts, methods=["DELETE"]),
+        Route("/v1/{rest:path}", passthrough, methods=methods),
+        Route("/admin/spend", admin.spend, methods=["GET"]),
+        Route("/admin/ledger", admin.ledger, methods=["GET"]),
+        Route("/admin/budgets", admin.budgets, methods=["GET"]),
+        Route("/admin/report", admin.report, methods=["GET"]),
+        Route("/metrics", admin.metrics, methods=["GET"]),
+        Route("/healthz", admin.healthz, methods=["GET"]),
+    ]
+    handlers: dict[Any, Any] = {HTTPException: _http_error}
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(ErrorLayer)],
+        exception_handlers=handlers,
+        lifespan=lifespan,
+    )
+
+
+def create_app_from_env() -> Starlette:
+    """uvicorn factory (`--factory`): the config path comes from $GATEWAY_CONFIG."""
+    return create_app(load_settings(Path(os.environ.get(CONFIG_ENV, "config.yaml"))))

@@ -1,0 +1,297 @@
+"""POST /v1/chat/completions: the request chain, top to bottom.
+
+authenticate -> identify -> read body -> guard the store -> build the window
+(classify, summarize before evict) -> forward -> relay (JSON or stream) -> account and
+book -> persist the conversation.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from time import perf_counter
+from typing import Any
+
+import httpx
+import orjson
+from starlette.requests import Request
+from starlette.types import ASGIApp
+
+from gateway import offload
+from gateway.context.builder import Turn, TurnRequest
+from gateway.errors import InvalidRequest
+from gateway.ledger.usage import TokenUsage
+from gateway.loops.escalation import handoff_response
+from gateway.proxy.http_responses import RawResponse
+from gateway.proxy.identity import Caller, authenticate, identify
+from gateway.proxy.request_body import json_object, read_body
+from gateway.proxy.streaming import StreamRelay, UsageTap
+from gateway.proxy.upstream import response_headers
+from gateway.runtime import Gateway
+from gateway.spend.guard import WorstCase
+from gateway.spend.hold import Hold, Reservation
+
+ROUTE = "chat"
+REASONING = ("o1", "o3", "o4", "gpt-5")
+
+
+@dataclass(slots=True)
+class ChatCall:
+    body: dict[str, Any]
+    model: str
+    messages: list[Any]
+    stream: bool
+    client_wants_usage: bool
+
+    @property
+    def replies(self) -> int:
+        """How many choices the upstream generates (and bills): `n`."""
+        n = self.body.get("n")
+        return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
+
+    @property
+    def client_max_tokens(self) -> int | None:
+        for key in ("max_completion_tokens", "max_tokens"):
+            value = self.body.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+                return value
+        return None
+
+
+def parse_chat(body: dict[str, Any]) -> ChatCall:
+    model = body.get("model")
+    if not isinstance(model, str) or not model:
+        raise InvalidRequest("'model' is required and must be a string.", param="model")
+    messages = body.get("messages")
+    if "messages" not in body:
+        raise InvalidRequest("'messages' is required.", param="messages")
+    if not isinstance(messages, list):
+        raise InvalidRequest("'messages' must be a list of message objects.", param="messages")
+    stream = body.get("stream") is True
+    options = body.get("stream_options")
+    wants_usage = isinstance(options, dict) and options.get("include_usage") is True
+    return ChatCall(body, model, messages, stream, wants_usage)
+
+
+def upstream_payload(call: ChatCall, turn: Turn, model: str) -> bytes:
+    """The client's body with the budgeted window, the reply ceiling, the model the spend
+    guard allows and, for a stream, a request for the usage chunk."""
+    body = dict(call.body)
+    body["model"] = model
+    body["messages"] = turn.window.messages
+    keys = [k for k in ("max_tokens", "max_completion_tokens") if k in body]
+    if not keys:  # reasoning models refuse max_tokens
+        keys = ["max_completion_tokens" if model.startswith(REASONING) else "max_tokens"]
+    for key in keys:
+        body[key] = turn.window.report.max_tokens
+    if call.stream and not call.client_wants_usage:
+        options = body.get("stream_options")
+        body["stream_options"] = {
+            **(options if isinstance(options, dict) else {}),
+            "include_usage": True,
+        }
+    return orjson.dumps(body)
+
+
+def window_headers(turn: Turn, spend: Reservation | None) -> list[tuple[bytes, bytes]]:
+    extra = []
+    if spend is not None and spend.degraded_from:
+        extra.append((b"x-gateway-degraded", f"{spend.degraded_from}->{spend.model}".encode()))
+    if turn.escalation:
+        extra.append((b"x-gateway-escalation", turn.escalation.encode()))
+    return [
+        *extra,
+        (b"x-gateway-conversation-id", turn.record.id.encode()),
+        (b"x-gateway-class", (turn.record.conversation_class or "").encode()),
+        (b"x-gateway-window-tokens", str(turn.window.report.history_tokens).encode()),
+        (b"x-gateway-evicted-turns", str(turn.window.report.evicted_messages).encode()),
+    ]
+
+
+async def chat_completions(request: Request) -> ASGIApp:
+    gw: Gateway = request.app.state.gateway
+    started = perf_counter()
+    caller = identify(request.headers, authenticate(request.headers, gw.settings.tenants_by_hash))
+    raw = await read_body(request, gw.settings.config.limits.max_body_bytes)
+    call = parse_chat(await offload.sized(len(raw), json_object, raw))
+    await gw.guard_store()
+    turn = await gw.windows.build(
+        TurnRequest(
+            caller,
+            call.model,
+            call.messages,
+            call.client_max_tokens,
+            request.headers.get("x-operational-state"),
+            time.time(),
+        )
+    )
+    turn.escalation = gw.escalations.check(turn.record, turn.policy)
+    if turn.escalation and turn.policy.escalation_action == "handoff":
+        return await _handoff(gw, caller, call, turn)
+    if turn.escalation and turn.policy.escalation_action == "instruct":
+        turn.window.messages.append(gw.escalations.instruction(turn.escalation))
+    if turn.window.report.exceeds_context:
+        raise InvalidRequest(
+            "The system message and the window's minimum history exceed the model's context "
+            "window.",
+            param="messages",
+            code="context_length_exceeded",
+        )
+    input_estimate = await _input_tokens(gw, call, turn)
+    worst = WorstCase.of(
+        input_estimate, gw.tokens.factor(call.model), turn.window.report.max_tokens, call.replies
+    )
+    spend = await gw.guard.reserve(caller, call.model, worst.input_tokens, worst.output_tokens)
+    ctx = _Context(gw, caller, call, turn, spend, input_estimate)
+    # On an error after the upstream was reached the call may be billed: book an estimate.
+    async with gw.guard.held(spend, lambda: _settle(ctx, spend.model, None)) as ctx.hold:
+        response = await gw.upstream.send(
+            "POST",
+            gw.upstream.url(request.url.path, request.scope["query_string"]),
+            gw.upstream.headers(request.headers.raw),
+            upstream_payload(call, turn, spend.model),
+        )
+        before_upstream = perf_counter() - started
+        is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
+        if call.stream and is_sse and response.is_success:
+            return _stream(ctx, response, before_upstream)
+        return await _json(ctx, response, before_upstream)
+
+
+@dataclass(slots=True)
+class _Context:
+    """Everything a relay needs to book the call once the upstream has answered."""
+
+    gw: Gateway
+    caller: Caller
+    call: ChatCall
+    turn: Turn
+    spend: Reservation
+    input_estimate: int  # raw count of everything sent: messages, tools, schemas
+    hold: Hold | None = None
+
+
+async def _handoff(gw: Gateway, caller: Caller, call: ChatCall, turn: Turn) -> RawResponse:
+    """The class's handoff message instead of the model: booked at zero cost."""
+    await gw.accountant.book(
+        caller, call.model, TokenUsage(), "handoff", conversation=turn.record.id
+    )
+    if turn.escalation:
+        gw.escalations.commit(turn.record, turn.escalation)
+    await gw.windows.finish(turn, call.messages, 0, time.time())
+    return handoff_response(
+        call.model,
+        turn.policy.handoff_message,
+        call.stream,
+        call.client_wants_usage,
+        window_headers(turn, None),
+    )
+
+
+async def _settle(ctx: _Context, model: str, reported: Any, output_text: Any = None) -> None:
+    """Book the call (settling its reservation), then record the turn."""
+    gw, call = ctx.gw, ctx.call
+    # Token counts learn and estimate under the requested model; prices use the served one.
+    usage = gw.accountant.usage(call.model, reported, ctx.input_estimate, output_text)
+    cost = None
+    if usage is not None:
+        record = await gw.accountant.book(
+            ctx.caller,
+            model,
+            usage,
+            ROUTE,
+            conversation=ctx.turn.record.id,
+            budgets=ctx.spend.budgets,
+            reservation=ctx.spend.id,
+            fallback_model=ctx.spend.priced_as,
+        )
+        if ctx.hold is not None:
+            ctx.hold.settled()
+        cost = record.cost_units
+        gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total)
+    reply = output_text() if output_text else ""
+    if ctx.turn.escalation:
+        gw.escalations.commit(ctx.turn.record, ctx.turn.escalation)
+    gw.escalations.observe(ctx.turn.record, call.messages, reply, ctx.turn.facts_learned > 0)
+    await gw.windows.finish(ctx.turn, call.messages, cost, time.time())
+
+
+async def _json(ctx: _Context, response: httpx.Response, before_upstream: float) -> RawResponse:
+    gw = ctx.gw
+    if ctx.hold is not None and not response.is_success:
+        ctx.hold.book_estimate = None  # an error answer is not billed: release
+    body = await gw.upstream.read(response)
+    after = perf_counter()
+    if response.is_success:
+        obj = _json_object(body)
+        model = obj.get("model") if isinstance(obj.get("model"), str) else ctx.spend.model
+        await _settle(ctx, model or ctx.spend.model, obj.get("usage"), lambda: _reply_text(obj))
+    gw.metrics.overhead.labels(ROUTE, "false").observe(before_upstream + perf_counter() - after)
+    headers = [*response_headers(response.headers), *window_headers(ctx.turn, ctx.spend)]
+    return RawResponse(response.status_code, headers, body)
+
+
+async def _input_tokens(gw: Gateway, call: ChatCall, turn: Turn) -> int:
+    """Raw count of every input the provider bills: the window's messages and what the
+    messages do not show (tools, functions, a response format's schema)."""
+    messages = gw.tokens.raw_message_tokens(call.model, turn.window.messages)
+    return messages + await _tool_tokens(gw, call)
+
+
+async def _tool_tokens(gw: Gateway, call: ChatCall) -> int:
+    """Tools and response formats are input the messages do not show (megabytes of them
+    are counted off the event loop)."""
+    extra = [e for k in ("tools", "functions", "response_format") if (e := call.body.get(k))]
+    if not extra:
+        return 0
+    text = orjson.dumps(extra).decode()
+    return await offload.sized(len(text), gw.tokens.count_text, call.model, text)
+
+
+def _json_object(body: bytes) -> dict[str, Any]:
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return {}
+    return obj if isinstance(obj, dict) else {}
+
+
+def _reply_text(obj: dict[str, Any]) -> str:
+    """The reply's text, to estimate output tokens when the upstream reported none."""
+    parts = []
+    for choice in obj.get("choices") or ():
+        message = choice.get("message") if isinstance(choice, dict) else None
+        if isinstance(message, dict):
+            parts += [v for k in ("content", "refusal") if isinstance(v := message.get(k), str)]
+            for call in message.get("tool_calls") or ():
+                if isinstance(call, dict) and isinstance(call.get("function"), dict):
+                    parts.append(str(call["function"].get("arguments", "")))
+    return "".join(parts)
+
+
+def _stream(ctx: _Context, response: httpx.Response, before_upstream: float) -> StreamRelay:
+    gw = ctx.gw
+    gw.metrics.overhead.labels(ROUTE, "true").observe(before_upstream)
+
+    hold = ctx.hold
+    if hold is not None:
+        hold.hand_over()
+
+    async def on_done(tap: UsageTap) -> None:
+        try:
+            await _settle(ctx, tap.model or ctx.spend.model, tap.usage, tap.streamed_text)
+        finally:
+            if hold is not None:
+                await hold.close()  # a no-op once the booking settled it
+
+    return StreamRelay(
+        response.status_code,
+        [*response_headers(response.headers), *window_headers(ctx.turn, ctx.spend)],
+        gw.upstream.iter_bytes(response),
+        response.aclose,
+        UsageTap(
+            hide_usage=not ctx.call.client_wants_usage,
+            hold_on_finish=ctx.call.body.get("n") in (None, 1),
+        ),
+        on_done,
+    )

@@ -1,0 +1,184 @@
+"""The tenant's own view and controls of conversations and customers (tenant key):
+
+GET    /v1/conversations/{id}          class, turns, window tokens, summary, cursor, escalation
+PUT    /v1/conversations/{id}/state    operational state for the coming turns
+POST   /v1/conversations/{id}/close    close it: its episode summary is made now
+GET    /v1/customers/{id}/facts        the customer's durable facts
+PUT    /v1/customers/{id}/facts        add or replace facts (by id)
+DELETE /v1/customers/{id}/facts        forget them all, or one with ?id=
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from typing import Any
+
+import orjson
+from starlette.requests import Request
+
+from gateway.context.conversations import (
+    ConversationRecord,
+    customer_facts_key,
+    fact_to_json,
+    is_anonymous,
+)
+from gateway.context.types import Fact
+from gateway.errors import InvalidRequest, NotFound
+from gateway.loops.detector import LoopState, progressed
+from gateway.proxy.http_responses import RawResponse, json_response
+from gateway.proxy.identity import Caller, authenticate, identify
+from gateway.proxy.request_body import json_object, read_body
+from gateway.runtime import Gateway
+
+MAX_FACT_CHARS = 2000
+LATEST_TIME = 253402300799  # 9999-12-31T23:59:59Z
+
+
+def _caller(request: Request) -> tuple[Gateway, Caller]:
+    gw: Gateway = request.app.state.gateway
+    return gw, identify(request.headers, authenticate(request.headers, gw.settings.tenants_by_hash))
+
+
+async def _record(gw: Gateway, caller: Caller, conversation: str) -> ConversationRecord:
+    record = await gw.windows.conversations.load(caller.tenant.name, conversation)
+    if record is None:
+        raise NotFound(
+            f"No conversation {conversation!r} for this tenant.", code="conversation_not_found"
+        )
+    return record
+
+
+async def _addressable(gw: Gateway, caller: Caller, conversation: str) -> ConversationRecord:
+    """A conversation the app may steer. One known only by its fingerprint may be any of
+    the end users who opened the same way: state set on it would reach all of them."""
+    record = await _record(gw, caller, conversation)
+    if is_anonymous(record):
+        raise InvalidRequest(
+            f"Conversation {conversation!r} was recognised by its opening messages, not "
+            "named: it may stand for several end users, so it takes no state or events. "
+            "Send X-Conversation-Id (or X-Customer-Id) with its requests.",
+            code="conversation_not_addressable",
+        )
+    return record
+
+
+async def get_conversation(request: Request) -> RawResponse:
+    gw, caller = _caller(request)
+    record = await _record(gw, caller, request.path_params["conversation"])
+    return json_response(orjson.dumps(record.public()))
+
+
+async def put_state(request: Request) -> RawResponse:
+    gw, caller = _caller(request)
+    body = json_object(await read_body(request, 64 * 1024))
+    state = body.get("state")
+    if state is not None and not isinstance(state, str | dict):
+        raise InvalidRequest("'state' must be a string, an object or null.", param="state")
+    record = await _addressable(gw, caller, request.path_params["conversation"])
+    record.operational_state = orjson.dumps(state).decode() if isinstance(state, dict) else state
+    await gw.windows.conversations.save(record)
+    return json_response(orjson.dumps(record.public()))
+
+
+async def post_event(request: Request) -> RawResponse:
+    """POST /v1/conversations/{id}/events {"type": "progress" | "resolved"}: the app
+    says the conversation moved on, which resets its loop and turn-ceiling clocks."""
+    gw, caller = _caller(request)
+    body = json_object(await read_body(request, 64 * 1024))
+    kind = body.get("type")
+    if kind not in ("progress", "resolved"):
+        raise InvalidRequest("'type' must be 'progress' or 'resolved'.", param="type")
+    record = await _addressable(gw, caller, request.path_params["conversation"])
+    record.loop_state = progressed(LoopState.from_json(record.loop_state), record.turns).to_json()
+    record.last_event = kind
+    await gw.windows.conversations.save(record)
+    return json_response(orjson.dumps(record.public()))
+
+
+async def close_conversation(request: Request) -> RawResponse:
+    gw, caller = _caller(request)
+    record = await _record(gw, caller, request.path_params["conversation"])
+    record.closed = True
+    await gw.windows.conversations.save(record)
+    episode = await gw.windows.make_episode(caller, record, record.model or "default", time.time())
+    return json_response(orjson.dumps({**record.public(), "episode_summary": episode.summary}))
+
+
+def _fact(raw: Any, customer: str, now: float) -> Fact:
+    if not isinstance(raw, dict):
+        raise InvalidRequest("Each fact must be an object.", param="facts")
+    text = raw.get("text")
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_FACT_CHARS:
+        raise InvalidRequest(f"A fact needs 'text' (1-{MAX_FACT_CHARS} characters).", param="text")
+    tags = raw.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(t, str) for t in tags):
+        raise InvalidRequest("'tags' must be a list of strings.", param="tags")
+    confirmed = raw.get("confirmed", False)
+    confirmed_at = raw.get("confirmed_at")
+    if not isinstance(confirmed, bool) or not (
+        confirmed_at is None
+        or (isinstance(confirmed_at, int | float) and 0 <= confirmed_at <= LATEST_TIME)
+    ):
+        raise InvalidRequest(
+            "'confirmed' is a boolean, 'confirmed_at' a unix time.", param="confirmed"
+        )
+    value = raw.get("value", "")
+    if not isinstance(value, str) or len(value) > MAX_FACT_CHARS:
+        raise InvalidRequest(
+            f"'value' is what the fact states, a string of at most {MAX_FACT_CHARS} characters.",
+            param="value",
+        )
+    fid = raw.get("id") or hashlib.blake2b(f"{customer}:{text}".encode(), digest_size=8).hexdigest()
+    return Fact(
+        id=str(fid),
+        text=text.strip(),
+        tags=tuple(t.lower() for t in tags),
+        scope=str(raw.get("scope", "basic")),
+        source_channel=str(raw.get("source_channel", "api")),
+        confirmed=confirmed,
+        confirmed_at=(confirmed_at or (now if confirmed else None)),
+        created_at=now,
+        value=value.strip(),
+    )
+
+
+async def put_facts(request: Request) -> RawResponse:
+    gw, caller = _caller(request)
+    customer = request.path_params["customer"]
+    body = json_object(await read_body(request, 1024 * 1024))
+    raw_facts = body.get("facts")
+    if not isinstance(raw_facts, list):
+        raise InvalidRequest("'facts' must be a list of fact objects.", param="facts")
+    now = time.time()
+    new = [_fact(f, customer, now) for f in raw_facts]
+    store = gw.windows.conversations
+    key = customer_facts_key(customer)
+    known = {f.id: f for f in await store.facts(caller.tenant.name, key)}
+    known.update({f.id: f for f in new})  # the app's version of a fact wins
+    await store.save_facts(caller.tenant.name, key, list(known.values()))
+    return json_response(orjson.dumps({"facts": [fact_to_json(f) for f in known.values()]}))
+
+
+async def get_facts(request: Request) -> RawResponse:
+    gw, caller = _caller(request)
+    # The customer's key, as PUT and DELETE use: the raw id would reach any document of
+    # the facts collection ("customer:x", "conversation:y").
+    key = customer_facts_key(request.path_params["customer"])
+    facts = await gw.windows.conversations.facts(caller.tenant.name, key)
+    return json_response(orjson.dumps({"facts": [fact_to_json(f) for f in facts]}))
+
+
+async def delete_facts(request: Request) -> RawResponse:
+    gw, caller = _caller(request)
+    key, store = customer_facts_key(request.path_params["customer"]), gw.windows.conversations
+    one = request.query_params.get("id")
+    if one is None:
+        deleted = len(await store.facts(caller.tenant.name, key))
+        await store.delete_facts(caller.tenant.name, key)
+    else:
+        facts = await store.facts(caller.tenant.name, key)
+        kept = [f for f in facts if f.id != one]
+        deleted = len(facts) - len(kept)
+        await store.save_facts(caller.tenant.name, key, kept)
+    return json_response(orjson.dumps({"deleted": deleted}))

@@ -1,0 +1,199 @@
+"""The other /v1/* routes: forwarded as sent (plus an output ceiling the client did not
+name, see gateway.proxy.passthrough_cost), authenticated, guarded by a worst-case reservation
+like chat, and booked from the usage the upstream reports (or an estimate).
+
+Only stateless routes pass. Every tenant shares the gateway's provider key, so a route
+that reads provider-side state (files, batches, stored completions, assistants, a stored
+response by id, fine-tuning jobs) would show one tenant another's data: those get 404.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+import orjson
+from starlette.requests import Request
+from starlette.types import ASGIApp
+
+from gateway.errors import InvalidRequest, NotFound
+from gateway.proxy.http_responses import RawResponse
+from gateway.proxy.identity import Caller, authenticate, identify
+from gateway.proxy.passthrough_cost import PassCall, read_call
+from gateway.proxy.request_body import read_body
+from gateway.proxy.streaming import StreamRelay, UsageTap
+from gateway.proxy.upstream import response_headers
+from gateway.runtime import Gateway
+from gateway.spend.guard import WorstCase
+from gateway.spend.hold import Hold, Reservation
+
+# (method, path under /v1) of the stateless routes; a trailing "/*" allows one more segment.
+ALLOWED = frozenset(
+    {
+        ("GET", "/models"),
+        ("GET", "/models/*"),
+        ("POST", "/embeddings"),
+        ("POST", "/completions"),
+        ("POST", "/moderations"),
+        ("POST", "/responses"),
+        ("POST", "/audio/speech"),
+        ("POST", "/audio/transcriptions"),
+        ("POST", "/audio/translations"),
+        ("POST", "/images/generations"),
+        ("POST", "/images/edits"),
+        ("POST", "/images/variations"),
+    }
+)
+# Dot segments, encoded slashes and backslashes, doubled slashes; an encoded `%` (a
+# second layer of encoding that a server behind the upstream might decode), NUL, `;`
+# path parameters, an encoded `?` or `#`. No route or model id needs any of them.
+_SUSPECT = re.compile(r"(^|/)(\.|%2e){1,2}(/|$)|%2f|%5c|%25|%00|%3b|%3f|%23|\\|//|;", re.I)
+
+
+def check_route(method: str, raw_path: str) -> None:
+    """Refuse paths that could climb out of /v1 and routes that expose shared state."""
+    if _SUSPECT.search(raw_path):
+        raise InvalidRequest("The request path is not a plain /v1 path.", code="invalid_path")
+    tail = raw_path.removeprefix("/v1")
+    parent = tail.rsplit("/", 1)[0] + "/*"
+    if (method, tail) not in ALLOWED and (method, parent) not in ALLOWED:
+        raise NotFound(
+            f"{method} /v1{tail} is not proxied: the gateway forwards only stateless routes, "
+            "because provider-side objects would be shared by every tenant.",
+            code="route_not_proxied",
+        )
+
+
+def _route(path: str) -> str:
+    return path.removeprefix("/v1/").split("/", 1)[0][:40] or "v1"
+
+
+def _usage_of(obj: Any) -> tuple[Any, str | None]:
+    if not isinstance(obj, dict):
+        return None, None
+    usage = obj.get("usage")
+    if usage is None and isinstance(obj.get("response"), dict):  # Responses API events
+        obj = obj["response"]
+        usage = obj.get("usage")
+    model = obj.get("model")
+    return usage, model if isinstance(model, str) else None
+
+
+@dataclass(slots=True)
+class _Booking:
+    """What books a pass-through call once the upstream has answered."""
+
+    gw: Gateway
+    caller: Caller
+    call: PassCall
+    spend: Reservation
+    hold: Hold | None = None
+
+    async def book(self, reported: Any, model: str | None, text: Callable[[], str]) -> None:
+        """Reported usage, else (for a call whose input was counted) an estimate."""
+        gw, call = self.gw, self.call
+        model = model or call.model or "unknown"
+        usage = gw.accountant.usage(model, reported, None)
+        if usage is None and call.estimated:
+            usage = gw.accountant.usage(model, None, call.raw_input, text)
+        if usage is None:
+            return  # nothing counted: leaving `held()` releases the reservation
+        await gw.accountant.book(
+            self.caller,
+            model,
+            usage,
+            call.route,
+            budgets=self.spend.budgets,
+            reservation=self.spend.id,
+            fallback_model=self.spend.priced_as,
+        )
+        if self.hold is not None:
+            self.hold.settled()
+
+
+async def _reserve(gw: Gateway, caller: Caller, call: PassCall) -> Reservation:
+    model = call.model or "unknown"
+    if call.free:
+        return gw.guard.unheld(caller, model)
+    worst = WorstCase.of(call.raw_input, gw.tokens.factor(model), call.max_output, call.replies)
+    return await gw.guard.reserve(
+        caller, model, worst.input_tokens, worst.output_tokens, bounded=call.bounded
+    )
+
+
+async def passthrough(request: Request) -> ASGIApp:
+    gw: Gateway = request.app.state.gateway
+    caller = identify(request.headers, authenticate(request.headers, gw.settings.tenants_by_hash))
+    check_route(request.method, request.scope.get("raw_path", b"").decode("latin-1").split("?")[0])
+    body = await read_body(request, gw.settings.config.limits.max_body_bytes)
+    await gw.guard_store()
+    defaults = gw.settings.spend.file.default_max_output_tokens
+    call = read_call(_route(request.url.path), body, gw.tokens, defaults)
+    spend = await _reserve(gw, caller, call)
+    booking = _Booking(gw, caller, call, spend)
+    # On an error after the upstream was reached the call may be billed: book an estimate.
+    estimate = (lambda: booking.book(None, None, str)) if call.estimated else None
+    async with gw.guard.held(spend, estimate) as booking.hold:
+        response = await gw.upstream.send(
+            request.method,
+            gw.upstream.url(request.url.path, request.scope["query_string"]),
+            gw.upstream.headers(request.headers.raw),
+            call.body,
+        )
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            return _stream(booking, response)
+        if not response.is_success:
+            booking.hold.book_estimate = None  # an error answer is not billed: release
+        content = await gw.upstream.read(response)
+        if response.is_success:
+            obj = _json_object(content)
+            reported, model = _usage_of(obj)
+            await booking.book(reported, model, lambda: _output_text(obj))
+        return RawResponse(response.status_code, response_headers(response.headers), content)
+
+
+def _stream(booking: _Booking, response: httpx.Response) -> StreamRelay:
+    hold = booking.hold
+    if hold is not None:
+        hold.hand_over()
+
+    async def on_done(tap: UsageTap) -> None:
+        try:
+            if response.is_success:
+                await booking.book(tap.usage, tap.model, tap.streamed_text)
+        finally:
+            if hold is not None:
+                await hold.close()  # a no-op once the booking settled it
+
+    return StreamRelay(
+        response.status_code,
+        response_headers(response.headers),
+        booking.gw.upstream.iter_bytes(response),
+        response.aclose,
+        UsageTap(hide_usage=booking.call.hide_usage, hold_on_finish=booking.call.replies == 1),
+        on_done,
+    )
+
+
+def _json_object(content: bytes) -> Any:
+    if b'"usage"' not in content and b'"text"' not in content:
+        return None
+    try:
+        return orjson.loads(content)
+    except orjson.JSONDecodeError:
+        return None
+
+
+def _output_text(obj: Any) -> str:
+    """A reply's text (completions `choices[].text`, Responses `output[].content[].text`),
+    to estimate output tokens when the upstream reported none."""
+    if not isinstance(obj, dict):
+        return ""
+    parts = [c.get("text") for c in obj.get("choices") or () if isinstance(c, dict)]
+    for item in obj.get("output") or ():
+        if isinstance(item, dict):
+            parts += [c.get("text") for c in item.get("content") or () if isinstance(c, dict)]
+    return "".join(p for p in parts if isinstance(p, str))

@@ -1,0 +1,147 @@
+"""What a pass-through call may cost at most, read from its body before it is forwarded.
+
+Token-billed routes (embeddings, completions, responses) count their input the way chat
+does and take their output ceiling from the body; where the client named none, the
+route's default (`default_max_output_tokens` in spend.yaml) is added to the forwarded
+body, so the reservation is a true worst case rather than a guess. Free routes (models,
+moderations) hold nothing; the rest (audio, images) are billed per image or second and
+cannot be bounded from tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from gateway.errors import InvalidRequest
+from gateway.ledger.tokens import TokenCounter
+
+FREE_ROUTES = frozenset({"models", "moderations"})
+TOKEN_ROUTES = frozenset({"embeddings", "completions", "responses"})
+_OUTPUT_KEY = {"completions": "max_tokens", "responses": "max_output_tokens"}
+
+
+@dataclass(frozen=True)
+class PassCall:
+    route: str
+    model: str | None
+    body: bytes  # what to forward: the client's, plus an output ceiling it did not name
+    raw_input: int = 0  # raw token count of everything billed as input
+    max_output: int = 0  # per reply
+    replies: int = 1
+    bounded: bool = True  # False: the cost cannot be read from the body (images, audio)
+    free: bool = False
+    hide_usage: bool = False  # the gateway asked for the stream's usage, not the client
+
+    @property
+    def estimated(self) -> bool:
+        """Whether the gateway counted this call's input (and can book an estimate)."""
+        return self.route in TOKEN_ROUTES
+
+
+def read_call(
+    route: str, body: bytes, tokens: TokenCounter, defaults: Mapping[str, int]
+) -> PassCall:
+    if route in FREE_ROUTES:
+        return PassCall(route, _model(_object(body)), body, free=True)
+    if route not in TOKEN_ROUTES:
+        return PassCall(route, _model(_object(body)), body, bounded=False)
+    obj = _object(body)
+    if obj is None:
+        raise InvalidRequest("The request body is not a JSON object.")
+    model = _model(obj)
+    if model is None:
+        raise InvalidRequest("'model' is required and must be a string.", param="model")
+    if route == "embeddings":
+        return PassCall(route, model, body, _prompt_tokens(tokens, model, obj.get("input"))[0])
+    obj = dict(obj)
+    key = _OUTPUT_KEY[route]
+    ceiling = _positive(obj.get(key))
+    if ceiling is None:
+        ceiling = obj[key] = defaults.get(route, 1)
+    if route == "responses":
+        return PassCall(
+            route, model, orjson.dumps(obj), _responses_input(tokens, model, obj), ceiling
+        )
+    return _completions(tokens, model, obj, ceiling)
+
+
+def _completions(tokens: TokenCounter, model: str, obj: dict[str, Any], ceiling: int) -> PassCall:
+    raw, prompts = _prompt_tokens(tokens, model, obj.get("prompt"))
+    if isinstance(obj.get("suffix"), str):
+        raw += tokens.count_text(model, obj["suffix"])
+    # Every prompt gets `best_of` completions generated (and billed), at least `n`.
+    per_prompt = max(_positive(obj.get("n")) or 1, _positive(obj.get("best_of")) or 1)
+    hide = False
+    options = obj.get("stream_options")
+    if obj.get("stream") is True and not (
+        isinstance(options, dict) and options.get("include_usage") is True
+    ):
+        obj["stream_options"] = {
+            **(options if isinstance(options, dict) else {}),
+            "include_usage": True,
+        }
+        hide = True
+    return PassCall(
+        "completions", model, orjson.dumps(obj), raw, ceiling, prompts * per_prompt, hide_usage=hide
+    )
+
+
+def _responses_input(tokens: TokenCounter, model: str, obj: Mapping[str, Any]) -> int:
+    items = obj.get("input")
+    if isinstance(items, str):
+        raw = tokens.count_text(model, items)
+    elif isinstance(items, list):
+        raw = tokens.raw_message_tokens(model, items)
+    else:
+        raw = 0
+    if isinstance(obj.get("instructions"), str):
+        raw += tokens.count_text(model, obj["instructions"])
+    return raw + _json_tokens(tokens, model, [obj.get(k) for k in ("tools", "text", "tool_choice")])
+
+
+def _prompt_tokens(tokens: TokenCounter, model: str, prompt: Any) -> tuple[int, int]:
+    """(tokens, prompts) of a completions `prompt` or an embeddings `input`: a string, a
+    list of strings, a list of token ids, or a list of token-id lists."""
+    if isinstance(prompt, str):
+        return tokens.count_text(model, prompt), 1
+    if not isinstance(prompt, list) or not prompt:
+        return _json_tokens(tokens, model, [prompt]), 1
+    if all(isinstance(t, int) for t in prompt):
+        return len(prompt), 1
+    total = 0
+    for item in prompt:
+        if isinstance(item, str):
+            total += tokens.count_text(model, item)
+        elif isinstance(item, list):
+            total += len(item)
+        else:
+            total += _json_tokens(tokens, model, [item])
+    return total, len(prompt)
+
+
+def _json_tokens(tokens: TokenCounter, model: str, values: list[Any]) -> int:
+    present = [v for v in values if v is not None]
+    return tokens.count_text(model, orjson.dumps(present).decode()) if present else 0
+
+
+def _object(body: bytes) -> dict[str, Any] | None:
+    try:
+        obj = orjson.loads(body) if body else None
+    except orjson.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _model(obj: Mapping[str, Any] | None) -> str | None:
+    model = obj.get("model") if obj is not None else None
+    return model if isinstance(model, str) and model else None
+
+
+def _positive(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None

@@ -1,0 +1,220 @@
+"""Relaying a server-sent-event stream chunk by chunk while reading its usage.
+
+The gateway asks the upstream for `stream_options.include_usage` even when the client
+did not; `UsageTap` then hides what the client did not ask for (the usage-only chunk
+and the `"usage": null` field on every other chunk), so the client gets exactly the
+chunks it would have got from the upstream. Events are only scanned, not parsed,
+unless they mention usage: the per-chunk cost stays constant.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+import orjson
+from starlette.types import Receive, Scope, Send
+
+from gateway.errors import GatewayError
+
+log = logging.getLogger("gateway.proxy.streaming")
+
+_DONE = b"data: [DONE]"
+_FINISHED = (b'"finish_reason":"', b'"finish_reason": "')
+_USAGE_NULL = re.compile(rb'\s*,\s*"usage"\s*:\s*null|"usage"\s*:\s*null\s*,\s*')
+
+
+def _event_end(buffer: bytes | bytearray, start: int) -> int:
+    """End (exclusive) of the event beginning at `start`, or -1 if it is incomplete.
+    Searches only as far as the first blank line, so many events cost linear time."""
+    lf = buffer.find(b"\n\n", start)
+    crlf = buffer.find(b"\r\n\r\n", start, lf + 4 if lf >= 0 else len(buffer))
+    if crlf >= 0 and (lf < 0 or crlf < lf):
+        return crlf + 4
+    return lf + 2 if lf >= 0 else -1
+
+
+def _event_json(event: bytes) -> Any:
+    data = b"".join(line[5:].lstrip() for line in event.splitlines() if line.startswith(b"data:"))
+    if not data or data == b"[DONE]":
+        return None
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+
+
+class UsageTap:
+    def __init__(self, hide_usage: bool, hold_on_finish: bool = True) -> None:
+        self.hide_usage = hide_usage
+        # With n > 1 choices one finishing is not the end: hold only from [DONE] then.
+        self.hold_on_finish = hold_on_finish
+        self.usage: dict[str, Any] | None = None
+        self.model: str | None = None
+        self._buffer = bytearray()
+        self._events: list[bytes] = []
+        self._held = b""
+
+    def feed(self, chunk: bytes) -> bytes:
+        """Take upstream bytes; return the bytes to send to the client now."""
+        self._buffer += chunk
+        out = []
+        start = 0
+        while (end := _event_end(self._buffer, start)) >= 0:
+            kept = self._hold_the_end(self._process(bytes(self._buffer[start:end])))
+            if kept:
+                out.append(kept)
+            start = end
+        del self._buffer[:start]
+        return b"".join(out)
+
+    def finish(self) -> bytes:
+        """The held-back end of the stream, to send once the call is booked."""
+        rest = bytes(self._buffer)
+        self._buffer.clear()
+        tail = self._process(rest) if rest.strip() else rest
+        return self._held + tail
+
+    def _hold_the_end(self, event: bytes) -> bytes:
+        # A client takes a finish_reason or [DONE] as "complete": from the first of them
+        # on, events wait until the call is booked (they follow each other closely).
+        finished = self.hold_on_finish and any(m in event for m in _FINISHED)
+        if self._held or event.startswith(_DONE) or finished:
+            self._held += event
+            return b""
+        return event
+
+    def _process(self, event: bytes) -> bytes:
+        if b'"usage"' not in event:
+            self._events.append(event)
+            return event
+        obj = _event_json(event)
+        if not isinstance(obj, dict):
+            self._events.append(event)
+            return event
+        usage = obj.get("usage")
+        holder = obj
+        if usage is None and isinstance(obj.get("response"), dict):  # Responses API events
+            holder = obj["response"]
+            usage = holder.get("usage")
+        if isinstance(usage, dict):
+            self.usage = usage
+            self.model = holder.get("model") if isinstance(holder.get("model"), str) else None
+        if not self.hide_usage:
+            self._events.append(event)
+            return event
+        if isinstance(usage, dict) and holder is obj:
+            if not obj.get("choices"):
+                return b""  # the usage-only chunk the client did not ask for
+            del obj["usage"]
+            event = b"data: " + orjson.dumps(obj) + b"\n\n"
+        elif usage is None:
+            event = _USAGE_NULL.sub(b"", event, count=1)
+        self._events.append(event)
+        return event
+
+    def streamed_text(self) -> str:
+        """Every content/reasoning/tool-argument delta (or completion text) seen so far,
+        for an estimate."""
+        parts: list[str] = []
+        for event in self._events:
+            obj = _event_json(event)
+            if not isinstance(obj, dict):
+                continue
+            if obj.get("type") == "response.output_text.delta":  # Responses API
+                parts += [obj["delta"]] if isinstance(obj.get("delta"), str) else []
+            for choice in obj.get("choices") or ():
+                if not isinstance(choice, dict):
+                    continue
+                if isinstance(choice.get("text"), str):  # legacy completions
+                    parts.append(choice["text"])
+                if isinstance(choice.get("delta"), dict):
+                    parts.extend(_delta_texts(choice["delta"]))
+        return "".join(parts)
+
+
+def _delta_texts(delta: dict[str, Any]) -> list[str]:
+    texts = [
+        v for k in ("content", "reasoning_content", "refusal") if isinstance(v := delta.get(k), str)
+    ]
+    for call in delta.get("tool_calls") or ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict):
+            texts += [v for k in ("name", "arguments") if isinstance(v := fn.get(k), str)]
+    return texts
+
+
+class StreamRelay:
+    """ASGI response: relays upstream bytes through a `UsageTap` as they arrive.
+
+    `on_done(tap)` books the call. It runs exactly once, shielded from cancellation,
+    after the upstream response is closed: before the end of the stream (finish_reason,
+    `[DONE]`) is sent when the stream completes, so a client that saw the end is booked; or
+    as soon as the relay stops when the client disconnects or the upstream breaks off.
+    """
+
+    def __init__(
+        self,
+        status: int,
+        headers: list[tuple[bytes, bytes]],
+        chunks: AsyncIterator[bytes],
+        close_upstream: Callable[[], Awaitable[None]],
+        tap: UsageTap,
+        on_done: Callable[[UsageTap], Awaitable[None]],
+    ) -> None:
+        self.status = status
+        self.headers = headers
+        self._chunks = chunks
+        self._close_upstream = close_upstream
+        self.tap = tap
+        self._on_done = on_done
+        self._settled = False
+
+    async def _settle(self) -> None:
+        if not self._settled:
+            self._settled = True
+            with anyio.CancelScope(shield=True):
+                try:
+                    await self._close_upstream()
+                finally:  # the booking (and the reservation's end) must not be skipped
+                    await self._on_done(self.tap)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await send(
+                {"type": "http.response.start", "status": self.status, "headers": self.headers}
+            )
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
+                await self._relay(send)
+                tg.cancel_scope.cancel()
+        finally:
+            await self._settle()
+
+    async def _relay(self, send: Send) -> None:
+        try:
+            async for chunk in self._chunks:
+                out = self.tap.feed(chunk)
+                if out:
+                    await send({"type": "http.response.body", "body": out, "more_body": True})
+        except GatewayError as exc:
+            # The status is sent already. Book, then end without the final chunk: the
+            # server drops the connection and the client sees a broken stream, not a
+            # complete-looking truncated reply.
+            log.warning("upstream stream broke off: %s", exc.message)
+            await self._settle()
+            return
+        tail = self.tap.finish()
+        await self._settle()
+        await send({"type": "http.response.body", "body": tail, "more_body": False})
+
+
+async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            scope.cancel()
+            return

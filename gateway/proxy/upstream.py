@@ -1,0 +1,211 @@
+"""The one seam to the upstream provider: a single httpx client, owned by the lifespan.
+
+Network failures are translated here, once, into the gateway's errors naming the
+upstream; a response is always closed by whoever holds it (see `StreamRelay`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterable
+from http.cookiejar import CookieJar, DefaultCookiePolicy
+from urllib.parse import quote
+
+import httpx
+
+from gateway.errors import (
+    GatewayError,
+    InvalidRequest,
+    UpstreamReplyTooLarge,
+    UpstreamTimeout,
+    UpstreamUnreachable,
+)
+from gateway.proxy.upstream_errors import ERROR_BODY_LIMIT, scrubbed_error
+
+# What a decoded request path may keep as it is when it is encoded again for the upstream.
+_PATH_SAFE = "/:@!$&'()*+,;=-._~"
+
+# Request headers forwarded to the provider: those that shape the call. Anything else
+# (the app's own X-* headers, cookies, `api-key`, `x-api-key`, provider account headers)
+# stays here: the provider hears only the gateway's key and the gateway's account.
+FORWARDED = frozenset(
+    {"content-type", "accept", "user-agent", "openai-beta", "openai-version", "idempotency-key"}
+)
+# The SDKs' own telemetry (os, runtime, retry count), and the test hooks of the built-in
+# simulated upstream (gateway/dev/simulator.py), which a real provider ignores.
+FORWARDED_PREFIXES = ("x-stainless-", "x-simulator-")
+# Response headers relayed back. Not the provider's account, rate-limit or cookie headers
+# (openai-organization, x-ratelimit-*, set-cookie), nor date/server, which uvicorn sets.
+RELAYED = frozenset(
+    {
+        "content-type",
+        "content-disposition",
+        "cache-control",
+        "retry-after",
+        "x-request-id",
+        "openai-processing-ms",
+        "openai-version",
+    }
+)
+
+
+class Upstream:
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None,
+        *,
+        connect_timeout_s: float,
+        timeout_s: float,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        # How errors name the upstream: scheme, host and port. Never the credentials or
+        # the path (which for some providers holds an account id).
+        parsed = httpx.URL(self.base_url)
+        self.display = f"{parsed.scheme}://{parsed.host}" + (
+            f":{parsed.port}" if parsed.port else ""
+        )
+        self._secrets = tuple(
+            s for s in (api_key, parsed.password, parsed.username) if s and len(s) >= 4
+        )
+        self._auth = f"Bearer {api_key}".encode() if api_key else None
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s),
+            limits=httpx.Limits(max_connections=512, max_keepalive_connections=128),
+            transport=transport,
+            # No cookie jar: a provider's cookies would be replayed on every tenant's calls.
+            cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
+        )
+
+    def url(self, path: str, query: bytes) -> str:
+        """'/v1/chat/completions' -> base_url + '/chat/completions' (base ends in /v1).
+
+        `path` is the decoded path the gateway checked: it is encoded again, so the
+        upstream decodes it to that same path (`%252e` arrives as `%252e`, not `%2e`)."""
+        tail = quote(path.removeprefix("/v1"), safe=_PATH_SAFE)
+        return f"{self.base_url}{tail}" + (f"?{query.decode('latin-1')}" if query else "")
+
+    def headers(self, client_headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+        pairs = list(client_headers)
+        named = _connection_tokens(pairs)
+        out = [
+            (k, v)
+            for k, v in pairs
+            if _forwarded(name := k.decode("latin-1").lower()) and name not in named
+        ]
+        out.append((b"accept-encoding", b"identity"))
+        if self._auth is not None:
+            out.append((b"authorization", self._auth))
+        return out
+
+    async def send(
+        self, method: str, url: str, headers: list[tuple[bytes, bytes]], body: bytes
+    ) -> httpx.Response:
+        """Send and return once the response head arrived; the caller closes the response."""
+        try:
+            request = self._client.build_request(method, url, headers=headers, content=body)
+        except httpx.InvalidURL as exc:
+            raise InvalidRequest(
+                "The request path cannot be forwarded.", code="invalid_path"
+            ) from exc
+        try:
+            response = await self._client.send(request, stream=True)
+            return await self._scrubbed(response) if response.status_code >= 400 else response
+        except httpx.HTTPError as exc:
+            raise self._translate(exc) from exc
+
+    async def _scrubbed(self, response: httpx.Response) -> httpx.Response:
+        """An error answer, read (up to ERROR_BODY_LIMIT) and rebuilt in OpenAI's error
+        shape without the provider key or anything key-like: providers echo keys back."""
+        head = bytearray()
+        try:
+            async for chunk in response.aiter_raw():
+                head += chunk
+                if len(head) > ERROR_BODY_LIMIT:
+                    break
+        finally:
+            await response.aclose()
+        body = scrubbed_error(response.status_code, bytes(head), self._secrets)
+        headers = [
+            (k, v) for k, v in response_headers(response.headers) if k.lower() != b"content-type"
+        ]
+        return httpx.Response(
+            response.status_code,
+            headers=[*headers, (b"content-type", b"application/json")],
+            content=body,
+            request=response.request,
+        )
+
+    # Set from `limits.max_reply_bytes` by the runtime; None reads any size.
+    max_reply_bytes: int | None = None
+
+    async def read(self, response: httpx.Response) -> bytes:
+        """A whole non-stream reply, held in memory: so at most `max_reply_bytes` of it. A
+        larger one answers 502 (the call is booked as an estimate) instead of growing the
+        process by its size."""
+        limit = self.max_reply_bytes
+        try:
+            declared = response.headers.get("content-length", "")
+            if limit is not None and declared.isdigit() and int(declared) > limit:
+                raise _too_large(limit)
+            body = bytearray()
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if limit is not None and len(body) > limit:
+                    raise _too_large(limit)
+            return bytes(body)
+        except httpx.HTTPError as exc:
+            raise self._translate(exc) from exc
+        finally:
+            await response.aclose()
+
+    async def iter_bytes(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in response.aiter_raw():
+                yield chunk
+        except httpx.HTTPError as exc:
+            raise self._translate(exc) from exc
+
+    def _translate(self, exc: httpx.HTTPError) -> GatewayError:
+        error: GatewayError
+        if isinstance(exc, httpx.TimeoutException):
+            error = UpstreamTimeout(f"upstream {self.display} timed out ({type(exc).__name__})")
+        else:
+            error = UpstreamUnreachable(
+                f"upstream {self.display} unreachable or failed ({type(exc).__name__})"
+            )
+        # Past connecting, the request may have been processed: the caller books an estimate.
+        error.reached_upstream = not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
+        return error
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+def _too_large(limit: int) -> UpstreamReplyTooLarge:
+    return UpstreamReplyTooLarge(
+        f"The upstream's reply is larger than the gateway accepts "
+        f"(limits.max_reply_bytes: {limit} bytes)."
+    )
+
+
+def response_headers(headers: httpx.Headers) -> list[tuple[bytes, bytes]]:
+    named = _connection_tokens(headers.raw)
+    return [
+        (k, v)
+        for k, v in headers.raw
+        if (name := k.decode("latin-1").lower()) in RELAYED and name not in named
+    ]
+
+
+def _forwarded(name: str) -> bool:
+    return name in FORWARDED or name.startswith(FORWARDED_PREFIXES)
+
+
+def _connection_tokens(pairs: Iterable[tuple[bytes, bytes]]) -> set[str]:
+    """Headers a `Connection:` header names are hop-by-hop too (RFC 9110 7.6.1)."""
+    named: set[str] = set()
+    for key, value in pairs:
+        if key.lower() == b"connection":
+            named.update(t.strip().lower() for t in value.decode("latin-1").split(","))
+    return named

@@ -1,0 +1,258 @@
+"""The request chain's "guard spend" step: reserve a call's worst case against the
+tenant's (and its customer's) ceilings before forwarding; block or degrade when it does
+not fit. The booking settles the reservation (see gateway.spend.ceilings and the stores); a
+`Hold` (gateway.spend.hold) carries it from the reservation to its one end."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import time
+import uuid
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from gateway.errors import GatewayError, StoreUnavailable
+from gateway.ledger.usage import TokenUsage
+from gateway.ops.metrics import GatewayMetrics
+from gateway.proxy.identity import Caller
+from gateway.spend.ceilings import Ceiling, SpendRules, describe
+from gateway.spend.hold import Hold, Reservation
+from gateway.spend.money import to_units
+from gateway.spend.pricing import Pricer
+from gateway.store import Store
+from gateway.throttled_log import warn_throttled
+
+log = logging.getLogger("gateway.spend.guard")
+
+_FIRST_WAIT_S, _LONGEST_WAIT_S = 0.05, 1.0  # re-check another replica's settlements
+
+
+class SpendCeilingReached(GatewayError):
+    status = 429
+    type = "insufficient_quota"
+    code = "insufficient_quota"
+
+
+class UnpricedModelRefused(SpendCeilingReached):
+    """A model without a price under a ceiling (`unpriced: block`). A subclass of the
+    ceiling error so that callers which fall back at a ceiling (the summarizer) fall back
+    here too; the client sees a 400 naming the model, since a retry cannot help."""
+
+    status = 400
+    type = "invalid_request_error"
+    code = "model_not_priced"
+
+
+@dataclass(frozen=True, slots=True)
+class WorstCase:
+    """What a call may be billed at most, in tokens: every input the provider bills
+    (messages, tools, schemas) already corrected by the model's token factor, and the
+    output ceiling of every reply it may generate (`n`, `best_of`)."""
+
+    input_tokens: int
+    output_tokens: int
+
+    @classmethod
+    def of(cls, raw_input: int, factor: float, max_output: int, replies: int = 1) -> WorstCase:
+        # Never fewer tokens than our own count: a learned factor below 1 is an average.
+        return cls(math.ceil(raw_input * max(factor, 1.0)), max_output * max(replies, 1))
+
+
+class SpendGuard:
+    def __init__(
+        self,
+        store: Store,
+        rules: SpendRules,
+        pricer: Pricer,
+        metrics: GatewayMetrics,
+        fail_open: bool = True,
+    ) -> None:
+        self._fail_open = fail_open
+        self._store = store
+        self._rules = rules
+        self._pricer = pricer
+        self._metrics = metrics
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def worst_case(self, model: str, input_tokens: int, max_output: int) -> int | None:
+        """Every input token fresh (plus the margin), the whole output ceiling used, in
+        units; None when the model has no price."""
+        margin = self._rules.file.input_margin
+        usage = TokenUsage(fresh_input=int(input_tokens * margin) + 1, output=max_output)
+        cost = self._pricer.cost(model, usage)
+        return None if cost is None else to_units(cost)
+
+    def unheld(self, caller: Caller, model: str) -> Reservation:
+        """For a call that costs nothing (models, moderations): booked, never held."""
+        tenant = caller.tenant
+        policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, time.time())
+        return Reservation(uuid.uuid4().hex, model, policy.keys, ())
+
+    async def reserve(
+        self,
+        caller: Caller,
+        model: str,
+        input_tokens: int,
+        max_output: int,
+        *,
+        bounded: bool = True,
+    ) -> Reservation:
+        """Hold the cost of `input_tokens` (already corrected, see `WorstCase`) and
+        `max_output` tokens for one call. `bounded=False`: its cost cannot be read from
+        the request (images, audio), so under a ceiling only `unpriced: allow` admits it."""
+        tenant = caller.tenant
+        policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, time.time())
+        rid, keys = uuid.uuid4().hex, policy.keys
+        if not policy.guarded:
+            return Reservation(rid, model, keys, ())  # no ceiling: booked, never held
+        guarded = [(b.key, b.limit_units or 0) for b in policy.guarded]
+        held = tuple(k for k, _ in guarded)
+        price_as = self._price_as(policy.ceiling, model, bounded)
+        tokens = (input_tokens, max_output)
+        amount = self._amount(price_as or model, *tokens)
+        try:
+            blocked = await self._reserve(rid, guarded, amount)
+            if blocked is None:
+                return Reservation(rid, model, keys, held, price_as=price_as)
+            degraded = await self._degrade(rid, guarded, policy.ceiling, model, tokens)
+        except StoreUnavailable:
+            if not self._fail_open:
+                raise
+            # fail_open: the store cannot say what was spent; the call goes unguarded
+            # (and is booked against its budgets once the store is back).
+            warn_throttled(log, "store unreachable: calls go without a reservation")
+            return Reservation(rid, model, keys, (), price_as=price_as)
+        if degraded is not None:
+            self._metrics.spend_degrades.labels(tenant.plan).inc()
+            cheaper, cheaper_price_as = degraded
+            return Reservation(rid, cheaper, keys, held, model, cheaper_price_as)
+        self._metrics.spend_blocks.labels(tenant.plan).inc()
+        budget = next(b for b in policy.budgets if b.key == blocked)
+        raise SpendCeilingReached(describe(budget))
+
+    def _price_as(self, ceiling: Ceiling, model: str, bounded: bool = True) -> str | None:
+        """The model an unpriced one is held and booked as; raises under `block`."""
+        if bounded and self.worst_case(model, 0, 0) is not None:
+            return None
+        action = ceiling.unpriced_action
+        if action == "allow":
+            return None
+        if bounded and action == "price_as" and ceiling.price_as:
+            return ceiling.price_as
+        what = f"The model {model!r} has no known price" if bounded else "This route's cost"
+        raise UnpricedModelRefused(
+            f"{what} cannot be held against a spend ceiling; ask the gateway's operator "
+            "for a price (config.yaml `prices`) or an `unpriced` policy (spend.yaml).",
+            param="model",
+        )
+
+    def _amount(self, model: str, input_tokens: int, max_output: int) -> int:
+        # At least one unit: a budget at its ceiling refuses even a call it cannot price.
+        return max(self.worst_case(model, input_tokens, max_output) or 0, 1)
+
+    async def _degrade(
+        self,
+        rid: str,
+        guarded: Sequence[tuple[str, int]],
+        ceiling: Ceiling,
+        model: str,
+        tokens: tuple[int, int],
+    ) -> tuple[str, str | None] | None:
+        cheaper = ceiling.degrade_to
+        if ceiling.action != "degrade" or not cheaper or cheaper == model:
+            return None
+        try:
+            price_as = self._price_as(ceiling, cheaper)
+        except UnpricedModelRefused:
+            return None  # a cheaper model that cannot be held is no way out
+        amount = self._amount(price_as or cheaper, *tokens)
+        if await self._reserve(rid, guarded, amount) is not None:
+            return None
+        return cheaper, price_as
+
+    async def _reserve(
+        self, rid: str, guarded: Sequence[tuple[str, int]], amount: int
+    ) -> str | None:
+        """Reserve, waiting (up to `hold_wait_s`) while the call would fit once the
+        reservations of calls in flight are settled: those hold worst cases, and most
+        settle far below them. Refuse at once when what is spent leaves no room."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._rules.file.hold_wait_s
+        wait = _FIRST_WAIT_S
+        limits = dict(guarded)
+        while True:
+            blocked = await self._store.reserve(rid, guarded, amount, self._rules.ttl_s)
+            if blocked is None or loop.time() >= deadline:
+                return blocked
+            spent, held = (await self._store.budgets([blocked]))[blocked]
+            if spent + amount > limits[blocked]:
+                return blocked
+            if held > 0:
+                await self._until_freed(min(wait, max(deadline - loop.time(), 0)))
+                wait = min(wait * 2, _LONGEST_WAIT_S)
+            else:  # they settled since: try again at once
+                await asyncio.sleep(0)
+
+    async def _until_freed(self, timeout: float) -> None:
+        """Until a hold of this process ends (then the oldest waiter retries first) or
+        `timeout` passes (a hold of another replica may have ended)."""
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(waiter, timeout)
+        finally:
+            with contextlib.suppress(ValueError):
+                self._waiters.remove(waiter)
+
+    def _freed(self) -> None:
+        while self._waiters:
+            waiter = self._waiters.popleft()
+            if not waiter.done():
+                waiter.set_result(None)
+                return
+
+    async def release(self, reservation: Reservation) -> None:
+        """Drop a reservation that will not be settled. Never raises: a release that
+        cannot reach the store is left to expire, and must not hide the real error."""
+        if reservation.guarded:
+            try:
+                await self._store.release(reservation.id, reservation.guarded)
+            except StoreUnavailable:
+                warn_throttled(log, "store unreachable: reservations left to expire")
+            self._freed()
+
+    async def renew(self, reservation: Reservation) -> None:
+        """Keep a running call's reservation alive for another TTL. Never raises."""
+        try:
+            if not await self._store.renew(reservation.id, reservation.guarded, self._rules.ttl_s):
+                log.warning("reservation %s lapsed while its call ran", reservation.id)
+        except StoreUnavailable:
+            warn_throttled(log, "store unreachable: reservations not renewed")
+
+    @contextlib.asynccontextmanager
+    async def held(
+        self,
+        reservation: Reservation,
+        book_estimate: Callable[[], Awaitable[None]] | None = None,
+    ) -> AsyncIterator[Hold]:
+        """One reservation lifecycle: renewed while the call runs; released on every exit
+        unless the call was settled (`hold.settled()`) or handed to a stream relay
+        (`hold.hand_over()`, whose end settles it). On a `GatewayError` that says the
+        upstream may have processed the call, `book_estimate` books it instead (the
+        provider may bill it): `hold.book_estimate = None` once an answer shows it did not."""
+        hold = Hold(reservation, self.release, self.renew, self._freed, self._rules.ttl_s / 3)
+        hold.book_estimate = book_estimate
+        try:
+            yield hold
+        except GatewayError as exc:
+            if exc.reached_upstream and hold.book_estimate is not None and not hold.done:
+                await hold.shielded(hold.book_estimate)
+            raise
+        finally:
+            if not hold.handed_over:
+                await hold.close()

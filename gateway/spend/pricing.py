@@ -1,0 +1,154 @@
+"""Prices: genai-prices' bundled data, and a YAML table for models it does not know.
+
+Money is `Decimal`, quantized to 1e-10 USD so sums stored as integers stay exact.
+A model with no price returns None: the caller books the tokens and counts it as
+unpriced, never as $0.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from decimal import ROUND_HALF_EVEN, Decimal
+from typing import Any
+
+from genai_prices import Usage, calc_price
+from pydantic import Field
+
+from gateway.ledger.usage import TokenUsage
+from gateway.spend.money import COST_QUANTUM
+from gateway.yamlfile import Strict
+
+log = logging.getLogger("gateway.spend.pricing")
+
+
+class PriceEntry(Strict):
+    """USD per million tokens, for models genai-prices does not know (self-hosted)."""
+
+    input_per_mtok: Decimal = Field(ge=0)
+    output_per_mtok: Decimal = Field(ge=0)
+    cached_input_per_mtok: Decimal | None = Field(default=None, ge=0)
+    cache_write_per_mtok: Decimal | None = Field(default=None, ge=0)
+
+
+_MTOK = Decimal(1_000_000)
+_UNKNOWN = object()
+
+
+class Pricer:
+    def __init__(
+        self,
+        table: Mapping[str, PriceEntry],
+        provider_id: str | None = None,
+        provider_api_url: str | None = None,
+    ) -> None:
+        self._table = dict(table)
+        # (provider_id, provider_api_url) to try in turn; last resort: match by model name.
+        self._hints: list[tuple[str | None, str | None]] = []
+        if provider_id:
+            self._hints.append((provider_id, None))
+        elif provider_api_url and provider_api_url.startswith("http"):
+            self._hints.append((None, provider_api_url))
+        self._hints.append((None, None))
+        self._model_prices: dict[str, Any] = {}
+        self._rates: dict[str, tuple[Decimal, Decimal, Decimal, Decimal]] = {}
+        self._warned: set[str] = set()
+
+    def knows(self, model: str) -> bool:
+        """Whether the model has a price (config table or genai-prices); logs nothing."""
+        return model in self._table or self._model_price(model) is not None
+
+    def cost(self, model: str, usage: TokenUsage) -> Decimal | None:
+        entry = self._table.get(model)
+        if entry is not None:
+            return _table_cost(entry, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
+        model_price = self._model_price(model)
+        rates = self._rates.get(model)
+        if rates is not None:  # plain per-token prices: Decimal arithmetic, no lookups
+            return _rated_cost(rates, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
+        if model_price is None:
+            if model not in self._warned and len(self._warned) < 1000:
+                self._warned.add(model)
+                log.warning("no price for model %r: booked with tokens, counted unpriced", model)
+            return None
+        calc = model_price.calc_price(
+            Usage(
+                input_tokens=usage.input_total,
+                cache_read_tokens=usage.cached_input,
+                cache_write_tokens=usage.cache_write,
+                output_tokens=usage.output,
+            )
+        )
+        return Decimal(calc["total_price"]).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
+
+    def _model_price(self, model: str) -> Any:
+        found = self._model_prices.get(model, _UNKNOWN)
+        if found is _UNKNOWN:
+            if len(self._model_prices) > 10_000:  # model names come from clients
+                self._model_prices.clear()
+                self._rates.clear()
+            found = None
+            probe = Usage(input_tokens=1, output_tokens=1)
+            for provider_id, api_url in self._hints:
+                try:
+                    if provider_id is not None:
+                        found = calc_price(probe, model, provider_id=provider_id).model_price
+                    else:
+                        found = calc_price(probe, model, provider_api_url=api_url).model_price
+                except LookupError:
+                    continue
+                break
+            self._model_prices[model] = found
+            rates = _plain_rates(found)
+            if rates is not None:
+                self._rates[model] = rates
+        return found
+
+
+def _plain_rates(model_price: Any) -> tuple[Decimal, Decimal, Decimal, Decimal] | None:
+    """(input, cache read, cache write, output) USD per MTok when every token price is a
+    plain Decimal (no tiers); None sends the model through genai-prices' own calculation."""
+    if model_price is None:
+        return None
+    values = model_price.__dict__
+    token_keys = [k for k in values if k.endswith("_mtok")]
+    if any(k not in _PLAIN_KEYS for k in token_keys):
+        return None  # audio, 1-hour cache writes, ...: let genai-prices decide
+    rates = [
+        values.get(k) for k in ("input_mtok", "cache_read_mtok", "cache_write_mtok", "output_mtok")
+    ]
+    if not all(r is None or isinstance(r, Decimal) for r in rates) or rates[0] is None:
+        return None
+    base = rates[0]
+    return (
+        base,
+        rates[1] if rates[1] is not None else base,
+        rates[2] if rates[2] is not None else base,
+        rates[3] or Decimal(0),
+    )
+
+
+_PLAIN_KEYS = frozenset({"input_mtok", "cache_read_mtok", "cache_write_mtok", "output_mtok"})
+
+
+def _rated_cost(rates: tuple[Decimal, Decimal, Decimal, Decimal], usage: TokenUsage) -> Decimal:
+    fresh, cached, write, output = rates
+    total = (
+        usage.fresh_input * fresh
+        + usage.cached_input * cached
+        + usage.cache_write * write
+        + usage.output * output
+    )
+    return Decimal(total) / _MTOK
+
+
+def _table_cost(entry: PriceEntry, usage: TokenUsage) -> Decimal:
+    cached_rate = entry.cached_input_per_mtok
+    write_rate = entry.cache_write_per_mtok
+    total = (
+        usage.fresh_input * entry.input_per_mtok
+        + usage.cached_input * (entry.input_per_mtok if cached_rate is None else cached_rate)
+        + usage.cache_write * (entry.input_per_mtok if write_rate is None else write_rate)
+        + usage.output * entry.output_per_mtok
+    )
+    return Decimal(total) / _MTOK

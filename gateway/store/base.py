@@ -1,0 +1,81 @@
+"""The `Store` Protocol every backend implements, and what `/healthz` reads of it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from gateway.store.records import SpendRow, UsageRecord
+
+
+@dataclass(frozen=True, slots=True)
+class StoreHealth:
+    """What `/healthz` reports: `ok`, or what is wrong (`unreachable`, `locked`,
+    `disk_full`, `writer_wedged`, `slow`) and a line for the operator."""
+
+    state: str = "ok"
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "ok"
+
+
+class Store(Protocol):
+    """Durable bookings. Every method raises `StoreUnavailable` when the backend is down
+    or does not answer within its bounded wait."""
+
+    async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
+        """Append each record to the ledger and add it to its tenant-month counters,
+        each atomically. Idempotent on `record.id`: False for a record already booked.
+        Raises `StoreRejected` when a record cannot be stored at all (retrying is futile);
+        the caller then books the batch's records one by one to find it."""
+
+    async def spend(self, period: str | None) -> list[SpendRow]:
+        """Counters per tenant for a 'YYYY-MM' period, or all periods summed when None."""
+
+    async def ledger(
+        self, period: str, tenant: str | None = None, limit: int = 1000
+    ) -> list[UsageRecord]:
+        """Ledger records of a period, oldest first."""
+
+    async def reserve(
+        self, reservation: str, budgets: Sequence[tuple[str, int]], amount: int, ttl_s: float
+    ) -> str | None:
+        """Atomically: if `amount` fits under every (budget key, ceiling) counting what is
+        spent and what live reservations hold, reserve it against all of them for `ttl_s`
+        and return None; else reserve nothing and return the first budget it would pass.
+        `book_many` settles a reservation named by `UsageRecord.reservation`."""
+
+    async def release(self, reservation: str, budgets: Sequence[str]) -> None:
+        """Drop a reservation that will never be settled."""
+
+    async def renew(self, reservation: str, budgets: Sequence[str], ttl_s: float) -> bool:
+        """Push a live reservation's expiry to `ttl_s` from now (its call still runs).
+        False when it is no longer held (settled, released or already expired)."""
+
+    async def budgets(self, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
+        """(spent, held by live reservations) per budget key, in 1e-10 USD units."""
+
+    async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
+        """A JSON document (conversation state, a customer's facts, ...), by tenant."""
+
+    async def get_docs(
+        self, tenant: str, wanted: Sequence[tuple[str, str]]
+    ) -> list[dict[str, Any] | None]:
+        """Several (kind, key) documents in one round trip, in the order asked."""
+
+    async def put_doc(self, kind: str, tenant: str, key: str, doc: dict[str, Any]) -> None: ...
+
+    async def delete_doc(self, kind: str, tenant: str, key: str) -> bool: ...
+
+    async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:
+        """Every document of the kind whose key starts with `prefix`, in key order."""
+
+    async def ping(self) -> None: ...
+
+    async def health(self) -> StoreHealth:
+        """What is wrong, if anything; never raises, answers within about a second."""
+
+    async def close(self) -> None: ...
