@@ -7,17 +7,19 @@ loop turns, false escalations on progressing conversations, detection delay.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.dev.workload import Conversation, generate
-from gateway.loops.detector import LoopSettingsView, LoopState, decide, observe_turn
+from gateway.loops.detector import LoopSettings, LoopState, decide, observe_turn
 
 
-def evaluate(conversations: list[Conversation], settings: LoopSettingsView) -> dict[str, float]:
+def evaluate(conversations: list[Conversation], settings: LoopSettings) -> dict[str, float]:
     tp = fp = fn = 0
     delays: list[int] = []
     progressing = false_escalations = 0
@@ -61,8 +63,12 @@ def main() -> None:
     for c in conversations:
         kinds[c.kind] = kinds.get(c.kind, 0) + 1
     print(f"{len(conversations)} conversations: {kinds}")
+    shipped = load_policies(DEFAULT_POLICY.parent).loop("-", "default")
+    print(f"shipped: {shipped}")
     for threshold in (0.6, 0.7, 0.8):
-        settings = LoopSettingsView(threshold, threshold, 2)
+        settings = dataclasses.replace(
+            shipped, user_similarity=threshold, reply_similarity=threshold
+        )
         r = evaluate(conversations, settings)
         print(
             f"threshold {threshold}: precision {r['precision']:.3f} recall {r['recall']:.3f} "

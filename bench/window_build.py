@@ -18,8 +18,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gateway.context.builder import EngineTokens
 from gateway.context.engine import WindowInput, assemble, compacted_memory, plan_compaction
+from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.context.summaries import extractive_summary
-from gateway.context.types import Fact, Memory, WindowPolicy
+from gateway.context.types import Fact, Memory
 from gateway.ledger.tokens import TokenCounter
 
 
@@ -35,7 +36,8 @@ def history(turns: int) -> list[dict[str, str]]:
 
 def main() -> None:
     counter = TokenCounter()
-    policy = WindowPolicy(quota_tokens=8000)
+    shipped = load_policies(DEFAULT_POLICY.parent).resolve("-", "default", "default")
+    policy = dataclasses.replace(shipped, quota_tokens=8000)
     facts = [
         Fact(f"f{n}", f"Fact {n}: order ORD-{n:05d} shipped", ("order",), created_at=n)
         for n in range(10)

@@ -17,6 +17,7 @@ from typing import Any
 import httpx
 import yaml
 
+from gateway.context.policy import DEFAULT_POLICY
 from gateway.proxy.identity import key_hash
 
 REPO = Path(__file__).resolve().parents[1]
@@ -143,8 +144,8 @@ def write_config(root: Path, upstream_url: str, store_url: str, **extra: Any) ->
         for name, key in TENANT_KEYS.items()
     }
     (policies / "tenants.yaml").write_text(yaml.safe_dump({"tenants": tenants}))
-    context = REPO / "policies" / "context.yaml"
-    (policies / "context.yaml").write_text(context.read_text())
+    # The packaged policy, copied as an operator would to customize it (edit_policy).
+    (policies / "context.yaml").write_text(DEFAULT_POLICY.read_text())
     config: dict[str, Any] = {
         "upstream": {"base_url": upstream_url, "api_key_env": "TEST_PROVIDER_KEY"},
         "store": store_url,

@@ -15,8 +15,9 @@ import openai
 import pytest
 
 from bench.loop_eval import evaluate
+from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.dev.workload import generate
-from gateway.loops.detector import LoopSettingsView, fingerprint, similarity
+from gateway.loops.detector import fingerprint, similarity
 from tests.conftest import UpstreamLog
 from tests.servers import GatewayProc, edit_policy
 
@@ -52,7 +53,8 @@ DISPUTE_POINTS = [
 
 @pytest.mark.parametrize("seed", [7, 11, 23])
 def test_detector_on_the_labelled_workload(seed: int) -> None:
-    result = evaluate(generate(seed, 500), LoopSettingsView(0.6, 0.6, 2))
+    shipped = load_policies(DEFAULT_POLICY.parent).loop("-", "default")  # 0.6, 0.6, 2
+    result = evaluate(generate(seed, 500), shipped)
     assert result["precision"] >= 0.9 and result["recall"] >= 0.9, result
     assert result["false_escalation_rate"] <= 0.02, result
     assert result["median_delay_turns"] <= 2, result

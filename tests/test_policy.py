@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
 
 from gateway.context.classify import Classifier
-from gateway.context.policy import PolicyFile, load_policies
+from gateway.context.policy import (
+    DEFAULT_POLICY,
+    POLICY_FILE,
+    ClassSettings,
+    LoopLayer,
+    Policies,
+    PolicyFile,
+    load_policies,
+)
+from gateway.context.types import WindowPolicy
 from gateway.errors import ConfigError, InvalidRequest
+from gateway.loops.detector import LoopSettings
 from tests.servers import REPO, edit_policy, write_config
 
 
@@ -106,10 +118,48 @@ def test_check_config_reports_policy_errors(tmp_path: Path) -> None:
     assert "context.yaml: classes.support.colour: unknown key" in run.stderr
 
 
-def test_packaged_defaults_equal_the_shipped_policy_file() -> None:
-    from gateway.context.policy import DEFAULT_POLICY
+def test_the_packaged_policy_is_the_only_copy() -> None:
+    """Defaults live once: a policy folder without context.yaml runs on the packaged file."""
+    assert not (REPO / "policies" / POLICY_FILE).exists()
+    assert load_policies(REPO / "policies").path == DEFAULT_POLICY
 
-    assert DEFAULT_POLICY.read_text() == (REPO / "policies" / "context.yaml").read_text()
+
+def test_every_setting_of_a_layer_is_a_window_or_loop_setting() -> None:
+    """Resolving never drops a name: each layer's key is a field, and each field a key."""
+    layer = set(ClassSettings.model_fields) - {"schema_ref", "facts", "loop"}
+    window = {f.name for f in fields(WindowPolicy)} - {"context_window"}
+    assert layer | {"facts_floor", "facts_ceiling"} == window
+    assert set(LoopLayer.model_fields) - {"schema_ref"} == {f.name for f in fields(LoopSettings)}
+
+
+def test_a_value_no_layer_sets_is_an_error_naming_it() -> None:
+    shipped = load_policies(DEFAULT_POLICY.parent)
+    bare = Policies(
+        shipped.file.model_copy(update={"defaults": ClassSettings()}), shipped.path, ClassSettings()
+    )
+    with pytest.raises(ConfigError) as info:
+        bare.resolve("-", "default", "m")
+    assert (str(DEFAULT_POLICY), "classes.default", "quota_tokens: no layer sets it") in (
+        info.value.problems
+    )
+    with pytest.raises(ConfigError, match="consecutive: no layer sets it"):
+        bare.loop("-", "default")
+
+
+def test_a_policy_file_states_only_what_it_changes(tmp_path: Path) -> None:
+    """An operator's context.yaml sits on the packaged defaults, loop settings included."""
+    (tmp_path / POLICY_FILE).write_text(
+        "defaults: {quota_tokens: 7000}\n"
+        "classes:\n  default: {}\n  vip: {loop: {consecutive: 3}}\n"
+        "default_class: default\n"
+    )
+    policies = load_policies(tmp_path)
+    shipped = load_policies(DEFAULT_POLICY.parent)
+    vip = policies.resolve("-", "vip", "m")
+    assert vip == dataclasses.replace(shipped.resolve("-", "default", "m"), quota_tokens=7000)
+    assert policies.loop("-", "vip") == dataclasses.replace(
+        shipped.loop("-", "default"), consecutive=3
+    )
 
 
 def test_schemas_are_current() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 
+from gateway.ops.metrics import TURN_BUCKETS, turn_bucket
 from gateway.ops.report import percentile, top_share
 from tests.servers import GatewayProc, start_gateway
 
@@ -100,3 +101,17 @@ def test_percentiles_and_concentration_by_hand() -> None:
     assert percentile([], 99) == 0.0
     assert top_share([90, 5, 5] + [0] * 97, 0.01) == 0.9
     assert top_share([1] * 100, 0.05) == 0.05
+
+
+def test_turn_buckets_are_cut_in_one_place() -> None:
+    """The metrics' label and the report's columns: 1-5, 6-15, 16-40, 41+."""
+    cuts = {turn: turn_bucket(turn) for turn in (1, 5, 6, 15, 16, 40, 41, 500)}
+    assert list(dict.fromkeys(cuts.values())) == list(TURN_BUCKETS)
+    assert [cuts[t] for t in (5, 6, 15, 16, 40, 41)] == [
+        "1-5",
+        "6-15",
+        "6-15",
+        "16-40",
+        "16-40",
+        "41+",
+    ]

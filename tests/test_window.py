@@ -17,12 +17,22 @@ from gateway.context.engine import (
     compacted_memory,
     plan_compaction,
     render_fact,
+    summary_room,
 )
-from gateway.context.summaries import extractive_summary
+from gateway.context.policy import DEFAULT_POLICY, load_policies
+from gateway.context.summaries import extractive_summary, recompress
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
 from gateway.ledger.tokens import TokenCounter
 
 COUNTER = TokenCounter()
+# The shipped policy's numbers (default class, no plan): the defaults live only there.
+SHIPPED = load_policies(DEFAULT_POLICY.parent).resolve("-", "default", "default")
+
+
+def shipped_policy(**changes: Any) -> WindowPolicy:
+    return dataclasses.replace(SHIPPED, **changes)
+
+
 WORDS = [
     "order",
     "refund",
@@ -87,7 +97,7 @@ def policy(draw: Any) -> WindowPolicy:
     quota = draw(st.integers(1500, 9000))
     floor = draw(st.integers(200, quota // 3))
     facts_floor = draw(st.integers(0, 200))
-    return WindowPolicy(
+    return shipped_policy(
         quota_tokens=quota,
         operational_state_max=draw(st.integers(30, 300)),
         facts_floor=facts_floor,
@@ -266,7 +276,7 @@ def test_no_in_scope_fact_dropped_while_under_the_ceiling(
     all_facts: list[Fact], scopes: list[str]
 ) -> None:
     t = tokens()
-    p = WindowPolicy(quota_tokens=20000, facts_ceiling=5000, transcript_floor=500)
+    p = shipped_policy(quota_tokens=20000, facts_ceiling=5000, transcript_floor=500)
     inp = WindowInput(
         messages=[{"role": "user", "content": "hi"}],
         memory=Memory(),
@@ -283,7 +293,7 @@ def test_no_in_scope_fact_dropped_while_under_the_ceiling(
 
 def test_facts_beyond_the_ceiling_are_chosen_by_relevance_not_age() -> None:
     t = tokens()
-    p = WindowPolicy(quota_tokens=6000, facts_floor=0, facts_ceiling=30, transcript_floor=500)
+    p = shipped_policy(quota_tokens=6000, facts_floor=0, facts_ceiling=30, transcript_floor=500)
     old_relevant = Fact("a", "Order ORD-1 was lost by the courier", ("delivery",), created_at=1.0)
     new_irrelevant = Fact(
         "b", "Prefers blue jackets in size M please", ("fashion",), created_at=9.0
@@ -303,7 +313,7 @@ def test_facts_beyond_the_ceiling_are_chosen_by_relevance_not_age() -> None:
 @pytest.mark.parametrize("where", ["first", "last"])
 def test_a_history_rewritten_at_the_summarized_span_resets_the_memory(where: str) -> None:
     t = tokens()
-    p = WindowPolicy(
+    p = shipped_policy(
         quota_tokens=1200, transcript_floor=200, keep_last_messages=2, summary_ceiling=200
     )
     msgs = [{"role": "user", "content": "open"}] + [
@@ -325,7 +335,7 @@ def test_an_opening_bigger_than_the_quota_still_lets_the_middle_go() -> None:
     """The opening stays verbatim (it is what the customer asked for), so the window is
     over quota; compaction must still run, not give up and grow without bound."""
     t = tokens()
-    p = WindowPolicy(
+    p = shipped_policy(
         quota_tokens=2000,
         transcript_floor=300,
         keep_last_messages=2,
@@ -354,3 +364,30 @@ def test_one_oversized_sentence_does_not_wipe_the_summary() -> None:
     summary = extractive_summary(previous, [paste], 120, t.text)
     assert "ORD-48213" in summary
     assert "INV-99812" in summary and "$1,240.00" in summary  # condensed, not cut
+
+
+@pytest.mark.parametrize(("sentences", "over"), [(3, False), (120, True)])
+def test_summary_room_is_what_the_summary_may_keep_within_the_quota(
+    sentences: int, over: bool
+) -> None:
+    """The engine, not its shell, says how far a summary must shrink: a summary cut to
+    its room brings the window back under the quota."""
+    t = tokens()
+    p = shipped_policy(quota_tokens=1200, transcript_floor=200, keep_last_messages=2)
+    msgs = [{"role": "user", "content": "open"}] + [
+        {"role": r, "content": f"message {n} " * 30}
+        for n in range(20)
+        for r in ("assistant", "user")
+    ]
+    inp = WindowInput(messages=msgs, memory=Memory(), policy=p)
+    compaction = plan_compaction(inp, t)
+    summary = " ".join(f"customer: asked about order ORD-{n} twice." for n in range(sentences))
+    candidate = dataclasses.replace(inp, memory=compacted_memory(msgs, compaction, summary))
+    report = assemble(candidate, t).report
+    assert report.over_quota is over
+    room = summary_room(candidate, report, t)
+    assert room == t.text(summary) + p.quota_tokens - report.history_tokens
+    assert (room < t.text(summary)) is over
+    shorter = recompress(summary, room, t.text)
+    memory = dataclasses.replace(candidate.memory, summary=shorter)
+    assert not assemble(dataclasses.replace(candidate, memory=memory), t).report.over_quota

@@ -23,7 +23,14 @@ from gateway.context.conversations import (
     conversation_fingerprint,
     facts_key,
 )
-from gateway.context.engine import Window, WindowInput, assemble, compacted_memory, plan_compaction
+from gateway.context.engine import (
+    Window,
+    WindowInput,
+    assemble,
+    compacted_memory,
+    plan_compaction,
+    summary_room,
+)
 from gateway.context.linear_regex import compile_linear
 from gateway.context.policy import Policies
 from gateway.context.summaries import Pattern, extract_facts, recompress, redact
@@ -128,8 +135,7 @@ class WindowBuilder:
         its messages counted in a worker thread first (tiktoken lets go of the GIL), so
         the event loop serves everyone else meanwhile. The counts are cached per message
         (gateway.ledger.tokens), so the engine's own counting on the loop then costs nothing."""
-        windows = self._policies.file.context_windows
-        ceiling = windows.get(req.model, windows["default"])
+        ceiling = self._policies.context_window(req.model)
         for message in req.messages:
             self._tokens.message_tokens(req.model, message, ceiling)
 
@@ -268,8 +274,7 @@ class WindowBuilder:
         candidate = dataclasses.replace(inp, memory=memory, facts=_merge(inp.facts, new_facts))
         report = assemble(candidate, tokens).report
         if report.over_quota:
-            # The summary yields before the recent turns do: it can be rebuilt, they cannot.
-            room = tokens.text(summary) - (report.history_tokens - inp.policy.quota_tokens)
+            room = summary_room(candidate, report, tokens)
             shorter = recompress(summary, room, tokens.text) if room > 0 else ""
             if shorter:
                 memory = dataclasses.replace(memory, summary=shorter)

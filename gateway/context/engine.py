@@ -285,6 +285,14 @@ def compacted_memory(messages: Sequence[Any], compaction: Compaction, summary: s
     )
 
 
+def summary_room(candidate: WindowInput, report: WindowReport, tokens: Tokens) -> int:
+    """How many tokens the candidate's running summary may keep for its window (whose
+    `report` is given) to fit the quota: the summary yields before the recent turns do,
+    since it can be rebuilt and they cannot. 0 or less: no summary makes it fit."""
+    over = report.history_tokens - candidate.policy.quota_tokens
+    return tokens.text(candidate.memory.summary) - over
+
+
 def assemble(inp: WindowInput, tokens: Tokens) -> Window:
     """The messages to send, most stable first, and what each slice spent."""
     seg = _split(inp.messages, inp.memory)

@@ -1,24 +1,32 @@
-"""Context policies (`policies/context.yaml`): per-class budgets, per-plan overrides,
-classification rules, fact-extraction patterns and the summarizer.
+"""Context policies (`context.yaml` in the policy folder, else the packaged
+gateway/data/context.yaml): per-class budgets, per-plan overrides, classification rules,
+fact-extraction patterns and the summarizer.
 
-A class's numbers are `defaults`, then the class, then the plan's defaults, then the
-plan's override for that class; the result is a complete `WindowPolicy`.
+A class's numbers are the packaged file's `defaults` (the one home of every default),
+then the file's `defaults`, the class, the plan's defaults, and the plan's override for
+that class; the result is a complete `WindowPolicy` and `LoopSettings`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
 from gateway.context.linear_regex import compile_linear
 from gateway.context.types import WindowPolicy
 from gateway.errors import ConfigError
+from gateway.loops.detector import LoopSettings
 from gateway.yamlfile import Strict, read_yaml, validate
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 POLICY_FILE = "context.yaml"
+Resolved = TypeVar("Resolved", bound="DataclassInstance")
 
 
 def _check_regex(pattern: str) -> str:
@@ -33,12 +41,13 @@ class FactsBudget(Strict):
     ceiling: int | None = Field(default=None, ge=0)
 
 
-class LoopSettings(Strict):
-    """Used by loop detection (issue 5); validated here so policies stay one file."""
+class LoopLayer(Strict):
+    """A layer's `loop` block, validated into gateway.loops.detector.LoopSettings (kept
+    in context.yaml so policies stay one file). A layer states only what it changes."""
 
-    user_similarity: float = Field(default=0.8, gt=0, le=1)
-    reply_similarity: float = Field(default=0.8, gt=0, le=1)
-    consecutive: int = Field(default=2, ge=1)
+    user_similarity: float | None = Field(default=None, gt=0, le=1)
+    reply_similarity: float | None = Field(default=None, gt=0, le=1)
+    consecutive: int | None = Field(default=None, ge=1)
 
 
 class ClassSettings(Strict):
@@ -59,7 +68,7 @@ class ClassSettings(Strict):
     progress_window: int | None = Field(default=None, ge=1)
     escalation_action: Literal["signal", "instruct", "handoff"] | None = None
     handoff_message: str | None = Field(default=None, min_length=1, max_length=2000)
-    loop: LoopSettings | None = None
+    loop: LoopLayer | None = None
 
 
 class PlanSettings(Strict):
@@ -143,36 +152,50 @@ def _flatten(settings: ClassSettings) -> dict[str, Any]:
     return out
 
 
+def _complete(kind: type[Resolved], values: dict[str, Any], path: Path, where: str) -> Resolved:
+    """`kind` built from the layers' values: a name it lacks, or a value no layer gave,
+    is an error (never dropped, never defaulted here)."""
+    names = {f.name for f in fields(kind)}
+    problems = [(str(path), where, f"{name}: not a setting") for name in values.keys() - names]
+    problems += [(str(path), where, f"{name}: no layer sets it") for name in names - values.keys()]
+    if problems:
+        raise ConfigError(sorted(problems))
+    return kind(**values)
+
+
 @dataclass(frozen=True)
 class Policies:
     file: PolicyFile
     path: Path
+    # The packaged file's `defaults`: the bottom layer under every policy file.
+    shipped: ClassSettings
 
-    def resolve(self, plan: str, conversation_class: str, model: str) -> WindowPolicy:
-        layers = [self.file.defaults, self.file.classes[conversation_class]]
+    def _layers(self, plan: str, conversation_class: str) -> list[ClassSettings]:
+        layers = [self.shipped, self.file.defaults, self.file.classes[conversation_class]]
         plan_settings = self.file.plans.get(plan)
         if plan_settings is not None:
             layers.append(plan_settings.defaults)
             if conversation_class in plan_settings.classes:
                 layers.append(plan_settings.classes[conversation_class])
+        return layers
+
+    def resolve(self, plan: str, conversation_class: str, model: str) -> WindowPolicy:
         values: dict[str, Any] = {}
-        for layer in layers:
+        for layer in self._layers(plan, conversation_class):
             values.update(_flatten(layer))
+        values["context_window"] = self.context_window(model)
+        return _complete(WindowPolicy, values, self.path, f"classes.{conversation_class}")
+
+    def context_window(self, model: str) -> int:
         windows = self.file.context_windows
-        values["context_window"] = windows.get(model, windows["default"])
-        names = {f.name for f in fields(WindowPolicy)}
-        return WindowPolicy(**{k: v for k, v in values.items() if k in names})
+        return windows.get(model, windows["default"])
 
     def loop(self, plan: str, conversation_class: str) -> LoopSettings:
-        found = self.file.defaults.loop or LoopSettings()
-        for layer in (
-            self.file.classes[conversation_class],
-            self.file.plans.get(plan, PlanSettings()).defaults,
-            self.file.plans.get(plan, PlanSettings()).classes.get(conversation_class),
-        ):
-            if layer is not None and layer.loop is not None:
-                found = layer.loop
-        return found
+        values: dict[str, Any] = {}
+        for layer in self._layers(plan, conversation_class):
+            if layer.loop is not None:
+                values.update(layer.loop.model_dump(exclude_none=True, exclude={"schema_ref"}))
+        return _complete(LoopSettings, values, self.path, f"classes.{conversation_class}.loop")
 
     def summarizer(self, tenant: str) -> SummarizerSettings:
         return self.file.tenant_summarizers.get(tenant, self.file.summarizer)
@@ -185,6 +208,7 @@ def _check_budgets(policies: Policies) -> list[tuple[str, str, str]]:
     for plan in plans:
         for name in policies.file.classes:
             p = policies.resolve(plan, name, "default")
+            policies.loop(plan, name)  # complete too, or a ConfigError now
             where = f"classes.{name}" + ("" if plan == "-" else f" (plan {plan})")
             if p.system_budget + p.quota_tokens + p.output_reserve > p.context_window:
                 problems.append(
@@ -212,12 +236,18 @@ def _check_budgets(policies: Policies) -> list[tuple[str, str, str]]:
 DEFAULT_POLICY = Path(__file__).parents[1] / "data" / POLICY_FILE
 
 
+@cache
+def shipped_defaults() -> ClassSettings:
+    """The packaged file's `defaults` (read once: the package does not change)."""
+    return validate(PolicyFile, read_yaml(DEFAULT_POLICY), DEFAULT_POLICY).defaults
+
+
 def load_policies(policies_dir: Path) -> Policies:
-    """`context.yaml` from the policy folder; the packaged defaults when there is none."""
+    """`context.yaml` from the policy folder; the packaged file when there is none."""
     path = policies_dir / POLICY_FILE
     if not path.exists():
         path = DEFAULT_POLICY
-    policies = Policies(validate(PolicyFile, read_yaml(path), path), path)
+    policies = Policies(validate(PolicyFile, read_yaml(path), path), path, shipped_defaults())
     problems = _check_budgets(policies)
     if problems:
         raise ConfigError(problems)

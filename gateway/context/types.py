@@ -46,25 +46,24 @@ class Memory:
 
 @dataclass(frozen=True)
 class WindowPolicy:
-    """Every number the window engine needs for one conversation class and plan."""
+    """Every number the window engine needs for one conversation class and plan. No
+    defaults here: they live once, in the shipped policy (gateway/data/context.yaml),
+    and `gateway.context.policy` resolves its layers into a complete WindowPolicy."""
 
-    quota_tokens: int = 6000
-    system_budget: int = 800
-    operational_state_max: int = 400
-    facts_floor: int = 200
-    facts_ceiling: int = 1200
-    episodes_ceiling: int = 1600
-    summary_ceiling: int = 3000
-    transcript_floor: int = 2000
-    keep_last_messages: int = 4
-    low_water: float = 0.6
-    output_reserve: int = 800
-    turn_ceiling: int = 40
-    progress_window: int = 3
-    escalation_action: str = "signal"
-    handoff_message: str = (
-        "I am sorry we are going around in circles. Let me hand you over to a member of "
-        "our team, who will continue from here."
-    )
-    context_window: int = 128_000
-    priority: int = 0
+    quota_tokens: int
+    system_budget: int
+    operational_state_max: int
+    facts_floor: int
+    facts_ceiling: int
+    episodes_ceiling: int
+    summary_ceiling: int
+    transcript_floor: int
+    keep_last_messages: int
+    low_water: float
+    output_reserve: int
+    turn_ceiling: int
+    progress_window: int
+    escalation_action: str
+    handoff_message: str
+    context_window: int
+    priority: int

@@ -129,12 +129,13 @@ class LoopState:
 
 
 @dataclass(frozen=True)
-class LoopSettingsView:
-    """The numbers a class's policy sets (see gateway.context.policy.LoopSettings)."""
+class LoopSettings:
+    """A class's loop thresholds. No defaults: the shipped policy (context.yaml, `loop`)
+    states them, and gateway.context.policy resolves its layers into this."""
 
-    user_similarity: float = 0.7
-    reply_similarity: float = 0.7
-    consecutive: int = 2
+    user_similarity: float  # a customer's message this similar to an earlier one repeats it
+    reply_similarity: float  # and a reply this similar to an earlier one repeats that
+    consecutive: int  # loop turns in a row that escalate
 
 
 def _best(fp: Fingerprint, earlier: Sequence[Fingerprint]) -> float:
@@ -142,7 +143,7 @@ def _best(fp: Fingerprint, earlier: Sequence[Fingerprint]) -> float:
 
 
 def observe_turn(
-    state: LoopState, user_text: str, reply_text: str, settings: LoopSettingsView
+    state: LoopState, user_text: str, reply_text: str, settings: LoopSettings
 ) -> tuple[LoopState, bool]:
     """Fold one finished turn into the state; True when it was a loop turn."""
     user, reply = fingerprint(user_text), fingerprint(reply_text)
@@ -173,7 +174,7 @@ def decide(
     turn: int,
     turn_ceiling: int,
     progress_window: int,
-    settings: LoopSettingsView,
+    settings: LoopSettings,
 ) -> Decision:
     """At the start of turn `turn` (1-based): escalate? After an escalation the streak
     and the progress clock reset, so the conversation goes on and is not escalated again

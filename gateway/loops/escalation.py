@@ -23,7 +23,7 @@ import orjson
 from gateway.context.conversations import ConversationRecord
 from gateway.context.policy import Policies
 from gateway.context.types import WindowPolicy
-from gateway.loops.detector import LoopSettingsView, LoopState, decide, observe_turn, progressed
+from gateway.loops.detector import LoopSettings, LoopState, decide, observe_turn, progressed
 from gateway.messages import message_text
 from gateway.ops.metrics import GatewayMetrics
 from gateway.proxy.http_responses import RawResponse
@@ -48,9 +48,8 @@ class Escalations:
         self._client: httpx.AsyncClient | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def _settings(self, record: ConversationRecord) -> LoopSettingsView:
-        s = self._policies.loop(record.plan, record.conversation_class or "default")
-        return LoopSettingsView(s.user_similarity, s.reply_similarity, s.consecutive)
+    def _settings(self, record: ConversationRecord) -> LoopSettings:
+        return self._policies.loop(record.plan, record.conversation_class or "default")
 
     def check(self, record: ConversationRecord, policy: WindowPolicy) -> str | None:
         """Start of a turn: does this turn escalate? Updates the record's loop state."""

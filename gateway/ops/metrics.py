@@ -27,12 +27,19 @@ from gateway.spend.money import from_units
 from gateway.store.records import SpendRow
 
 _OVERHEAD_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5)
+# Turn numbers as a bounded label (and the report's columns): the one place they are cut.
+TURN_BUCKETS = ("1-5", "6-15", "16-40", "41+")
 TOKEN_KINDS = (
     ("fresh_input", "fresh_input_tokens"),
     ("cached_input", "cached_input_tokens"),
     ("cache_write", "cache_write_tokens"),
     ("output", "output_tokens"),
 )
+
+
+def turn_bucket(turn: int) -> str:
+    """The bucket of a 1-based turn number: one of TURN_BUCKETS."""
+    return "1-5" if turn <= 5 else "6-15" if turn <= 15 else "16-40" if turn <= 40 else "41+"
 
 
 class GatewayMetrics:
@@ -177,7 +184,7 @@ class GatewayMetrics:
     def observe_turn(self, record: Any, cost_units: int | None, history_tokens: int) -> None:
         """Per-turn telemetry, labelled by plan and turn bucket (never the turn itself)."""
         turn = record.turns + 1
-        bucket = "1-5" if turn <= 5 else "6-15" if turn <= 15 else "16-40" if turn <= 40 else "41+"
+        bucket = turn_bucket(turn)
         self.turn_history.labels(record.plan, bucket).observe(history_tokens)
         if cost_units is None:
             return

@@ -19,16 +19,12 @@ from decimal import Decimal
 from typing import Any
 
 from gateway.context.conversations import CONVERSATION, ConversationRecord
+from gateway.ops.metrics import TURN_BUCKETS, turn_bucket
 from gateway.spend.money import from_units
 from gateway.store import Store
 from gateway.store.records import SpendRow, UsageRecord, period_of
 
-BUCKETS = ("1-5", "6-15", "16-40", "41+")
 ALARM_SHARE = 0.10
-
-
-def bucket(turn: int) -> str:
-    return "1-5" if turn <= 5 else "6-15" if turn <= 15 else "16-40" if turn <= 40 else "41+"
 
 
 @dataclass
@@ -75,16 +71,16 @@ def _marginal(ledger: Sequence[UsageRecord]) -> dict[str, dict[str, float]]:
     costs: dict[str, list[int]] = defaultdict(list)
     for series in turns.values():
         for n, cost in enumerate(series, start=1):
-            costs[bucket(n)].append(cost)
+            costs[turn_bucket(n)].append(cost)
             if series[0]:
-                ratios[bucket(n)].append(cost / series[0])
+                ratios[turn_bucket(n)].append(cost / series[0])
     return {
         b: {
             "turns": len(costs[b]),
             "mean_cost_usd": float(from_units(sum(costs[b]) // len(costs[b]))) if costs[b] else 0.0,
             "vs_first_turn": sum(ratios[b]) / len(ratios[b]) if ratios[b] else 0.0,
         }
-        for b in BUCKETS
+        for b in TURN_BUCKETS
     }
 
 
