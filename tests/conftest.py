@@ -8,6 +8,7 @@ import httpx
 import pytest
 import redis
 
+from tests.inprocess import InProcessGateway, SimulatorLog, running
 from tests.servers import GatewayProc, start_gateway, start_redis, start_simulator, stop
 
 
@@ -76,3 +77,24 @@ def sqlite_gateway(tmp_path: Path, simulator_url: str) -> Iterator[GatewayProc]:
     gw = start_gateway(tmp_path, simulator_url, f"sqlite:///{tmp_path / 'gateway.db'}")
     yield gw
     gw.stop()
+
+
+@pytest.fixture
+def app_gateway(tmp_path: Path, store_url: str) -> Iterator[InProcessGateway]:
+    """The gateway in this process (tests/inprocess.py), on each store backend."""
+    yield from running(tmp_path, store_url)
+
+
+@pytest.fixture
+def sqlite_app_gateway(tmp_path: Path) -> Iterator[InProcessGateway]:
+    """The gateway in this process on the embedded SQLite store."""
+    yield from running(tmp_path, f"sqlite:///{tmp_path / 'gateway.db'}")
+
+
+@pytest.fixture
+def app_log(request: pytest.FixtureRequest) -> SimulatorLog:
+    """What the in-process simulator of this test's in-process gateway saw, from now on."""
+    for name in ("sqlite_app_gateway", "app_gateway"):
+        if name in request.fixturenames:
+            return SimulatorLog(request.getfixturevalue(name))
+    raise LookupError("app_log needs app_gateway or sqlite_app_gateway")

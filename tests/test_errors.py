@@ -1,10 +1,9 @@
-"""Bad input and failing neighbours: a clear OpenAI-style error, nothing booked twice."""
+"""Bad input and failing neighbours: a clear OpenAI-style error, nothing booked twice.
+The gateway runs in this process (tests/inprocess.py) except where the socket is the point."""
 
 from __future__ import annotations
 
 import socket
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -12,14 +11,9 @@ import httpx
 import openai
 import pytest
 
-from tests.servers import (
-    GatewayProc,
-    free_port,
-    start_gateway,
-    start_redis,
-    stop,
-    write_config,
-)
+from gateway.ops.cli import cli_logic
+from tests.inprocess import InProcessGateway, SimulatorLog, start_inprocess
+from tests.servers import GatewayProc, free_port, start_redis, stop, write_config
 
 SHORT = [{"role": "user", "content": "hi"}]
 
@@ -35,26 +29,28 @@ def _error(response: httpx.Response, status: int, code: str | None = None) -> di
 
 
 def _post(
-    gw: GatewayProc, content: bytes | str, key: str | None = "acme", **headers: str
+    gw: InProcessGateway, content: bytes | str, key: str | None = "acme", **headers: str
 ) -> httpx.Response:
     if key:
         headers["Authorization"] = f"Bearer {gw.keys[key]}"
-    return httpx.post(f"{gw.v1}/chat/completions", content=content, headers=headers)
+    return gw.http.post(f"{gw.v1}/chat/completions", content=content, headers=headers)
 
 
-def _booked(gw: GatewayProc) -> int:
+def _booked(gw: InProcessGateway) -> int:
     return len(gw.admin("/admin/ledger").json()["records"])
 
 
-def test_keys(sqlite_gateway: GatewayProc) -> None:
-    gw = sqlite_gateway
+def test_keys(sqlite_app_gateway: InProcessGateway) -> None:
+    gw = sqlite_app_gateway
     _error(_post(gw, b"{}", key=None), 401, "invalid_api_key")
     _error(_post(gw, b"{}", key=None, Authorization="Bearer nope"), 401, "invalid_api_key")
     with pytest.raises(openai.AuthenticationError):
-        openai.OpenAI(base_url=gw.v1, api_key="wrong", max_retries=0).models.list()
-    _error(httpx.get(f"{gw.url}/admin/spend"), 401, "invalid_api_key")
-    _error(httpx.get(f"{gw.url}/admin/spend", headers={"Authorization": "Bearer acme"}), 401)
-    _error(httpx.get(f"{gw.v1}/models"), 401, "invalid_api_key")
+        openai.OpenAI(
+            base_url=gw.v1, api_key="wrong", max_retries=0, http_client=gw.http
+        ).models.list()
+    _error(gw.http.get(f"{gw.url}/admin/spend"), 401, "invalid_api_key")
+    _error(gw.http.get(f"{gw.url}/admin/spend", headers={"Authorization": "Bearer acme"}), 401)
+    _error(gw.http.get(f"{gw.v1}/models"), 401, "invalid_api_key")
     assert _booked(gw) == 0
 
 
@@ -69,20 +65,18 @@ def test_keys(sqlite_gateway: GatewayProc) -> None:
     ],
 )
 def test_malformed_bodies_name_the_field(
-    sqlite_gateway: GatewayProc, body: bytes, field: str | None
+    sqlite_app_gateway: InProcessGateway, body: bytes, field: str | None
 ) -> None:
-    err = _error(_post(sqlite_gateway, body), 400)
+    err = _error(_post(sqlite_app_gateway, body), 400)
     if field:
         assert err["param"] == field and f"'{field}'" in err["message"]
     else:
         assert "JSON" in err["message"]
-    assert _booked(sqlite_gateway) == 0
+    assert _booked(sqlite_app_gateway) == 0
 
 
-def test_body_over_the_limit(tmp_path: Path, simulator_url: str) -> None:
-    gw = start_gateway(
-        tmp_path, simulator_url, f"sqlite:///{tmp_path}/g.db", limits={"max_body_bytes": 2000}
-    )
+def test_body_over_the_limit(tmp_path: Path) -> None:
+    gw = start_inprocess(tmp_path, f"sqlite:///{tmp_path}/g.db", limits={"max_body_bytes": 2000})
     try:
         big = (
             '{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "'
@@ -91,9 +85,7 @@ def test_body_over_the_limit(tmp_path: Path, simulator_url: str) -> None:
         )
         _error(_post(gw, big), 413, "request_too_large")
         with pytest.raises(openai.APIStatusError) as info:
-            openai.OpenAI(
-                base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0
-            ).chat.completions.create(
+            gw.openai().chat.completions.create(
                 model="gpt-4o-mini", messages=[{"role": "user", "content": "y" * 5000}]
             )
         assert info.value.status_code == 413
@@ -102,13 +94,18 @@ def test_body_over_the_limit(tmp_path: Path, simulator_url: str) -> None:
         gw.stop()
 
 
-def test_unknown_route_and_method(sqlite_gateway: GatewayProc) -> None:
-    _error(httpx.get(f"{sqlite_gateway.url}/nowhere"), 404, "not_found")
-    _error(httpx.delete(f"{sqlite_gateway.url}/healthz"), 405)
-    auth = {"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"}
+def test_unknown_route_and_method(sqlite_app_gateway: InProcessGateway) -> None:
+    gw = sqlite_app_gateway
+    _error(gw.http.get(f"{gw.url}/nowhere"), 404, "not_found")
+    _error(gw.http.delete(f"{gw.url}/healthz"), 405)
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
     # Provider-side state would be shared by every tenant: not proxied.
     for path in ("/chat/completions", "/files", "/batches", "/responses/resp_1"):
-        _error(httpx.get(f"{sqlite_gateway.v1}{path}", headers=auth), 404, "route_not_proxied")
+        _error(gw.http.get(f"{gw.v1}{path}", headers=auth), 404, "route_not_proxied")
+
+
+def test_dot_segments_on_the_wire_are_refused(sqlite_gateway: GatewayProc) -> None:
+    auth = {"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"}
     port = int(sqlite_gateway.url.rsplit(":", 1)[1])
     for path in ("/v1/../v1/files", "/v1/%2e%2e/admin/spend", "/v1/models/..%2fx"):
         # A raw request: HTTP clients normalize dot segments before sending.
@@ -122,12 +119,8 @@ def test_unknown_route_and_method(sqlite_gateway: GatewayProc) -> None:
         assert b'"invalid_path"' in answer
 
 
-def test_upstream_errors_are_relayed_and_not_booked(
-    sqlite_gateway: GatewayProc, simulator_url: str
-) -> None:
-    c = openai.OpenAI(
-        base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["acme"], max_retries=0
-    )
+def test_upstream_errors_are_relayed_and_not_booked(sqlite_app_gateway: InProcessGateway) -> None:
+    c = sqlite_app_gateway.openai()
     with pytest.raises(openai.RateLimitError) as info:
         c.chat.completions.create(
             model="gpt-4o-mini", messages=SHORT, extra_headers={"x-simulator-status": "429"}
@@ -142,37 +135,35 @@ def test_upstream_errors_are_relayed_and_not_booked(
         )
     assert info5.value.status_code == 503
     direct = httpx.post(
-        f"{simulator_url}/chat/completions",
+        f"{sqlite_app_gateway.upstream_url}/chat/completions",
         json={"model": "m", "messages": SHORT},
         headers={"x-simulator-status": "400"},
     )
     through = _post(
-        sqlite_gateway,
+        sqlite_app_gateway,
         b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}',
         **{"x-simulator-status": "400"},
     )
     assert (through.status_code, through.content) == (direct.status_code, direct.content)
-    assert _booked(sqlite_gateway) == 0
+    assert _booked(sqlite_app_gateway) == 0
 
 
 def test_upstream_unreachable_and_timing_out(tmp_path: Path) -> None:
     dead = f"http://127.0.0.1:{free_port()}/v1"
-    gw = start_gateway(tmp_path, dead, f"sqlite:///{tmp_path}/g.db")
+    gw = start_inprocess(tmp_path, f"sqlite:///{tmp_path}/g.db", upstream_url=dead)
     try:
         err = _error(
             _post(gw, b'{"model": "gpt-4o-mini", "messages": []}'), 502, "upstream_unreachable"
         )
         assert dead.removesuffix("/v1") in err["message"]  # the host, never the path
         with pytest.raises(openai.InternalServerError):
-            openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0).models.list()
+            gw.openai().models.list()
     finally:
         gw.stop()
 
 
-def test_upstream_timeout(tmp_path: Path, simulator_url: str) -> None:
-    gw = start_gateway(
-        tmp_path, simulator_url, f"sqlite:///{tmp_path}/g.db", upstream={"timeout_s": 0.3}
-    )
+def test_upstream_timeout(tmp_path: Path) -> None:
+    gw = start_inprocess(tmp_path, f"sqlite:///{tmp_path}/g.db", upstream={"timeout_s": 0.3})
     try:
         err = _error(
             _post(
@@ -181,7 +172,7 @@ def test_upstream_timeout(tmp_path: Path, simulator_url: str) -> None:
             504,
             "upstream_timeout",
         )
-        assert simulator_url.removesuffix("/v1") in err["message"]
+        assert gw.upstream_url.removesuffix("/v1") in err["message"]
         # The request was sent: the upstream may have done (and billed) the work.
         (record,) = gw.admin("/admin/ledger").json()["records"]
         assert record["estimated"] and record["fresh_input_tokens"] > 0
@@ -196,21 +187,19 @@ def _wait(predicate, timeout: float = 15) -> None:  # type: ignore[no-untyped-de
         time.sleep(0.1)
 
 
-def test_store_down_fail_open_keeps_bookings_until_it_is_back(
-    tmp_path: Path, simulator_url: str
-) -> None:
+def test_store_down_fail_open_keeps_bookings_until_it_is_back(tmp_path: Path) -> None:
     port = free_port()
-    gw = start_gateway(tmp_path, simulator_url, f"redis://127.0.0.1:{port}/0")
+    gw = start_inprocess(tmp_path, f"redis://127.0.0.1:{port}/0")
     redis_proc = None
     try:
-        c = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
+        c = gw.openai()
         for _ in range(3):
             c.chat.completions.create(model="gpt-4o-mini", messages=SHORT)
         _error(gw.admin("/admin/spend"), 503, "store_unavailable")
-        health = httpx.get(f"{gw.url}/healthz").json()
+        health = gw.http.get(f"{gw.url}/healthz").json()
         assert health["store"] == "unreachable" and health["pending_bookings"] == 3
         redis_proc, _ = start_redis(tmp_path, port=port)
-        _wait(lambda: httpx.get(f"{gw.url}/healthz").json()["pending_bookings"] == 0)
+        _wait(lambda: gw.http.get(f"{gw.url}/healthz").json()["pending_bookings"] == 0)
         (row,) = [r for r in gw.admin("/admin/spend").json()["tenants"] if r["tenant"] == "acme"]
         assert row["requests"] == 3
     finally:
@@ -219,23 +208,24 @@ def test_store_down_fail_open_keeps_bookings_until_it_is_back(
             stop(redis_proc)
 
 
-def test_store_down_fail_closed_refuses(tmp_path: Path, simulator_url: str, upstream_log) -> None:  # type: ignore[no-untyped-def]
-    gw = start_gateway(
-        tmp_path, simulator_url, f"redis://127.0.0.1:{free_port()}/0", store_failure="fail_closed"
+def test_store_down_fail_closed_refuses(tmp_path: Path) -> None:
+    gw = start_inprocess(
+        tmp_path, f"redis://127.0.0.1:{free_port()}/0", store_failure="fail_closed"
     )
+    upstream_log = SimulatorLog(gw)
     try:
         with pytest.raises(openai.InternalServerError) as info:
-            openai.OpenAI(
-                base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0
-            ).chat.completions.create(model="gpt-4o-mini", messages=SHORT)
+            gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT)
         assert info.value.status_code == 503
         assert upstream_log.since() == []  # refused before anything reached the upstream
-        assert httpx.get(f"{gw.url}/healthz").status_code == 503
+        assert gw.http.get(f"{gw.url}/healthz").status_code == 503
     finally:
         gw.stop()
 
 
-def test_invalid_config_is_refused_naming_file_and_key(tmp_path: Path) -> None:
+def test_invalid_config_is_refused_naming_file_and_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     config = write_config(
         tmp_path, "http://127.0.0.1:1/v1", "sqlite:///x.db", store_failure="maybe", colour="blue"
     )
@@ -243,14 +233,10 @@ def test_invalid_config_is_refused_naming_file_and_key(tmp_path: Path) -> None:
         "tenants:\n  a: {plan: p, key_sha256: nothex}\n"
     )
     for command in ("check-config", "serve"):
-        run = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
-            [sys.executable, "-m", "gateway", command, "--config", str(config)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-        assert run.returncode == 1
-        assert f"{config}: colour: unknown key" in run.stderr
-        assert f"{config}: store_failure:" in run.stderr
-        assert "tenants.yaml: tenants.a.key_sha256: " in run.stderr
-        assert "Traceback" not in run.stderr
+        # the command's logic in process: `main` only passes its return to sys.exit
+        assert cli_logic([command, "--config", str(config)]) == 1
+        stderr = capsys.readouterr().err
+        assert f"{config}: colour: unknown key" in stderr
+        assert f"{config}: store_failure:" in stderr
+        assert "tenants.yaml: tenants.a.key_sha256: " in stderr
+        assert "Traceback" not in stderr

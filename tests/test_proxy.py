@@ -1,4 +1,5 @@
-"""A running gateway, driven with the official openai SDK, against the simulated upstream."""
+"""The gateway, driven with the official openai SDK, against the simulated upstream: in this
+process (tests/inprocess.py), and as a server process for the async SDK over a socket."""
 
 from __future__ import annotations
 
@@ -6,13 +7,14 @@ import asyncio
 import hashlib
 import re
 from decimal import Decimal
+from pathlib import Path
 
 import httpx
 import openai
 import pytest
 
-from tests.conftest import UpstreamLog
 from tests.expected import per_tenant
+from tests.inprocess import InProcessGateway, SimulatorLog, start_inprocess
 from tests.servers import PROVIDER_KEY, GatewayProc
 
 SHORT = [
@@ -21,12 +23,13 @@ SHORT = [
 ]
 
 
-def client(gw: GatewayProc, tenant: str = "acme") -> openai.OpenAI:
+def client(gw: GatewayProc | InProcessGateway, tenant: str = "acme") -> openai.OpenAI:
     return openai.OpenAI(
         base_url=gw.v1,
         api_key=gw.keys[tenant],
         max_retries=0,
         default_headers={"X-Simulator-Test-Tenant": tenant},
+        http_client=gw.http if isinstance(gw, InProcessGateway) else None,
     )
 
 
@@ -64,12 +67,12 @@ def test_json_and_stream_through_sync_and_async_sdk(gateway: GatewayProc) -> Non
 
     json_text, streamed = asyncio.run(run_async())
     assert json_text == streamed == text
-    spend = gateway.ops.admin("/admin/spend").json()["tenants"]
+    spend = gateway.admin("/admin/spend").json()["tenants"]
     assert {r["tenant"]: r["requests"] for r in spend} == {"acme": 4, "globex": 0}
 
 
-def _sse_events(url: str, key: str, body: dict) -> list[bytes]:
-    with httpx.stream(
+def _sse_events(http: httpx.Client, url: str, key: str, body: dict) -> list[bytes]:
+    with http.stream(
         "POST", f"{url}/chat/completions", json=body, headers={"Authorization": f"Bearer {key}"}
     ) as response:
         assert response.status_code == 200
@@ -80,21 +83,23 @@ def _sse_events(url: str, key: str, body: dict) -> list[bytes]:
 
 @pytest.mark.parametrize("include_usage", [False, True])
 def test_stream_chunks_equal_the_upstreams(
-    sqlite_gateway: GatewayProc, simulator_url: str, include_usage: bool
+    sqlite_app_gateway: InProcessGateway, include_usage: bool
 ) -> None:
+    gw = sqlite_app_gateway
     body: dict = {"model": "gpt-4o-mini", "messages": SHORT, "stream": True}
     if include_usage:
         body["stream_options"] = {"include_usage": True}
-    direct = _sse_events(simulator_url, "direct", body)
-    through = _sse_events(sqlite_gateway.v1, sqlite_gateway.keys["acme"], body)
+    with httpx.Client() as http:
+        direct = _sse_events(http, gw.upstream_url, "direct", body)
+    through = _sse_events(gw.http, gw.v1, gw.keys["acme"], body)
     assert through == direct
     assert any(b'"usage":{' in e for e in direct) is include_usage
     assert all(b'"usage"' not in e for e in through) is not include_usage
-    ledger = sqlite_gateway.admin("/admin/ledger").json()["records"]
+    ledger = gw.admin("/admin/ledger").json()["records"]
     assert len(ledger) == 1 and not ledger[0]["estimated"] and ledger[0]["output_tokens"] > 0
 
 
-def _mixed_traffic(gw: GatewayProc) -> None:
+def _mixed_traffic(gw: InProcessGateway) -> None:
     long_history = [{"role": "system", "content": "You are a support agent. " * 300}]
     for tenant in ("acme", "globex"):
         c = client(gw, tenant)
@@ -126,13 +131,14 @@ def _metric(text: str, name: str, **labels: str) -> float:
 
 
 def test_spend_and_metrics_equal_the_upstreams_usage(
-    gateway: GatewayProc, upstream_log: UpstreamLog
+    app_gateway: InProcessGateway, app_log: SimulatorLog
 ) -> None:
+    gateway = app_gateway
     _mixed_traffic(gateway)
-    billed = per_tenant(upstream_log.since())
+    billed = per_tenant(app_log.since())
     assert sum(t["cached"] for t in billed.values()) > 0, "the workload must exercise caching"
-    spend = {r["tenant"]: r for r in gateway.ops.admin("/admin/spend").json()["tenants"]}
-    metrics = gateway.ops.admin("/metrics").text
+    spend = {r["tenant"]: r for r in gateway.admin("/admin/spend").json()["tenants"]}
+    metrics = gateway.admin("/metrics").text
     for tenant, want in billed.items():
         row = spend[tenant]
         assert row["requests"] == want["requests"]
@@ -155,14 +161,15 @@ def test_spend_and_metrics_equal_the_upstreams_usage(
         assert _metric(
             metrics, "gateway_tenant_cost_usd_total", tenant=tenant, plan=plan
         ) == pytest.approx(float(want["cost"]), abs=1e-9)
-    csv_text = gateway.ops.admin("/admin/spend", format="csv").text
+    csv_text = gateway.admin("/admin/spend", format="csv").text
     assert csv_text.splitlines()[0].startswith("tenant,plan,requests,fresh_input_tokens")
     assert len(csv_text.splitlines()) == 3
 
 
 def test_app_headers_and_tenant_key_never_reach_the_upstream(
-    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
 ) -> None:
+    sqlite_gateway, upstream_log = sqlite_app_gateway, app_log
     app_headers = {
         "X-Conversation-Id": "conv-1",
         "X-Customer-Id": "cust-9",
@@ -184,10 +191,11 @@ def test_app_headers_and_tenant_key_never_reach_the_upstream(
     assert (record["customer"], record["conversation"]) == ("cust-9", "conv-1")
 
 
-def test_other_v1_routes_pass_through_and_book_usage(sqlite_gateway: GatewayProc) -> None:
+def test_other_v1_routes_pass_through_and_book_usage(sqlite_app_gateway: InProcessGateway) -> None:
+    sqlite_gateway = sqlite_app_gateway
     c = client(sqlite_gateway)
     assert {m.id for m in c.models.list()} >= {"gpt-4o-mini", "deepseek-chat"}
-    raw = httpx.get(
+    raw = sqlite_gateway.http.get(
         f"{sqlite_gateway.v1}/models",
         headers={"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"},
     )
@@ -199,11 +207,9 @@ def test_other_v1_routes_pass_through_and_book_usage(sqlite_gateway: GatewayProc
     assert record["fresh_input_tokens"] == emb.usage.prompt_tokens
 
 
-def test_httpx_transport_option(tmp_path, simulator_url: str) -> None:  # type: ignore[no-untyped-def]
-    from tests.servers import start_gateway
-
-    gw = start_gateway(
-        tmp_path, simulator_url, f"sqlite:///{tmp_path / 'g.db'}", upstream={"transport": "httpx"}
+def test_httpx_transport_option(tmp_path: Path) -> None:
+    gw = start_inprocess(
+        tmp_path, f"sqlite:///{tmp_path / 'g.db'}", upstream={"transport": "httpx"}
     )
     try:
         c = client(gw)

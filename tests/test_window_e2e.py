@@ -1,4 +1,4 @@
-"""The budgeted window through a running gateway, the openai SDK and the simulator."""
+"""The budgeted window through the gateway in process, the openai SDK and the simulator."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import openai
 import yaml
 
 from gateway.context.conversations import customer_key, facts_key
-from tests.conftest import UpstreamLog
-from tests.servers import GatewayProc, start_gateway
+from tests.inprocess import InProcessGateway, SimulatorLog, start_inprocess
 
 SYSTEM = "You are the support agent of an online store. Be brief and precise."
 OPENING = "Hello, my parcel arrived with a broken lid and I would like a replacement sent."
@@ -21,9 +20,11 @@ def _prompt_text(entry: dict) -> str:
 
 
 def _converse(
-    gw: GatewayProc, turns: int, conversation: str, **headers: str
+    gw: InProcessGateway, turns: int, conversation: str, **headers: str
 ) -> list[httpx.Headers]:
-    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
+    client = openai.OpenAI(
+        base_url=gw.v1, http_client=gw.http, api_key=gw.keys["acme"], max_retries=0
+    )
     messages: list = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": OPENING}]
     seen = []
     for turn in range(1, turns + 1):
@@ -55,10 +56,10 @@ def _converse(
 
 
 def test_a_150_turn_conversation_stays_in_quota_and_keeps_what_matters(
-    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
 ) -> None:
-    headers = _converse(sqlite_gateway, 150, "long-150")
-    sent = upstream_log.since()
+    headers = _converse(sqlite_app_gateway, 150, "long-150")
+    sent = app_log.since()
     assert len(sent) == 150
     quota = 8000  # plan pro, class support (policies/context.yaml)
     assert {h["x-gateway-class"] for h in headers} == {"support"}
@@ -73,14 +74,14 @@ def test_a_150_turn_conversation_stays_in_quota_and_keeps_what_matters(
     prompt = sum(e["usage"]["prompt_tokens"] for e in first_100)
     cached = sum(e["usage"]["prompt_tokens_details"]["cached_tokens"] for e in first_100)
     assert cached / prompt >= 0.60, f"cached share {cached / prompt:.2f}"
-    state = httpx.get(
-        f"{sqlite_gateway.v1}/conversations/long-150",
-        headers={"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"},
+    state = sqlite_app_gateway.http.get(
+        f"{sqlite_app_gateway.v1}/conversations/long-150",
+        headers={"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"},
     ).json()
     assert state["class"] == "support" and state["turns"] == 150
     assert state["cursor"] > 0 and "ORD-48213" in state["summary"]
     assert state["quota_hits"] > 0 and state["over_quota_turns"] == 0
-    metrics = sqlite_gateway.admin("/metrics").text
+    metrics = sqlite_app_gateway.admin("/metrics").text
     evicted = next(
         line
         for line in metrics.splitlines()
@@ -90,9 +91,11 @@ def test_a_150_turn_conversation_stays_in_quota_and_keeps_what_matters(
 
 
 def _turns(
-    gw: GatewayProc, conversation: str, channel: str, texts: list[str], **headers: str
+    gw: InProcessGateway, conversation: str, channel: str, texts: list[str], **headers: str
 ) -> list:
-    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
+    client = openai.OpenAI(
+        base_url=gw.v1, http_client=gw.http, api_key=gw.keys["acme"], max_retries=0
+    )
     messages: list = [{"role": "system", "content": SYSTEM}]
     for text in texts:
         messages.append({"role": "user", "content": text})
@@ -112,10 +115,10 @@ def _turns(
 
 
 def test_earlier_episodes_arrive_as_channel_tagged_summaries(
-    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
 ) -> None:
     phone = _turns(
-        sqlite_gateway,
+        sqlite_app_gateway,
         "call-1",
         "phone",
         [
@@ -125,19 +128,21 @@ def test_earlier_episodes_arrive_as_channel_tagged_summaries(
         ],
     )
     chat = _turns(
-        sqlite_gateway,
+        sqlite_app_gateway,
         "chat-1",
         "webchat",
         [
             "Following up on my call about ORD-555. Nothing much else happened since then.",
         ],
     )
-    auth = {"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"}
-    closed = httpx.post(f"{sqlite_gateway.v1}/conversations/call-1/close", headers=auth)
+    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
+    closed = sqlite_app_gateway.http.post(
+        f"{sqlite_app_gateway.v1}/conversations/call-1/close", headers=auth
+    )
     assert closed.status_code == 200 and "ORD-555" in closed.json()["episode_summary"]
-    start = len(upstream_log.all())
-    _turns(sqlite_gateway, "mail-1", "email", ["Any news on my refund?"])
-    (entry,) = upstream_log.all()[start:]
+    start = len(app_log.all())
+    _turns(sqlite_app_gateway, "mail-1", "email", ["Any news on my refund?"])
+    (entry,) = app_log.all()[start:]
     prompt = _prompt_text(entry)
     assert "[phone]" in prompt and "[webchat]" in prompt
     assert prompt.index("[phone]") > prompt.index("[webchat]")  # newest first
@@ -149,9 +154,9 @@ def test_earlier_episodes_arrive_as_channel_tagged_summaries(
 
 
 def test_facts_respect_scopes_and_say_where_they_came_from(
-    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
 ) -> None:
-    auth = {"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"}
+    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
     facts = [
         {
             "text": "Delivery address is Rua Augusta 100",
@@ -176,12 +181,15 @@ def test_facts_respect_scopes_and_say_where_they_came_from(
             "confirmed_at": 1_790_000_000,
         },
     ]
-    put = httpx.put(
-        f"{sqlite_gateway.v1}/customers/cust-9/facts", json={"facts": facts}, headers=auth
+    put = sqlite_app_gateway.http.put(
+        f"{sqlite_app_gateway.v1}/customers/cust-9/facts", json={"facts": facts}, headers=auth
     )
     assert put.status_code == 200 and len(put.json()["facts"]) == 3
     client = openai.OpenAI(
-        base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["acme"], max_retries=0
+        base_url=sqlite_app_gateway.v1,
+        http_client=sqlite_app_gateway.http,
+        api_key=sqlite_app_gateway.keys["acme"],
+        max_retries=0,
     )
     client.chat.completions.create(
         model="gpt-4o-mini",
@@ -192,12 +200,12 @@ def test_facts_respect_scopes_and_say_where_they_came_from(
             "X-Simulator-Log-Messages": "1",
         },
     )
-    prompt = _prompt_text(upstream_log.since()[-1])
+    prompt = _prompt_text(app_log.since()[-1])
     assert "Card ending 4242" not in prompt  # above the customer's verified scope
     assert "Rua Augusta 100 [unconfirmed; source: phone transcript]" in prompt
     assert "VIP customer since 2019 [confirmed 2026-09-21; source: crm]" in prompt
-    bad = httpx.put(
-        f"{sqlite_gateway.v1}/customers/cust-9/facts",
+    bad = sqlite_app_gateway.http.put(
+        f"{sqlite_app_gateway.v1}/customers/cust-9/facts",
         headers=auth,
         json={"facts": [{"text": "x", "confirmed": True, "confirmed_at": 1e20}]},
     )
@@ -205,23 +213,28 @@ def test_facts_respect_scopes_and_say_where_they_came_from(
     # ids are quoted in store keys: customer "org" never lists customer "org/alice"'s
     assert not (customer_key("org/alice") + "/c1").startswith(customer_key("org") + "/")
     assert facts_key("conversation:x", None) != facts_key(None, "x")
-    gone = httpx.delete(f"{sqlite_gateway.v1}/customers/cust-9/facts", headers=auth)
+    gone = sqlite_app_gateway.http.delete(
+        f"{sqlite_app_gateway.v1}/customers/cust-9/facts", headers=auth
+    )
     assert gone.json() == {"deleted": 3}
-    assert httpx.get(f"{sqlite_gateway.v1}/customers/cust-9/facts", headers=auth).json() == {
-        "facts": []
-    }
-    other = httpx.get(
-        f"{sqlite_gateway.v1}/customers/cust-9/facts",
-        headers={"Authorization": f"Bearer {sqlite_gateway.keys['globex']}"},
+    assert sqlite_app_gateway.http.get(
+        f"{sqlite_app_gateway.v1}/customers/cust-9/facts", headers=auth
+    ).json() == {"facts": []}
+    other = sqlite_app_gateway.http.get(
+        f"{sqlite_app_gateway.v1}/customers/cust-9/facts",
+        headers={"Authorization": f"Bearer {sqlite_app_gateway.keys['globex']}"},
     )
     assert other.json() == {"facts": []}  # tenants never see each other's customers
 
 
 def test_output_reserve_caps_max_tokens_and_operational_state_goes_last(
-    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
 ) -> None:
     client = openai.OpenAI(
-        base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["acme"], max_retries=0
+        base_url=sqlite_app_gateway.v1,
+        http_client=sqlite_app_gateway.http,
+        api_key=sqlite_app_gateway.keys["acme"],
+        max_retries=0,
     )
     for asked, expected in ((None, 800), (5000, 800), (50, 50)):
         extra = {} if asked is None else {"max_tokens": asked}
@@ -234,17 +247,17 @@ def test_output_reserve_caps_max_tokens_and_operational_state_goes_last(
             },
             **extra,
         )
-        entry = upstream_log.since()[-1]
+        entry = app_log.since()[-1]
         assert entry["max_tokens"] == expected
         assert "T-1" in entry["messages"][-1]["content"]
 
 
 def test_model_summarizer_is_used_and_booked_and_falls_back(
-    tmp_path: Path, simulator_url: str, upstream_log: UpstreamLog
+    tmp_path: Path,
 ) -> None:
     for model, expect_calls in (("gpt-4o-mini", True), ("fail-summarizer", False)):
         root = tmp_path / model
-        gw = start_gateway(root, simulator_url, f"sqlite:///{root / 'g.db'}")
+        gw = start_inprocess(root, f"sqlite:///{root / 'g.db'}")
         policy = yaml.safe_load((root / "policies" / "context.yaml").read_text())
         policy["summarizer"]["model"] = model
         policy["classes"]["support"]["quota_tokens"] = 2600
@@ -257,7 +270,7 @@ def test_model_summarizer_is_used_and_booked_and_falls_back(
             ledger = gw.admin("/admin/ledger").json()["records"]
             calls = [r for r in ledger if r["route"] == "summarizer"]
             assert bool(calls) is expect_calls  # a failed (500) call is not billed
-            state = httpx.get(
+            state = gw.http.get(
                 f"{gw.v1}/conversations/sum-{model}",
                 headers={"Authorization": f"Bearer {gw.keys['acme']}"},
             ).json()
@@ -270,9 +283,14 @@ def test_model_summarizer_is_used_and_booked_and_falls_back(
             gw.stop()
 
 
-def test_stateless_apps_are_recognised_and_classes_move_up(sqlite_gateway: GatewayProc) -> None:
+def test_stateless_apps_are_recognised_and_classes_move_up(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
     client = openai.OpenAI(
-        base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["acme"], max_retries=0
+        base_url=sqlite_app_gateway.v1,
+        http_client=sqlite_app_gateway.http,
+        api_key=sqlite_app_gateway.keys["acme"],
+        max_retries=0,
     )
     messages: list = [
         {"role": "system", "content": SYSTEM},
@@ -297,17 +315,17 @@ def test_stateless_apps_are_recognised_and_classes_move_up(sqlite_gateway: Gatew
     classes.append(raw.headers["x-gateway-class"])
     assert len(set(ids)) == 1 and ids[0].startswith("fp-")  # no X-Conversation-Id needed
     assert classes == ["support", "support", "dispute"]
-    state = httpx.get(
-        f"{sqlite_gateway.v1}/conversations/{ids[0]}",
-        headers={"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"},
+    state = sqlite_app_gateway.http.get(
+        f"{sqlite_app_gateway.v1}/conversations/{ids[0]}",
+        headers={"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"},
     ).json()
     assert (state["turns"], state["class"]) == (3, "dispute")
-    other = httpx.get(
-        f"{sqlite_gateway.v1}/conversations/{ids[0]}",
-        headers={"Authorization": f"Bearer {sqlite_gateway.keys['globex']}"},
+    other = sqlite_app_gateway.http.get(
+        f"{sqlite_app_gateway.v1}/conversations/{ids[0]}",
+        headers={"Authorization": f"Bearer {sqlite_app_gateway.keys['globex']}"},
     )
     assert other.status_code == 404  # another tenant cannot see it
-    metrics = sqlite_gateway.admin("/metrics").text
+    metrics = sqlite_app_gateway.admin("/metrics").text
     assert 'context_class_turns_total{class="support"} 2.0' in metrics
     assert 'context_class_turns_total{class="dispute"} 1.0' in metrics
     assert "context_window_used_tokens_bucket" in metrics
