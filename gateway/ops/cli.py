@@ -48,6 +48,22 @@ def _parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser("demo", help="simulator + gateway + a few conversations, then spend")
     demo.add_argument("--dir", default=None, help="keep the demo's files here")
+
+    workload = sub.add_parser("workload", help="labelled customer-service conversations")
+    workload_sub = workload.add_subparsers(dest="workload_command", required=True)
+    gen = workload_sub.add_parser("generate", help="write a realistic workload as JSONL")
+    gen.add_argument("--conversations", type=int, default=600)
+    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--lang", default="pt,en,es", help="comma list of pt, en, es")
+    gen.add_argument("-o", "--output", required=True, help="the JSONL file to write")
+
+    replay = sub.add_parser("replay", help="a workload through the gateway vs full history")
+    replay.add_argument("file", help="a workload JSONL (gateway workload generate)")
+    replay.add_argument("--policies", default=None, help="folder with context.yaml/spend.yaml")
+    replay.add_argument("--baseline", choices=["full", "none"], default="full")
+    replay.add_argument("--format", choices=["table", "json"], default="table")
+    replay.add_argument("--model", default="gpt-4o-mini")
+    replay.add_argument("--plan", default="pro", help="the replaying tenant's plan")
     return parser
 
 
@@ -179,6 +195,8 @@ def cli_logic(argv: list[str]) -> int:
         "simulate-upstream": _simulate,
         "report": _report,
         "demo": _demo,
+        "workload": _workload,
+        "replay": _replay,
     }
     return int(commands[args.command](args))
 
@@ -202,6 +220,30 @@ def _demo(args: argparse.Namespace) -> int:
     from gateway.dev.demo import run_demo
 
     return run_demo(Path(args.dir) if args.dir else None)
+
+
+def _workload(args: argparse.Namespace) -> int:
+    from gateway.dev.cs_chitchat import ChitchatMissing
+    from gateway.dev.cs_workload import LANGUAGES, write
+
+    langs = [lang.strip() for lang in args.lang.split(",") if lang.strip()]
+    unknown = sorted(set(langs) - set(LANGUAGES))
+    if unknown or not langs:
+        print(f"error: --lang takes {','.join(LANGUAGES)}; got {args.lang!r}", file=sys.stderr)
+        return 2
+    try:
+        print(write(args.output, args.conversations, args.seed, langs))
+    except ChitchatMissing as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(f"written to {args.output}", file=sys.stderr)
+    return 0
+
+
+def _replay(args: argparse.Namespace) -> int:
+    from gateway.dev.replay_command import run_replay
+
+    return run_replay(args.file, args.policies, args.baseline, args.format, args.model, args.plan)
 
 
 def main() -> None:

@@ -1,0 +1,370 @@
+"""`gateway replay FILE.jsonl`: a workload (gateway/dev/cs_workload.py) played turn by
+turn through the gateway, in this process, against the simulated upstream, and the same
+conversations sent to the simulator directly (the baseline: full history every turn).
+
+Each conversation is played as a stateless app plays it: its earlier episodes first (on
+their own channels, each closed afterwards so its episode summary exists), then the
+conversation; every customer turn sends the system message and the whole history so
+far, with X-Conversation-Id, X-Customer-Id and X-Channel and nothing else. The history
+grows by the file's assistant turns, not by the simulator's replies, so both sides see
+the same conversation. The simulator logs the messages of every request that reached
+it; gateway/dev/replay_metrics.py scores them, gateway/dev/replay_report.py prints them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shutil
+import socket
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Protocol
+
+import httpx
+import uvicorn
+
+from gateway.config import Settings, load_settings, pricer_for
+from gateway.context.policy import POLICY_FILE
+from gateway.dev.replay_metrics import (
+    Played,
+    QuotaTurn,
+    Tally,
+    merge,
+    score_facts,
+    score_verbatim,
+    token_offsets,
+)
+from gateway.dev.simulator import create_simulator_app
+from gateway.dev.simulator_cache import SimulatorState
+from gateway.ledger.tokens import TokenCounter
+from gateway.ledger.usage import TokenUsage, normalize
+from gateway.messages import message_text
+from gateway.ops.tenants import add_tenant
+from gateway.proxy.app import create_app
+from gateway.spend.ceilings import SPEND_FILE
+from gateway.spend.pricing import Pricer
+
+TENANT = "replay"
+
+
+class ReplayError(Exception):
+    """The replay could not go on (a request failed): its message says which."""
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What one customer turn cost and what reached the upstream (None: nothing did,
+    the gateway answered by itself)."""
+
+    text: str | None
+    usage: TokenUsage
+    cost: Decimal
+    quota: QuotaTurn | None = None
+
+
+@dataclass
+class SideResult:
+    """Everything one side (the policy or the baseline) measured."""
+
+    usage: TokenUsage = field(default_factory=TokenUsage)
+    costs: list[Decimal] = field(default_factory=list)  # per workload conversation
+    classes: list[str] = field(default_factory=list)  # the gateway's, at the last turn
+    tally: Tally = field(default_factory=dict)
+    quota: list[QuotaTurn] = field(default_factory=list)
+    requests: int = 0
+    answered_by_gateway: int = 0
+
+
+class Side(Protocol):
+    async def send(
+        self, conv: dict[str, Any], played: str, channel: str, messages: list[Any]
+    ) -> Sent: ...
+
+    async def close(self, conv: dict[str, Any], played: str) -> None: ...
+
+
+def _usage_sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
+    return TokenUsage(
+        fresh_input=a.fresh_input + b.fresh_input,
+        cached_input=a.cached_input + b.cached_input,
+        cache_write=a.cache_write + b.cache_write,
+        output=a.output + b.output,
+    )
+
+
+def _text(messages: Iterable[Any]) -> str:
+    return "\n".join(message_text(m) for m in messages)
+
+
+class GatewaySide:
+    """Turns through the gateway app (ASGI, lifespan running); what reached the upstream
+    is read off the simulator's own log, emptied after each turn."""
+
+    def __init__(
+        self, app: Any, sim: SimulatorState, key: str, settings: Settings, model: str, plan: str
+    ) -> None:
+        self.http = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=app), base_url="http://gateway", timeout=120
+        )
+        self.sim, self.key, self.settings = sim, key, settings
+        self.model, self.plan = model, plan
+        self.pricer = pricer_for(settings.config)
+        self.tokens = TokenCounter()
+
+    def _headers(self, conv: dict[str, Any], played: str, channel: str) -> dict[str, str]:
+        return {
+            "Authorization": f"Bearer {self.key}",
+            "X-Conversation-Id": played,
+            "X-Customer-Id": str(conv["customer_id"]),
+            "X-Channel": channel,
+            "x-simulator-log-messages": "1",
+        }
+
+    async def send(
+        self, conv: dict[str, Any], played: str, channel: str, messages: list[Any]
+    ) -> Sent:
+        body = {"model": self.model, "messages": messages}
+        reply = await self.http.post(
+            "/v1/chat/completions", json=body, headers=self._headers(conv, played, channel)
+        )
+        if reply.status_code != 200:
+            raise ReplayError(f"{played}: the gateway answered {reply.status_code}: {reply.text}")
+        calls = list(self.sim.usage_log)
+        self.sim.usage_log.clear()
+        usage, cost = TokenUsage(), Decimal(0)
+        for call in calls:
+            one = normalize(call["usage"]) or TokenUsage()
+            usage = _usage_sum(usage, one)
+            cost += self.pricer.cost(str(call["model"]), one) or Decimal(0)
+        sent = next((c["messages"] for c in reversed(calls) if c.get("messages")), None)
+        return Sent(
+            None if sent is None else _text(sent), usage, cost, self._quota(reply, messages)
+        )
+
+    def _quota(self, reply: httpx.Response, messages: list[Any]) -> QuotaTurn:
+        cls = reply.headers.get("x-gateway-class", "")
+        policy = self.settings.policies.resolve(self.plan, cls, self.model)
+        system = [m for m in messages if m.get("role") == "system"]
+        floor = system + messages[len(system) :][-policy.keep_last_messages :]
+        return QuotaTurn(
+            cls,
+            int(reply.headers.get("x-gateway-window-tokens", "0")),
+            policy.quota_tokens,
+            self.tokens.count_messages(self.model, floor),
+        )
+
+    async def close(self, conv: dict[str, Any], played: str) -> None:
+        reply = await self.http.post(
+            f"/v1/conversations/{played}/close",
+            headers=self._headers(conv, played, str(conv["channel"])),
+        )
+        if reply.status_code != 200:
+            raise ReplayError(f"closing {played}: {reply.status_code}: {reply.text}")
+        self.sim.usage_log.clear()  # a summarizer call is not a turn of the conversation
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+
+class BaselineSide:
+    """The same requests sent to a simulator of its own, no gateway: full history."""
+
+    def __init__(self, model: str, pricer: Pricer) -> None:
+        self.http = httpx.AsyncClient(
+            transport=httpx.ASGITransport(app=create_simulator_app()), base_url="http://sim"
+        )
+        self.model, self.pricer = model, pricer
+
+    async def send(
+        self, conv: dict[str, Any], played: str, channel: str, messages: list[Any]
+    ) -> Sent:
+        reply = await self.http.post(
+            "/v1/chat/completions", json={"model": self.model, "messages": messages}
+        )
+        if reply.status_code != 200:
+            raise ReplayError(f"{played}: the simulator answered {reply.status_code}")
+        usage = normalize(reply.json().get("usage")) or TokenUsage()
+        return Sent(_text(messages), usage, self.pricer.cost(self.model, usage) or Decimal(0))
+
+    async def close(self, conv: dict[str, Any], played: str) -> None:
+        return None
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+
+async def _play_one(
+    side: Side,
+    conv: dict[str, Any],
+    played: str,
+    channel: str,
+    turns: list[dict[str, Any]],
+    offsets: list[int],
+    result: SideResult,
+) -> tuple[Played, Decimal]:
+    history: list[Any] = [{"role": "system", "content": conv["system"]}]
+    requests: dict[int, str] = {}
+    cost = Decimal(0)
+    for i, turn in enumerate(turns):
+        history.append({"role": turn["role"], "content": turn["content"]})
+        if turn["role"] != "user":
+            continue
+        sent = await side.send(conv, played, channel, list(history))
+        result.requests += 1
+        result.usage = _usage_sum(result.usage, sent.usage)
+        cost += sent.cost
+        if sent.quota is not None:
+            result.quota.append(sent.quota)
+        if sent.text is None:
+            result.answered_by_gateway += 1
+        else:
+            requests[i] = sent.text
+    return Played(played, turns, requests, offsets), cost
+
+
+async def play_conversation(
+    side: Side, conv: dict[str, Any], offsets: dict[str, list[int]], result: SideResult
+) -> None:
+    """Its episodes (each closed after), then itself; scores and costs into `result`."""
+    played: list[Played] = []
+    total = Decimal(0)
+    for ep in conv["episodes"]:
+        p, cost = await _play_one(
+            side, conv, ep["id"], ep["channel"], ep["turns"], offsets[ep["id"]], result
+        )
+        await side.close(conv, ep["id"])
+        played.append(p)
+        total += cost
+    p, cost = await _play_one(
+        side, conv, conv["id"], conv["channel"], conv["turns"], offsets[conv["id"]], result
+    )
+    played.append(p)
+    result.costs.append(total + cost)
+    result.classes.append(result.quota[-1].conversation_class if result.quota else "")
+    merge(result.tally, score_facts(conv["facts"], played))
+    merge(result.tally, score_verbatim(played))
+
+
+def read_workload(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def write_replay_config(
+    root: Path, upstream_url: str, policies: Path | None, plan: str
+) -> tuple[Path, str]:
+    """A config for this replay (temp store) and the tenant's key. The policy folder's
+    context.yaml and spend.yaml are used when it has them."""
+    folder = root / "policies"
+    folder.mkdir(parents=True)
+    for name in (POLICY_FILE, SPEND_FILE):
+        if policies is not None and (policies / name).exists():
+            shutil.copy(policies / name, folder / name)
+    key = add_tenant(folder, TENANT, plan)
+    config = root / "config.yaml"
+    config.write_text(
+        f"upstream:\n  base_url: {upstream_url}\n  api_key_env: GATEWAY_REPLAY_PROVIDER_KEY\n"
+        "store: sqlite:///replay.db\npolicies: policies\n"
+    )
+    return config, key
+
+
+@contextlib.asynccontextmanager
+async def simulator_on_loopback() -> AsyncIterator[tuple[str, SimulatorState]]:
+    """The simulated upstream on a free loopback port in this event loop: its URL and
+    its state (whose usage log the replay reads directly)."""
+    app = create_simulator_app()
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    task = asyncio.create_task(server.serve(sockets=[sock]))
+    while not server.started:
+        if task.done():
+            task.result()
+        await asyncio.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1", app.state.sim
+    finally:
+        server.should_exit = True
+        await task
+        sock.close()
+
+
+def conversation_offsets(
+    conv: dict[str, Any], tokens: TokenCounter, model: str
+) -> dict[str, list[int]]:
+    """Tokens said before each message, per played conversation (for `far back`)."""
+    parts = [(e["id"], e["turns"]) for e in conv["episodes"]] + [(conv["id"], conv["turns"])]
+    return {
+        pid: token_offsets(tokens.count_text(model, str(t["content"])) for t in turns)
+        for pid, turns in parts
+    }
+
+
+def _outline(conversations: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {"id": c["id"], "messages": len(c["turns"]), "class_hint": c.get("class_hint")}
+        for c in conversations
+    ]
+
+
+@dataclass
+class Replay:
+    """What a replay measured, with what the report needs to say how."""
+
+    policy: SideResult
+    baseline: SideResult | None
+    pricer: Pricer
+    conversations: list[dict[str, Any]]  # id, messages, class_hint of each
+    wall_s: float = 0.0
+
+
+@contextlib.asynccontextmanager
+async def _sides(
+    root: Path, policies: Path | None, baseline: bool, model: str, plan: str
+) -> AsyncIterator[tuple[GatewaySide, BaselineSide | None]]:
+    """The gateway (its lifespan running, on the simulator) and the baseline."""
+    async with simulator_on_loopback() as (url, sim):
+        config, key = write_replay_config(root, url, policies, plan)
+        settings = load_settings(config, {})
+        app = create_app(settings)
+        async with app.router.lifespan_context(app):
+            gateway = GatewaySide(app, sim, key, settings, model, plan)
+            base = BaselineSide(model, gateway.pricer) if baseline else None
+            try:
+                yield gateway, base
+            finally:
+                await gateway.aclose()
+                if base is not None:
+                    await base.aclose()
+
+
+async def replay(
+    conversations: list[dict[str, Any]],
+    policies: Path | None = None,
+    baseline: bool = True,
+    model: str = "gpt-4o-mini",
+    plan: str = "pro",
+    progress: Callable[[int, float], None] | None = None,
+) -> Replay:
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="gateway-replay-") as tmp:
+        async with _sides(Path(tmp), policies, baseline, model, plan) as (gateway, base):
+            policy, full = SideResult(), SideResult()
+            for n, conv in enumerate(conversations):
+                offsets = conversation_offsets(conv, gateway.tokens, model)
+                await play_conversation(gateway, conv, offsets, policy)
+                if base is not None:
+                    await play_conversation(base, conv, offsets, full)
+                if progress is not None:
+                    progress(n + 1, time.monotonic() - started)
+    outline = _outline(conversations)
+    done = Replay(policy, full if baseline else None, gateway.pricer, outline)
+    done.wall_s = time.monotonic() - started
+    return done

@@ -1,0 +1,214 @@
+"""Scoring a replay (`gateway replay`): plain functions over plain data, no I/O.
+
+The player (gateway/dev/replay.py) hands over, for every customer turn it played, the
+text of the request that reached the upstream; these functions say what that text kept
+of the conversation and of the customer's earlier episodes, and sum up cost figures.
+
+A workload conversation is played as a list of *played* conversations: its earlier
+episodes, oldest first, then the conversation itself. A location is (played index,
+message index). Every check is tallied as [kept, checked] under a name:
+
+  facts.all[.TYPE]     a fact at every later customer turn of the conversation it was
+                       stated in, while it is current (not yet corrected)
+  facts.far[.TYPE]     the same, where more than FAR_TOKENS tokens were said after it
+  facts.needed[.TYPE]  a fact at the turns whose `needs` list it
+  facts.episode        a fact of an earlier episode at the turns whose `needs` list it
+  opening              the first customer message, verbatim, at every later turn
+  last4                the last four messages of the history, verbatim, at every turn
+  raw_episode          requests holding the full text of an earlier episode's turn
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+FAR_TOKENS = 8000
+LAST_MESSAGES = 4
+# An episode turn shorter than this ("ok", "thanks!") proves nothing when found again.
+RAW_TURN_MIN_CHARS = 40
+_SPACE = re.compile(r"\s+")
+
+Tally = dict[str, list[int]]
+Location = tuple[int, int]
+_NEVER: Location = (1 << 62, 0)
+
+
+def normalized(text: str) -> str:
+    """Case and runs of white space do not matter when looking for a fact."""
+    return _SPACE.sub(" ", text).strip().casefold()
+
+
+def fact_present(fact: Mapping[str, Any], text: str) -> bool:
+    """The fact's surface (as the customer or agent said it) or its canonical value
+    appears in the text (already `normalized`)."""
+    for form in (fact.get("surface"), fact.get("value")):
+        if isinstance(form, str) and form.strip() and normalized(form) in text:
+            return True
+    return False
+
+
+def count(tally: Tally, name: str, kept: bool) -> None:
+    pair = tally.setdefault(name, [0, 0])
+    pair[0] += int(kept)
+    pair[1] += 1
+
+
+def merge(into: Tally, other: Tally) -> None:
+    for name, (kept, checked) in other.items():
+        pair = into.setdefault(name, [0, 0])
+        pair[0] += kept
+        pair[1] += checked
+
+
+@dataclass(frozen=True)
+class Played:
+    """One conversation as played: its id (an episode's or the conversation's), its
+    messages, and the request text at each customer turn, by message index."""
+
+    id: str
+    turns: Sequence[Mapping[str, Any]]
+    requests: Mapping[int, str]
+    # offsets[i]: tokens said before message i (len(turns) + 1 entries).
+    offsets: Sequence[int] = field(default_factory=list)
+
+
+def _location(fact: Mapping[str, Any], order: Mapping[str | None, int]) -> Location:
+    return (order[fact.get("episode")], int(fact["stated_at"]))
+
+
+def _current_until(
+    facts: Mapping[str, Mapping[str, Any]], order: Mapping[str | None, int]
+) -> dict[str, Location]:
+    """Where each fact stops being current: where its correction is stated."""
+    end: dict[str, Location] = {}
+    for fid, fact in facts.items():
+        newer = facts.get(str(fact.get("superseded_by")))
+        end[fid] = _location(newer, order) if newer else _NEVER
+    return end
+
+
+def score_facts(facts: Sequence[Mapping[str, Any]], played: Sequence[Played]) -> Tally:
+    """facts.all / facts.far / facts.needed / facts.episode for one workload conversation
+    (`played`: its episodes, oldest first, then itself; the last one's id is the fact's
+    `episode` null)."""
+    order: dict[str | None, int] = {p.id: n for n, p in enumerate(played)}
+    order[None] = len(played) - 1
+    by_id = {str(f["id"]): f for f in facts}
+    until = _current_until(by_id, order)
+    tally: Tally = {}
+    texts = [{t: normalized(s) for t, s in p.requests.items()} for p in played]
+    for fid, fact in by_id.items():
+        where, stated = _location(fact, order)
+        kind = str(fact["type"])
+        p = played[where]
+        for turn, text in texts[where].items():
+            if turn <= stated or (where, turn) >= until[fid]:
+                continue
+            kept = fact_present(fact, text)
+            count(tally, "facts.all", kept)
+            count(tally, f"facts.all.{kind}", kept)
+            if p.offsets and p.offsets[turn + 1] - p.offsets[stated + 1] > FAR_TOKENS:
+                count(tally, "facts.far", kept)
+                count(tally, f"facts.far.{kind}", kept)
+    for n, p in enumerate(played):
+        for turn, text in texts[n].items():
+            for fid in p.turns[turn].get("needs") or ():
+                fact = by_id[str(fid)]
+                kept = fact_present(fact, text)
+                count(tally, "facts.needed", kept)
+                count(tally, f"facts.needed.{fact['type']}", kept)
+                if _location(fact, order)[0] != n:
+                    count(tally, "facts.episode", kept)
+    return tally
+
+
+def score_verbatim(played: Sequence[Played]) -> Tally:
+    """opening / last4 / raw_episode for one workload conversation's requests."""
+    tally: Tally = {}
+    for n, p in enumerate(played):
+        contents = [str(t.get("content") or "") for t in p.turns]
+        users = [i for i, t in enumerate(p.turns) if t.get("role") == "user"]
+        own = "\n".join(contents)
+        earlier = [
+            s
+            for q in played[:n]
+            for t in q.turns
+            if len(s := str(t.get("content") or "").strip()) >= RAW_TURN_MIN_CHARS and s not in own
+        ]
+        for turn, text in p.requests.items():
+            if users and turn > users[0]:
+                count(tally, "opening", contents[users[0]] in text)
+            tail = contents[max(0, turn + 1 - LAST_MESSAGES) : turn + 1]
+            count(tally, "last4", all(c in text for c in tail))
+            if n:
+                count(tally, "raw_episode", any(s in text for s in earlier))
+    return tally
+
+
+def token_offsets(sizes: Iterable[int]) -> list[int]:
+    """offsets[i] = sum(sizes[:i]), one more entry than sizes."""
+    out = [0]
+    for size in sizes:
+        out.append(out[-1] + size)
+    return out
+
+
+def pct(kept: int, checked: int) -> float | None:
+    return round(100 * kept / checked, 2) if checked else None
+
+
+def top_share(costs: Sequence[Decimal], fraction: float) -> float | None:
+    """Share (%) of the total cost spent by the costliest `fraction` of conversations
+    (at least one)."""
+    total = sum(costs, Decimal(0))
+    if not costs or total <= 0:
+        return None
+    k = max(1, math.ceil(len(costs) * fraction - 1e-9))
+    return round(float(100 * sum(sorted(costs, reverse=True)[:k], Decimal(0)) / total), 2)
+
+
+@dataclass
+class QuotaTurn:
+    """One request's window against its class's quota (the policy side only)."""
+
+    conversation_class: str
+    history_tokens: int
+    quota_tokens: int
+    # The app's system message(s) and the last messages the window always keeps: when
+    # these alone pass the quota, no window could have stayed under it.
+    floor_tokens: int
+
+
+def quota_by_class(turns: Iterable[QuotaTurn]) -> dict[str, dict[str, int]]:
+    out: dict[str, dict[str, int]] = {}
+    for t in turns:
+        row = out.setdefault(t.conversation_class, {"turns": 0, "over": 0, "over_unavoidable": 0})
+        row["turns"] += 1
+        if t.history_tokens > t.quota_tokens:
+            row["over"] += 1
+            row["over_unavoidable"] += int(t.floor_tokens > t.quota_tokens)
+    return dict(sorted(out.items()))
+
+
+def fact_figures(tally: Tally) -> dict[str, Any]:
+    """Retention percentages, overall and per fact type, with how many checks each."""
+    kinds = sorted({n.split(".")[2] for n in tally if n.count(".") == 2})
+    figures: dict[str, Any] = {}
+    for group in ("all", "far", "needed"):
+        kept, checked = tally.get(f"facts.{group}", [0, 0])
+        figures[group] = {"pct": pct(kept, checked), "checked": checked}
+    kept, checked = tally.get("facts.episode", [0, 0])
+    figures["episode_at_referring_turns"] = {"pct": pct(kept, checked), "checked": checked}
+    figures["by_type"] = {
+        kind: {
+            group: pct(*tally.get(f"facts.{group}.{kind}", [0, 0]))
+            for group in ("all", "far", "needed")
+        }
+        for kind in kinds
+    }
+    return figures

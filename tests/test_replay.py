@@ -1,0 +1,236 @@
+"""`gateway replay` (issue 10): the scoring functions on small hand-made cases, and a
+tiny generated workload replayed end to end through the in-process gateway."""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from gateway.context.policy import DEFAULT_POLICY
+from gateway.dev.cs_workload import generate, to_jsonl
+from gateway.dev.replay_metrics import (
+    FAR_TOKENS,
+    Played,
+    QuotaTurn,
+    fact_figures,
+    fact_present,
+    normalized,
+    quota_by_class,
+    score_facts,
+    score_verbatim,
+    token_offsets,
+    top_share,
+)
+from gateway.ops.cli import cli_logic
+
+
+def _turns(*texts: str) -> list[dict[str, Any]]:
+    return [
+        {"role": "user" if n % 2 == 0 else "assistant", "content": t} for n, t in enumerate(texts)
+    ]
+
+
+def _fact(fid: str, kind: str, surface: str, at: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": fid,
+        "type": kind,
+        "value": extra.pop("value", surface),
+        "surface": surface,
+        "stated_at": at,
+        "episode": extra.pop("episode", None),
+        "superseded_by": extra.pop("superseded_by", None),
+    }
+
+
+@pytest.mark.parametrize(
+    ("fact", "text", "present"),
+    [
+        ({"surface": "ORD-48213", "value": "ORD-48213"}, "my order ord-48213 is late", True),
+        ({"surface": "149 e 90", "value": "BRL 149.90"}, "total: brl 149.90", True),
+        ({"surface": "Ana  Souza", "value": "Ana Souza"}, "sou a ana souza", True),
+        ({"surface": "Ana Souza", "value": "Ana Souza"}, "sou a ana", False),
+        ({"surface": None, "value": ""}, "anything", False),
+    ],
+)
+def test_a_fact_is_present_by_its_surface_or_its_value(
+    fact: dict[str, Any], text: str, present: bool
+) -> None:
+    assert fact_present(fact, normalized(text)) is present
+
+
+def test_facts_are_checked_at_later_turns_while_current() -> None:
+    turns = _turns("order ORD-1", "ok", "no, ORD-2", "ok", "status?", "ok", "and now?")
+    facts = [
+        _fact("f1", "order", "ORD-1", 0, superseded_by="f2"),
+        _fact("f2", "order", "ORD-2", 2),
+    ]
+    requests = {
+        0: "order ORD-1",
+        2: "order ORD-1 ok no, ORD-2",  # f1's correction: f1 no longer checked here
+        4: "summary: ORD-2 status?",  # f1 dropped: fine, it was corrected
+        6: "and now?",  # f2 lost
+    }
+    tally = score_facts(facts, [Played("c1", turns, requests, token_offsets([1] * 7))])
+    # f1 is not checked at its correction (turn 2) nor after; f2 kept at 4, lost at 6.
+    assert tally["facts.all"] == [1, 2]
+    assert tally["facts.all.order"] == [1, 2]
+    assert "facts.far" not in tally
+
+
+def test_far_back_counts_tokens_said_after_the_fact() -> None:
+    turns = _turns("I am Ana", "hi Ana", "so", "a long story", "so?")
+    sizes = [5, 5, 5, FAR_TOKENS, 5]
+    requests = {2: "I am Ana so", 4: "so?"}
+    tally = score_facts(
+        [_fact("f1", "name", "Ana", 0)], [Played("c1", turns, requests, token_offsets(sizes))]
+    )
+    assert tally["facts.all"] == [1, 2]
+    assert tally["facts.far"] == [0, 1]  # only turn 4 is more than FAR_TOKENS later
+    assert tally["facts.far.name"] == [0, 1]
+
+
+def test_needed_facts_and_earlier_episode_facts_at_referring_turns() -> None:
+    episode = Played("e1", _turns("my email is a@b.co", "noted"), {0: "my email is a@b.co"})
+    turns = _turns("like I said by email", "yes", "which email do you have?")
+    turns[2]["needs"] = ["f1", "f2"]
+    main = Played("c1", turns, {0: "like I said", 2: "[email] a@b.co ... which email?"})
+    facts = [
+        _fact("f1", "email", "a@b.co", 0, episode="e1"),
+        _fact("f2", "problem", "the parcel is late", 0, value="order not delivered"),
+    ]
+    tally = score_facts(facts, [episode, main])
+    assert tally["facts.needed"] == [1, 2]
+    assert tally["facts.needed.email"] == [1, 1]
+    assert tally["facts.needed.problem"] == [0, 1]
+    assert tally["facts.episode"] == [1, 1]
+    figures = fact_figures(tally)
+    assert figures["needed"] == {"pct": 50.0, "checked": 2}
+    assert figures["episode_at_referring_turns"] == {"pct": 100.0, "checked": 1}
+    assert figures["by_type"]["email"]["needed"] == 100.0
+
+
+def test_opening_last_four_and_raw_episode_text() -> None:
+    long_line = "the blender I bought last month stopped working after a week"
+    episode = Played("e1", _turns(long_line, "sorry to hear that", "ok"), {})
+    turns = _turns("hello, help with my order", "sure", "it is late", "checking", "thanks", "bye")
+    requests = {
+        0: "hello, help with my order",
+        2: "hello, help with my order sure it is late",
+        4: f"[email] {long_line} sure it is late checking thanks",  # opening lost, raw text
+    }
+    tally = score_verbatim([episode, Played("c1", turns, requests)])
+    assert tally["opening"] == [1, 2]
+    assert tally["last4"] == [3, 3]
+    assert tally["raw_episode"] == [1, 3]  # "ok" is too short to count as raw text
+
+
+def test_top_share_and_quota_by_class() -> None:
+    costs = [Decimal(1)] * 95 + [Decimal(21)] * 5
+    assert top_share(costs, 0.05) == pytest.approx(100 * 105 / 200)
+    assert top_share(costs, 0.01) == pytest.approx(100 * 21 / 200)
+    assert top_share([Decimal(2)], 0.01) == 100.0
+    assert top_share([], 0.05) is None
+    rows = quota_by_class(
+        [
+            QuotaTurn("support", 5000, 6000, 900),
+            QuotaTurn("support", 6500, 6000, 900),
+            QuotaTurn("catalog", 4000, 3500, 3600),
+        ]
+    )
+    assert rows == {
+        "catalog": {"turns": 1, "over": 1, "over_unavoidable": 1},
+        "support": {"turns": 2, "over": 1, "over_unavoidable": 0},
+    }
+
+
+def _pick(workload: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Seven short conversations (some with episodes) and the longest one."""
+    longest = max(workload, key=lambda c: len(c["turns"]))
+    with_episodes = [c for c in workload if c["episodes"] and c is not longest][:3]
+    rest = [c for c in workload if c is not longest and c not in with_episodes][:4]
+    return [*with_episodes, *rest, longest]
+
+
+_BUDGETS = (
+    "quota_tokens",
+    "operational_state_max",
+    "facts",
+    "episodes_ceiling",
+    "transcript_floor",
+)
+
+
+def _small_quota_policy(folder: Path) -> Path:
+    """The packaged policy with one small quota for every class and plan, small enough
+    that the workload's long conversations are compacted (its turns are short)."""
+    policy = yaml.safe_load(DEFAULT_POLICY.read_text())
+    policy["defaults"].update(
+        quota_tokens=1500,
+        transcript_floor=500,
+        operational_state_max=100,
+        facts={"floor": 100, "ceiling": 300},
+        episodes_ceiling=400,
+    )
+    for layer in [*policy["classes"].values(), *policy["plans"].values()]:
+        for inner in (layer, layer.get("defaults") or {}, *(layer.get("classes") or {}).values()):
+            for key in _BUDGETS:
+                inner.pop(key, None)
+    folder.mkdir()
+    (folder / "context.yaml").write_text(yaml.safe_dump(policy))
+    return folder
+
+
+def test_replay_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    workload = _pick(generate(120, seed=11, langs=["pt", "en"]))
+    path = tmp_path / "w.jsonl"
+    path.write_text(to_jsonl(workload))
+    policies = _small_quota_policy(tmp_path / "policies")
+    assert cli_logic(["replay", str(path), "--format", "json", "--policies", str(policies)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["conversations"] == 8
+    policy, base = report["policy"], report["baseline"]
+    assert base["cost_pct_of_baseline"] == 100.0
+    assert policy["requests"] == base["requests"] > 0
+    for side in (policy, base):
+        for key in ("cached_share_pct", "top5_cost_share_pct", "top1_cost_share_pct"):
+            assert 0 <= side[key] <= 100
+        for key in ("opening_kept_pct", "last4_kept_pct"):
+            assert 0 <= side[key] <= 100
+        for group in ("all", "needed", "episode_at_referring_turns"):
+            assert 0 <= side["facts"][group]["pct"] <= 100
+    # Full history keeps every fact of its own conversation, verbatim.
+    assert base["facts"]["all"]["pct"] == 100.0
+    assert base["last4_kept_pct"] == 100.0
+    assert base["requests_with_raw_episode_text"] == 0
+    assert set(policy["over_quota_by_class"]) <= {
+        "default",
+        "support",
+        "dispute",
+        "catalog",
+        "technical",
+        "onboarding",
+    }
+    longest = max(report["per_conversation"], key=lambda c: c["messages"])
+    assert longest["messages"] > 60
+    assert longest["policy_cost_usd"] < longest["baseline_cost_usd"]
+
+
+def test_replay_table_without_baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "w.jsonl"
+    path.write_text(to_jsonl(generate(3, seed=2, langs=["en"])))
+    assert cli_logic(["replay", str(path), "--baseline", "none"]) == 0
+    table = capsys.readouterr().out
+    assert "baseline" not in table.splitlines()[2]
+    assert "facts kept, all later turns" in table
+    assert "turns over quota" in table
+
+
+def test_replay_refuses_a_missing_policy_folder(tmp_path: Path) -> None:
+    path = tmp_path / "w.jsonl"
+    path.write_text(to_jsonl(generate(1, seed=2, langs=["en"])))
+    assert cli_logic(["replay", str(path), "--policies", str(tmp_path / "nope")]) == 2
