@@ -3,6 +3,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -26,10 +27,13 @@ class UpstreamLog:
         self.base = base
         self.start = len(self.all())
 
-    def all(self) -> list[dict]:
-        return httpx.get(self.base.removesuffix("/v1") + "/sim/usage").json()
+    def all(self) -> list[dict[str, Any]]:
+        entries: list[dict[str, Any]] = httpx.get(
+            self.base.removesuffix("/v1") + "/sim/usage"
+        ).json()
+        return entries
 
-    def since(self) -> list[dict]:
+    def since(self) -> list[dict[str, Any]]:
         return self.all()[self.start :]
 
 

@@ -377,9 +377,10 @@ calls = st.one_of(
 
 
 def send(client: httpx.Client, call: Call) -> httpx.Response:
-    # HTTP carries bytes: latin-1 keeps every drawn value sendable, non-ASCII included.
+    # HTTP carries bytes: latin-1 keeps every drawn value sendable, non-ASCII included
+    # (names are ASCII, encoded as httpx would).
     headers = {
-        k: v.strip(" \t").encode("latin-1")
+        k.encode("ascii"): v.strip(" \t").encode("latin-1")
         for k, v in {"content-type": "application/json", **call.headers}.items()
     }
     request = client.build_request(

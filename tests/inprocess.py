@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import httpx2
 import openai
 from starlette.testclient import TestClient
 
@@ -25,7 +26,7 @@ ENV = {"TEST_PROVIDER_KEY": PROVIDER_KEY, "TEST_ADMIN_KEY": ADMIN_KEY}
 
 class InProcessGateway:
     """What a test needs of a running gateway, as GatewayProc offers it for a subprocess:
-    `v1`, `keys`, `admin()`, `restart()`; requests go through `http` (an httpx.Client)."""
+    `v1`, `keys`, `admin()`, `restart()`; requests go through `http` (a TestClient)."""
 
     url = "http://testserver"
 
@@ -69,7 +70,7 @@ class InProcessGateway:
             **kwargs,
         )
 
-    def admin(self, path: str, **params: Any) -> httpx.Response:
+    def admin(self, path: str, **params: Any) -> httpx2.Response:
         return self.http.get(path, params=params, headers={"Authorization": f"Bearer {ADMIN_KEY}"})
 
     def start(self) -> None:

@@ -10,10 +10,10 @@ from pathlib import Path
 import orjson
 from prometheus_client import CollectorRegistry
 
-from gateway.config import SQLiteConfig
 from gateway.ledger.booking import Bookkeeper
 from gateway.ops.metrics import GatewayMetrics
 from gateway.store import SpendRow, Store, open_store
+from gateway.store.options import SQLiteConfig
 from tests.servers import free_port
 from tests.test_store_contract import poison, record
 

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -52,7 +53,7 @@ def test_sqlite_path_is_relative_to_the_config_file(tmp_path: Path) -> None:
         ),
     ],
 )
-def test_each_error_names_file_and_key(tmp_path: Path, change: dict, key: str) -> None:
+def test_each_error_names_file_and_key(tmp_path: Path, change: dict[str, Any], key: str) -> None:
     config = write_config(tmp_path, "simulator", "sqlite:///a.db", **change)
     with pytest.raises(ConfigError) as info:
         load_settings(config, {})

@@ -7,21 +7,24 @@ import signal
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import openai
+from openai.types.chat import ChatCompletionMessageParam
 
 from tests.conftest import UpstreamLog
 from tests.servers import GatewayProc, start_gateway
 
-SHORT = [{"role": "user", "content": "Where is order ORD-1?"}]
+SHORT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Where is order ORD-1?"}]
 
 
-def _ledger(gw: GatewayProc) -> list[dict]:
-    return gw.admin("/admin/ledger").json()["records"]
+def _ledger(gw: GatewayProc) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = gw.admin("/admin/ledger").json()["records"]
+    return records
 
 
-def _wait_for(gw: GatewayProc, count: int, timeout: float = 10) -> list[dict]:
+def _wait_for(gw: GatewayProc, count: int, timeout: float = 10) -> list[dict[str, Any]]:
     deadline = time.monotonic() + timeout
     while True:
         records = _ledger(gw)
@@ -116,7 +119,7 @@ def test_upstream_breaking_off_mid_stream_is_booked_as_estimate(
     c = openai.OpenAI(
         base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["acme"], max_retries=0
     )
-    text = []
+    text: list[str] = []
     try:
         for chunk in c.chat.completions.create(
             model="gpt-4o-mini",

@@ -6,21 +6,24 @@ from __future__ import annotations
 import socket
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
+import httpx2
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from gateway.ops.cli import cli_logic
 from tests.inprocess import InProcessGateway, SimulatorLog, start_inprocess
 from tests.servers import GatewayProc, free_port, start_redis, stop, write_config
 
-SHORT = [{"role": "user", "content": "hi"}]
+SHORT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
 
 
-def _error(response: httpx.Response, status: int, code: str | None = None) -> dict:
+def _error(response: httpx2.Response, status: int, code: str | None = None) -> dict[str, Any]:
     assert response.status_code == status, response.text
-    body = response.json()["error"]
+    body: dict[str, Any] = response.json()["error"]
     assert set(body) >= {"message", "type", "code"} and body["message"]
     assert "Traceback" not in response.text
     if code is not None:
@@ -30,7 +33,7 @@ def _error(response: httpx.Response, status: int, code: str | None = None) -> di
 
 def _post(
     gw: InProcessGateway, content: bytes | str, key: str | None = "acme", **headers: str
-) -> httpx.Response:
+) -> httpx2.Response:
     if key:
         headers["Authorization"] = f"Bearer {gw.keys[key]}"
     return gw.http.post(f"{gw.v1}/chat/completions", content=content, headers=headers)

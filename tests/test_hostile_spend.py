@@ -23,6 +23,7 @@ import pytest
 import redis
 import yaml
 from genai_prices import Usage, calc_price
+from openai.types.chat import ChatCompletionMessageParam
 
 from gateway.ops.cli import cli_logic
 from gateway.store import open_store
@@ -95,7 +96,8 @@ def billed_cost(entry: dict[str, Any], price_as: str | None = None) -> Decimal:
         cached = (usage.get("prompt_tokens_details") or {}).get("cached_tokens", 0)
         inputs, output = usage["prompt_tokens"], usage.get("completion_tokens", 0)
     if model == "text-embedding-3-small":
-        return (inputs * EMBEDDING_PRICE / Decimal(1_000_000)).quantize(Decimal("1e-10"))
+        cost: Decimal = (inputs * EMBEDDING_PRICE / Decimal(1_000_000)).quantize(Decimal("1e-10"))
+        return cost
     price = calc_price(
         Usage(input_tokens=inputs, cache_read_tokens=cached, output_tokens=output), model
     )
@@ -168,7 +170,13 @@ async def _embeddings(c: openai.AsyncOpenAI, h: httpx.AsyncClient, i: int) -> An
 async def _raw(h: httpx.AsyncClient, path: str, body: dict[str, Any]) -> Any:
     response = await h.post(path, json=body, headers=FILL)
     if response.status_code != 200:
-        raise openai.APIStatusError("refused", response=response, body=response.json().get("error"))
+        # The SDK types its errors on httpx2 but reads only the request, status and headers:
+        # an httpx response serves.
+        raise openai.APIStatusError(
+            "refused",
+            response=response,  # type: ignore[arg-type]
+            body=response.json().get("error"),
+        )
     return response
 
 
@@ -275,7 +283,7 @@ def test_the_worst_case_counts_the_learned_token_factor(
     client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["globex"], max_retries=0)
     twice = {"x-simulator-prompt-factor": "2"}
     text = "lorem ipsum dolor sit amet " * 220  # ~1,300 tokens: $0.0002 at gpt-4o-mini
-    messages = [{"role": "user", "content": text}]
+    messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": text}]
     client.chat.completions.create(  # no customer, no ceiling: the gateway learns 2x
         model="gpt-4o-mini", messages=messages, max_tokens=1, extra_headers=twice
     )

@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import httpx2
 import openai
 import orjson
 import pytest
 import yaml
+from openai.types.chat import ChatCompletionMessageParam
 from starlette.testclient import TestClient
 
 from gateway.config import load_settings
@@ -39,7 +41,7 @@ from tests.servers import (
     write_config,
 )
 
-SHORT = [{"role": "user", "content": "Where is order ORD-1?"}]
+SHORT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Where is order ORD-1?"}]
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 
 
@@ -91,7 +93,7 @@ def wait_for_ledger(client: TestClient, count: int, timeout_s: float = 20) -> li
     return records
 
 
-def timed_healthz(client: TestClient) -> tuple[httpx.Response, float]:
+def timed_healthz(client: TestClient) -> tuple[httpx2.Response, float]:
     started = time.monotonic()
     response = client.get("/healthz")
     return response, time.monotonic() - started
@@ -198,7 +200,7 @@ def test_fail_closed_still_answers_a_call_the_upstream_answered(
     write lock; Redis: the server stops): the client gets the answer, as a 503 would make
     the SDK retry a call that was answered. It is booked once the store is back."""
     with _droppable_store(tmp_path, backend) as (store, drop, restore):
-        config = {"store_failure": "fail_closed", "sqlite": {"busy_timeout_s": 0.5}}
+        config: dict[str, Any] = {"store_failure": "fail_closed", "sqlite": {"busy_timeout_s": 0.5}}
         with in_process(tmp_path, simulator_url, store, **config) as client:
             client.get("/admin/spend", headers=ADMIN)  # the store is up, its tables exist
             dropper = threading.Timer(0.8, drop)  # the call is at the upstream for 2 s
@@ -263,7 +265,9 @@ def test_absurd_usage_is_booked_as_an_estimate_and_booking_goes_on(
     with in_process(tmp_path, simulator_url, store_url) as client:
         model = "gpt-4o-mini" if shape == "openai" else "claude-3-5-haiku"
         reply = sdk(client).chat.completions.create(
-            model=model, messages=SHORT, extra_headers={"x-simulator-usage": orjson.dumps(absurd)}
+            model=model,
+            messages=SHORT,
+            extra_headers={"x-simulator-usage": orjson.dumps(absurd).decode()},
         )
         assert reply.choices[0].message.content
         for tenant in ("acme", "globex"):  # every later booking of every tenant goes through

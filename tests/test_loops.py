@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from bench.loop_eval import evaluate
 from gateway.context.policy import DEFAULT_POLICY, load_policies
@@ -79,7 +80,7 @@ def test_similarity_table(a: str, b: str, similar: bool) -> None:
 
 def _turn(
     gw: GatewayProc,
-    messages: list,
+    messages: list[ChatCompletionMessageParam],
     text: str,
     reply: str | None,
     conv: str,
@@ -115,7 +116,7 @@ def _turn(
 
 
 def _loop(gw: GatewayProc, conv: str, stream: bool = False) -> list[tuple[str, dict[str, str]]]:
-    messages: list = [{"role": "system", "content": SYSTEM}]
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
     out = [
         _turn(gw, messages, "Hi, I changed my phone number to 5550101.", None, conv, stream),
         _turn(gw, messages, "Also my loyalty card is LC-7788, is it linked?", None, conv, stream),
@@ -193,7 +194,7 @@ def test_dispute_past_its_ceiling_without_progress_escalates_and_progress_preven
     sqlite_gateway: GatewayProc,
 ) -> None:
     for conv, report_progress in (("dispute-stuck", False), ("dispute-moving", True)):
-        messages: list = [{"role": "system", "content": SYSTEM}]
+        messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
         seen = []
         for n, point in enumerate(DISPUTE_POINTS, start=1):
             _, headers = _turn(
@@ -202,6 +203,7 @@ def test_dispute_past_its_ceiling_without_progress_escalates_and_progress_preven
                 f"Point {n}: {point}",
                 None,
                 conv,
+                stream=False,  # named, so mypy knows the header dict below cannot fill it
                 **{"X-Conversation-Class": "dispute"},
             )
             seen.append(headers.get("x-gateway-escalation"))
@@ -218,7 +220,7 @@ def test_dispute_past_its_ceiling_without_progress_escalates_and_progress_preven
 
 
 def test_a_long_progressing_conversation_does_not_escalate(sqlite_gateway: GatewayProc) -> None:
-    messages: list = [{"role": "system", "content": SYSTEM}]
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
     seen = []
     for n in range(30):
         _, headers = _turn(
@@ -233,7 +235,7 @@ def test_a_long_progressing_conversation_does_not_escalate(sqlite_gateway: Gatew
 
 
 def test_the_tenant_webhook_gets_the_event(sqlite_gateway: GatewayProc) -> None:
-    received: list[dict] = []
+    received: list[dict[str, Any]] = []
 
     class Hook(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:
@@ -277,7 +279,7 @@ def test_progress_event_validation(sqlite_gateway: GatewayProc, tmp_path: Path) 
 def test_a_dispute_that_keeps_bringing_new_facts_is_progressing(
     sqlite_gateway: GatewayProc,
 ) -> None:
-    messages: list = [{"role": "system", "content": SYSTEM}]
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
     seen = []
     for n in range(1, 10):
         _, headers = _turn(
@@ -286,6 +288,7 @@ def test_a_dispute_that_keeps_bringing_new_facts_is_progressing(
             f"Here is another disputed charge: invoice INV-{4000 + n} for ${10 + n}.50.",
             None,
             "dispute-facts",
+            stream=False,
             **{"X-Conversation-Class": "dispute", "X-Customer-Id": "cust-disputes"},
         )
         seen.append(headers.get("x-gateway-escalation"))

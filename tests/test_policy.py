@@ -8,6 +8,7 @@ import subprocess
 import sys
 from dataclasses import fields
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -75,7 +76,7 @@ def test_layers_plan_over_class_over_defaults() -> None:
     assert (dispute.quota_tokens, dispute.turn_ceiling, dispute.context_window) == (14000, 6, 32000)
 
 
-def _policy_dir(tmp_path: Path, change: dict) -> Path:
+def _policy_dir(tmp_path: Path, change: dict[str, Any]) -> Path:
     write_config(tmp_path, "simulator", "sqlite:///a.db")
     edit_policy(tmp_path, change)
     return tmp_path / "policies"
@@ -91,7 +92,7 @@ def _policy_dir(tmp_path: Path, change: dict) -> Path:
         ({"extraction.order_number.regex": "(unclosed"}, "extraction.order_number.regex"),
     ],
 )
-def test_policy_errors_name_file_and_key(tmp_path: Path, change: dict, key: str) -> None:
+def test_policy_errors_name_file_and_key(tmp_path: Path, change: dict[str, Any], key: str) -> None:
     with pytest.raises(ConfigError) as info:
         load_policies(_policy_dir(tmp_path, change))
     assert any(

@@ -8,10 +8,9 @@ from genai_prices import Usage, calc_price
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.config import PriceEntry
 from gateway.ledger.usage import TokenUsage
 from gateway.spend.money import from_units, to_units
-from gateway.spend.pricing import Pricer
+from gateway.spend.pricing import PriceEntry, Pricer
 
 USAGE = TokenUsage(fresh_input=1000, cached_input=1000, output=100)
 

@@ -8,16 +8,19 @@ import hashlib
 import re
 from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import httpx
+import httpx2
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from tests.expected import per_tenant
 from tests.inprocess import InProcessGateway, SimulatorLog, start_inprocess
 from tests.servers import PROVIDER_KEY, GatewayProc
 
-SHORT = [
+SHORT: list[ChatCompletionMessageParam] = [
     {"role": "system", "content": "Be brief."},
     {"role": "user", "content": "Where is my order?"},
 ]
@@ -58,7 +61,7 @@ def test_json_and_stream_through_sync_and_async_sdk(gateway: GatewayProc) -> Non
     async def run_async() -> tuple[str, str]:
         async with aclient(gateway) as ac:
             one = await ac.chat.completions.create(model="gpt-4o-mini", messages=SHORT)
-            parts = []
+            parts: list[str] = []
             async for chunk in await ac.chat.completions.create(
                 model="gpt-4o-mini", messages=SHORT, stream=True
             ):
@@ -71,7 +74,9 @@ def test_json_and_stream_through_sync_and_async_sdk(gateway: GatewayProc) -> Non
     assert {r["tenant"]: r["requests"] for r in spend} == {"acme": 4, "globex": 0}
 
 
-def _sse_events(http: httpx.Client, url: str, key: str, body: dict) -> list[bytes]:
+def _sse_events(
+    http: httpx.Client | httpx2.Client, url: str, key: str, body: dict[str, Any]
+) -> list[bytes]:
     with http.stream(
         "POST", f"{url}/chat/completions", json=body, headers={"Authorization": f"Bearer {key}"}
     ) as response:
@@ -86,7 +91,7 @@ def test_stream_chunks_equal_the_upstreams(
     sqlite_app_gateway: InProcessGateway, include_usage: bool
 ) -> None:
     gw = sqlite_app_gateway
-    body: dict = {"model": "gpt-4o-mini", "messages": SHORT, "stream": True}
+    body: dict[str, Any] = {"model": "gpt-4o-mini", "messages": SHORT, "stream": True}
     if include_usage:
         body["stream_options"] = {"include_usage": True}
     with httpx.Client() as http:
@@ -100,7 +105,9 @@ def test_stream_chunks_equal_the_upstreams(
 
 
 def _mixed_traffic(gw: InProcessGateway) -> None:
-    long_history = [{"role": "system", "content": "You are a support agent. " * 300}]
+    long_history: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": "You are a support agent. " * 300}
+    ]
     for tenant in ("acme", "globex"):
         c = client(gw, tenant)
         for turn in range(6):  # one conversation long enough for prefix-cache hits

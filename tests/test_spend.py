@@ -10,19 +10,20 @@ import threading
 import time
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import openai
 import pytest
 import yaml
 from genai_prices import Usage, calc_price
+from openai.types.chat import ChatCompletionMessageParam
 
 from tests.conftest import UpstreamLog
 from tests.expected import split
 from tests.servers import GatewayProc, start_gateway
 
-SHORT = [{"role": "user", "content": "Where is my order?"}]
+SHORT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Where is my order?"}]
 
 
 def with_spend(gw: GatewayProc, spend: dict[str, Any]) -> GatewayProc:
@@ -36,7 +37,7 @@ def spent(gw: GatewayProc, tenant: str) -> Decimal:
     return Decimal(row["cost_usd"])
 
 
-def budgets(gw: GatewayProc, tenant: str) -> dict[str, dict]:
+def budgets(gw: GatewayProc, tenant: str) -> dict[str, dict[str, Any]]:
     rows = gw.admin("/admin/budgets", tenant=tenant).json()["budgets"]
     return {r["period"] + "/" + r["scope"]: r for r in rows}
 
@@ -51,7 +52,7 @@ def test_block_raises_the_sdks_rate_limit_error_naming_the_ceiling(
     with pytest.raises(openai.RateLimitError) as info:
         for _ in range(300):
             client.chat.completions.create(model="gpt-4o-mini", messages=SHORT, max_tokens=30)
-    error = info.value.body
+    error = cast(dict[str, Any], info.value.body)  # the SDK types the error body as object
     assert error["code"] == "insufficient_quota" and error["type"] == "insufficient_quota"
     assert "monthly ceiling of $0.0003 USD" in error["message"]
     assert "resets at 2026-12-01T00:00:00Z" in error["message"]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 import pytest
 
@@ -21,13 +23,14 @@ DEC = NOV + 5 * 86400
 def record(
     tenant: str = "acme", ts: float = NOV, cost: int | None = 1234, **usage: int
 ) -> UsageRecord:
+    counts: dict[str, Any] = {"fresh_input": 100, "cached_input": 50, "output": 10} | usage
     return UsageRecord(
         id=uuid.uuid4().hex,
         ts=ts,
         tenant=tenant,
         plan="pro",
         model="gpt-4o-mini",
-        usage=TokenUsage(**({"fresh_input": 100, "cached_input": 50, "output": 10} | usage)),
+        usage=TokenUsage(**counts),
         cost_units=cost,
         customer="c1",
         conversation="conv-1",
@@ -39,7 +42,10 @@ def poison() -> UsageRecord:
     return record(output=2**63)
 
 
-def run(coro):  # type: ignore[no-untyped-def]
+T = TypeVar("T")
+
+
+def run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
 
 

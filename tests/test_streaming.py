@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from hypothesis import given
 from hypothesis import strategies as st
@@ -9,12 +11,12 @@ from hypothesis import strategies as st
 from gateway.proxy.streaming import UsageTap
 
 
-def event(obj: dict) -> bytes:
+def event(obj: dict[str, Any]) -> bytes:
     return b"data: " + orjson.dumps(obj) + b"\n\n"
 
 
-def chunk(content: str | None, finish: str | None = None, usage: bool = False) -> dict:
-    obj: dict = {
+def chunk(content: str | None, finish: str | None = None, usage: bool = False) -> dict[str, Any]:
+    obj: dict[str, Any] = {
         "id": "c1",
         "object": "chat.completion.chunk",
         "model": "m",

@@ -12,8 +12,8 @@ def counter() -> TokenCounter:
     return TokenCounter()
 
 
-def history(turns: int) -> list[dict]:
-    msgs: list[dict] = [{"role": "system", "content": "You are helpful."}]
+def history(turns: int) -> list[dict[str, str]]:
+    msgs: list[dict[str, str]] = [{"role": "system", "content": "You are helpful."}]
     for n in range(turns):
         msgs.append({"role": "user", "content": f"Question number {n} about order ORD-{n:05d}?"})
         msgs.append({"role": "assistant", "content": f"Answer {n}: it ships on day {n % 28 + 1}."})

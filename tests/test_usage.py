@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from gateway.ledger.usage import TokenUsage, normalize
@@ -89,7 +91,7 @@ CASES = [
 
 
 @pytest.mark.parametrize(("raw", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
-def test_shapes(raw: dict, expected: TokenUsage) -> None:
+def test_shapes(raw: dict[str, Any], expected: TokenUsage) -> None:
     assert normalize(raw) == expected
 
 

@@ -16,10 +16,10 @@ from gateway.context.engine import (
     assemble,
     compacted_memory,
     plan_compaction,
-    render_fact,
     summary_room,
 )
 from gateway.context.policy import DEFAULT_POLICY, load_policies
+from gateway.context.prompts import render_fact
 from gateway.context.summaries import extractive_summary, recompress
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
 from gateway.ledger.tokens import TokenCounter

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
-import httpx
+import httpx2
 import openai
 import yaml
+from openai.types.chat import ChatCompletionMessageParam
 
 from gateway.context.conversations import customer_key, facts_key
 from tests.inprocess import InProcessGateway, SimulatorLog, start_inprocess
@@ -15,17 +18,20 @@ SYSTEM = "You are the support agent of an online store. Be brief and precise."
 OPENING = "Hello, my parcel arrived with a broken lid and I would like a replacement sent."
 
 
-def _prompt_text(entry: dict) -> str:
+def _prompt_text(entry: dict[str, Any]) -> str:
     return "\n".join(str(m.get("content")) for m in entry["messages"])
 
 
 def _converse(
     gw: InProcessGateway, turns: int, conversation: str, **headers: str
-) -> list[httpx.Headers]:
+) -> list[httpx2.Headers]:
     client = openai.OpenAI(
         base_url=gw.v1, http_client=gw.http, api_key=gw.keys["acme"], max_retries=0
     )
-    messages: list = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": OPENING}]
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": OPENING},
+    ]
     seen = []
     for turn in range(1, turns + 1):
         if turn == 2:
@@ -92,11 +98,11 @@ def test_a_150_turn_conversation_stays_in_quota_and_keeps_what_matters(
 
 def _turns(
     gw: InProcessGateway, conversation: str, channel: str, texts: list[str], **headers: str
-) -> list:
+) -> Sequence[Mapping[str, Any]]:
     client = openai.OpenAI(
         base_url=gw.v1, http_client=gw.http, api_key=gw.keys["acme"], max_retries=0
     )
-    messages: list = [{"role": "system", "content": SYSTEM}]
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
     for text in texts:
         messages.append({"role": "user", "content": text})
         reply = client.chat.completions.create(
@@ -237,7 +243,7 @@ def test_output_reserve_caps_max_tokens_and_operational_state_goes_last(
         max_retries=0,
     )
     for asked, expected in ((None, 800), (5000, 800), (50, 50)):
-        extra = {} if asked is None else {"max_tokens": asked}
+        extra: dict[str, Any] = {} if asked is None else {"max_tokens": asked}
         client.chat.completions.create(
             model="gpt-4o-mini",
             messages=[{"role": "user", "content": "Is the shop open?"}],
@@ -292,7 +298,7 @@ def test_stateless_apps_are_recognised_and_classes_move_up(
         api_key=sqlite_app_gateway.keys["acme"],
         max_retries=0,
     )
-    messages: list = [
+    messages: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": "My order ORD-77 never arrived."},
     ]
