@@ -344,6 +344,8 @@ class WindowBuilder:
             self._metrics.class_turns_at_ceiling.labels(cls).inc()
         if report.over_quota:
             self._metrics.over_quota.labels(cls).inc()
+        if report.system_over_budget:
+            self._metrics.system_over_budget.labels(cls).inc()
 
     async def finish(
         self, turn: Turn, messages: list[Any], cost_units: int | None, now: float

@@ -80,6 +80,8 @@ class WindowReport:
     over_quota: bool = False
     at_ceiling: bool = False
     max_tokens: int = 0
+    capped_from: int | None = None  # the client's max tokens, when the reserve lowered it
+    system_over_budget: bool = False  # the app's system message(s) passed system_budget
     exceeds_context: bool = False  # the input alone does not fit the model's context window
 
 
@@ -181,6 +183,20 @@ def _fill(items: Sequence[Any], costs: Sequence[int], budget: int) -> tuple[list
     return chosen, used
 
 
+def _visible_facts(inp: WindowInput, seg: _Segments) -> list[Fact]:
+    """The facts this caller may see: those within its scopes, and whatever the customer
+    stated in this very conversation (theirs to see in it, whatever the scopes: the app
+    sent those turns itself). Scopes guard what comes from elsewhere: other
+    conversations, the facts API, verified data."""
+    scopes = set(inp.scopes)
+    visible = [f for f in inp.facts if f.scope in scopes]
+    heard = [f for f in inp.facts if f.scope not in scopes and f.extracted and f.value]
+    if heard:
+        said = "\n".join(message_text(m) for m in seg.transcript if role(m) == "user")
+        visible += [f for f in heard if f.value in said]
+    return visible
+
+
 def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
     p = inp.policy
     state = inp.operational_state
@@ -190,9 +206,12 @@ def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
         op_tokens = tokens.message(op_message(state)) if state else 0
     available = max(p.quota_tokens - op_tokens, 0)
 
-    scopes = set(inp.scopes)
-    visible = [f for f in inp.facts if f.scope in scopes]
-    facts_budget = min(p.facts_ceiling, max(p.facts_floor, available - p.transcript_floor))
+    visible = _visible_facts(inp, seg)
+    # The seed's fill: facts up to their ceiling, then episodes up to theirs plus what the
+    # facts left, then the transcript everything else. No slice is cut for a later one:
+    # the transcript's floor comes out of what facts and episodes leave (check-config
+    # makes their ceilings leave it), never out of them.
+    facts_budget = min(p.facts_ceiling, available)
     if sum(tokens.text(render_fact(f)) + 1 for f in visible) > facts_budget:
         # Only when not all fit does relevance decide which do.
         subject = set(inp.subject_tags) | _subject_words(
@@ -211,7 +230,8 @@ def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
 
     newest = sorted(inp.episodes, key=lambda e: -e.ended_at)
     episode_costs = [tokens.text(render_episode(e)) + 1 for e in newest]
-    episodes_budget = min(p.episodes_ceiling, max(available - facts_tokens - p.transcript_floor, 0))
+    surplus = facts_budget - facts_tokens
+    episodes_budget = min(p.episodes_ceiling + surplus, available - facts_tokens)
     picked, episodes_tokens = _fill(newest, episode_costs, episodes_budget)
     episodes = [newest[i] for i in picked]
 
@@ -259,10 +279,12 @@ def plan_compaction(inp: WindowInput, tokens: Tokens) -> Compaction:
     if head + summary + tail <= alloc.transcript_budget:
         return nothing
     target = p.low_water * alloc.transcript_budget
+    # The floor is kept from what facts and episodes leave, not beyond it.
+    floor = min(p.transcript_floor, alloc.transcript_budget)
     protected_from = len(t) - p.keep_last_messages
     folded, n = 0, 0
     while n < len(unit_costs) and bounds[n + 1] <= protected_from:
-        if head + tail - unit_costs[n] < p.transcript_floor:
+        if head + tail - unit_costs[n] < floor:
             break
         tail -= unit_costs[n]
         folded += unit_costs[n]
@@ -317,8 +339,10 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
     system_tokens = _cost(seg.system, tokens)
     input_tokens = system_tokens + history + 3
     ceiling = min(p.output_reserve, max(p.context_window - input_tokens, 1))
-    if inp.client_max_tokens is not None:
-        ceiling = min(ceiling, inp.client_max_tokens)
+    client = inp.client_max_tokens
+    capped_from = client if client is not None and client > ceiling else None
+    if client is not None:
+        ceiling = min(ceiling, client)
     report = WindowReport(
         slices={
             "system": system_tokens,
@@ -333,6 +357,10 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
         over_quota=history > p.quota_tokens,
         at_ceiling=history >= 0.95 * p.quota_tokens,
         max_tokens=ceiling,
+        capped_from=capped_from,
+        # The app's instruction is fixed, never cut: over its budget it is sent whole and
+        # reported; it still counts against the context window (and so the reply's room).
+        system_over_budget=system_tokens > p.system_budget,
         exceeds_context=input_tokens >= p.context_window,
     )
     return Window(out, report)

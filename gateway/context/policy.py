@@ -3,18 +3,20 @@ gateway/data/context.yaml): per-class budgets, per-plan overrides, classificatio
 fact-extraction patterns and the summarizer.
 
 A class's numbers are the packaged file's `defaults` (the one home of every default),
-then the file's `defaults`, the class, the plan's defaults, and the plan's override for
-that class; the result is a complete `WindowPolicy` and `LoopSettings`.
+then the file's `defaults`, the plan's defaults, the class, and the plan's override for
+that class (defaults < plan defaults < class < plan x class); the result is a complete
+`WindowPolicy` and `LoopSettings`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
+from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, PositiveInt, field_validator, model_validator
 
 from gateway.context.linear_regex import compile_linear
 from gateway.context.types import WindowPolicy
@@ -121,6 +123,9 @@ class PolicyFile(Strict):
     summarizer: SummarizerSettings = SummarizerSettings()
     tenant_summarizers: dict[str, SummarizerSettings] = {}
     context_windows: dict[str, int] = {"default": 128_000}
+    # Model name glob -> the least output reserve for a model it matches (reasoning models
+    # spend hidden reasoning tokens out of it). Layered over the packaged file's map.
+    output_reserves_by_model: dict[str, PositiveInt] = {}
     webhooks: dict[str, str] = {}  # tenant -> URL receiving escalation events
 
     @model_validator(mode="after")
@@ -169,14 +174,19 @@ class Policies:
     path: Path
     # The packaged file's `defaults`: the bottom layer under every policy file.
     shipped: ClassSettings
+    # The packaged file's `output_reserves_by_model`, under the file's own.
+    shipped_reserves: dict[str, int] = field(default_factory=dict)
 
     def _layers(self, plan: str, conversation_class: str) -> list[ClassSettings]:
-        layers = [self.shipped, self.file.defaults, self.file.classes[conversation_class]]
+        """defaults < plan defaults < class < plan x class: what a class sets beats a
+        plan's blanket default; only the plan's own entry for the class beats the class."""
+        layers = [self.shipped, self.file.defaults]
         plan_settings = self.file.plans.get(plan)
         if plan_settings is not None:
             layers.append(plan_settings.defaults)
-            if conversation_class in plan_settings.classes:
-                layers.append(plan_settings.classes[conversation_class])
+        layers.append(self.file.classes[conversation_class])
+        if plan_settings is not None and conversation_class in plan_settings.classes:
+            layers.append(plan_settings.classes[conversation_class])
         return layers
 
     def resolve(self, plan: str, conversation_class: str, model: str) -> WindowPolicy:
@@ -184,7 +194,19 @@ class Policies:
         for layer in self._layers(plan, conversation_class):
             values.update(_flatten(layer))
         values["context_window"] = self.context_window(model)
+        reserve = self.model_reserve(model)
+        if reserve is not None and "output_reserve" in values:
+            values["output_reserve"] = max(values["output_reserve"], reserve)
         return _complete(WindowPolicy, values, self.path, f"classes.{conversation_class}")
+
+    def model_reserve(self, model: str) -> int | None:
+        """The least output reserve of `model`: its first matching pattern's (the file's
+        patterns before the packaged file's), else None (the class's reserve stands)."""
+        for table in (self.file.output_reserves_by_model, self.shipped_reserves):
+            for pattern, reserve in table.items():
+                if fnmatchcase(model, pattern):
+                    return reserve
+        return None
 
     def context_window(self, model: str) -> int:
         windows = self.file.context_windows
@@ -201,35 +223,50 @@ class Policies:
         return self.file.tenant_summarizers.get(tenant, self.file.summarizer)
 
 
+def _checked_models(policies: Policies) -> list[str]:
+    """One model per configured context window and per output-reserve pattern (a pattern
+    stands for the models it matches; those not in context_windows get the default)."""
+    file = policies.file
+    return [*file.context_windows, *file.output_reserves_by_model, *policies.shipped_reserves]
+
+
 def _check_budgets(policies: Policies) -> list[tuple[str, str, str]]:
-    """Every class x plan must fit its model's context window and its own floors."""
-    problems = []
-    plans = ["-", *policies.file.plans]
-    for plan in plans:
+    """Every class x plan x model must fit the model's context window and its own floors."""
+    problems: set[tuple[str, str, str]] = set()
+    for plan in ["-", *policies.file.plans]:
         for name in policies.file.classes:
-            p = policies.resolve(plan, name, "default")
             policies.loop(plan, name)  # complete too, or a ConfigError now
             where = f"classes.{name}" + ("" if plan == "-" else f" (plan {plan})")
-            if p.system_budget + p.quota_tokens + p.output_reserve > p.context_window:
-                problems.append(
-                    (
-                        str(policies.path),
-                        where,
-                        "system_budget + quota_tokens + output_reserve exceed the "
-                        f"context window ({p.context_window})",
-                    )
-                )
-            if p.facts_floor > p.facts_ceiling:
-                problems.append((str(policies.path), where, "facts.floor is above facts.ceiling"))
-            if p.operational_state_max + p.facts_floor + p.transcript_floor > p.quota_tokens:
-                problems.append(
-                    (
-                        str(policies.path),
-                        where,
-                        "operational_state_max + facts.floor + transcript_floor "
-                        "exceed quota_tokens",
-                    )
-                )
+            for model in dict.fromkeys(_checked_models(policies)):
+                problems.update(_check_policy(policies, plan, name, model, where))
+    return sorted(problems)
+
+
+def _check_policy(
+    policies: Policies, plan: str, name: str, model: str, where: str
+) -> list[tuple[str, str, str]]:
+    p = policies.resolve(plan, name, model)
+    path = str(policies.path)
+    problems = []
+    if p.system_budget + p.quota_tokens + p.output_reserve > p.context_window:
+        problems.append(
+            (
+                path,
+                where,
+                f"system_budget + quota_tokens + output_reserve ({p.output_reserve} for "
+                f"model {model}) exceed its context window ({p.context_window})",
+            )
+        )
+    if p.facts_floor > p.facts_ceiling:
+        problems.append((path, where, "facts.floor is above facts.ceiling"))
+    if p.operational_state_max + p.facts_floor + p.transcript_floor > p.quota_tokens:
+        problems.append(
+            (
+                path,
+                where,
+                "operational_state_max + facts.floor + transcript_floor exceed quota_tokens",
+            )
+        )
     return problems
 
 
@@ -237,9 +274,9 @@ DEFAULT_POLICY = Path(__file__).parents[1] / "data" / POLICY_FILE
 
 
 @cache
-def shipped_defaults() -> ClassSettings:
-    """The packaged file's `defaults` (read once: the package does not change)."""
-    return validate(PolicyFile, read_yaml(DEFAULT_POLICY), DEFAULT_POLICY).defaults
+def shipped_policy() -> PolicyFile:
+    """The packaged file (read once: the package does not change)."""
+    return validate(PolicyFile, read_yaml(DEFAULT_POLICY), DEFAULT_POLICY)
 
 
 def load_policies(policies_dir: Path) -> Policies:
@@ -247,7 +284,9 @@ def load_policies(policies_dir: Path) -> Policies:
     path = policies_dir / POLICY_FILE
     if not path.exists():
         path = DEFAULT_POLICY
-    policies = Policies(validate(PolicyFile, read_yaml(path), path), path, shipped_defaults())
+    shipped = shipped_policy()
+    file = validate(PolicyFile, read_yaml(path), path)
+    policies = Policies(file, path, shipped.defaults, dict(shipped.output_reserves_by_model))
     problems = _check_budgets(policies)
     if problems:
         raise ConfigError(problems)

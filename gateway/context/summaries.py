@@ -4,7 +4,8 @@ The extractive summarizer is the fallback when no summarizer model is configured
 call fails: it keeps the sentences that carry identifiers, numbers, amounts, dates,
 emails, names and commitments, plus the first sentence of every customer message (what
 they asked for). A summary over its ceiling is recompressed by dropping whole sentences,
-least informative and oldest first: never cut mid-sentence.
+least informative and oldest first; only when not one sentence fits is the most
+informative one cut between words, so the summary always gives way to the quota.
 """
 
 from __future__ import annotations
@@ -137,6 +138,12 @@ def _condense(text: str) -> str:
     return f"(a long message mentioning {', '.join(found)})" if found else ""
 
 
+def _head(text: str) -> str:
+    """The start of an overlong sentence that mentions nothing to condense (an
+    unpunctuated customer turn): what they asked for is said first."""
+    return text[:_LONG].rsplit(" ", 1)[0] + _CUT
+
+
 def _sentences(turns: Sequence[Any]) -> list[_Sentence]:
     out: list[_Sentence] = []
     seen: set[str] = set()
@@ -146,7 +153,7 @@ def _sentences(turns: Sequence[Any]) -> list[_Sentence]:
         parts = [s.strip() for s in _SENTENCE.split(scanned) if s.strip()]
         for n, part in enumerate(parts):
             score = _score(part, first_of_customer=(n == 0 and label == "customer"))
-            text = _condense(part) if len(part) > _LONG else part
+            text = (_condense(part) or _head(part)) if len(part) > _LONG else part
             if text and score >= 2 and text not in seen:
                 seen.add(text)
                 out.append(_Sentence(label, text, score))
@@ -177,7 +184,9 @@ def _render(sentences: Sequence[_Sentence]) -> str:
 
 def fit(sentences: list[_Sentence], ceiling: int, count: Callable[[str], int]) -> str:
     """Keep whole sentences, most informative first (newest first among equals), skipping
-    any that does not fit, so one oversized sentence cannot push out all the others."""
+    any that does not fit, so one oversized sentence cannot push out all the others. When
+    not even one fits whole (an unpunctuated turn is one long "sentence"), the most
+    informative is cut to the ceiling: a summary always gives way, never overflows."""
     text = _render(sentences)
     if count(text) <= ceiling:
         return text
@@ -189,17 +198,44 @@ def fit(sentences: list[_Sentence], ceiling: int, count: Callable[[str], int]) -
         if used + cost <= ceiling:
             kept.add(index)
             used += cost
+    if not kept and order:
+        return _cut(_render([sentences[order[0]]]), ceiling, count)
     return _render([s for i, s in enumerate(sentences) if i in kept])
+
+
+_CUT = " [...]"
+
+
+def _cut(text: str, ceiling: int, count: Callable[[str], int]) -> str:
+    """The longest head of `text`, cut between words, that fits `ceiling` with its mark
+    ("" when not even the mark fits). Binary search: a few counts, not one per word."""
+    low, high = 0, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count(text[:middle].rstrip() + _CUT) <= ceiling:
+            low = middle
+        else:
+            high = middle - 1
+    head = text[:low]
+    if low < len(text) and not text[low].isspace() and " " in head:
+        head = head.rsplit(" ", 1)[0]
+    head = head.rstrip()
+    return head + _CUT if head else ""
 
 
 def extractive_summary(
     previous: str, turns: Sequence[Any], ceiling: int, count: Callable[[str], int]
 ) -> str:
-    return fit(_parse_summary(previous) + _sentences(turns), ceiling, count)
+    sentences = _parse_summary(previous) + _sentences(turns)
+    if not sentences and turns:
+        # Nothing worth keeping (small talk): the turns may still leave, and say so.
+        sentences = [_Sentence("note", f"{len(turns)} messages with nothing to keep.", 0)]
+    return fit(sentences, ceiling, count)
 
 
 def recompress(summary: str, ceiling: int, count: Callable[[str], int]) -> str:
-    """Bring any summary (a model's too) under its ceiling without cutting a sentence."""
+    """Bring any summary (a model's too) under its ceiling, by whole sentences while any
+    fits, else by cutting the most informative one."""
     if count(summary) <= ceiling:
         return summary
     return fit(_parse_summary(summary), ceiling, count)
@@ -305,5 +341,6 @@ def extract_facts(
                         source_channel=channel,
                         created_at=now,
                         value=value,
+                        extracted=True,
                     )
     return list(found.values())

@@ -22,6 +22,10 @@ class Fact:
     # what redaction withholds from a caller outside the fact's scope. Extracted facts
     # set it to the match; an app's fact may set it, else it is read off `text`.
     value: str = ""
+    # Found by an extraction pattern in a conversation's turns (its text is the pattern's
+    # name and `value`, nothing more): visible in a conversation where the customer
+    # states `value`, whatever the caller's scopes.
+    extracted: bool = False
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,12 @@ class GatewayMetrics:
             ["class"],
             registry=registry,
         )
+        self.system_over_budget = Counter(
+            "context_class_turns_system_over_budget",
+            "Turns whose app system message(s) passed the class's system_budget (sent whole).",
+            ["class"],
+            registry=registry,
+        )
 
         self.spend_blocks = Counter(
             "spend_ceiling_blocks",

@@ -99,6 +99,10 @@ def window_headers(turn: Turn, spend: Reservation | None) -> list[tuple[bytes, b
         extra.append((b"x-gateway-degraded", f"{spend.degraded_from}->{spend.model}".encode()))
     if turn.escalation:
         extra.append((b"x-gateway-escalation", turn.escalation.encode()))
+    report = turn.window.report
+    if report.capped_from is not None:
+        capped = f"{report.capped_from}->{report.max_tokens}"
+        extra.append((b"x-gateway-max-tokens-capped", capped.encode()))
     return [
         *extra,
         (b"x-gateway-conversation-id", turn.record.id.encode()),
