@@ -16,6 +16,7 @@ from typing import Any
 
 from gateway import offload
 from gateway.context.classify import Classifier, user_texts
+from gateway.context.content_memo import ContentMemo, content_key
 from gateway.context.conversations import (
     ConversationRecord,
     ConversationStore,
@@ -45,6 +46,7 @@ from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.context.builder")
 EPISODE_SUMMARY_TOKENS = 300
+EXTRACTIONS_KEPT = 256  # facts of folded turns remembered by content, per process
 
 
 # Requests whose messages hold more text than this are tokenized off the event loop;
@@ -116,6 +118,7 @@ class WindowBuilder:
             for name, p in policies.file.extraction.items()
         ]
         self._summarizer = summarizer
+        self._extracted: ContentMemo[list[Fact]] = ContentMemo(EXTRACTIONS_KEPT)
         self._metrics = metrics
 
     async def build(self, req: TurnRequest) -> Turn:
@@ -142,9 +145,14 @@ class WindowBuilder:
     async def _extract(self, turns: Sequence[Any], channel: str, now: float) -> list[Fact]:
         """Facts of the turns leaving the window; thousands of them are scanned in a
         worker thread (RE2 lets go of the GIL too), a few inline."""
-        return await offload.sized(
-            content_chars(turns), extract_facts, turns, self._patterns, channel, now
-        )
+        key = content_key((channel,), turns)
+        found = self._extracted.get(key)
+        if found is None:
+            found = await offload.sized(
+                content_chars(turns), extract_facts, turns, self._patterns, channel, now
+            )
+            self._extracted.put(key, found)
+        return found
 
     def _stateless(self, req: TurnRequest, conv_id: str) -> Turn:
         """fail_open with the store down: no memory to read, nowhere to persist a summary,

@@ -8,9 +8,7 @@ the tenant like any other (route `summarizer`), estimated if it was cut short.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +16,7 @@ from typing import Any
 import orjson
 
 from gateway import offload
+from gateway.context.content_memo import ContentMemo, content_key
 from gateway.context.policy import Policies
 from gateway.context.summaries import extractive_summary, recompress, summarizer_messages
 from gateway.errors import GatewayError
@@ -51,7 +50,7 @@ class Summarizer:
         # Extractive folds by content: an anonymous app that resends one long history
         # starts a conversation of its own each time (gateway.context.conversations) and
         # would summarize the same turns from scratch on every request.
-        self._folds: OrderedDict[bytes, tuple[str, bool]] = OrderedDict()
+        self._folds: ContentMemo[tuple[str, bool]] = ContentMemo(FOLDS_KEPT)
 
     def _count(self, model: str) -> Any:
         return lambda text: self._tokens.text_tokens(model, text)
@@ -73,16 +72,13 @@ class Summarizer:
                 summarizer_messages(previous, turns, limit),
             )
         if text is None:
-            key = _fold_key(caller.tenant.name, model, ceiling, previous, turns)
+            key = content_key((caller.tenant.name, model, str(ceiling), previous), turns)
             found = self._folds.get(key)
             if found is None:
                 found = await offload.sized(
                     content_chars(turns), _extractive, previous, turns, ceiling, count
                 )
-                self._folds[key] = found
-                if len(self._folds) > FOLDS_KEPT:
-                    self._folds.popitem(last=False)
-            self._folds.move_to_end(key)
+                self._folds.put(key, found)
             return found
         # "" when nothing fits: the caller keeps the turns
         return recompress(text, ceiling, count), count(text) > ceiling
@@ -163,12 +159,3 @@ def _extractive(
     """The extractive summary, and whether it had to drop what a plain merge kept."""
     raw = previous + "\n" + "\n".join(message_text(t) for t in turns) if previous else ""
     return extractive_summary(previous, turns, ceiling, count), bool(raw) and count(raw) > ceiling
-
-
-def _fold_key(tenant: str, model: str, ceiling: int, previous: str, turns: Sequence[Any]) -> bytes:
-    digest = hashlib.blake2b(digest_size=16)
-    for part in (tenant, model, str(ceiling), previous):
-        digest.update(part.encode() + b"\x1f")
-    for turn in turns:
-        digest.update(orjson.dumps(turn, option=orjson.OPT_SORT_KEYS) + b"\x1e")
-    return digest.digest()
