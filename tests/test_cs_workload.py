@@ -15,7 +15,7 @@ import pytest
 
 from gateway.dev.cs_chitchat import english_lines
 from gateway.dev.cs_noise import HESITATIONS
-from gateway.dev.cs_workload import generate, to_jsonl
+from gateway.dev.cs_workload import generate, to_jsonl, token_profile
 from gateway.ops.cli import cli_logic
 
 Conversation = dict[str, Any]
@@ -229,4 +229,60 @@ def test_cli_writes_jsonl_and_prints_a_summary(
     assert {r["language"] for r in rows} <= {"pt", "en"}
     printed = capsys.readouterr().out
     assert "languages:" in printed and "length: p50" in printed and "facts:" in printed
+    assert "tokens per conversation" in printed and "far facts:" in printed
     assert cli_logic([*argv, "--lang", "pt,fr"]) == 2
+
+
+def _words(conv: Conversation, role: str) -> list[int]:
+    return [len(t["content"].split()) for t in conv["turns"] if t["role"] == role]
+
+
+def test_conversations_are_long_in_tokens_and_heavy_tailed(
+    workload: list[Conversation],
+) -> None:
+    """Long enough to exercise a window: the tail runs far past the smallest quota and
+    a fifth of the facts of long conversations lie over 8k tokens back from the end."""
+    tokens = token_profile(workload)
+    assert 300 < tokens["p50"] < 3000
+    assert tokens["p95"] > 8 * tokens["p50"]
+    assert tokens["p95"] > 5000
+    assert tokens["max"] > 20_000
+    assert tokens["with_episodes_p50"] > tokens["p50"]
+    assert tokens["far_share"] >= 0.2
+
+
+def test_agent_replies_are_as_long_as_real_ones(workload: list[Conversation]) -> None:
+    words = sorted(n for c in workload for n in _words(c, "assistant"))
+    assert 55 <= statistics.median(words) <= 90
+    assert words[int(len(words) * 0.9)] > 120
+    assert 200 < words[-1] <= 300
+    assert sum(n < 25 for n in words) > len(words) / 50  # some replies stay short
+
+
+def test_agent_replies_are_not_one_writers_phrasing(workload: list[Conversation]) -> None:
+    openings = [
+        " ".join(t["content"].split()[:6])
+        for c in workload
+        for t in c["turns"]
+        if t["role"] == "assistant" and c["channel"] != "phone"
+    ]
+    most = max(openings.count(o) for o in set(openings[:2000]))
+    assert most < len(openings) / 40
+    contents = " ".join(t["content"] for c in workload for t in c["turns"])
+    for lang_marker in ("Pelo que entendi", "If I understand correctly", "Si lo entiendo bien"):
+        assert lang_marker in contents
+
+
+def test_customer_turns_are_short_with_a_tail_and_rare_pastes(
+    workload: list[Conversation],
+) -> None:
+    chat = sorted(
+        n for c in workload if c["channel"] != "phone" for n in _words(c, "user")
+    )  # fmt: skip
+    phone = [n for c in workload if c["channel"] == "phone" for n in _words(c, "user")]
+    assert 12 <= statistics.median(chat) <= 25
+    assert statistics.median(phone) > 1.5 * statistics.median(chat)  # run-on transcripts
+    pasted = [c for c in workload if any(n > 300 for n in _words(c, "user"))]
+    assert 0.02 <= len(pasted) / len(workload) <= 0.09
+    assert all(c["channel"] != "phone" for c in pasted)
+    assert max(chat) <= 1600

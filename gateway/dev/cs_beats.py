@@ -5,13 +5,20 @@ them together up to a length."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
-from gateway.dev import cs_chitchat, cs_phrasing, cs_talk
+from gateway.dev import cs_agent, cs_chitchat, cs_phrasing, cs_talk
 from gateway.dev.cs_conversation import CORRECTABLE, CUSTOMER_FACTS, Episode, Fact, Piece
 from gateway.dev.cs_values import Value
 
 Move = Callable[[Episode, bool], None]
+# One long paste in ~5% of conversations (never on the phone), likelier the longer the
+# conversation: P = PASTES * sqrt(messages).
+PASTES = 0.019
+# Agents differ (lognormal spread of reply lengths per conversation), and long cases are
+# the complex ones: replies grow with (messages / 7) ** COMPLEXITY, at most x2.
+VERBOSITY_SIGMA, COMPLEXITY = 0.4, 0.2
 
 ASKABLE = [
     "name",
@@ -31,6 +38,11 @@ ASKABLE = [
 
 def play(ep: Episode, length: int, earlier: list[Episode]) -> None:
     """Turns until `length` messages; an odd length ends on a customer turn."""
+    r = ep.rng
+    complexity = min(2.0, max(1.0, (length / 7) ** COMPLEXITY))
+    ep.verbosity = complexity * math.exp(r.gauss(0.0, VERBOSITY_SIGMA))
+    if r.random() < PASTES * math.sqrt(length) and ep.episode is None and not ep.spoken:
+        ep.paste_at = r.randrange(0, length, 2)
     opening(ep, earlier, reply=length > 1)
     to_state = ep.rng.sample(CUSTOMER_FACTS, ep.rng.randint(1, 5))
     while len(ep.turns) < length:
@@ -72,8 +84,9 @@ def _lang(ep: Episode) -> str:
     return ep.customer.lang
 
 
-def _ack(ep: Episode, extra: str = "") -> None:
-    ep.agent_says((ep.rng.choice(cs_talk.AGENT_ACK[ep.customer.lang]) + " " + extra).strip())
+def _ack(ep: Episode, extra: str = "", first: bool = False) -> None:
+    core = (ep.rng.choice(cs_talk.AGENT_ACK[ep.customer.lang]) + " " + extra).strip()
+    ep.agent_says(cs_agent.reply(ep, core, first=first))
 
 
 def opening(ep: Episode, earlier: list[Episode], reply: bool) -> None:
@@ -92,9 +105,9 @@ def opening(ep: Episode, earlier: list[Episode], reply: bool) -> None:
         phrase = r.choice(c.problem[2][lang])
         lead = r.choice(cs_talk.PROBLEM_LEAD[lang])
         pieces += ep.template(lead, "problem", Value(c.problem[1], phrase))
-    ep.customer_says(pieces, needs, lang)
+    ep.customer_says(pieces, needs, lang, dress="opening")
     if reply:
-        _ack(ep, cs_talk.AGENT_ASK[lang][r.choice(CUSTOMER_FACTS)])
+        _ack(ep, cs_talk.AGENT_ASK[lang][r.choice(CUSTOMER_FACTS)], first=True)
 
 
 def state(ep: Episode, kind: str, reply: bool) -> None:
@@ -120,12 +133,13 @@ def status(ep: Episode, reply: bool) -> None:
         text = r.choice(cs_phrasing.AGENT_CORRECT[c.lang])
         old = c.active(kind)
         assert old is not None
-        new = ep.agent_says(text, (kind, _another(ep, old)))
+        new = ep.agent_says(cs_agent.reply(ep, text, planting=kind), (kind, _another(ep, old)))
         if new is not None:
             old.superseded_by = new.id
         return
     if c.active(kind) is None:
-        ep.agent_says(r.choice(cs_phrasing.AGENT_STATE[c.lang][kind]), (kind, ep.value(kind)))
+        said = cs_agent.reply(ep, r.choice(cs_phrasing.AGENT_STATE[c.lang][kind]), planting=kind)
+        ep.agent_says(said, (kind, ep.value(kind)))
         return
     _ack(ep)
 
@@ -141,7 +155,7 @@ def recall(ep: Episode, reply: bool) -> None:
     lang = _lang(ep)
     ep.customer_says([r.choice(cs_phrasing.ASK[lang][fact.type])], [fact], lang)
     if reply:
-        ep.agent_says(r.choice(cs_phrasing.AGENT_RECALL[c.lang]).replace("{v}", _spoken_of(fact)))
+        _recall_reply(ep, fact)
 
 
 def correct(ep: Episode, reply: bool) -> None:
@@ -212,14 +226,19 @@ def refer(ep: Episode, earlier: list[Episode], reply: bool) -> None:
     ask = r.choice(cs_phrasing.ASK[c.lang][fact.type])
     ep.customer_says([_refer_phrase(ep, before) + ask], [fact], c.lang)
     if reply:
-        ep.agent_says(r.choice(cs_phrasing.AGENT_RECALL[c.lang]).replace("{v}", _spoken_of(fact)))
+        _recall_reply(ep, fact)
 
 
 def close(ep: Episode, reply: bool) -> None:
     r, lang = ep.rng, ep.customer.lang
-    ep.customer_says([r.choice(cs_talk.CLOSE[lang])], [], lang)
+    ep.customer_says([r.choice(cs_talk.CLOSE[lang])], [], lang, dress="none")
     if reply:
-        ep.agent_says(r.choice(cs_talk.AGENT_CLOSE[lang]))
+        ep.agent_says(cs_agent.reply(ep, r.choice(cs_talk.AGENT_CLOSE[lang])))
+
+
+def _recall_reply(ep: Episode, fact: Fact) -> None:
+    said = ep.rng.choice(cs_phrasing.AGENT_RECALL[ep.customer.lang])
+    ep.agent_says(cs_agent.reply(ep, said).replace("{v}", _spoken_of(fact)))
 
 
 def _spoken_of(fact: Fact) -> str:

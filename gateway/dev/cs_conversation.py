@@ -5,17 +5,25 @@ Owns the clock of the conversation (passed in, never read) and its random stream
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from gateway.dev import cs_noise, cs_talk, cs_values
+from gateway.dev import cs_customer_text, cs_noise, cs_paste, cs_talk, cs_values
 from gateway.dev.cs_values import Value
 
 CUSTOMER_FACTS = ["order", "email", "phone", "address", "city", "sku", "amount", "date"]
 CORRECTABLE = {"order", "email", "phone", "address", "city", "amount", "date", "name"}
+# Words in a customer turn (lognormal median, sigma) per channel: phone callers run on.
+CUSTOMER_WORDS = {
+    "webchat": (13.0, 0.8),
+    "whatsapp": (11.0, 0.85),
+    "phone": (30.0, 0.6),
+    "email": (45.0, 0.6),
+}
 GAP_SECONDS = {
     "webchat": (5, 90),
     "whatsapp": (10, 400),
@@ -75,6 +83,8 @@ class Episode:
     episode: str | None
     mixed: bool = False
     asr_level: float = 0.0
+    verbosity: float = 1.0  # scales the agent's reply lengths (some agents write more)
+    paste_at: int | None = None  # the customer turn from which one long paste is due
     turns: list[Turn] = field(default_factory=list)
 
     @property
@@ -82,8 +92,16 @@ class Episode:
         return self.channel == "phone"
 
     # -- turns ---------------------------------------------------------------
-    def customer_says(self, pieces: list[Piece], needs: list[Fact], lang: str) -> list[Fact]:
+    def customer_says(
+        self, pieces: list[Piece], needs: list[Fact], lang: str, dress: str = "around"
+    ) -> list[Fact]:
+        """One customer turn. `dress`: "around" adds context before or after the point
+        of the turn up to a drawn length, "opening" more of it after it, "none"
+        nothing."""
         self._tick()
+        if dress != "none":
+            scale = 1.6 if dress == "opening" else 1.0  # the first turn tells the story
+            pieces = self._dress(pieces, lang, dress == "around", scale)
         out, made = [], []
         for piece in pieces:
             if isinstance(piece, str):
@@ -95,10 +113,41 @@ class Episode:
             made.append(self._plant(kind, value.canonical, surface, "customer"))
         if self.mixed and lang == self.customer.lang and self.rng.random() < 0.15:
             out.append(" " + self.rng.choice(cs_talk.MIX_WORDS[lang]))
-        self.turns.append(
-            Turn("user", _tidy("".join(out)), self.clock, lang, [f.id for f in needs])
-        )
+        content = _tidy("".join(out))
+        if self.paste_at is not None and len(self.turns) >= self.paste_at:
+            self.paste_at = None
+            lead = self.rng.choice(cs_customer_text.PASTE_LEAD[lang])
+            pasted = cs_paste.paste(self.rng, lang, self.customer.app[0])
+            content = f"{content} {lead}\n\n{pasted}"
+        self.turns.append(Turn("user", content, self.clock, lang, [f.id for f in needs]))
         return made
+
+    def _dress(self, pieces: list[Piece], lang: str, before: bool, scale: float) -> list[Piece]:
+        """Context, asides and complaints around the point of a turn, up to a lognormal
+        number of words; phone callers join them in run-on sentences, email has a
+        greeting and a closing line. Plain words only: no fact's value."""
+        r = self.rng
+        median, sigma = CUSTOMER_WORDS[self.channel]
+        target = scale * math.exp(r.gauss(math.log(median), sigma))
+        words = sum(len(p.split()) if isinstance(p, str) else 2 for p in pieces)
+        pool = r.sample(cs_customer_text.CONTEXT[lang], 6)
+        head: list[str] = []
+        tail: list[str] = []
+        while pool and words + len(pool[-1].split()) / 2 < target:
+            sentence = pool.pop()
+            words += len(sentence.split())
+            (head if before and r.random() < 0.35 else tail).append(sentence)
+        mark = r.choice([". ", ", ", " "])
+
+        def join() -> str:  # phone callers run their sentences on
+            return " " + r.choice(cs_customer_text.RUN_ON[lang]) + " " if self.spoken else mark
+
+        lead: list[Piece] = [s + join() for s in head]
+        rest: list[Piece] = [join() + s for s in tail]
+        if self.channel == "email":
+            lead.insert(0, r.choice(cs_customer_text.EMAIL_OPEN[lang]) + " ")
+            rest.append(" " + r.choice(cs_customer_text.EMAIL_CLOSE[lang]))
+        return lead + pieces + rest
 
     def agent_says(self, text: str, fact: tuple[str, Value] | None = None) -> Fact | None:
         self._tick()

