@@ -218,11 +218,11 @@ class WindowBuilder:
             client_max_tokens=req.client_max_tokens,
         )
         engine_tokens = EngineTokens(self._tokens, model)
-        evicted_now, inp, learned = await self._compact(
+        evicted_now, inp, learned, window = await self._compact(
             caller, record, inp, engine_tokens, model, now, fkey
         )
         learned += heard
-        window = assemble(inp, engine_tokens)
+        window = window or assemble(inp, engine_tokens)
         quota_hit = evicted_now > 0 or window.report.over_quota
         record.window_tokens = window.report.history_tokens
         record.evicted_messages = window.report.evicted_messages
@@ -263,11 +263,12 @@ class WindowBuilder:
         model: str,
         now: float,
         fkey: str | None,
-    ) -> tuple[int, WindowInput, int]:
-        """(messages evicted, the input to assemble, facts learned)."""
+    ) -> tuple[int, WindowInput, int, Window | None]:
+        """(messages evicted, the input to assemble, facts learned, and its window when
+        it is already assembled)."""
         compaction = plan_compaction(inp, tokens)
         if not compaction.fold:
-            return 0, inp, 0
+            return 0, inp, 0, None
         summary, recompressed = await self._summarizer.fold(
             caller,
             inp.memory.summary if inp.memory.cursor == compaction.first else "",
@@ -276,20 +277,22 @@ class WindowBuilder:
             model,
         )
         if not summary:
-            return 0, inp, 0  # nothing can hold these turns: they stay (over quota, counted)
+            return 0, inp, 0, None  # nothing can hold them: they stay (over quota, counted)
         new_facts = await self._extract(compaction.fold, record.channel, now)
         memory = compacted_memory(inp.messages, compaction, summary)
         candidate = dataclasses.replace(inp, memory=memory, facts=_merge(inp.facts, new_facts))
-        report = assemble(candidate, tokens).report
+        window = assemble(candidate, tokens)
+        report = window.report
         if report.over_quota:
             room = summary_room(candidate, report, tokens)
             shorter = recompress(summary, room, tokens.text) if room > 0 else ""
             if shorter:
                 memory = dataclasses.replace(memory, summary=shorter)
                 candidate = dataclasses.replace(candidate, memory=memory)
+                window = assemble(candidate, tokens)
                 recompressed = True
             elif report.history_tokens >= assemble(inp, tokens).report.history_tokens:
-                return 0, inp, 0  # compacting would not even shrink the window: keep them
+                return 0, inp, 0, None  # compacting would not even shrink it: keep them
             # else: still over quota (the opening or the last turns alone are too big),
             # but smaller than keeping everything; sent and counted as over quota.
         learned = await self.conversations.add_facts(record.tenant, fkey, new_facts) if fkey else 0
@@ -300,7 +303,7 @@ class WindowBuilder:
             self._metrics.summary_recompressed.inc()
         evicted = compaction.new_cursor - compaction.first
         self._metrics.turns_evicted.labels("quota").inc(evicted)
-        return evicted, candidate, learned
+        return evicted, candidate, learned, window
 
     async def _episodes(
         self, caller: Caller, record: ConversationRecord, model: str, now: float
