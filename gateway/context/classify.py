@@ -3,6 +3,7 @@ class it already had."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ class CompiledRule:
     to_class: str
     channels: frozenset[str]
     models: frozenset[str]
-    keywords: tuple[str, ...]
+    keywords: LinearPattern | None  # every keyword in one pass over the text
     patterns: tuple[LinearPattern, ...]
 
     def matches(self, channel: str | None, model: str, text: str) -> bool:
@@ -26,9 +27,11 @@ class CompiledRule:
             return False
         if self.models and model not in self.models:
             return False
-        if not self.keywords and not self.patterns:
+        if self.keywords is None and not self.patterns:
             return True
-        return any(k in text for k in self.keywords) or any(p.search(text) for p in self.patterns)
+        if self.keywords is not None and self.keywords.search(text):
+            return True
+        return any(p.search(text) for p in self.patterns)
 
 
 @dataclass(frozen=True)
@@ -44,7 +47,7 @@ class Classifier:
                 to_class=r.to_class,
                 channels=frozenset(r.channels),
                 models=frozenset(r.models),
-                keywords=tuple(k.lower() for k in r.keywords),
+                keywords=_any_of(r.keywords),
                 patterns=tuple(compile_linear(p, ignore_case=True) for p in r.regex),
             )
             for r in policy.rules
@@ -94,3 +97,10 @@ def user_texts(messages: Sequence[object], last_only: bool) -> list[str]:
     """Text of the user's messages: the latest one, or all (a conversation's first turn)."""
     texts = texts_of(messages, "user")
     return texts[-1:] if last_only else texts
+
+
+def _any_of(keywords: list[str]) -> LinearPattern | None:
+    """The keywords as one RE2 alternation: one linear pass, however many there are."""
+    if not keywords:
+        return None
+    return compile_linear("|".join(re.escape(k.lower()) for k in keywords), ignore_case=True)
