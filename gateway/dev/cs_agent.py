@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from gateway.dev import cs_agent_steps as long_blocks
 from gateway.dev import cs_agent_text as text
 from gateway.dev.cs_conversation import Episode
 
@@ -79,7 +80,7 @@ def _block(ep: Episode, slot: str, planting: str | None) -> str:
         topic = r.choice(text.TOPIC[c.problem[1]][lang])
         return r.choice(text.RESTATE[lang]).replace("{topic}", topic)
     if slot == "steps":
-        steps = r.choice(text.STEPS[cls][lang])
+        steps = r.choice(long_blocks.STEPS[cls][lang])
         start = r.randrange(0, max(1, len(steps) - 2))
         run = steps[start : start + r.randint(2, len(steps))]
         listed = " ".join(f"{i}. {s[0].upper()}{s[1:]}." for i, s in enumerate(run, start=1))
@@ -89,7 +90,7 @@ def _block(ep: Episode, slot: str, planting: str | None) -> str:
     table = {
         "empathy": text.EMPATHY,
         "hold": text.HOLD,
-        "policy": text.POLICY,
+        "policy": long_blocks.POLICY,
         "ask": text.QUESTION,
     }
     return r.choice(table[slot][lang])

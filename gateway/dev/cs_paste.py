@@ -9,7 +9,7 @@ import math
 import random
 from collections.abc import Callable
 
-from gateway.dev import cs_agent_text, cs_customer_text
+from gateway.dev import cs_agent_steps, cs_agent_text, cs_customer_text
 
 SHORTEST, LONGEST = 300, 1500
 
@@ -142,7 +142,7 @@ def _email_thread(rng: random.Random, lang: str, store: str, target: int) -> str
         ]
         if from_store:
             body = [rng.choice(cs_agent_text.EMPATHY[lang]), rng.choice(cs_agent_text.HOLD[lang])]
-            body += rng.sample(cs_agent_text.POLICY[lang], 2)
+            body += rng.sample(cs_agent_steps.POLICY[lang], 2)
             body.append(rng.choice(cs_agent_text.SIGN_OFF[lang]))
         else:
             body = [rng.choice(cs_customer_text.EMAIL_OPEN[lang])]
@@ -186,7 +186,7 @@ def _terms(rng: random.Random, lang: str, store: str, target: int) -> str:
     parts: list[str] = [store.upper()]
     number = rng.randint(1, 9)
     while _words(parts) < target:
-        body = " ".join(rng.sample(cs_agent_text.POLICY[lang], 2))
+        body = " ".join(rng.sample(cs_agent_steps.POLICY[lang], 2))
         parts.append(f"{CLAUSE[lang]} {number}.{rng.randint(1, 9)} {body}")
         number += 1
     return "\n\n".join(parts)
