@@ -24,7 +24,13 @@ from gateway.ledger.usage import TokenUsage
 from gateway.loops.escalation import handoff_response
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
-from gateway.proxy.request_body import json_object, read_body
+from gateway.proxy.request_body import (
+    ask_stream_usage,
+    json_object,
+    json_object_or_none,
+    positive_int,
+    read_body,
+)
 from gateway.proxy.streaming import StreamRelay, UsageTap
 from gateway.proxy.upstream import response_headers
 from gateway.runtime import Gateway
@@ -46,14 +52,12 @@ class ChatCall:
     @property
     def replies(self) -> int:
         """How many choices the upstream generates (and bills): `n`."""
-        n = self.body.get("n")
-        return n if isinstance(n, int) and not isinstance(n, bool) and n > 1 else 1
+        return positive_int(self.body.get("n")) or 1
 
     @property
     def client_max_tokens(self) -> int | None:
         for key in ("max_completion_tokens", "max_tokens"):
-            value = self.body.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            if (value := positive_int(self.body.get(key))) is not None:
                 return value
         return None
 
@@ -84,12 +88,8 @@ def upstream_payload(call: ChatCall, turn: Turn, model: str) -> bytes:
         keys = ["max_completion_tokens" if model.startswith(REASONING) else "max_tokens"]
     for key in keys:
         body[key] = turn.window.report.max_tokens
-    if call.stream and not call.client_wants_usage:
-        options = body.get("stream_options")
-        body["stream_options"] = {
-            **(options if isinstance(options, dict) else {}),
-            "include_usage": True,
-        }
+    if call.stream:
+        ask_stream_usage(body)
     return orjson.dumps(body)
 
 
@@ -227,7 +227,7 @@ async def _json(ctx: _Context, response: httpx.Response, before_upstream: float)
     body = await gw.upstream.read(response)
     after = perf_counter()
     if response.is_success:
-        obj = _json_object(body)
+        obj = json_object_or_none(body) or {}
         model = obj.get("model") if isinstance(obj.get("model"), str) else ctx.spend.model
         await _settle(ctx, model or ctx.spend.model, obj.get("usage"), lambda: _reply_text(obj))
     gw.metrics.overhead.labels(ROUTE, "false").observe(before_upstream + perf_counter() - after)
@@ -252,14 +252,6 @@ async def _tool_tokens(gw: Gateway, call: ChatCall) -> int:
     return await offload.sized(len(text), gw.tokens.count_text, call.model, text)
 
 
-def _json_object(body: bytes) -> dict[str, Any]:
-    try:
-        obj = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return {}
-    return obj if isinstance(obj, dict) else {}
-
-
 def _reply_text(obj: dict[str, Any]) -> str:
     """The reply's text, to estimate output tokens when the upstream reported none."""
     parts = []
@@ -277,16 +269,10 @@ def _stream(ctx: _Context, response: httpx.Response, before_upstream: float) -> 
     gw = ctx.gw
     gw.metrics.overhead.labels(ROUTE, "true").observe(before_upstream)
 
-    hold = ctx.hold
-    if hold is not None:
-        hold.hand_over()
+    async def book(tap: UsageTap) -> None:
+        await _settle(ctx, tap.model or ctx.spend.model, tap.usage, tap.streamed_text)
 
-    async def on_done(tap: UsageTap) -> None:
-        try:
-            await _settle(ctx, tap.model or ctx.spend.model, tap.usage, tap.streamed_text)
-        finally:
-            if hold is not None:
-                await hold.close()  # a no-op once the booking settled it
+    on_done = ctx.hold.end_with_stream(book) if ctx.hold is not None else book
 
     return StreamRelay(
         response.status_code,

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
-import orjson
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
@@ -23,7 +22,7 @@ from gateway.errors import InvalidRequest, NotFound
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
 from gateway.proxy.passthrough_cost import PassCall, read_call
-from gateway.proxy.request_body import read_body
+from gateway.proxy.request_body import json_object_or_none, read_body
 from gateway.proxy.streaming import StreamRelay, UsageTap
 from gateway.proxy.upstream import response_headers
 from gateway.runtime import Gateway
@@ -156,17 +155,11 @@ async def passthrough(request: Request) -> ASGIApp:
 
 
 def _stream(booking: _Booking, response: httpx.Response) -> StreamRelay:
-    hold = booking.hold
-    if hold is not None:
-        hold.hand_over()
+    async def book(tap: UsageTap) -> None:
+        if response.is_success:
+            await booking.book(tap.usage, tap.model, tap.streamed_text)
 
-    async def on_done(tap: UsageTap) -> None:
-        try:
-            if response.is_success:
-                await booking.book(tap.usage, tap.model, tap.streamed_text)
-        finally:
-            if hold is not None:
-                await hold.close()  # a no-op once the booking settled it
+    on_done = booking.hold.end_with_stream(book) if booking.hold is not None else book
 
     return StreamRelay(
         response.status_code,
@@ -181,10 +174,7 @@ def _stream(booking: _Booking, response: httpx.Response) -> StreamRelay:
 def _json_object(content: bytes) -> Any:
     if b'"usage"' not in content and b'"text"' not in content:
         return None
-    try:
-        return orjson.loads(content)
-    except orjson.JSONDecodeError:
-        return None
+    return json_object_or_none(content)
 
 
 def _output_text(obj: Any) -> str:

@@ -18,6 +18,7 @@ import orjson
 
 from gateway.errors import InvalidRequest
 from gateway.ledger.tokens import TokenCounter
+from gateway.proxy.request_body import ask_stream_usage, json_object_or_none, positive_int
 
 FREE_ROUTES = frozenset({"models", "moderations"})
 TOKEN_ROUTES = frozenset({"embeddings", "completions", "responses"})
@@ -46,10 +47,10 @@ def read_call(
     route: str, body: bytes, tokens: TokenCounter, defaults: Mapping[str, int]
 ) -> PassCall:
     if route in FREE_ROUTES:
-        return PassCall(route, _model(_object(body)), body, free=True)
+        return PassCall(route, _model(json_object_or_none(body)), body, free=True)
     if route not in TOKEN_ROUTES:
-        return PassCall(route, _model(_object(body)), body, bounded=False)
-    obj = _object(body)
+        return PassCall(route, _model(json_object_or_none(body)), body, bounded=False)
+    obj = json_object_or_none(body)
     if obj is None:
         raise InvalidRequest("The request body is not a JSON object.")
     model = _model(obj)
@@ -59,7 +60,7 @@ def read_call(
         return PassCall(route, model, body, _prompt_tokens(tokens, model, obj.get("input"))[0])
     obj = dict(obj)
     key = _OUTPUT_KEY[route]
-    ceiling = _positive(obj.get(key))
+    ceiling = positive_int(obj.get(key))
     if ceiling is None:
         ceiling = obj[key] = defaults.get(route, 1)
     if route == "responses":
@@ -74,17 +75,8 @@ def _completions(tokens: TokenCounter, model: str, obj: dict[str, Any], ceiling:
     if isinstance(obj.get("suffix"), str):
         raw += tokens.count_text(model, obj["suffix"])
     # Every prompt gets `best_of` completions generated (and billed), at least `n`.
-    per_prompt = max(_positive(obj.get("n")) or 1, _positive(obj.get("best_of")) or 1)
-    hide = False
-    options = obj.get("stream_options")
-    if obj.get("stream") is True and not (
-        isinstance(options, dict) and options.get("include_usage") is True
-    ):
-        obj["stream_options"] = {
-            **(options if isinstance(options, dict) else {}),
-            "include_usage": True,
-        }
-        hide = True
+    per_prompt = max(positive_int(obj.get("n")) or 1, positive_int(obj.get("best_of")) or 1)
+    hide = obj.get("stream") is True and ask_stream_usage(obj)
     return PassCall(
         "completions", model, orjson.dumps(obj), raw, ceiling, prompts * per_prompt, hide_usage=hide
     )
@@ -128,20 +120,6 @@ def _json_tokens(tokens: TokenCounter, model: str, values: list[Any]) -> int:
     return tokens.count_text(model, orjson.dumps(present).decode()) if present else 0
 
 
-def _object(body: bytes) -> dict[str, Any] | None:
-    try:
-        obj = orjson.loads(body) if body else None
-    except orjson.JSONDecodeError:
-        return None
-    return obj if isinstance(obj, dict) else None
-
-
 def _model(obj: Mapping[str, Any] | None) -> str | None:
     model = obj.get("model") if obj is not None else None
     return model if isinstance(model, str) and model else None
-
-
-def _positive(value: Any) -> int | None:
-    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-        return value
-    return None

@@ -58,3 +58,33 @@ def _check_depth(body: dict[str, Any]) -> None:
             f"Request body is nested too deeply (at most {MAX_JSON_DEPTH} levels).",
             code="invalid_json",
         ) from exc
+
+
+def json_object_or_none(raw: bytes) -> dict[str, Any] | None:
+    """A body's JSON object, or None when it is not one (no error: for bodies the
+    gateway only reads from, such as an upstream's reply)."""
+    try:
+        obj = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def positive_int(value: Any) -> int | None:
+    """A JSON field meant as a count (`n`, `max_tokens`): an int above 0, else None."""
+    if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+        return value
+    return None
+
+
+def ask_stream_usage(body: dict[str, Any]) -> bool:
+    """Make a streamed call's body ask for the usage chunk; True when the gateway added
+    the request (the client did not ask, so the chunk is hidden from it again)."""
+    options = body.get("stream_options")
+    if isinstance(options, dict) and options.get("include_usage") is True:
+        return False
+    body["stream_options"] = {
+        **(options if isinstance(options, dict) else {}),
+        "include_usage": True,
+    }
+    return True

@@ -10,8 +10,11 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 import anyio
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -64,6 +67,21 @@ class Hold:
     def hand_over(self) -> None:
         """A stream relay now owns the end: leaving `held()` does not release."""
         self.handed_over = True
+
+    def end_with_stream(
+        self, book: Callable[[T], Awaitable[None]]
+    ) -> Callable[[T], Awaitable[None]]:
+        """Hand the hold to a stream relay: its end books the call (settling the hold),
+        then releases what the booking did not settle, whatever happened."""
+        self.hand_over()
+
+        async def on_done(outcome: T) -> None:
+            try:
+                await book(outcome)
+            finally:
+                await self.close()  # a no-op once the booking settled it
+
+        return on_done
 
     def settled(self) -> None:
         """The booking settled the reservation (in the store, atomically)."""
