@@ -23,6 +23,7 @@ from gateway.context.conversations import (
     continued,
     conversation_fingerprint,
     facts_key,
+    transcript_of,
 )
 from gateway.context.engine import (
     Window,
@@ -373,11 +374,7 @@ class WindowBuilder:
             record.cost_units += cost_units
             if record.first_turn_cost_units is None:
                 record.first_turn_cost_units = cost_units
-        transcript = [
-            m
-            for m in messages
-            if isinstance(m, dict) and m.get("role") not in ("system", "developer")
-        ]
+        transcript = transcript_of(messages)
         head = next((i + 1 for i, m in enumerate(transcript) if m.get("role") == "user"), 0)
         record.opening = transcript[:head]
         # Everything not yet in the summary (bounded by the quota): the episode summary

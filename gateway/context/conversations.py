@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
@@ -18,7 +19,6 @@ from gateway.context.types import Episode, Fact, Memory
 from gateway.messages import SYSTEM_ROLES, message_text, role
 from gateway.store import Store
 
-_SYSTEM = ("system", "developer")
 CONVERSATION = "conversation"
 EPISODES = "episodes"
 FACTS = "facts"
@@ -114,6 +114,12 @@ def is_anonymous(record: ConversationRecord) -> bool:
     return record.customer is None and record.id.startswith(FINGERPRINT_PREFIX)
 
 
+def transcript_of(messages: Sequence[Any]) -> list[dict[str, Any]]:
+    """The conversation's turns as a record keeps them: every message but the app's
+    system and developer instructions."""
+    return [m for m in messages if isinstance(m, dict) and role(m) not in SYSTEM_ROLES]
+
+
 def continued(record: ConversationRecord | None, messages: list[Any]) -> ConversationRecord | None:
     """The record, if this request may use it. An anonymous record only serves a request
     whose history strictly extends the one it last saw: the same opening, and the turns
@@ -124,7 +130,7 @@ def continued(record: ConversationRecord | None, messages: list[Any]) -> Convers
     """
     if record is None or not is_anonymous(record):
         return record
-    transcript = [m for m in messages if isinstance(m, dict) and m.get("role") not in _SYSTEM]
+    transcript = transcript_of(messages)
     head = len(record.opening)
     start = max(record.cursor, head)
     end = start + len(record.recent)
