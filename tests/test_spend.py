@@ -55,7 +55,9 @@ def test_block_raises_the_sdks_rate_limit_error_naming_the_ceiling(
     error = cast(dict[str, Any], info.value.body)  # the SDK types the error body as object
     assert error["code"] == "insufficient_quota" and error["type"] == "insufficient_quota"
     assert "monthly ceiling of $0.0003 USD" in error["message"]
-    assert "resets at 2026-12-01T00:00:00Z" in error["message"]
+    now = time.gmtime()  # the monthly ceiling resets at the start of the next UTC month
+    year, month_no = (now.tm_year + 1, 1) if now.tm_mon == 12 else (now.tm_year, now.tm_mon + 1)
+    assert f"resets at {year:04d}-{month_no:02d}-01T00:00:00Z" in error["message"]
     assert 0 < spent(gw, "globex") <= Decimal("0.0003")
     month = budgets(gw, "globex")["month/tenant"]
     assert Decimal(month["reserved_usd"]) == 0 and Decimal(month["spent_usd"]) == spent(
