@@ -13,11 +13,9 @@ it; gateway/dev/replay_metrics.py scores them, gateway/dev/replay_report.py prin
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import shutil
-import socket
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
@@ -27,7 +25,6 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import httpx
-import uvicorn
 
 from gateway.config import Settings, load_settings, pricer_for
 from gateway.context.policy import POLICY_FILE
@@ -40,7 +37,7 @@ from gateway.dev.replay_metrics import (
     score_verbatim,
     token_offsets,
 )
-from gateway.dev.simulator import create_simulator_app
+from gateway.dev.simulator import create_simulator_app, serve_simulator_in_background
 from gateway.dev.simulator_cache import SimulatorState
 from gateway.ledger.tokens import TokenCounter
 from gateway.ledger.usage import TokenUsage, normalize
@@ -275,27 +272,6 @@ def write_replay_config(
     return config, key
 
 
-@contextlib.asynccontextmanager
-async def simulator_on_loopback() -> AsyncIterator[tuple[str, SimulatorState]]:
-    """The simulated upstream on a free loopback port in this event loop: its URL and
-    its state (whose usage log the replay reads directly)."""
-    app = create_simulator_app()
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    task = asyncio.create_task(server.serve(sockets=[sock]))
-    while not server.started:
-        if task.done():
-            task.result()
-        await asyncio.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1", app.state.sim
-    finally:
-        server.should_exit = True
-        await task
-        sock.close()
-
-
 def conversation_offsets(
     conv: dict[str, Any], tokens: TokenCounter, model: str
 ) -> dict[str, list[int]]:
@@ -330,7 +306,7 @@ async def _sides(
     root: Path, policies: Path | None, baseline: bool, model: str, plan: str
 ) -> AsyncIterator[tuple[GatewaySide, BaselineSide | None]]:
     """The gateway (its lifespan running, on the simulator) and the baseline."""
-    async with simulator_on_loopback() as (url, sim):
+    async with serve_simulator_in_background() as (url, sim):
         config, key = write_replay_config(root, url, policies, plan)
         settings = load_settings(config, {})
         app = create_app(settings)

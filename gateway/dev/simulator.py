@@ -238,21 +238,23 @@ def create_simulator_app(cache_ttl_s: float = 300.0) -> Starlette:
 
 
 @contextlib.asynccontextmanager
-async def serve_simulator_in_background() -> AsyncIterator[str]:
-    """Run the simulator on a free loopback port in this event loop; yield its base URL."""
-    sock = socket.socket()
+async def serve_simulator_in_background() -> AsyncIterator[tuple[str, SimulatorState]]:
+    """Run the simulator on a free loopback port in this event loop; yield its base URL
+    and its state (whose usage log a caller in this process may read directly)."""
+    # IPPROTO_TCP, not socket.socket()'s proto 0: asyncio sets TCP_NODELAY only on
+    # sockets whose proto says TCP, and without it every reply written as head + body
+    # waited ~40 ms for a delayed ACK (Nagle).
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(create_simulator_app(), log_level="warning", lifespan="off")
-    )
+    app = create_simulator_app()
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():
             task.result()
         await asyncio.sleep(0.01)
     try:
-        yield f"http://127.0.0.1:{port}/v1"
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1", app.state.sim
     finally:
         server.should_exit = True
         await task

@@ -95,7 +95,7 @@ def create_app(settings: Settings) -> Starlette:
                 # A dev tool, loaded only when asked for (`base_url: simulator`).
                 from gateway.dev.simulator import serve_simulator_in_background
 
-                upstream_url = await stack.enter_async_context(serve_simulator_in_background())
+                upstream_url, _ = await stack.enter_async_context(serve_simulator_in_background())
             gateway = await build_gateway(settings, upstream_url)
             stack.push_async_callback(gateway.close)
             app.state.gateway = gateway
