@@ -104,14 +104,17 @@ def test_needed_facts_and_earlier_episode_facts_at_referring_turns() -> None:
         _fact("f2", "problem", "the parcel is late", 0, value="order not delivered"),
     ]
     tally = score_facts(facts, [episode, main])
-    assert tally["facts.needed"] == [1, 2]
-    assert tally["facts.needed.email"] == [1, 1]
+    # "needed" is this conversation's own facts; an earlier episode's count apart.
+    assert tally["facts.needed"] == [0, 1]
     assert tally["facts.needed.problem"] == [0, 1]
+    assert "facts.needed.email" not in tally
     assert tally["facts.episode"] == [1, 1]
+    assert tally["facts.episode.email"] == [1, 1]
     figures = fact_figures(tally)
-    assert figures["needed"] == {"pct": 50.0, "checked": 2}
+    assert figures["needed"] == {"pct": 0.0, "checked": 1}
     assert figures["episode_at_referring_turns"] == {"pct": 100.0, "checked": 1}
-    assert figures["by_type"]["email"]["needed"] == 100.0
+    assert figures["by_type"]["email"]["episode"] == 100.0
+    assert figures["by_type"]["email"]["needed"] is None
 
 
 def test_opening_last_four_and_raw_episode_text() -> None:

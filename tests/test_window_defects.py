@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from gateway.context.builder import EngineTokens
-from gateway.context.engine import WindowInput, assemble
+from gateway.context.engine import Compaction, WindowInput, assemble, compacted_memory
 from gateway.context.policy import DEFAULT_POLICY, POLICY_FILE, load_policies
 from gateway.context.prompts import render_episode, render_fact
 from gateway.context.summaries import extractive_summary, recompress
@@ -262,14 +262,24 @@ def test_without_scopes_a_customer_still_sees_what_they_said_here(
     said: str, extracted: bool, shown: bool
 ) -> None:
     fact = _heard() if extracted else Fact(id="app", text=f"email: {EMAIL}", scope="verified")
-    messages = [
-        SYSTEM,
+    transcript = [
+        {"role": "user", "content": "Hi."},
+        {"role": "assistant", "content": "Hello, how can I help?"},
         {"role": "user", "content": said},
         {"role": "assistant", "content": "Noted."},
+        {"role": "user", "content": "Any news?"},
+        {"role": "assistant", "content": "Not yet."},
         {"role": "user", "content": "Thanks."},
     ]
-    window = _window(_policy(), messages, facts=[fact])
+    messages = [SYSTEM, *transcript]
+    # The turn that said it has been summarized away (cursor past it).
+    folded = Compaction(tuple(transcript[1:4]), first=1, new_cursor=4, head_end=1)
+    memory = compacted_memory(messages, folded, "customer: gave a contact.")
+    window = assemble(
+        WindowInput(messages=messages, memory=memory, policy=_policy(), facts=[fact]), TOKENS
+    )
     text = "\n".join(str(m["content"]) for m in window.messages)
+    assert said not in text
     assert (render_fact(fact) in text) is shown
 
 
@@ -296,7 +306,8 @@ def test_facts_said_in_this_conversation_reach_its_prompt_without_scopes(
         "here",
         [opening, {"role": "assistant", "content": "Ok."}, {"role": "user", "content": "So?"}],
     )
-    assert f"email: {EMAIL}" in prompt
+    assert EMAIL in prompt  # the opening states it; no fact block repeats it
+    assert f"email: {EMAIL}" not in prompt
     # Another conversation of the same customer, no scopes: that email came from elsewhere.
     prompt = ask("elsewhere", [{"role": "user", "content": "Hello again, any news?"}])
     assert EMAIL not in prompt

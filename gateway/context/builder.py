@@ -217,6 +217,7 @@ class WindowBuilder:
             subject_tags=caller.subject_tags,
             scopes=caller.scopes,
             client_max_tokens=req.client_max_tokens,
+            started=record.started,
         )
         engine_tokens = EngineTokens(self._tokens, model)
         evicted_now, inp, learned, window = await self._compact(

@@ -8,8 +8,11 @@ and hands the rest on, none takes from an earlier one:
   -> output reserve (the reply's max_tokens ceiling)
 
 Messages go out most-stable-first so a provider's prefix cache keeps hitting: the app's
-system message, the facts and episodes block, the opening turn, the running summary,
-the recent turns, and last the operational state, which changes every turn. The blocks
+system message, the earlier-episode cards with the facts known before this conversation
+began (both fixed for its whole length), the opening turn, the running summary, the
+facts heard in this conversation that the verbatim turns no longer state (both change
+only at compaction), the recent turns, and last the operational state, which changes
+every turn. The blocks
 that quote customers (facts and episodes, the running summary) go in the `user` role,
 marked as quotes; only the app's operational state is `system` (see gateway.context.prompts).
 
@@ -60,6 +63,9 @@ class WindowInput:
     subject_tags: tuple[str, ...] = ()
     scopes: tuple[str, ...] = ()
     client_max_tokens: int | None = None
+    # When this conversation began: facts created before it came from elsewhere (the
+    # customer's earlier conversations, the app) and sit with the episodes at the top.
+    started: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -197,6 +203,16 @@ def _visible_facts(inp: WindowInput, seg: _Segments) -> list[Fact]:
     return visible
 
 
+def _not_in(facts: list[Fact], kept: Sequence[Any]) -> list[Fact]:
+    """The facts whose value the verbatim turns do not already state: the upstream reads
+    those turns anyway. Heard facts reach the window as their turns leave it, so this
+    block changes at compaction, when the cached prefix is rebuilt anyway."""
+    if not any(f.value for f in facts):
+        return facts
+    text = "\n".join(message_text(m) for m in kept).casefold()
+    return [f for f in facts if not (f.value and f.value.casefold() in text)]
+
+
 def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
     p = inp.policy
     state = inp.operational_state
@@ -322,20 +338,29 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
     alloc = _allocate(inp, seg, tokens)
     t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
     out: list[Any] = list(seg.system)
-    context = context_message(alloc.facts, alloc.episodes)
+    earlier = [f for f in alloc.facts if f.created_at < inp.started]
+    heard = _not_in([f for f in alloc.facts if f.created_at >= inp.started], [*t[:h], *t[cursor:]])
+    summarized = bool(seg.memory.summary and cursor > h)
+    # Before anything is summarized the heard facts the turns do not state (the app's,
+    # put during the conversation) go with the earlier ones: the last turns stay last.
+    learned = context_message(heard, ()) if summarized else None
+    context = context_message([*earlier, *heard] if not summarized else earlier, alloc.episodes)
+    context_tokens = sum(tokens.message(m) for m in (context, learned) if m is not None)
     if context is not None:
         out.append(context)
     out += t[:h]
     summary_tokens = 0
-    if seg.memory.summary and cursor > h:
+    if summarized:
         message = summary_message(seg.memory.summary, h, cursor)
         summary_tokens = tokens.message(message)
         out.append(message)
+    if learned is not None:
+        out.append(learned)
     out += t[cursor:]
     if alloc.operational_state:
         out.append(op_message(alloc.operational_state))
     transcript_tokens = _cost(t[:h], tokens) + _cost(t[cursor:], tokens)
-    history = alloc.op_tokens + alloc.context_tokens + summary_tokens + transcript_tokens
+    history = alloc.op_tokens + context_tokens + summary_tokens + transcript_tokens
     system_tokens = _cost(seg.system, tokens)
     input_tokens = system_tokens + history + 3
     ceiling = min(p.output_reserve, max(p.context_window - input_tokens, 1))

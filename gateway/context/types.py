@@ -7,13 +7,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Every caller holds this scope; `X-Customer-Scopes` adds to it. A fact without a scope
+# has it: what any caller serving this customer may see.
+BASIC_SCOPE = "basic"
+
 
 @dataclass(frozen=True)
 class Fact:
     id: str
     text: str
     tags: tuple[str, ...] = ()
-    scope: str = "basic"
+    scope: str = BASIC_SCOPE
     source_channel: str = "unknown"
     confirmed: bool = False
     confirmed_at: float | None = None

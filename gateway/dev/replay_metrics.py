@@ -11,8 +11,8 @@ message index). Every check is tallied as [kept, checked] under a name:
   facts.all[.TYPE]     a fact at every later customer turn of the conversation it was
                        stated in, while it is current (not yet corrected)
   facts.far[.TYPE]     the same, where more than FAR_TOKENS tokens were said after it
-  facts.needed[.TYPE]  a fact at the turns whose `needs` list it
-  facts.episode        a fact of an earlier episode at the turns whose `needs` list it
+  facts.needed[.TYPE]  a fact of this conversation at the turns whose `needs` list it
+  facts.episode[.TYPE] a fact of an earlier episode at the turns whose `needs` list it
   opening              the first customer message, verbatim, at every later turn
   last4                the last four messages of the history, verbatim, at every turn
   raw_episode          requests holding the full text of an earlier episode's turn
@@ -120,10 +120,12 @@ def score_facts(facts: Sequence[Mapping[str, Any]], played: Sequence[Played]) ->
             for fid in p.turns[turn].get("needs") or ():
                 fact = by_id[str(fid)]
                 kept = fact_present(fact, text)
-                count(tally, "facts.needed", kept)
-                count(tally, f"facts.needed.{fact['type']}", kept)
-                if _location(fact, order)[0] != n:
+                if _location(fact, order)[0] == n:
+                    count(tally, "facts.needed", kept)
+                    count(tally, f"facts.needed.{fact['type']}", kept)
+                else:
                     count(tally, "facts.episode", kept)
+                    count(tally, f"facts.episode.{fact['type']}", kept)
     return tally
 
 
@@ -207,7 +209,7 @@ def fact_figures(tally: Tally) -> dict[str, Any]:
     figures["by_type"] = {
         kind: {
             group: pct(*tally.get(f"facts.{group}.{kind}", [0, 0]))
-            for group in ("all", "far", "needed")
+            for group in ("all", "far", "needed", "episode")
         }
         for kind in kinds
     }

@@ -110,7 +110,7 @@ def _fact_rows(sides: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
     labels = (
         ("all", "facts kept, all later turns"),
         ("far", "  far back (> 8k tokens)"),
-        ("needed", "facts kept where a reply needs them"),
+        ("needed", "facts of this conversation where a reply needs them"),
         ("episode_at_referring_turns", "earlier-episode facts at referring turns"),
     )
     for key, label in labels:
@@ -119,11 +119,12 @@ def _fact_rows(sides: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
     for kind in sorted(facts[0]["by_type"]):
         cells = [
             " / ".join(
-                _cell(f["by_type"].get(kind, {}).get(g), "%") for g in ("all", "far", "needed")
+                _cell(f["by_type"].get(kind, {}).get(g), "%")
+                for g in ("all", "far", "needed", "episode")
             )
             for f in facts
         ]
-        rows.append((f"  {kind} (all / far / needed)", cells))
+        rows.append((f"  {kind} (all / far / needed / episode)", cells))
     return rows
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from starlette.datastructures import Headers
 
 from gateway.config import Tenant
+from gateway.context.types import BASIC_SCOPE
 from gateway.errors import AuthenticationFailed
 
 MAX_HEADER_VALUE = 256
@@ -69,13 +70,19 @@ def _many(headers: Headers, name: str) -> tuple[str, ...]:
     return tuple(s for part in value.split(",") if (s := part.strip()))
 
 
+def _scopes(headers: Headers) -> tuple[str, ...]:
+    """The caller's verified scopes: `basic`, which every caller holds, and the header's."""
+    named = _many(headers, "x-customer-scopes")
+    return (BASIC_SCOPE, *(s for s in named if s != BASIC_SCOPE))
+
+
 def identify(headers: Headers, tenant: Tenant) -> Caller:
     return Caller(
         tenant=tenant,
         customer=_one(headers, "x-customer-id"),
         conversation=_one(headers, "x-conversation-id"),
         channel=_one(headers, "x-channel"),
-        scopes=_many(headers, "x-customer-scopes"),
+        scopes=_scopes(headers),
         conversation_class=_one(headers, "x-conversation-class"),
         subject_tags=_many(headers, "x-subject-tags"),
     )

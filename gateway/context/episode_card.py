@@ -1,0 +1,418 @@
+"""An earlier conversation as a short card for the prompt of a new one. Pure.
+
+An extractive summary copies whole sentences, often whole turns, into every later
+prompt: what a customer typed once would be re-read in each conversation after it. The
+product rule is a card instead: channel, day, topic, the facts by kind, what the agent
+promised and the outcome, in one line such as
+
+  [phone, 2025-03-02] topic: o app não deixa eu entrar | customer: name Diego; order
+  #824883 | agent promised: reembolso de R$ 149,90 by 21/02 | outcome: já fiz o estorno
+
+Fact values are shown as written (whitespace collapsed): later code finds a fact in the
+prompt, and withholds it, by its value. The topic and outcome are a few words of one
+message, never the message whole; and no message of 40 characters or more appears
+whole anywhere in the card, whatever the facts or the summary repeat of it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from gateway.context.linear_regex import LinearPattern, compile_linear
+from gateway.context.types import Fact
+from gateway.messages import message_text, role
+
+HEAD_WORDS = 15  # a topic or an outcome: at most this many words of a message
+WHOLE_WORDS = 8  # a phrase that is a whole message keeps this many of its words
+WHOLE_CHARS = 40  # a message this long never appears whole in a card
+TOPIC_FLOOR = 5  # words of the topic that fitting never drops (only the final cut)
+TOPIC_MIN_WORDS = 4  # a first sentence shorter than this ("Help!") takes the next one too
+NO_OUTCOME = "no outcome recorded"
+CUSTOMER_KINDS = (
+    "name",
+    "city",
+    "address",
+    "phone",
+    "email",
+    "order",
+    "sku",
+    "amount",
+    "date",
+    "problem",
+)
+AGENT_KINDS = ("promise", "deadline")
+# Characters of a message read for its topic or outcome: both are said near its start.
+SCAN = 4096
+ELLIPSIS = "..."
+CUT_MARK = " [...]"
+
+_LETTER = "A-Za-zÀ-ÖØ-öø-ÿ"  # RE2's \b and \w are ASCII only
+_GREETINGS = (
+    "good morning|good afternoon|good evening|good day|hello there|hi there|hey there"
+    "|hello|hiya|hi|hey|greetings|how are you|hope you are well|hope you're well"
+    "|bom dia|boa tarde|boa noite|olá|ola|oie|oi|opa|e aí|e ai|tudo bem|tudo bom|tudo certo"
+    "|como vai|buenos días|buenos dias|buenas tardes|buenas noches|buenas|hola|qué tal"
+    "|que tal|cómo estás|cómo está|como estas|como esta|saludos"
+)
+# Client text meets these: RE2, linear in the text (gateway.context.linear_regex).
+GREETING = compile_linear(
+    rf"^(?:[\s¡¿]*(?:{_GREETINGS})(?:[\s,.!?¡¿;:~-]+|$))+",
+    ignore_case=True,
+)
+# What an agent did or decided: en, pt, es. Stems match any ending ("refund", "refunded");
+# short words must stand alone ("já", not "jázigo").
+_CUE_STEMS = (
+    "refund|reimburs|replac|escalat|resolv|ticket|credit|cancel|ship|dispatch|issued"
+    "|process|schedul|arrang|fixed|sent|forward|case number"
+    "|reembols|estorn|troca|trocar|substitu|protocol|chamado|encaminh|agend|devolu|envia"
+    "|enviamos|enviei|crédito|aprovad|aprovamos|liberad|abrimos"
+    "|reemplaz|devoluc|devoluci|solucion|escalad|reenv|le enviamos|te enviamos"
+)
+_CUE_WORDS = (
+    "já|ya|vou|vamos|voy|hemos|he enviado|abri|feito|listo|hecho|done"
+    "|(?:i|we)(?:['\u2019]ll|['\u2019]ve| will| have)"  # ' or a typographic apostrophe
+)
+OUTCOME_CUE = compile_linear(
+    rf"(?:^|[^{_LETTER}])(?:{_CUE_STEMS})"
+    rf"|(?:^|[^{_LETTER}])(?:{_CUE_WORDS})(?:$|[^{_LETTER}])",
+    ignore_case=True,
+)
+# Sentence ends need the space after them: "R$ 149.90" and "v2.1" are not two sentences.
+SENTENCE_END = compile_linear(r"[.!?…]+(?:\s+|$)")
+CLAUSE_END = compile_linear(r"[.!?…]+(?:\s+|$)|[,;]\s+|\s+[\x{2013}\x{2014}-]+\s+")
+_BREAK = "\x00"
+_EDGE_PUNCTUATION = " .!?…,;:¡¿"
+
+
+@dataclass(frozen=True)
+class _Said:
+    role: str
+    text: str  # whitespace collapsed
+
+
+@dataclass(frozen=True)
+class _Entry:
+    kind: str
+    value: str
+    age: tuple[float, int]  # (created_at, position): oldest first
+
+
+@dataclass(frozen=True)
+class _Card:
+    head: str
+    topic: tuple[str, ...]  # words
+    customer: tuple[_Entry, ...]
+    agent: tuple[_Entry, ...]
+    outcome: tuple[str, ...]  # words; NO_OUTCOME is one word, never cut to "no"
+    topic_cut: bool = False
+    outcome_cut: bool = False
+
+    def render(self) -> str:
+        segments = []
+        if self.topic:
+            segments.append(f"topic: {_words(self.topic, self.topic_cut)}")
+        if self.customer:
+            segments.append("customer: " + "; ".join(f"{e.kind} {e.value}" for e in self.customer))
+        if self.agent:
+            segments.append(f"agent promised: {_promises(self.agent)}")
+        if self.outcome:
+            segments.append(f"outcome: {_words(self.outcome, self.outcome_cut)}")
+        return f"{self.head} {' | '.join(segments)}" if segments else self.head
+
+    def without(self, dropped: Sequence[_Entry]) -> _Card:
+        gone = set(dropped)
+        return replace(
+            self,
+            customer=tuple(e for e in self.customer if e not in gone),
+            agent=tuple(e for e in self.agent if e not in gone),
+        )
+
+
+def episode_card(
+    channel: str,
+    ended_at: float,
+    facts: Sequence[Fact],
+    turns: Sequence[Any],
+    summary: str,
+    ceiling: int,
+    count: Callable[[str], int],
+) -> str:
+    """One conversation as a card of at most `ceiling` tokens (by `count`). `facts` are
+    its current facts (one per kind and value, newest wins); `turns` the messages still
+    known verbatim; `summary` its running summary, read only when the turns hold no
+    customer message (topic) or no agent message (outcome)."""
+    said = _said(turns)
+    wholes = sorted({s.text for s in said if len(s.text) >= WHOLE_CHARS}, key=len, reverse=True)
+    problem = next((f for f in facts if _kind(f) == "problem" and _collapsed(f.value)), None)
+    customer, agent = _entries([f for f in facts if f is not problem], wholes)
+    topic = _collapsed(problem.value) if problem else _topic(said, summary)
+    card = _Card(
+        head=_header(channel, ended_at),
+        topic=tuple(_unquoted(topic, wholes).split()),
+        customer=customer,
+        agent=agent,
+        outcome=_outcome(said, summary, wholes),
+    )
+    text = _fit(card, ceiling, count)
+    # Pieces that quote no message alone may still do so side by side: shorten that too.
+    while (safe := _unquoted(text, wholes)) != text:
+        text = safe if count(safe) <= ceiling else _cut(safe, ceiling, count)
+    return text
+
+
+def _said(turns: Sequence[Any]) -> list[_Said]:
+    out = []
+    for message in turns:
+        text = _collapsed(message_text(message))
+        if text:
+            out.append(_Said(role(message), text))
+    return out
+
+
+def _collapsed(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _kind(fact: Fact) -> str:
+    return (_collapsed(fact.tags[0]) if fact.tags else "") or "fact"
+
+
+def _header(channel: str, ended_at: float) -> str:
+    name = _collapsed(channel) or "unknown"
+    day = _day(ended_at)
+    return f"[{name}, {day}]" if day else f"[{name}]"
+
+
+def _day(ended_at: float) -> str:
+    try:
+        if not (math.isfinite(ended_at) and ended_at > 0):
+            return ""
+        return time.strftime("%Y-%m-%d", time.gmtime(ended_at))
+    except (OverflowError, OSError, ValueError, TypeError):
+        return ""
+
+
+def _entries(
+    facts: Sequence[Fact], wholes: Sequence[str]
+) -> tuple[tuple[_Entry, ...], tuple[_Entry, ...]]:
+    """The facts as card entries, customer's by kind then age, agent's by age. A value
+    that holds a whole message is left out: cut, it would no longer be its value."""
+    seen: set[tuple[str, str]] = set()
+    entries: list[_Entry] = []
+    for position, fact in enumerate(facts):
+        kind, value = _kind(fact), _collapsed(fact.value)
+        if not value or (kind, value) in seen or _quotes(value, wholes):
+            continue
+        seen.add((kind, value))
+        entries.append(_Entry(kind, value, (fact.created_at, position)))
+    rank = {kind: n for n, kind in enumerate(CUSTOMER_KINDS)}
+    customer = [e for e in entries if e.kind not in AGENT_KINDS]
+    customer.sort(key=lambda e: (rank.get(e.kind, len(rank)), e.age))
+    agent = sorted((e for e in entries if e.kind in AGENT_KINDS), key=lambda e: e.age)
+    return tuple(customer), tuple(agent)
+
+
+def _promises(agent: Sequence[_Entry]) -> str:
+    """Promises, each followed by the deadlines stated after it: "refund by 21/02"."""
+    out = ""
+    for entry in agent:
+        if entry.kind == "deadline":
+            out += f"{' ' if out else ''}by {entry.value}"
+        else:
+            out += f"{'; ' if out else ''}{entry.value}"
+    return out
+
+
+def _words(words: Sequence[str], cut: bool) -> str:
+    return " ".join(words) + (ELLIPSIS if cut else "")
+
+
+def _topic(said: Sequence[_Said], summary: str) -> str:
+    """The head of the first customer message with something past its greetings; else
+    of the summary's first customer line."""
+    asked = [s.text for s in said if s.role == "user"] or _summary_lines(summary, "customer")
+    for text in asked:
+        match = GREETING.search(text[:SCAN])
+        body = text[len(match.group(0)) :] if match else text
+        if body.strip():
+            return _head(body, text)
+    return ""
+
+
+def _head(body: str, message: str) -> str:
+    """The first sentence of `body` (with the next while it is under TOPIC_MIN_WORDS),
+    at most HEAD_WORDS words; cut further when that is all of `message`."""
+    scanned = body[:SCAN]
+    wanted = 0
+    for sentence in _split(SENTENCE_END, scanned):
+        wanted += len(sentence.split())
+        if wanted >= TOPIC_MIN_WORDS:
+            break
+    words = scanned.split()
+    if wanted > HEAD_WORDS:
+        return " ".join(words[:HEAD_WORDS]) + ELLIPSIS
+    return _phrase(" ".join(words[:wanted]), message)
+
+
+def _outcome(said: Sequence[_Said], summary: str, wholes: Sequence[str]) -> tuple[str, ...]:
+    """A clause of the last agent message that says what was done or decided (the
+    summary's agent lines, newest first, when the turns hold no agent message)."""
+    last = [s.text for s in said if s.role == "assistant"][-1:]
+    for text in last or _summary_lines(summary, "agent")[::-1]:
+        for clause in _split(CLAUSE_END, text[:SCAN]):
+            if OUTCOME_CUE.search(clause):
+                words = clause.split()
+                if len(words) > HEAD_WORDS:
+                    phrase = " ".join(words[:HEAD_WORDS]) + ELLIPSIS
+                else:
+                    phrase = _phrase(clause, text)
+                return tuple(_unquoted(phrase, wholes).split())
+        if last:
+            break
+    return (NO_OUTCOME,)
+
+
+def _phrase(phrase: str, message: str) -> str:
+    """`phrase`, or when it is all of `message` (give or take end punctuation) and long
+    enough to be a turn copied whole, its first WHOLE_WORDS words."""
+    phrase = phrase.strip(" ,;:").rstrip(".")
+    if phrase.strip(_EDGE_PUNCTUATION) != message.strip(_EDGE_PUNCTUATION):
+        return phrase
+    if len(phrase.split()) > WHOLE_WORDS or len(phrase) >= WHOLE_CHARS:
+        return _shortened(phrase)
+    return phrase
+
+
+def _summary_lines(summary: str, label: str) -> list[str]:
+    """The text of a running summary's `label: ...` lines ("customer", "agent")."""
+    out = []
+    for line in summary.splitlines():
+        who, sep, rest = line.partition(": ")
+        text = _collapsed(rest)
+        if sep and who.strip() == label and text:
+            out.append(text)
+    return out
+
+
+def _split(pattern: LinearPattern, text: str) -> list[str]:
+    marked = pattern.sub(lambda _match: _BREAK, text.replace(_BREAK, " "))
+    return [part.strip() for part in marked.split(_BREAK) if part.strip()]
+
+
+def _quotes(text: str, wholes: Sequence[str]) -> bool:
+    return any(whole in text for whole in wholes)
+
+
+def _unquoted(text: str, wholes: Sequence[str]) -> str:
+    """`text` with every whole message in it shortened (each round shortens the text,
+    so this ends; a round can join pieces into another message, hence the rounds)."""
+    quoted = next((w for w in wholes if w in text), None)
+    while quoted is not None:
+        text = text.replace(quoted, _shortened(quoted), 1)
+        quoted = next((w for w in wholes if w in text), None)
+    return text
+
+
+def _shortened(phrase: str) -> str:
+    """Strictly shorter than `phrase` and not containing it: its first WHOLE_WORDS words
+    (one fewer than it has, if fewer) and an ellipsis, else its first half."""
+    words = phrase.split()
+    head = " ".join(words[: min(WHOLE_WORDS, len(words) - 1)])
+    if len(head) + len(ELLIPSIS) >= len(phrase):
+        head = phrase[: len(phrase) // 2].rstrip()
+    return head + ELLIPSIS
+
+
+def _fit(card: _Card, ceiling: int, count: Callable[[str], int]) -> str:
+    """The card within `ceiling` tokens. Each stage gives up the least it can: outcome
+    words, then facts (older values of a kind first, then the others oldest first, names
+    never), then topic words past TOPIC_FLOOR; last a cut between words."""
+
+    def fits(shrunk: _Card) -> bool:
+        return count(shrunk.render()) <= ceiling
+
+    for stage in (_outcome_stage, _facts_stage, _topic_stage):
+        steps, shrunk = stage(card)
+        least = _fewest(steps, shrunk, fits)
+        if least is not None:
+            return shrunk(least).render()
+        card = shrunk(steps)
+    return _cut(card.render(), ceiling, count)
+
+
+_Stage = tuple[int, Callable[[int], _Card]]
+
+
+def _outcome_stage(card: _Card) -> _Stage:
+    size = len(card.outcome)
+    return size, lambda n: replace(card, outcome=card.outcome[: size - n], outcome_cut=n > 0)
+
+
+def _facts_stage(card: _Card) -> _Stage:
+    order = _drop_order(card)
+    return len(order), lambda n: card.without(order[:n])
+
+
+def _topic_stage(card: _Card) -> _Stage:
+    size = len(card.topic)
+    steps = max(0, size - TOPIC_FLOOR)
+    return steps, lambda n: replace(
+        card, topic=card.topic[: size - n], topic_cut=card.topic_cut or n > 0
+    )
+
+
+def _drop_order(card: _Card) -> list[_Entry]:
+    """Facts in the order fitting gives them up: all but the newest value of each kind
+    with several (oldest first), then the other customer facts oldest first, then the
+    deadline and last the promise ("by 21/02" alone says nothing). Names stay."""
+    entries = [e for e in (*card.customer, *card.agent) if e.kind != "name"]
+    newest: dict[str, _Entry] = {}
+    for entry in entries:
+        if entry.kind not in newest or entry.age > newest[entry.kind].age:
+            newest[entry.kind] = entry
+    older = sorted((e for e in entries if newest[e.kind] is not e), key=lambda e: e.age)
+    rest = [e for e in entries if newest[e.kind] is e]
+    rest.sort(key=lambda e: (e.kind in AGENT_KINDS, e.kind == "promise", e.age))
+    return older + rest
+
+
+def _fewest(
+    steps: int, shrunk: Callable[[int], _Card], fits: Callable[[_Card], bool]
+) -> int | None:
+    """The fewest steps (0..steps) after which the card fits, None if not even after all.
+    Binary search: a few counts, not one per step. Every answer was counted."""
+    if not fits(shrunk(steps)):
+        return None
+    low, high = 0, steps
+    while low < high:
+        middle = (low + high) // 2
+        if fits(shrunk(middle)):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _cut(text: str, ceiling: int, count: Callable[[str], int]) -> str:
+    """The longest head of `text` with its mark that fits `ceiling`, cut between words
+    when that fits too; always shorter than `text` ("" when nothing fits). Binary search
+    on characters, as summaries.fit does."""
+    low, high = 0, max(0, len(text) - len(CUT_MARK) - 1)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if count(text[:middle].rstrip() + CUT_MARK) <= ceiling:
+            low = middle
+        else:
+            high = middle - 1
+    head = text[:low].rstrip()
+    if not head:
+        return ""
+    if not text[low].isspace() and " " in head:
+        between_words = head.rsplit(" ", 1)[0].rstrip()
+        if count(between_words + CUT_MARK) <= ceiling:
+            head = between_words
+    return head + CUT_MARK
