@@ -335,3 +335,36 @@ def test_stateless_apps_are_recognised_and_classes_move_up(
     assert 'context_class_turns_total{class="support"} 2.0' in metrics
     assert 'context_class_turns_total{class="dispute"} 1.0' in metrics
     assert "context_window_used_tokens_bucket" in metrics
+
+
+def _summary_of(entry: dict[str, Any]) -> str | None:
+    for m in entry["messages"]:
+        content = str(m.get("content"))
+        if content.startswith("Summary of earlier turns"):
+            return content.split("<<<\n", 1)[1].rsplit("\n>>>", 1)[0]
+    return None
+
+
+def test_each_compaction_appends_to_the_summary_so_the_cached_prefix_survives(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    headers = _converse(sqlite_app_gateway, 120, "appending", **{"X-Conversation-Class": "catalog"})
+    sent = app_log.since()
+    summaries = [_summary_of(e) for e in sent]
+    evicted = [int(h["x-gateway-evicted-turns"]) for h in headers]
+    folds = [n for n in range(1, len(sent)) if evicted[n] > evicted[n - 1]]
+    assert len(folds) >= 3, "120 turns must compact several times"
+    appended = 0
+    for n in folds[1:]:
+        before, after = summaries[n - 1], summaries[n]
+        assert before is not None and after is not None
+        if after.startswith(before + "\n"):
+            appended += 1
+            # Everything up to the end of the older summary is the same text, so the
+            # upstream bills it as cached input on the compacting turn too.
+            old = _prompt_text(sent[n - 1])
+            new = _prompt_text(sent[n])
+            cut = old.index(before) + len(before)
+            assert new[:cut] == old[:cut]
+    # The summary is rewritten only when it passes its ceiling.
+    assert appended >= len(folds[1:]) / 2

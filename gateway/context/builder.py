@@ -26,6 +26,7 @@ from gateway.context.conversations import (
     transcript_of,
 )
 from gateway.context.engine import (
+    Compaction,
     Window,
     WindowInput,
     assemble,
@@ -271,13 +272,7 @@ class WindowBuilder:
         compaction = plan_compaction(inp, tokens)
         if not compaction.fold:
             return 0, inp, 0, None
-        summary, recompressed = await self._summarizer.fold(
-            caller,
-            inp.memory.summary if inp.memory.cursor == compaction.first else "",
-            compaction.fold,
-            inp.policy.summary_ceiling,
-            model,
-        )
+        summary, recompressed = await self._append_fold(caller, inp, compaction, tokens, model)
         if not summary:
             return 0, inp, 0, None  # nothing can hold them: they stay (over quota, counted)
         new_facts = await self._extract(compaction.fold, record.channel, now)
@@ -306,6 +301,30 @@ class WindowBuilder:
         evicted = compaction.new_cursor - compaction.first
         self._metrics.turns_evicted.labels("quota").inc(evicted)
         return evicted, candidate, learned, window
+
+    async def _append_fold(
+        self,
+        caller: Caller,
+        inp: WindowInput,
+        compaction: Compaction,
+        tokens: EngineTokens,
+        model: str,
+    ) -> tuple[str, bool]:
+        """The running summary with the leaving turns folded in: appended at its end, so
+        the prompt up to the older summary stays a prefix the provider has cached. Past
+        its ceiling it is rewritten down to its low-water mark (that compaction loses the
+        cached prefix; the next ones append again)."""
+        previous = inp.memory.summary if inp.memory.cursor == compaction.first else ""
+        ceiling = inp.policy.summary_ceiling
+        part, recompressed = await self._summarizer.fold(
+            caller, "", compaction.fold, ceiling, model
+        )
+        if not part or not previous:
+            return part, recompressed
+        summary = f"{previous}\n{part}"
+        if tokens.text(summary) <= ceiling:
+            return summary, recompressed
+        return recompress(summary, int(ceiling * inp.policy.low_water), tokens.text) or part, True
 
     async def _episodes(
         self, caller: Caller, record: ConversationRecord, model: str, now: float

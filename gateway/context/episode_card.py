@@ -271,8 +271,6 @@ def _outcome(said: Sequence[_Said], summary: str, wholes: Sequence[str]) -> tupl
                 else:
                     phrase = _phrase(clause, text)
                 return tuple(_unquoted(phrase, wholes).split())
-        if last:
-            break
     return (NO_OUTCOME,)
 
 
@@ -322,7 +320,7 @@ def _shortened(phrase: str) -> str:
     (one fewer than it has, if fewer) and an ellipsis, else its first half."""
     words = phrase.split()
     head = " ".join(words[: min(WHOLE_WORDS, len(words) - 1)])
-    if len(head) + len(ELLIPSIS) >= len(phrase):
+    if not head or len(head) + len(ELLIPSIS) >= len(phrase):
         head = phrase[: len(phrase) // 2].rstrip()
     return head + ELLIPSIS
 
