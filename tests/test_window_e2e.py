@@ -341,7 +341,7 @@ def _summary_of(entry: dict[str, Any]) -> str | None:
     for m in entry["messages"]:
         content = str(m.get("content"))
         if content.startswith("Summary of earlier turns"):
-            return content.split("<<<\n", 1)[1].rsplit("\n>>>", 1)[0]
+            return content.split("<<<\n", 1)[1].rsplit("\n(This stands for", 1)[0]
     return None
 
 

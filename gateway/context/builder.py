@@ -315,16 +315,18 @@ class WindowBuilder:
         its ceiling it is rewritten down to its low-water mark (that compaction loses the
         cached prefix; the next ones append again)."""
         previous = inp.memory.summary if inp.memory.cursor == compaction.first else ""
-        ceiling = inp.policy.summary_ceiling
+        ceiling, low_water = inp.policy.summary_ceiling, inp.policy.low_water
+        # A fold gets a share of the room between the low-water mark and the ceiling, so
+        # a rewritten summary takes at least two folds before it is rewritten again.
         part, recompressed = await self._summarizer.fold(
-            caller, "", compaction.fold, ceiling, model
+            caller, "", compaction.fold, max(int(ceiling * (1 - low_water) / 2), 60), model
         )
         if not part or not previous:
             return part, recompressed
         summary = f"{previous}\n{part}"
         if tokens.text(summary) <= ceiling:
             return summary, recompressed
-        return recompress(summary, int(ceiling * inp.policy.low_water), tokens.text) or part, True
+        return recompress(summary, int(ceiling * low_water), tokens.text) or part, True
 
     async def _episodes(
         self, caller: Caller, record: ConversationRecord, model: str, now: float
