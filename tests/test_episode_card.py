@@ -250,14 +250,8 @@ def test_fitting_drops_older_values_of_a_kind_first_and_never_names() -> None:
     got = card(facts, turns, ceiling=tokens(no_outcome) - 1)
     assert "customer: name Diego; city Recife; order #222222" in got
     assert "#111111" not in got
-    tighter = card(
-        facts,
-        turns,
-        ceiling=tokens(
-            "[phone, 2025-03-02] topic: Dois pedidos não chegaram | customer: name Diego"
-        ),
-    )
-    assert tighter == "[phone, 2025-03-02] topic: Dois pedidos não chegaram | customer: name Diego"
+    least = "[phone, 2025-03-02] topic: Dois pedidos não chegaram | customer: name Diego"
+    assert card(facts, turns, ceiling=tokens(least)) == least
 
 
 def test_a_deadline_goes_before_its_promise() -> None:
@@ -378,9 +372,9 @@ def test_no_message_of_forty_characters_appears_whole(
     got = card(facts, turns, summary=summary, ceiling=ceiling)
     for message in turns:
         text = str(message["content"]).strip()
-        if len(text) >= WHOLE_CHARS:
-            assert text not in got
-            assert " ".join(text.split()) not in got
+        collapsed = " ".join(text.split())  # as the card writes it
+        assert len(text) < WHOLE_CHARS or text not in got
+        assert len(collapsed) < WHOLE_CHARS or collapsed not in got
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

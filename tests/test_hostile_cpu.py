@@ -11,7 +11,7 @@ from types import ModuleType
 
 import pytest
 
-from gateway.context import classify
+from gateway.context import classify, episode_card, people_numbers, people_patterns
 from gateway.context import summaries as summarize
 from gateway.context.linear_regex import compile_linear
 from gateway.context.policy import DEFAULT_POLICY, load_policies
@@ -34,7 +34,8 @@ def _compiled_patterns(module: ModuleType) -> Iterator[tuple[str, object]]:
 
 
 def _every_pattern() -> list[tuple[str, object]]:
-    found = [p for m in (summarize, loops, classify) for p in _compiled_patterns(m)]
+    scanned = (summarize, loops, classify, episode_card, people_numbers, people_patterns)
+    found = [p for m in scanned for p in _compiled_patterns(m)]
     policy = load_policies(DEFAULT_POLICY.parent).file
     found += [(f"extraction.{n}", compile_linear(p.regex)) for n, p in policy.extraction.items()]
     rules = classify.Classifier.from_policy(policy).rules

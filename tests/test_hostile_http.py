@@ -105,7 +105,7 @@ def test_an_echoed_fact_above_the_callers_scopes_is_withheld_from_later_episodes
     recorder.reply = "You are welcome."
     _chat(gw, [*messages, {"role": "user", "content": "Thanks, that is right."}], **verified)
     closed = httpx.post(f"{gw.v1}/conversations/verified-call/close", headers=_auth(gw))
-    assert "48213" in closed.json()["episode_summary"]  # the agent's echo was summarized
+    assert "Secret Lane" in closed.json()["episode_summary"]  # the agent's echo is in the card
     start = len(recorder.seen)
     _chat(
         gw,

@@ -23,6 +23,13 @@ PURE = {
     "gateway.context.types",
     "gateway.context.summaries",
     "gateway.context.linear_regex",
+    "gateway.context.episode_card",
+    "gateway.context.people",
+    "gateway.context.people_conversation",
+    "gateway.context.people_numbers",
+    "gateway.context.people_patterns",
+    "gateway.context.people_spans",
+    "gateway.context.people_text",
     "gateway.loops.detector",
     "gateway.messages",
 }
@@ -30,6 +37,11 @@ PURE_MAY_IMPORT = {
     "gateway.context.types",
     "gateway.context.prompts",
     "gateway.context.linear_regex",
+    "gateway.context.people_conversation",
+    "gateway.context.people_numbers",
+    "gateway.context.people_patterns",
+    "gateway.context.people_spans",
+    "gateway.context.people_text",
     "gateway.messages",
 }
 PURE_THIRD_PARTY = {"orjson", "re2"}

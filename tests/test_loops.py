@@ -39,11 +39,13 @@ SAME_ANSWER = [
 ]
 
 
+# No new fact after the first point but the email of the eighth: a new identifier
+# (a case or confirmation number) would be progress.
 DISPUTE_POINTS = [
     "I never authorized the charge of $89.90 on invoice INV-3001.",
     "The merchant name on my statement was unfamiliar to me.",
-    "My bank already opened a chargeback case CB-7781.",
-    "I cancelled the subscription back in March, confirmation CNF-2210.",
+    "My bank already opened a chargeback case about it.",
+    "I cancelled the subscription back in March, I am sure of it.",
     "The renewal email went to an address I no longer use.",
     "Your terms say renewals need explicit consent.",
     "I want the full amount returned to my card ending 4242.",

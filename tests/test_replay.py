@@ -237,3 +237,14 @@ def test_replay_refuses_a_missing_policy_folder(tmp_path: Path) -> None:
     path = tmp_path / "w.jsonl"
     path.write_text(to_jsonl(generate(1, seed=2, langs=["en"])))
     assert cli_logic(["replay", str(path), "--policies", str(tmp_path / "nope")]) == 2
+
+
+def test_an_identifier_is_kept_by_its_digits_however_grouped() -> None:
+    order = {"type": "order", "value": "PED367513", "surface": "nº 367513"}
+    phone = {"type": "phone", "value": "+5577927709129", "surface": "(77) 92770-9129"}
+    assert fact_present(order, normalized("customer: order 367513"))
+    assert not fact_present(order, normalized("order 3675130 and 1367513"))
+    assert fact_present(phone, normalized("phone +55 77 92770 9129"))
+    assert not fact_present(phone, normalized("phone 92770"))
+    name = {"type": "name", "value": "Ana Souza", "surface": "Ana"}
+    assert not fact_present(name, normalized("order 12345"))

@@ -150,8 +150,8 @@ def test_earlier_episodes_arrive_as_channel_tagged_summaries(
     _turns(sqlite_app_gateway, "mail-1", "email", ["Any news on my refund?"])
     (entry,) = app_log.all()[start:]
     prompt = _prompt_text(entry)
-    assert "[phone]" in prompt and "[webchat]" in prompt
-    assert prompt.index("[phone]") > prompt.index("[webchat]")  # newest first
+    assert "[phone, " in prompt and "[webchat, " in prompt  # cards: [channel, date] ...
+    assert prompt.index("[phone, ") > prompt.index("[webchat, ")  # newest first
     # the email was heard in another conversation; this caller is not verified for it
     assert "marta@example.com" not in prompt and "[withheld email]" in prompt
     for earlier in (*phone, *chat):
@@ -222,7 +222,7 @@ def test_facts_respect_scopes_and_say_where_they_came_from(
     gone = sqlite_app_gateway.http.delete(
         f"{sqlite_app_gateway.v1}/customers/cust-9/facts", headers=auth
     )
-    assert gone.json() == {"deleted": 3}
+    assert gone.json() == {"deleted": 4}  # the three put, and the problem heard in the chat
     assert sqlite_app_gateway.http.get(
         f"{sqlite_app_gateway.v1}/customers/cust-9/facts", headers=auth
     ).json() == {"facts": []}

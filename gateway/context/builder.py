@@ -16,7 +16,6 @@ from typing import Any
 
 from gateway import offload
 from gateway.context.classify import Classifier, user_texts
-from gateway.context.content_memo import ContentMemo, content_key
 from gateway.context.conversations import (
     ConversationRecord,
     ConversationStore,
@@ -34,21 +33,23 @@ from gateway.context.engine import (
     plan_compaction,
     summary_room,
 )
+from gateway.context.heard import FactExtractor, one_problem
 from gateway.context.linear_regex import compile_linear
+from gateway.context.people import current_facts
 from gateway.context.policy import Policies
-from gateway.context.summaries import Pattern, extract_facts, recompress, redact
-from gateway.context.summarizer import Summarizer
+from gateway.context.summaries import Pattern, recompress, redact
+from gateway.context.summarizer import EpisodeSource, Summarizer
 from gateway.context.types import Episode, Fact, WindowPolicy
 from gateway.errors import StoreUnavailable
 from gateway.ledger.tokens import TokenCounter
+from gateway.messages import leading_system
 from gateway.offload import content_chars
 from gateway.ops.metrics import GatewayMetrics
 from gateway.proxy.identity import Caller
 from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.context.builder")
-EPISODE_SUMMARY_TOKENS = 300
-EXTRACTIONS_KEPT = 256  # facts of folded turns remembered by content, per process
+EPISODE_CARD_TOKENS = 160
 
 
 # Requests whose messages hold more text than this are tokenized off the event loop;
@@ -120,7 +121,7 @@ class WindowBuilder:
             for name, p in policies.file.extraction.items()
         ]
         self._summarizer = summarizer
-        self._extracted: ContentMemo[list[Fact]] = ContentMemo(EXTRACTIONS_KEPT)
+        self._heard = FactExtractor(self._patterns)
         self._metrics = metrics
 
     async def build(self, req: TurnRequest) -> Turn:
@@ -143,18 +144,6 @@ class WindowBuilder:
         ceiling = self._policies.context_window(req.model)
         for message in req.messages:
             self._tokens.message_tokens(req.model, message, ceiling)
-
-    async def _extract(self, turns: Sequence[Any], channel: str, now: float) -> list[Fact]:
-        """Facts of the turns leaving the window; thousands of them are scanned in a
-        worker thread (RE2 lets go of the GIL too), a few inline."""
-        key = content_key((channel,), turns)
-        found = self._extracted.get(key)
-        if found is None:
-            found = await offload.sized(
-                content_chars(turns), extract_facts, turns, self._patterns, channel, now
-            )
-            self._extracted.put(key, found)
-        return found
 
     def _stateless(self, req: TurnRequest, conv_id: str) -> Turn:
         """fail_open with the store down: no memory to read, nowhere to persist a summary,
@@ -244,18 +233,21 @@ class WindowBuilder:
     ) -> tuple[list[Fact], int]:
         """Facts in the customer's newest message are durable at once (and are progress),
         not only when the turn is later compacted."""
-        latest = messages[-1:] if messages and isinstance(messages[-1], dict) else []
-        if fkey is None or not latest or latest[0].get("role") != "user":
+        latest = messages[-1] if messages and isinstance(messages[-1], dict) else None
+        if fkey is None or latest is None or latest.get("role") != "user":
             return facts, 0
-        known = {f.id for f in facts}
-        fresh = [
-            f
-            for f in extract_facts(latest, self._patterns, record.channel, now)
-            if f.id not in known
+        transcript = transcript_of(messages)
+        opening = transcript[
+            : next((i + 1 for i, m in enumerate(transcript) if m.get("role") == "user"), 0)
         ]
-        if fresh:
-            await self.conversations.save_facts(record.tenant, fkey, [*facts, *fresh])
-        return [*facts, *fresh], len(fresh)
+        known = {f.id for f in facts}
+        heard = self._heard.of_latest(opening, transcript, record.channel, now)
+        fresh = [f for f in one_problem(heard, facts, record.started) if f.id not in known]
+        if not fresh:
+            return facts, 0
+        kept = current_facts([*facts, *fresh])
+        await self.conversations.save_facts(record.tenant, fkey, kept)
+        return kept, len(fresh)
 
     async def _compact(
         self,
@@ -275,7 +267,9 @@ class WindowBuilder:
         summary, recompressed = await self._append_fold(caller, inp, compaction, tokens, model)
         if not summary:
             return 0, inp, 0, None  # nothing can hold them: they stay (over quota, counted)
-        new_facts = await self._extract(compaction.fold, record.channel, now)
+        opening = inp.messages[leading_system(inp.messages) :][: compaction.head_end]
+        heard = await self._heard.of_fold(opening, compaction.fold, record.channel, now)
+        new_facts = one_problem(heard, inp.facts, record.started)
         memory = compacted_memory(inp.messages, compaction, summary)
         candidate = dataclasses.replace(inp, memory=memory, facts=_merge(inp.facts, new_facts))
         window = assemble(candidate, tokens)
@@ -358,11 +352,18 @@ class WindowBuilder:
     async def make_episode(
         self, caller: Caller, record: ConversationRecord, model: str, now: float
     ) -> Episode:
-        """Summarize a whole conversation (running summary + what it still held verbatim)."""
-        summary, _ = await self._summarizer.fold(
-            caller, record.summary, [*record.opening, *record.recent], EPISODE_SUMMARY_TOKENS, model
-        )
-        episode = Episode(record.id, record.channel, summary, record.last_seen)
+        """A whole conversation as its card: topic, facts, promises, outcome; never a turn
+        copied whole. Its facts: those heard in its turns still verbatim, and those the
+        customer's facts document got while it ran (from the turns it folded)."""
+        turns = [*record.opening, *record.recent]
+        fkey = facts_key(record.customer, record.id)
+        stored = await self.conversations.facts(record.tenant, fkey) if fkey else []
+        during = [f for f in stored if record.started <= f.created_at <= record.last_seen + 1]
+        heard = await self._heard.of_fold([], turns, record.channel, record.last_seen)
+        facts = current_facts([*during, *one_problem(heard, during, record.started)])
+        source = EpisodeSource(record.channel, record.last_seen, turns, record.summary)
+        card = await self._summarizer.card(caller, source, facts, EPISODE_CARD_TOKENS, model)
+        episode = Episode(record.id, record.channel, card, record.last_seen)
         if record.customer:
             await self.conversations.save_episode(record.tenant, record.customer, episode, now)
         return episode
@@ -412,4 +413,4 @@ class WindowBuilder:
 
 def _merge(known: Sequence[Fact], new: list[Fact]) -> list[Fact]:
     ids = {f.id for f in known}
-    return [*known, *(f for f in new if f.id not in ids)]
+    return current_facts([*known, *(f for f in new if f.id not in ids)])

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+from gateway.context.people import current_facts
 from gateway.context.types import Episode, Fact, Memory
 from gateway.messages import SYSTEM_ROLES, message_text, role
 from gateway.store import Store
@@ -228,14 +229,16 @@ class ConversationStore:
         return await self._store.delete_doc(FACTS, tenant, key)
 
     async def add_facts(self, tenant: str, key: str, new: list[Fact]) -> int:
-        """Merge facts by id; a fact already known (perhaps confirmed) is kept as it is."""
+        """Merge facts by id; a fact already known (perhaps confirmed) is kept as it is.
+        What a newer fact supersedes (a corrected city, a fifth order number) leaves the
+        document: it stays small (gateway.context.people.current_facts)."""
         if not new:
             return 0
         known = await self.facts(tenant, key)
         ids = {f.id for f in known}
         added = [f for f in new if f.id not in ids]
         if added:
-            await self.save_facts(tenant, key, known + added)
+            await self.save_facts(tenant, key, current_facts(known + added))
         return len(added)
 
     async def episode_index(self, tenant: str, customer: str) -> list[dict[str, Any]]:

@@ -1,9 +1,8 @@
 """An earlier conversation as a short card for the prompt of a new one. Pure.
 
 An extractive summary copies whole sentences, often whole turns, into every later
-prompt: what a customer typed once would be re-read in each conversation after it. The
-product rule is a card instead: channel, day, topic, the facts by kind, what the agent
-promised and the outcome, in one line such as
+prompt. The product rule is a card instead: channel, day, topic, the facts by kind, what
+the agent promised and the outcome, in one line such as
 
   [phone, 2025-03-02] topic: o app não deixa eu entrar | customer: name Diego; order
   #824883 | agent promised: reembolso de R$ 149,90 by 21/02 | outcome: já fiz o estorno
@@ -32,18 +31,9 @@ WHOLE_CHARS = 40  # a message this long never appears whole in a card
 TOPIC_FLOOR = 5  # words of the topic that fitting never drops (only the final cut)
 TOPIC_MIN_WORDS = 4  # a first sentence shorter than this ("Help!") takes the next one too
 NO_OUTCOME = "no outcome recorded"
-CUSTOMER_KINDS = (
-    "name",
-    "city",
-    "address",
-    "phone",
-    "email",
-    "order",
-    "sku",
-    "amount",
-    "date",
-    "problem",
-)
+# The customer's facts show in this order of kinds (others after them), then promises.
+CUSTOMER_KINDS: tuple[str, ...] = ("name", "city", "address", "phone", "email", "order")
+CUSTOMER_KINDS += ("sku", "amount", "date", "problem")  # problems past the first (the topic)
 AGENT_KINDS = ("promise", "deadline")
 # Characters of a message read for its topic or outcome: both are said near its start.
 SCAN = 4096
@@ -145,7 +135,7 @@ def episode_card(
     its current facts (one per kind and value, newest wins); `turns` the messages still
     known verbatim; `summary` its running summary, read only when the turns hold no
     customer message (topic) or no agent message (outcome)."""
-    said = _said(turns)
+    said = [_Said(role(m), text) for m in turns if (text := _collapsed(message_text(m)))]
     wholes = sorted({s.text for s in said if len(s.text) >= WHOLE_CHARS}, key=len, reverse=True)
     problem = next((f for f in facts if _kind(f) == "problem" and _collapsed(f.value)), None)
     customer, agent = _entries([f for f in facts if f is not problem], wholes)
@@ -164,13 +154,11 @@ def episode_card(
     return text
 
 
-def _said(turns: Sequence[Any]) -> list[_Said]:
-    out = []
-    for message in turns:
-        text = _collapsed(message_text(message))
-        if text:
-            out.append(_Said(role(message), text))
-    return out
+def unquoted(text: str, turns: Sequence[Any]) -> str:
+    """`text` (a model's card) with every message of `turns` it quotes whole shortened."""
+    said = (_collapsed(message_text(m)) for m in turns)
+    wholes = sorted({t for t in said if len(t) >= WHOLE_CHARS}, key=len, reverse=True)
+    return _unquoted(_collapsed(text), wholes)
 
 
 def _collapsed(text: str) -> str:
@@ -182,18 +170,14 @@ def _kind(fact: Fact) -> str:
 
 
 def _header(channel: str, ended_at: float) -> str:
+    """Channel and day (UTC), the day left out when the end is unknown or absurd."""
     name = _collapsed(channel) or "unknown"
-    day = _day(ended_at)
-    return f"[{name}, {day}]" if day else f"[{name}]"
-
-
-def _day(ended_at: float) -> str:
     try:
-        if not (math.isfinite(ended_at) and ended_at > 0):
-            return ""
-        return time.strftime("%Y-%m-%d", time.gmtime(ended_at))
+        known = math.isfinite(ended_at) and ended_at > 0
+        day = time.strftime("%Y-%m-%d", time.gmtime(ended_at)) if known else ""
     except (OverflowError, OSError, ValueError, TypeError):
-        return ""
+        day = ""
+    return f"[{name}, {day}]" if day else f"[{name}]"
 
 
 def _entries(
@@ -205,7 +189,7 @@ def _entries(
     entries: list[_Entry] = []
     for position, fact in enumerate(facts):
         kind, value = _kind(fact), _collapsed(fact.value)
-        if not value or (kind, value) in seen or _quotes(value, wholes):
+        if not value or (kind, value) in seen or any(w in value for w in wholes):
             continue
         seen.add((kind, value))
         entries.append(_Entry(kind, value, (fact.created_at, position)))
@@ -299,10 +283,6 @@ def _summary_lines(summary: str, label: str) -> list[str]:
 def _split(pattern: LinearPattern, text: str) -> list[str]:
     marked = pattern.sub(lambda _match: _BREAK, text.replace(_BREAK, " "))
     return [part.strip() for part in marked.split(_BREAK) if part.strip()]
-
-
-def _quotes(text: str, wholes: Sequence[str]) -> bool:
-    return any(whole in text for whole in wholes)
 
 
 def _unquoted(text: str, wholes: Sequence[str]) -> str:

@@ -44,6 +44,9 @@ def render_fact(fact: Fact) -> str:
 
 
 def render_episode(episode: Episode) -> str:
+    """A card (gateway.context.episode_card) carries its own `[channel, date]` header."""
+    if episode.summary.startswith(f"[{episode.channel}"):
+        return episode.summary
     return f"[{episode.channel}] {episode.summary}"
 
 

@@ -264,6 +264,35 @@ def summarizer_messages(previous: str, turns: Sequence[Any], limit: int) -> list
     ]
 
 
+CARD_INSTRUCTIONS = (
+    "You write the card a customer-service agent reads about one of this customer's "
+    "earlier conversations. One line: topic: what the customer came for | customer: "
+    "their name, place, contact details, order and product codes, amounts, dates | agent "
+    "promised: amounts and deadlines | outcome: what was done or decided. Keep every value "
+    "exactly as written (names, codes, amounts, dates). Never copy a whole message. "
+    "Stay under {limit} tokens. Output only the card, without its [channel, date] header."
+)
+
+
+def card_messages(
+    draft: str, summary: str, turns: Sequence[Any], limit: int
+) -> list[dict[str, str]]:
+    lines = [
+        f"{ROLE_LABEL.get(str(m.get('role')), m.get('role'))}: {message_text(m)}"
+        for m in turns
+        if isinstance(m, dict) and message_text(m)
+    ]
+    body = (
+        f"Summary of its earlier turns:\n{summary or '(none)'}\n\nIts last turns:\n"
+        + "\n".join(lines)
+        + f"\n\nA draft card made by rules, to improve on:\n{draft}"
+    )
+    return [
+        {"role": "system", "content": CARD_INSTRUCTIONS.format(limit=limit)},
+        {"role": "user", "content": body},
+    ]
+
+
 @dataclass(frozen=True)
 class Pattern:
     name: str

@@ -17,8 +17,15 @@ import orjson
 
 from gateway import offload
 from gateway.context.content_memo import ContentMemo, content_key
+from gateway.context.episode_card import episode_card, unquoted
 from gateway.context.policy import Policies
-from gateway.context.summaries import extractive_summary, recompress, summarizer_messages
+from gateway.context.summaries import (
+    card_messages,
+    extractive_summary,
+    recompress,
+    summarizer_messages,
+)
+from gateway.context.types import Fact
 from gateway.errors import GatewayError
 from gateway.ledger.accounting import Accountant
 from gateway.ledger.tokens import TokenCounter
@@ -83,6 +90,32 @@ class Summarizer:
         # "" when nothing fits: the caller keeps the turns
         return recompress(text, ceiling, count), count(text) > ceiling
 
+    async def card(
+        self,
+        caller: Caller,
+        episode: EpisodeSource,
+        facts: Sequence[Fact],
+        ceiling: int,
+        model: str,
+    ) -> str:
+        """A finished conversation as the short card later conversations get: written by
+        the summarizer model when one is configured, else (or when its call fails, or
+        its card quotes a turn whole) by the deterministic card of gateway.context.episode_card."""
+        count = self._count(model)
+        made = episode_card(
+            episode.channel, episode.ended_at, facts, episode.turns, episode.summary, ceiling, count
+        )
+        settings = self._policies.summarizer(caller.tenant.name)
+        if not settings.model:
+            return made
+        limit = min(ceiling, settings.max_tokens)
+        messages = card_messages(made, episode.summary, episode.turns, limit)
+        text = await self._call(caller, settings.model, settings.timeout_s, limit, messages)
+        if text is None:
+            return made
+        header = made.split("] ", 1)[0] + "] " if made.startswith("[") else ""
+        return recompress(header + unquoted(text, episode.turns), ceiling, count) or made
+
     async def _call(
         self, caller: Caller, model: str, timeout_s: float, limit: int, messages: list[Any]
     ) -> str | None:
@@ -144,6 +177,16 @@ class Summarizer:
         except (orjson.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
             log.warning("summarizer model answered oddly (%s): fallback", type(exc).__name__)
         return outcome
+
+
+@dataclass(frozen=True)
+class EpisodeSource:
+    """What is left of a finished conversation to make its card from."""
+
+    channel: str
+    ended_at: float
+    turns: Sequence[Any]  # its opening and the turns still verbatim
+    summary: str  # its running summary
 
 
 @dataclass

@@ -43,13 +43,33 @@ def normalized(text: str) -> str:
     return _SPACE.sub(" ", text).strip().casefold()
 
 
+# Identifiers are their digits: "nº 367513", "PED367513" and "order 367513" name one
+# order, "(77) 92770-9129" and "+55 77 92770-9129" one phone.
+IDENTIFIER_TYPES = frozenset({"order", "sku", "phone"})
+_DIGIT_GAP = re.compile(r"(?<=\d)[\s().-]+(?=\d)")
+_DIGIT_RUN = re.compile(r"\d{5,}")
+
+
 def fact_present(fact: Mapping[str, Any], text: str) -> bool:
     """The fact's surface (as the customer or agent said it) or its canonical value
-    appears in the text (already `normalized`)."""
-    for form in (fact.get("surface"), fact.get("value")):
-        if isinstance(form, str) and form.strip() and normalized(form) in text:
-            return True
-    return False
+    appears in the text (already `normalized`); an identifier's digits, however grouped."""
+    forms = [
+        f for f in (fact.get("surface"), fact.get("value")) if isinstance(f, str) and f.strip()
+    ]
+    if any(normalized(form) in text for form in forms):
+        return True
+    if fact.get("type") not in IDENTIFIER_TYPES:
+        return False
+    runs = {run for form in forms for run in _DIGIT_RUN.findall(_DIGIT_GAP.sub("", form))}
+    if not runs:
+        return False
+    joined = _DIGIT_GAP.sub("", text)
+    return any(_present_run(run, joined) for run in runs)
+
+
+def _present_run(run: str, text: str) -> bool:
+    """`run` as a whole number of the text, not inside a longer one (12345 in 9123456)."""
+    return re.search(rf"(?<!\d){run}(?!\d)", text) is not None
 
 
 def count(tally: Tally, name: str, kept: bool) -> None:

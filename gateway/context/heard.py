@@ -1,0 +1,108 @@
+"""What the gateway hears in a conversation's turns: the facts a later reply needs.
+
+Two extractors run over the same turns: the operator's patterns from context.yaml
+(`extraction`: ORD-123, INV-, SKU-, ...) and the people-facts extractor
+(gateway.context.people: names, places, contact details, identifiers, amounts, dates,
+the problem, the agent's promises, corrections) in Portuguese, English and Spanish.
+
+The turns are read with the conversation's opening request in front: the problem is
+told there, and a correction ("scratch that, Austin") needs the facts said before it.
+Thousands of turns are scanned in a worker thread (RE2 lets go of the GIL), and a fold
+scanned once is remembered by its content.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+from gateway import offload
+from gateway.context.content_memo import ContentMemo, content_key
+from gateway.context.people import extract_people_facts
+from gateway.context.summaries import Pattern, extract_facts
+from gateway.context.types import BASIC_SCOPE, Fact
+from gateway.messages import message_text
+
+EXTRACTIONS_KEPT = 256  # folds remembered by content, per process
+LATEST_CONTEXT = 4  # messages read before the newest one, for its corrections
+
+
+def _kind(fact: Fact) -> str:
+    return fact.tags[0] if fact.tags else ""
+
+
+def _scan(
+    opening: Sequence[Any],
+    turns: Sequence[Any],
+    patterns: Sequence[Pattern],
+    channel: str,
+    now: float,
+) -> list[Fact]:
+    found = extract_facts(turns, patterns, channel, now)
+    matched = {f.value.casefold() for f in found}
+    people = extract_people_facts([*opening, *turns], channel, now)
+    heard = [*found, *(f for f in people if f.value.casefold() not in matched)]
+    return [_scoped(f, heard, patterns) for f in heard]
+
+
+def _scoped(fact: Fact, heard: Sequence[Fact], patterns: Sequence[Pattern]) -> Fact:
+    """A fact that quotes another of a narrower scope gets that scope: the problem "my
+    email is ann@x.com and my order is late" is as private as the email."""
+    if fact.scope != BASIC_SCOPE:
+        return fact
+    narrower = next(
+        (g.scope for g in heard if g.scope != BASIC_SCOPE and g.value and g.value in fact.value),
+        None,
+    ) or next(
+        (p.scope for p in patterns if p.scope != BASIC_SCOPE and p.regex.search(fact.value)),
+        None,
+    )
+    return dataclasses.replace(fact, scope=narrower) if narrower else fact
+
+
+def one_problem(new: Sequence[Fact], known: Sequence[Fact], started: float) -> list[Fact]:
+    """A conversation's problem is what its customer came for: the first one heard. A
+    later scan, which starts past it, would take whatever complaint comes first there."""
+    told = any(_kind(f) == "problem" and f.created_at >= started for f in known)
+    if not told:
+        first = next((f for f in new if _kind(f) == "problem"), None)
+        return [f for f in new if _kind(f) != "problem" or f is first]
+    return [f for f in new if _kind(f) != "problem"]
+
+
+class FactExtractor:
+    def __init__(self, patterns: Sequence[Pattern]) -> None:
+        self._patterns = list(patterns)
+        self._memo: ContentMemo[list[Fact]] = ContentMemo(EXTRACTIONS_KEPT)
+
+    async def of_fold(
+        self, opening: Sequence[Any], fold: Sequence[Any], channel: str, now: float
+    ) -> list[Fact]:
+        """Facts of the turns leaving the window."""
+        key = content_key((channel,), [*opening, *fold])
+        found = self._memo.get(key)
+        if found is None:
+            found = await offload.sized(
+                offload.content_chars([*opening, *fold]),
+                _scan,
+                opening,
+                fold,
+                self._patterns,
+                channel,
+                now,
+            )
+            self._memo.put(key, found)
+        return found
+
+    def of_latest(
+        self, opening: Sequence[Any], messages: Sequence[Any], channel: str, now: float
+    ) -> list[Fact]:
+        """Facts the newest message states, read after the few before it: durable at
+        once, not only when the turn is later folded."""
+        latest = messages[-1]
+        text = message_text(latest).casefold()
+        before = messages[-1 - LATEST_CONTEXT : -1]
+        head = [m for m in opening if not any(m is b for b in before)]
+        found = _scan(head, [*before, latest], self._patterns, channel, now)
+        return [f for f in found if f.value and f.value.casefold() in text]

@@ -1,0 +1,195 @@
+"""Facts about the people in a customer-service conversation, in Portuguese, English and
+Spanish: who the customer is (name, city, address, phone, email), what they came for
+(the problem, orders, product codes, amounts, dates), and what the agent committed to
+(amounts offered, deadlines). Pure: old turns fold out of the window, these stay.
+
+Customers write without capitals or punctuation, and phone transcripts spell numbers
+out ("nove um dois..."), so every pattern runs on a folded copy of the text (see
+people_text). A value is cut from the original characters, because later code finds a
+fact by its value in the transcript and redacts by it.
+
+This module reads the turns and makes the facts; where a turn states them is
+people_spans, corrections and the problem people_conversation, the patterns and word
+lists people_patterns, spelled numbers people_numbers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+from collections.abc import Sequence
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from gateway.context.people_conversation import Conversation, corrections, problems
+from gateway.context.people_numbers import MULTIPLIERS, alnum_runs, number_groups, spelled_number
+from gateway.context.people_spans import Hit, agent_hits, customer_hits, is_english
+from gateway.context.people_text import FOLD
+from gateway.context.types import Fact
+from gateway.messages import message_text
+
+__all__ = [
+    "CONTACT",
+    "KEEP_PER_KIND",
+    "KINDS",
+    "SINGLE_VALUED",
+    "current_facts",
+    "extract_people_facts",
+    "spelled_number",
+]
+
+KINDS: tuple[str, ...] = (
+    *("name", "city", "address", "phone", "email", "order", "sku", "amount", "date"),
+    *("problem", "promise", "deadline"),
+)
+SINGLE_VALUED = frozenset({"name", "city", "address", "phone", "email"})
+KEEP_PER_KIND = 4  # of a multi-valued kind, the newest: a facts block stays small
+CONTACT = frozenset({"email", "phone", "address"})  # scope "verified"
+SCAN_CHARS = 8 * 1024  # per message: a paste of megabytes costs no more than this
+SCAN_TOTAL = 64 * 1024  # per call: the oldest and the newest messages, half of it each
+
+
+def _normal(kind: str, value: str, english: bool) -> str:
+    """What two spellings of one fact share: its id is a hash of this."""
+    folded = " ".join(value.translate(FOLD).lower().split())
+    digits = "".join(c for c in folded if c.isdigit())
+    if kind == "phone":  # without the country code when it is written as one
+        digits = digits or spelled_number(folded, english) or ""
+        if folded.startswith(("+55", "55 ")) and len(digits) in (12, 13):
+            return digits[2:]
+        return digits[1:] if folded.startswith(("+1", "1 ", "1-")) else digits
+    if kind in ("order", "sku"):
+        spelled = "" if digits else "".join(number_groups(folded, english))
+        return spelled or "".join(c for c in folded if c.isalnum()).upper()
+    if kind in ("amount", "promise"):
+        return _money(folded, english)
+    if kind in ("date", "deadline"):  # "march twenty-eight" is "march 28"
+        return " ".join(number_groups(folded, english, words=True))
+    return folded
+
+
+_CURRENCY_CODES = (  # a symbol anywhere, a word's start
+    ("BRL", ("r$", "rea", "brl", "conto")),
+    ("EUR", ("€", "eur")),
+    ("GBP", ("£", "gbp")),
+    ("PESO", ("peso", "mxn", "ars", "cop", "clp")),
+    ("USD", ("$", "usd", "dollar", "dolar", "buck")),
+)
+
+
+def _marked(folded: str, words: list[str], marks: Sequence[str]) -> bool:
+    return any(any(w.startswith(m) for w in words) if m.isalpha() else m in folded for m in marks)
+
+
+def _money(folded: str, english: bool) -> str:
+    """ "R$ 163,00" and "163 reais" -> "BRL 163"; "sixty four dollars and thirty cents"
+    -> "USD 64.3"; "5 mil reais" -> "BRL 5000". A last "." or "," before one or two
+    digits marks the cents."""
+    words = [w for w in alnum_runs(folded) if w.isalpha()]
+    code = next((c for c, marks in _CURRENCY_CODES if _marked(folded, words, marks)), "")
+    number = "".join(c for c in folded if c.isdigit() or c in ".,")
+    if not number:
+        whole, *cents = number_groups(folded, english) or ["0"]
+        return _money_key(code, f"{whole}.{cents[0].zfill(2)}" if cents else whole, 1, folded)
+    cut = max(number.rfind("."), number.rfind(","))
+    if cut >= 0 and len(number) - cut <= 3:
+        number = number[:cut].replace(".", "").replace(",", "") + "." + number[cut + 1 :]
+    else:
+        number = number.replace(".", "").replace(",", "")
+    times = next((MULTIPLIERS[w] for w in words if w in MULTIPLIERS), 1)
+    return _money_key(code, number, 1000 if "k" in words else times, folded)
+
+
+def _money_key(code: str, number: str, times: int, folded: str) -> str:
+    try:
+        return f"{code} {(Decimal(number) * times).normalize():f}".strip()
+    except InvalidOperation:
+        return f"{code} {folded}".strip()
+
+
+def _fact(hit: Hit, value: str, agent: bool, english: bool, channel: str, at: float) -> Fact:
+    kind = hit.kind
+    text = f"{kind}: {value}" + (" (the agent said)" if agent else "")
+    text += " (correction)" if hit.correction else ""
+    key = f"{kind}:{_normal(kind, value, english)}"
+    tags = (kind, "agent" if agent else "customer", *(("correction",) if hit.correction else ()))
+    return Fact(
+        id=hashlib.blake2b(key.encode(), digest_size=8).hexdigest(),
+        text=text,
+        tags=tags,
+        scope="verified" if kind in CONTACT else "basic",
+        source_channel=channel,
+        created_at=at,
+        value=value,
+        extracted=True,
+    )
+
+
+def _scanned(text: str) -> str:
+    """The head of a text, cut between words (a cut through ORD-12345 would state ORD-12)."""
+    return text if len(text) <= SCAN_CHARS else text[:SCAN_CHARS].rsplit(None, 1)[0]
+
+
+def _read(turns: Sequence[Any]) -> list[tuple[int, str, str]]:
+    """(index, scanned text, role) of the user and assistant turns read: all of them, or
+    the oldest and the newest up to SCAN_TOTAL characters, half of it each."""
+    read = []
+    for index, message in enumerate(turns):
+        role = message.get("role") if isinstance(message, dict) else None
+        text = _scanned(message_text(message)) if role in ("user", "assistant") else ""
+        if text.strip():
+            read.append((index, text, str(role)))
+    if sum(len(t) for _, t, _ in read) <= SCAN_TOTAL:
+        return read
+    head = _within(read, SCAN_TOTAL // 2)
+    return head + _within(read[len(head) :][::-1], SCAN_TOTAL // 2)[::-1]
+
+
+def _within(read: list[tuple[int, str, str]], budget: int) -> list[tuple[int, str, str]]:
+    sizes = itertools.accumulate(len(text) for _, text, _ in read)
+    return [turn for turn, used in zip(read, sizes, strict=True) if used <= budget]
+
+
+def extract_people_facts(turns: Sequence[Any], channel: str, now: float) -> list[Fact]:
+    """Facts stated in these OpenAI-style messages: the customer's in "user" turns, the
+    agent's commitments (promise, deadline) in "assistant" turns; other roles are not
+    read. A value stated again is one fact, dated by its latest statement."""
+    facts: dict[str, Fact] = {}
+    seen = Conversation()
+    for index, text, role in _read(turns):
+        folded = text.translate(FOLD)
+        english = is_english(folded)
+        agent = role == "assistant"
+        hits = agent_hits(folded, english) if agent else customer_hits(folded, english)
+        corrections(folded, hits, seen)
+        if not agent:
+            problems(folded, hits, seen)
+        for rank, hit in enumerate(sorted(hits, key=lambda h: h.start)):
+            at = now + index * 1e-3 + min(rank, 999) * 1e-6
+            fact = _fact(hit, text[hit.start : hit.end], agent, english, channel, at)
+            facts.pop(fact.id, None)
+            facts[fact.id] = fact
+            seen.recent.append(hit.kind)
+    return sorted(facts.values(), key=lambda f: f.created_at)
+
+
+def current_facts(facts: Sequence[Fact]) -> list[Fact]:
+    """The facts still true: of a single-valued kind (name, city, address, phone, email)
+    the newest; of the others the KEEP_PER_KIND newest, less the one a correction
+    replaced. Facts of other kinds pass as they are."""
+    kept: dict[str, list[Fact]] = {}
+    others: list[Fact] = []
+    for fact in sorted(facts, key=lambda f: f.created_at):
+        kind = fact.tags[0] if fact.tags else ""
+        if kind not in KINDS:
+            others.append(fact)
+            continue
+        same = [f for f in kept.get(kind, []) if f.id != fact.id]
+        if kind in SINGLE_VALUED:
+            same = []
+        elif "correction" in fact.tags[1:] and same:
+            same.pop()
+        kept[kind] = [*same, fact][-KEEP_PER_KIND:]
+    return sorted(
+        [*others, *(f for group in kept.values() for f in group)], key=lambda f: f.created_at
+    )

@@ -1,0 +1,137 @@
+"""What a customer's turn means for the conversation so far: a correction ("actually",
+"na verdade", "quise decir") supersedes an earlier value, and the problem they came with
+is the first sentence that says something. Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from gateway.context.people_patterns import (
+    ADDITION,
+    BARE_VALUE,
+    CORRECTION,
+    FILLER,
+    NEW_PROBLEM,
+    NONSPACE,
+    OPENER,
+    SENTENCE_END,
+    WORD,
+)
+from gateway.context.people_spans import Hit, free, proper
+
+PROBLEM_WORDS = 18  # of its sentence: the problem is a line of the facts block, not a turn
+# The customer introducing themselves: a problem is looked for past these.
+_INTRO_KINDS = frozenset({"name", "city", "phone", "email", "address"})
+# What a bare corrected value ("scratch that, Austin") can be, by its shape.
+_WORD_KINDS = ("name", "city")
+_DIGIT_KINDS = ("order", "sku", "phone", "amount")
+
+
+def _after_opener(folded: str, pos: int) -> int:
+    """Past greetings and fillers ("oi, boa tarde, tudo bem?") from pos."""
+    for _ in range(40):
+        m = OPENER.search(folded[pos : pos + 80])
+        if m is None or m.end() == 0:
+            break
+        pos += m.end()
+    return pos
+
+
+def _content(folded: str, start: int, end: int, hits: Sequence[Hit]) -> bool:
+    """Whether folded[start:end] says something: 3+ words, one of them not filler (nor
+    the customer's name, city or contact details)."""
+    skip = [(h.start, h.end) for h in hits if h.kind in _INTRO_KINDS]
+    words = [
+        (m.group(0) or "").lower().strip("'.-")
+        for m in WORD.finditer(folded[start:end])
+        if not any(s <= start + m.start() < e for s, e in skip)
+    ]
+    return len(words) >= 3 and any(len(w) >= 3 and w not in FILLER for w in words)
+
+
+def _span_end(folded: str, pos: int) -> int:
+    """Up to PROBLEM_WORDS words from pos, ending at a sentence's end once there are 5;
+    a sentence longer than that ends at its last comma past the 8th word, if any."""
+    end = comma = pos
+    for count, m in enumerate(NONSPACE.finditer(folded[pos : pos + PROBLEM_WORDS * 40]), 1):
+        word, end = m.group(0) or "", pos + m.end()
+        comma = end if word[-1] == "," and count >= 8 else comma
+        if count >= 5 and word[-1] in ".!?":
+            break
+        if count == PROBLEM_WORDS:
+            end = comma if comma > pos else end
+            break
+    while end > pos and folded[end - 1] in ".,;:!?-":
+        end -= 1
+    return end
+
+
+def _problem(folded: str, pos: int, hits: Sequence[Hit]) -> tuple[int, int] | None:
+    """The first sentence from pos that says something, past greetings, the customer
+    introducing themselves and filler sentences ("preciso de ajuda.")."""
+    intros = [(h.cue, h.end) for h in hits if h.kind in _INTRO_KINDS]
+    for _ in range(20):
+        pos = _after_opener(folded, pos)
+        jump = max([end for cue, end in intros if cue <= pos < end], default=pos)
+        if jump > pos:
+            pos = jump
+            continue
+        found = SENTENCE_END.search(folded[pos : pos + 2000])
+        stop = pos + found.end() if found else len(folded)
+        if stop <= pos:
+            return None
+        if _content(folded, pos, stop, hits):
+            return pos, _span_end(folded, pos)
+        pos = stop
+    return None
+
+
+@dataclass
+class Conversation:
+    """What one call has read so far: which kinds came last, and whether the problem is
+    known (one per conversation, unless the customer brings "outra coisa")."""
+
+    recent: list[str] = field(default_factory=list)
+    problem: bool = False
+
+    def last_of(self, kinds: Sequence[str]) -> str:
+        return next((k for k in reversed(self.recent) if k in kinds), "")
+
+
+def corrections(folded: str, hits: list[Hit], seen: Conversation) -> None:
+    """A turn that corrects ("actually", "na verdade", "quise decir"): what it states
+    after the cue supersedes the newest earlier value of its kind. A bare value ("scratch
+    that, Austin") takes the kind of the latest fact of its shape."""
+    cue = CORRECTION.search(folded)
+    if cue is None or ADDITION.search(folded[cue.end() : cue.end() + 60]):
+        return  # "actually, I have another order": a second value, not a corrected one
+    hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
+    bare = BARE_VALUE.search(folded[cue.end() : cue.end() + 80])
+    if bare is None:
+        return
+    start, end = cue.end() + bare.start(1), cue.end() + bare.end(1)
+    value = bare.group(1) or ""
+    earlier = sorted((h.start, h.kind) for h in hits if h.start < cue.start())
+    before = Conversation([*seen.recent, *(kind for _, kind in earlier)])
+    if any(c.isdigit() for c in value):
+        kind = before.last_of(_DIGIT_KINDS) if sum(c.isdigit() for c in value) >= 2 else ""
+    else:
+        span = proper(folded, start, end, True, True)
+        kind = before.last_of(_WORD_KINDS) if span == (start, end) else ""
+    if kind and free(hits, start, end):
+        hits.append(Hit(kind, start, end, start, True))
+
+
+def problems(folded: str, hits: list[Hit], seen: Conversation) -> None:
+    """The customer's problem: the first sentence that says something in the first turn
+    that has one, and in a later turn only after "outra coisa", "another issue"."""
+    if not seen.problem:
+        span = _problem(folded, 0, hits)
+    else:
+        cue = NEW_PROBLEM.search(folded)
+        span = _problem(folded, cue.end(), hits) if cue else None
+    if span:
+        hits.append(Hit("problem", *span, span[0]))
+        seen.problem = True

@@ -1,0 +1,293 @@
+"""Where one turn states each kind of fact about a person: the spans of names, cities,
+addresses, contact details, orders, product codes, amounts and dates the customer gives,
+and of the amounts and deadlines the agent commits to. Pure.
+
+Each step runs its patterns over the folded turn and keeps a span no earlier step took,
+so the steps go from the most certain shapes (an email) to the least (a name).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from typing import NamedTuple
+
+from gateway.context.people_numbers import compose, number_tokens
+from gateway.context.people_patterns import (
+    ABBREVIATIONS,
+    AMOUNT,
+    CITY,
+    CODE,
+    CONNECTORS,
+    CONTRACTIONS,
+    CUE,
+    CUE_KINDS,
+    DATE,
+    DEADLINE,
+    DIGITS,
+    EMAIL,
+    ENGLISH,
+    NAME,
+    NAME_FIRST,
+    NAME_HERE,
+    NOT_CITY,
+    NOT_PROPER,
+    NOT_STREET,
+    NOT_WEEKDAY,
+    NUMBER_FIRST,
+    OFFER,
+    PHONE,
+    PLACE_WORDS,
+    ROMANCE,
+    SIGN_OFF,
+    SPELLED,
+    SPELLED_CODE,
+    STREET_FIRST,
+    SUFFIXES,
+    TITLES,
+    TOKEN_WORD,
+    WORD,
+)
+from gateway.context.people_text import SpanMatch, SpanPattern
+
+MATCHES = 40  # per pattern and message: a message naming more is a paste, not facts
+
+
+class Hit(NamedTuple):
+    """Where a turn states a fact of one kind (offsets into the folded turn, which are the
+    original's)."""
+
+    kind: str
+    start: int
+    end: int
+    cue: int  # where the words that introduce it start (a problem skips past intros)
+    correction: bool = False
+
+
+def free(hits: Sequence[Hit], start: int, end: int) -> bool:
+    """Whether no fact but a problem (a sentence, which may hold facts) has this span."""
+    return all(end <= h.start or start >= h.end for h in hits if h.kind != "problem")
+
+
+def _add(hits: list[Hit], kind: str, start: int, end: int, cue: int = -1) -> None:
+    if end > start and free(hits, start, end):
+        hits.append(Hit(kind, start, end, start if cue < 0 else cue))
+
+
+def _found(pattern: SpanPattern, text: str) -> Iterator[SpanMatch]:
+    return itertools.islice(pattern.finditer(text), MATCHES)
+
+
+def is_english(folded: str) -> bool:
+    """Whether a turn reads as English rather than Portuguese or Spanish: "um", "once" and
+    "oh" are numbers in one and words in the other."""
+    return sum(1 for _ in _found(ENGLISH, folded)) > sum(1 for _ in _found(ROMANCE, folded))
+
+
+def _cue_before(folded: str, start: int) -> str:
+    """The kind the last cue word in the 60 characters before `start` names, or ""."""
+    last = ""
+    for m in CUE.finditer(folded[max(0, start - 60) : start]):
+        last = next(k for i, k in enumerate(CUE_KINDS, 1) if m.group(i) is not None)
+    return last
+
+
+def proper(
+    folded: str, start: int, end: int, weak: bool, joins: bool, city: bool = False
+) -> tuple[int, int] | None:
+    """The span of 1-3 name words at the head of folded[start:end]: stops at a common word,
+    at a sentence's end, and at a lowercase word after a capitalised one. A "de"/"da"
+    joins words when `joins` (else only before a capitalised word: "sou a ana de recife"
+    is not one name). A name's title ("Dr.", "Dona") is not part of it."""
+    common = NOT_CITY if city else NOT_PROPER
+    kept: list[tuple[int, int]] = []
+    joined = False
+    for m in TOKEN_WORD.finditer(folded[start:end]):
+        word, stop = m.group(0) or "", start + m.end()
+        low = word.lower()
+        if (not kept and not city and low in TITLES) or (kept and not joined and low in CONNECTORS):
+            joined = bool(kept)
+            continue
+        first = folded[kept[0][0]] if kept else ""
+        if not _fits(word, first, joined and not joins, weak, common):
+            break
+        kept.append((start + m.start(), stop))
+        joined = False
+        if len(kept) == 3 or (folded[stop : stop + 1] == "." and low not in ABBREVIATIONS):
+            break
+    return (kept[0][0], kept[-1][1]) if kept else None
+
+
+def _fits(word: str, first: str, capital: bool, weak: bool, common: frozenset[str]) -> bool:
+    """Whether a word continues a name that starts with `first` (a letter, or "")."""
+    if (first.isupper() or capital) and not word[0].isupper():
+        return False
+    return _name_like(word, weak, common)
+
+
+def _name_like(word: str, weak: bool, common: frozenset[str]) -> bool:
+    low = word.lower().strip("'-")
+    if len(low) < 2 or low in common or low.endswith(CONTRACTIONS):
+        return False
+    return not (weak and word.islower() and len(low) >= 6 and low.endswith(SUFFIXES))
+
+
+def _names(folded: str, hits: list[Hit]) -> None:
+    for m in _found(NAME, folded):
+        strong = m.group(1) is not None
+        span = proper(folded, m.start(2), m.end(2), not strong, strong)
+        if span:
+            _add(hits, "name", *span, cue=m.start())
+    for pattern in (NAME_HERE, SIGN_OFF):
+        found = pattern.search(folded)
+        span = proper(folded, found.start(1), found.end(1), True, False) if found else None
+        if found and span:
+            _add(hits, "name", *span, cue=found.start())
+
+
+def _cities(folded: str, hits: list[Hit]) -> None:
+    for m in _found(CITY, folded):
+        span = proper(folded, m.start(3), m.end(3), m.group(1) is None, True, city=True)
+        if not span or (m.group(2) is not None and folded[span[0]].islower()):
+            continue  # "Ana from Recife", never "Ana from accounts"
+        if folded[span[0] : span[1]].lower() not in PLACE_WORDS:
+            _add(hits, "city", *span, cue=m.start())
+
+
+def _street(folded: str, start: int, end: int, trim: bool) -> int | None:
+    """Where a street name starts in folded[start:end] (its words, leading common words
+    trimmed when `trim`); None when it has a common word ("2 days on the way")."""
+    words = [
+        (start + m.start(), (m.group(0) or "").lower()) for m in WORD.finditer(folded[start:end])
+    ]
+    while trim and words and words[0][1] in NOT_PROPER:
+        words.pop(0)
+    named = [w for _, w in words if w not in CONNECTORS and not w.isdigit() and len(w) > 1]
+    if not named or any(w in NOT_STREET for w in named):
+        return None
+    return words[0][0]
+
+
+def _addresses(folded: str, hits: list[Hit]) -> None:
+    for pattern, trim in ((STREET_FIRST, False), (NUMBER_FIRST, False), (NAME_FIRST, True)):
+        for m in _found(pattern, folded):
+            begin = _street(folded, m.start(1), m.end(1), trim)
+            if begin is not None:
+                _add(hits, "address", begin if trim else m.start(), m.end())
+
+
+def _emails(folded: str, hits: list[Hit]) -> None:
+    for m in _found(EMAIL, folded):
+        _add(hits, "email", m.start(), m.end())
+
+
+def _amounts(folded: str, hits: list[Hit], english: bool, agent: bool = False) -> None:
+    for m in _found(AMOUNT, folded):
+        start = m.start()
+        if not any(c.isdigit() for c in m.group(0) or ""):  # spelled: from its first number
+            tokens = number_tokens(folded, start, m.end(), english)
+            start = tokens[0][0] if tokens else m.end()
+        if not agent:
+            _add(hits, "amount", start, m.end())
+        elif OFFER.search(folded[max(0, start - 80) : m.end() + 40]):
+            _add(hits, "promise", start, m.end())
+
+
+def _dates(folded: str, hits: list[Hit]) -> None:
+    for m in _found(DATE, folded):
+        value = (m.group(0) or "").lower()
+        after = folded[m.end() : m.end() + 20].split()
+        if value == "24/7" or (after and after[0].lower() in NOT_WEEKDAY):
+            continue
+        if "/" in value and not _day_month(value.split("/")):
+            continue
+        lead = value.split(" ", 1)[0] if " " in value else ""
+        dropped = lead in ("na", "no", "el", "on") or (lead == "dia" and " de " in value)
+        _add(hits, "date", m.start() + (len(lead) + 1 if dropped else 0), m.end())
+
+
+def _day_month(parts: list[str]) -> bool:
+    first, second = int(parts[0]), int(parts[1])
+    return 1 <= min(first, second) <= 12 and max(first, second) <= 31 and min(first, second) > 0
+
+
+def _deadlines(folded: str, hits: list[Hit]) -> None:
+    for m in _found(DEADLINE, folded):
+        _add(hits, "deadline", m.start(), m.end())
+
+
+def _phones(folded: str, hits: list[Hit]) -> None:
+    """A number shaped like a phone's, unless a cue says order; digits in any grouping
+    ("600 12 34 56") after a phone cue."""
+    for pattern in (PHONE, DIGITS):
+        for m in _found(pattern, folded):
+            cue = _cue_before(folded, m.start())
+            if pattern is DIGITS and cue != "phone":
+                continue
+            if 8 <= sum(c.isdigit() for c in m.group(0) or "") <= 13 and cue != "block":
+                _add(hits, cue if cue in ("order", "sku") else "phone", m.start(), m.end())
+
+
+def _code_kind(token: str, cue: str) -> str:
+    digits = sum(c.isdigit() for c in token)
+    letters = sum(c.isalpha() for c in token)
+    if digits < 3 or len(token) > 32 or cue == "block":
+        return ""
+    if token.upper().startswith("SKU"):
+        return "sku"
+    if cue == "phone":
+        return "phone" if 8 <= digits <= 13 and not letters else ""
+    if cue or token.startswith("#"):
+        return cue or "order"
+    return "order" if 0 < letters <= 6 and any(c.isupper() for c in token) else ""
+
+
+def _codes(folded: str, hits: list[Hit]) -> None:
+    for m in _found(CODE, folded):
+        token = (m.group(0) or "").rstrip("-")
+        kind = _code_kind(token, _cue_before(folded, m.start()))
+        if kind:
+            _add(hits, kind, m.start(), m.start() + len(token))
+
+
+def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
+    """Identifiers read out in a phone call: "l r three three five seven" after a
+    product cue, "nove um dois..." (8+ digits: a phone, unless a cue says order)."""
+    for m in _found(SPELLED_CODE, folded):
+        cue = _cue_before(folded, m.start())
+        tokens = number_tokens(folded, m.start(), m.end(), english)
+        if cue in ("order", "sku") and len(compose([t[2:] for t in tokens])) >= 3:
+            _add(hits, cue, m.start(), tokens[-1][1])
+    for m in _found(SPELLED, folded):
+        tokens = number_tokens(folded, m.start(), m.end(), english)
+        if not tokens:
+            continue
+        count = len(compose([t[2:] for t in tokens]))
+        cue = _cue_before(folded, tokens[0][0])
+        kind = cue if cue in ("order", "sku") and count >= 3 else "phone" if count >= 8 else ""
+        if kind and cue != "block":
+            _add(hits, kind, tokens[0][0], tokens[-1][1])
+
+
+def customer_hits(folded: str, english: bool) -> list[Hit]:
+    """In order of confidence: a span one step took is not offered to the next (the
+    digits of an address are not an order, a date is not a phone)."""
+    hits: list[Hit] = []
+    _emails(folded, hits)
+    _addresses(folded, hits)
+    _amounts(folded, hits, english)
+    _dates(folded, hits)
+    _phones(folded, hits)
+    _codes(folded, hits)
+    _spelled(folded, hits, english)
+    _names(folded, hits)
+    _cities(folded, hits)
+    return hits
+
+
+def agent_hits(folded: str, english: bool) -> list[Hit]:
+    """What the agent committed to: an amount said near an offer, and a deadline."""
+    hits: list[Hit] = []
+    _amounts(folded, hits, english, agent=True)
+    _deadlines(folded, hits)
+    return hits

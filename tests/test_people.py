@@ -1,0 +1,553 @@
+"""What the people extractor keeps of a conversation before its turns fold out of the
+window: the customer's name, city, contact details, orders, codes, amounts, dates and
+problem, and the agent's promises and deadlines, in Portuguese, English and Spanish as
+customers really write them (lowercase chat, formal email, phone transcripts).
+
+The sentences here were written for these tests, not taken from any workload."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import pytest
+
+from gateway.context.people import (
+    KEEP_PER_KIND,
+    KINDS,
+    current_facts,
+    extract_people_facts,
+    spelled_number,
+)
+from gateway.context.types import Fact
+
+NOW = 1_700_000_000.0
+
+
+def turns(*texts: str, role: str = "user") -> list[dict[str, Any]]:
+    return [{"role": role, "content": t} for t in texts]
+
+
+def extract(*texts: str, role: str = "user") -> list[Fact]:
+    return extract_people_facts(turns(*texts, role=role), "whatsapp", NOW)
+
+
+def pairs(facts: list[Fact]) -> set[tuple[str, str]]:
+    return {(f.tags[0], f.value) for f in facts}
+
+
+def kinds(facts: list[Fact]) -> set[str]:
+    return {f.tags[0] for f in facts}
+
+
+# One customer message each: every (kind, value) listed must be among its facts.
+FOUND = [
+    # Portuguese: chat, formal, transcripts
+    ("oi boa tarde, aqui é a Mariana Costa, tudo bem?", {("name", "Mariana Costa")}),
+    ("meu nome é joão pedro e comprei uma geladeira", {("name", "joão pedro")}),
+    ("quem fala é o Rafael, do apartamento 32", {("name", "Rafael")}),
+    (
+        "sou a carla, moro em são josé dos campos",
+        {("name", "carla"), ("city", "são josé dos campos")},
+    ),
+    ("sou de Recife e o produto veio quebrado", {("city", "Recife")}),
+    ("to aqui em porto alegre esperando a entrega", {("city", "porto alegre")}),
+    ("Obrigada pela atenção.\nAtt,\nFernanda Lima", {("name", "Fernanda Lima")}),
+    ("pode me chamar de Bia", {("name", "Bia")}),
+    ("meu whatsapp é +55 11 91234-5678", {("phone", "+55 11 91234-5678")}),
+    ("qualquer coisa me liga no (77) 92770-9129", {("phone", "(77) 92770-9129")}),
+    ("o número do pedido é 12345678", {("order", "12345678")}),
+    ("pedido PED874025, comprei semana passada", {("order", "PED874025")}),
+    ("abri o protocolo 2024-55123 e ninguém respondeu", {("order", "2024-55123")}),
+    ("o código WB53-63 veio com defeito", {("sku", "WB53-63")}),
+    ("paguei R$44,50 de frete", {("amount", "R$44,50")}),
+    ("cobraram 163 reais a mais na fatura", {("amount", "163 reais")}),
+    ("o valor foi R$ 163,00 no cartão", {("amount", "R$ 163,00")}),
+    ("paguei cento e cinco reais pelo kit", {("amount", "cento e cinco reais")}),
+    ("comprei dia 16 de outubro e até agora nada", {("date", "16 de outubro")}),
+    ("era pra chegar na sexta-feira", {("date", "sexta-feira")}),
+    ("chegou no sábado, mas veio errado", {("date", "sábado")}),
+    ("entregaram em 29/09 no endereço errado", {("date", "29/09")}),
+    ("meu endereço é Av. Paulista, 1000 apto 52", {("address", "Av. Paulista, 1000")}),
+    ("moro na Rua Sete de Setembro 1781, centro", {("address", "Rua Sete de Setembro 1781")}),
+    ("pode mandar pra alameda santos 45", {("address", "alameda santos 45")}),
+    ("meu email é ana.souza+loja@gmail.com", {("email", "ana.souza+loja@gmail.com")}),
+    (
+        "é... meu telefone é tipo onze nove oito sete seis, é, cinco quatro três dois um",
+        {("phone", "onze nove oito sete seis, é, cinco quatro três dois um")},
+    ),
+    ("o pedido é um dois três quatro cinco seis", {("order", "um dois três quatro cinco seis")}),
+    # English
+    ("Hi, my name's Ana and my package never showed up", {("name", "Ana")}),
+    ("hi this is john smith calling about a refund", {("name", "john smith")}),
+    ("I'm Ana from Porto Alegre", {("name", "Ana"), ("city", "Porto Alegre")}),
+    ("im in atlanta rn", {("city", "atlanta")}),
+    ("Kind regards,\nDavid O'Connor", {("name", "David O'Connor")}),
+    ("I live in Austin, TX", {("city", "Austin")}),
+    ("we're a small shop based in new york city", {("city", "new york city")}),
+    ("my phone number is (550) 302-5461", {("phone", "(550) 302-5461")}),
+    ("you can call me at 555-123-4567 after 5", {("phone", "555-123-4567")}),
+    ("order #824883 arrived damaged", {("order", "#824883")}),
+    ("ORD-1234 is still pending", {("order", "ORD-1234")}),
+    ("ticket 5531 is still open", {("order", "5531")}),
+    ("I was charged $64.30 twice", {("amount", "$64.30")}),
+    ("they billed me USD 105 for nothing", {("amount", "USD 105")}),
+    (
+        "uh they took one hundred five dollars from my card",
+        {("amount", "one hundred five dollars")},
+    ),
+    ("it was delivered September 29, 2025", {("date", "September 29, 2025")}),
+    ("I called last friday and nobody answered", {("date", "last friday")}),
+    ("the delivery date said 2025-09-29", {("date", "2025-09-29")}),
+    (
+        "uh my number is five five five, uh, one two three, four five six seven",
+        {("phone", "five five five, uh, one two three, four five six seven")},
+    ),
+    ("the product is lr33-57, the blue one", {("sku", "lr33-57")}),
+    ("it says SKU-AB12-34 on the box", {("sku", "SKU-AB12-34")}),
+    ("the product code is l r three three five seven", {("sku", "l r three three five seven")}),
+    ("ship it to 221B Baker Street please", {("address", "221B Baker Street")}),
+    ("I live at Park Road 1500", {("address", "Park Road 1500")}),
+    ("email me at Mike.Ross@example.co.uk", {("email", "Mike.Ross@example.co.uk")}),
+    # Spanish
+    ("Hola buenas, me llamo Lucía Pérez", {("name", "Lucía Pérez")}),
+    ("soy Pedro Gómez y vivo en Bogotá", {("name", "Pedro Gómez"), ("city", "Bogotá")}),
+    ("Quedo atento.\nSaludos,\nPedro", {("name", "Pedro")}),
+    ("le escribo desde Medellín por un cobro", {("city", "Medellín")}),
+    ("vivo en la calle Mayor 12, segundo piso", {("address", "calle Mayor 12")}),
+    ("mi teléfono es 612 34 56 78", {("phone", "612 34 56 78")}),
+    ("me cobraron ciento cinco euros", {("amount", "ciento cinco euros")}),
+    ("pagué 20 € de envío", {("amount", "20 €")}),
+    ("me cobraron 105 dólares", {("amount", "105 dólares")}),
+    ("el cargo fue de € 20", {("amount", "€ 20")}),
+    ("el pedido llegó el 3 de mayo", {("date", "3 de mayo")}),
+    ("número de pedido: 88123", {("order", "88123")}),
+    ("el viernes pasado me llegó otro producto", {("date", "viernes pasado")}),
+    # Transcripts, titles and abbreviations
+    ("uh yeah hi my name is, uh, Robert Johnson", {("name", "Robert Johnson")}),
+    ("é, então, meu nome é, é, Cláudia, e eu tô ligando", {("name", "Cláudia")}),
+    ("My name is Dr. Anna Schmidt", {("name", "Anna Schmidt")}),
+    ("quem fala é a Dona Maria", {("name", "Maria")}),
+    ("I live in St. Louis", {("city", "St. Louis")}),
+    ("i'm from rio de janeiro", {("city", "rio de janeiro")}),
+    (
+        "Hi team,\n\nThe blender broke.\n\nThanks,\nEmily Carter\n(555) 201-3344",
+        {("name", "Emily Carter")},
+    ),
+    ("my zip code is 02139 and my order is 40021", {("order", "40021")}),
+    ("the model is QN65Q80C", {("sku", "QN65Q80C")}),
+    (
+        "sí, mire, el número del pedido es cinco cinco tres dos uno",
+        {("order", "cinco cinco tres dos uno")},
+    ),
+    (
+        "yeah it's uh seven one eight, five five five, two three four one",
+        {("phone", "seven one eight, five five five, two three four one")},
+    ),
+    ("it was supposed to arrive on the fifteenth of march", {("date", "fifteenth of march")}),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), FOUND, ids=[t[:40] for t, _ in FOUND])
+def test_finds_the_facts_a_customer_states(text: str, expected: set[tuple[str, str]]) -> None:
+    facts = extract(text)
+    assert expected <= pairs(facts)
+    for fact in facts:
+        assert fact.value in text  # later code finds and redacts by the value
+
+
+# One customer message each: no fact of that kind may come out of it.
+ABSENT = [
+    ("I'm so upset", "name"),
+    ("I'm calling about my order", "name"),
+    ("I'm in Atlanta", "name"),
+    ("sou cliente há anos", "name"),
+    ("sou muito paciente mas isso passou do limite", "name"),
+    ("this is ridiculous, third time I write", "name"),
+    ("this is the second time I'm asking", "name"),
+    ("soy cliente desde hace años", "name"),
+    ("soy de Bogotá", "name"),
+    ("thanks, that helps", "name"),
+    ("I'm not sure it was delivered", "name"),
+    ("moro perto do centro", "city"),
+    ("estou em dúvida sobre a cobrança", "city"),
+    ("I'm in a hurry please", "city"),
+    ("I'm in trouble with this payment", "city"),
+    ("desde ayer no puedo entrar", "city"),
+    ("estoy en casa toda la tarde", "city"),
+    ("semana passada eu liguei", "date"),
+    ("I ordered it a while ago, maybe last week", "date"),
+    ("na segunda vez que liguei ninguém atendeu", "date"),
+    ("support should be 24/7", "date"),
+    ("2 days on the way already", "address"),
+    ("I ordered 3 items", "order"),
+    ("my zip is 90210", "order"),
+    ("meu cep é 01310-100", "order"),
+    ("I called once three times", "phone"),
+    ("the 3 real problems", "amount"),
+    ("my zip code is 02139", "sku"),
+    ("I paid with my visa ending 4242", "order"),
+    ("this is Maria from accounts payable", "city"),
+    ("I'm from the accounting department", "city"),
+    ("i live in an apartment on the 3rd floor", "city"),
+    ("soy la titular de la cuenta", "name"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), ABSENT, ids=[t[:40] for t, _ in ABSENT])
+def test_common_words_are_not_taken_for_facts(text: str, kind: str) -> None:
+    assert kind not in kinds(extract(text))
+
+
+def test_a_fact_is_shaped_for_the_facts_block() -> None:
+    text = "meu email é ana@loja.com.br e moro em Niterói"
+    facts = {f.tags[0]: f for f in extract_people_facts(turns(text), "voice", NOW)}
+    email, city = facts["email"], facts["city"]
+    assert email.id == hashlib.blake2b(b"email:ana@loja.com.br", digest_size=8).hexdigest()
+    assert email.text == "email: ana@loja.com.br"
+    assert (email.scope, city.scope) == ("verified", "basic")
+    assert email.tags[0] == "email" and city.tags[0] == "city"
+    assert email.source_channel == "voice" and email.extracted
+    assert NOW <= email.created_at < NOW + 1e-3
+    assert all(f.tags[0] in KINDS for f in facts.values())
+
+
+def test_later_messages_are_dated_later() -> None:
+    facts = extract("my order is 55123", "ok", "and the other one is ORD-99812")
+    first, second = (f for f in facts if f.tags[0] == "order")
+    assert first.value == "55123" and second.value == "ORD-99812"
+    assert NOW <= first.created_at < second.created_at < NOW + 3e-3
+
+
+def test_system_and_tool_messages_are_not_read() -> None:
+    messages = [
+        {"role": "system", "content": "You are Ana from Recife, order ORD-5555."},
+        {"role": "tool", "content": '{"email": "bot@shop.com", "phone": "(11) 91234-5678"}'},
+        {"role": "user", "content": [{"type": "text", "text": "meu nome é Júlia"}]},
+    ]
+    assert pairs(extract_people_facts(messages, "chat", NOW)) == {("name", "Júlia")}
+
+
+def test_one_value_in_two_spellings_is_one_fact() -> None:
+    facts = extract("paguei R$ 163,00", "isso, 163 reais")
+    amounts = [f for f in facts if f.tags[0] == "amount"]
+    assert len({f.id for f in amounts}) == 1
+
+
+def test_a_phone_said_with_and_without_country_code_is_one_fact() -> None:
+    facts = extract("meu cel é (11) 91234-5678", "ou +55 11 91234-5678")
+    assert len({f.id for f in facts if f.tags[0] == "phone"}) == 1
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("I paid $105", "they took one hundred five dollars"),
+        ("paguei R$ 163,00", "foram 163 reais"),
+        ("paguei R$ 5.000,00", "paguei 5 mil reais"),
+        ("it cost $2,000", "it cost 2k dollars"),
+        ("the product is lr33-57", "the product code is l r three three five seven"),
+        ("o pedido é 123456", "o pedido é um dois três quatro cinco seis"),
+        (
+            "my phone is (912) 345-6789",
+            "my phone is nine one two three four five six seven eight nine",
+        ),
+        ("it came on march 28", "it came on march twenty-eight"),
+    ],
+)
+def test_a_value_written_or_spelled_out_is_one_fact(first: str, second: str) -> None:
+    facts = [f for f in extract(first, second) if f.tags[0] != "problem"]
+    assert len(facts) == 1, facts
+    assert facts[0].value in second  # the latest statement's own characters
+
+
+def test_agent_turns_give_promises_and_deadlines_only() -> None:
+    agent = [
+        "I can offer $64.30 as a refund, processed within 3 business days.",
+        "Consigo devolver R$ 149,90 até 21/02.",
+        "Le reembolsamos 20 euros antes del viernes.",
+        "We'll have the replacement there by march twenty-eight.",
+        "Vamos estornar o valor em até 5 dias úteis.",
+        "El técnico irá el próximo lunes.",
+    ]
+    facts = extract(*agent, role="assistant")
+    assert {
+        ("promise", "$64.30"),
+        ("deadline", "within 3 business days"),
+        ("promise", "R$ 149,90"),
+        ("deadline", "até 21/02"),
+        ("promise", "20 euros"),
+        ("deadline", "antes del viernes"),
+        ("deadline", "by march twenty-eight"),
+        ("deadline", "em até 5 dias úteis"),
+        ("deadline", "próximo lunes"),
+    } <= pairs(facts)
+    assert kinds(facts) <= {"promise", "deadline"}
+    assert all(f.text.endswith("(the agent said)") for f in facts)
+
+
+def test_an_amount_the_agent_only_mentions_is_no_promise() -> None:
+    facts = extract("Your order total was $50 and my name is Carla.", role="assistant")
+    assert facts == []
+
+
+def test_the_problem_is_the_first_message_that_states_one() -> None:
+    chat = [
+        "oi boa tarde",
+        "sou a Ana Souza",
+        "meu pedido não chegou ainda e já faz 10 dias",
+        "o código de rastreio não funciona",
+    ]
+    problems = [f for f in extract(*chat) if f.tags[0] == "problem"]
+    assert [f.value for f in problems] == ["meu pedido não chegou ainda e já faz 10 dias"]
+
+
+@pytest.mark.parametrize(
+    ("chat", "problem"),
+    [
+        (
+            ["Hello", "Hi, I'm Ana from Austin. I received the wrong size of shoes."],
+            "I received the wrong size of shoes",
+        ),
+        (
+            ["hola buenas", "quería saber por qué me cobraron dos veces"],
+            "quería saber por qué me cobraron dos veces",
+        ),
+        (
+            ["oi tudo bem? preciso de ajuda. a fatura veio com valor errado"],
+            "a fatura veio com valor errado",
+        ),
+        (
+            ["Good morning, this is John Smith and my refund never arrived."],
+            "my refund never arrived",
+        ),
+    ],
+)
+def test_the_problem_skips_greetings_and_introductions(chat: list[str], problem: str) -> None:
+    problems = [f.value for f in extract(*chat) if f.tags[0] == "problem"]
+    assert problems == [problem]
+
+
+def test_the_problem_skips_a_sentence_that_says_only_who_the_customer_is() -> None:
+    text = (
+        "Boa tarde! Me chamo Renata e sou cliente há 5 anos. Estou com um problema na "
+        "minha fatura de outubro que veio com cobrança duplicada."
+    )
+    facts = extract(text)
+    assert ("name", "Renata") in pairs(facts)
+    assert [f.value for f in facts if f.tags[0] == "problem"] == [
+        "Estou com um problema na minha fatura de outubro que veio com cobrança duplicada"
+    ]
+
+
+def test_a_long_problem_is_a_short_contiguous_span() -> None:
+    text = (
+        "bom dia comprei uma cafeteira no site e quando abri a caixa ela estava toda amassada "
+        "e o cabo solto e a nota fiscal nem veio junto e eu preciso dela pro trabalho"
+    )
+    (problem,) = (f for f in extract(text) if f.tags[0] == "problem")
+    assert problem.value in text
+    assert problem.value.startswith("comprei uma cafeteira")
+    assert len(problem.value.split()) <= 18
+
+
+def test_a_long_formal_sentence_is_cut_at_a_comma() -> None:
+    text = (
+        "Prezados,\n\nVenho por meio deste solicitar o reembolso do pedido nº 784512, no valor "
+        "de R$ 1.249,90, pago em 02/03/2025.\n\nAtenciosamente,\nRoberto Albuquerque"
+    )
+    facts = extract(text)
+    assert {
+        (
+            "problem",
+            "Venho por meio deste solicitar o reembolso do pedido nº 784512, no valor de "
+            "R$ 1.249,90",
+        ),
+        ("order", "784512"),
+        ("amount", "R$ 1.249,90"),
+        ("date", "02/03/2025"),
+        ("name", "Roberto Albuquerque"),
+    } <= pairs(facts)
+
+
+def test_a_clearly_new_problem_is_a_second_problem() -> None:
+    chat = [
+        "my order 55123 arrived broken",
+        "thanks for checking",
+        "another issue: I was charged twice for the shipping",
+        "otra cosa, la factura vino con el nombre equivocado",
+    ]
+    problems = [f.value for f in extract(*chat) if f.tags[0] == "problem"]
+    assert problems == [
+        "my order 55123 arrived broken",
+        "I was charged twice for the shipping",
+        "la factura vino con el nombre equivocado",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("chat", "kind", "old", "new"),
+    [
+        (["I live in Austin", "scratch that, Dallas"], "city", "Austin", "Dallas"),
+        (["moro em Recife", "na verdade é Niterói, não Recife"], "city", "Recife", "Niterói"),
+        (["vivo en Sevilla", "perdón, quise decir Valencia"], "city", "Sevilla", "Valencia"),
+        (["my name is Jon", "sorry, I mean John"], "name", "Jon", "John"),
+        (["my order is 55123", "sorry, my mistake: it's 55132"], "order", "55123", "55132"),
+        (["o pedido é 774411", "me enganei, é 774412"], "order", "774411", "774412"),
+        (["paguei R$ 50,00", "na verdade foi R$ 55,00"], "amount", "R$ 50,00", "R$ 55,00"),
+        (["I live in Denver", "Actually, it's Boulder"], "city", "Denver", "Boulder"),
+        (["my name is Jon", "correction: John"], "name", "Jon", "John"),
+        (
+            ["meu cel é (11) 91234-5678", "quer dizer, (11) 91234-5679"],
+            "phone",
+            "(11) 91234-5678",
+            "(11) 91234-5679",
+        ),
+        (["el pedido es 55123", "en realidad es 55321"], "order", "55123", "55321"),
+        (["o pedido é 889900", "espera, é 889901"], "order", "889900", "889901"),
+    ],
+)
+def test_a_correction_supersedes_the_value_it_corrects(
+    chat: list[str], kind: str, old: str, new: str
+) -> None:
+    facts = extract(*chat)
+    corrected = [f for f in facts if f.tags[0] == kind and f.value == new]
+    assert corrected and corrected[0].text.endswith("(correction)")
+    values = [f.value for f in current_facts(facts) if f.tags[0] == kind]
+    assert values == [new]
+    assert old not in values
+
+
+def test_a_correction_inside_one_message_keeps_the_second_value() -> None:
+    facts = extract("my order is 55123, sorry I mean 55132")
+    assert [f.value for f in current_facts(facts) if f.tags[0] == "order"] == ["55132"]
+
+
+def test_actually_before_another_value_corrects_nothing() -> None:
+    facts = extract("order 55123 is late", "Actually, I have another order 66234")
+    orders = [f.value for f in current_facts(facts) if f.tags[0] == "order"]
+    assert orders == ["55123", "66234"]
+
+
+def test_actually_in_the_middle_of_a_sentence_corrects_nothing() -> None:
+    facts = extract("order 55123 is late", "I actually have a second order 66234 too")
+    orders = [f.value for f in current_facts(facts) if f.tags[0] == "order"]
+    assert orders == ["55123", "66234"]
+
+
+def fact(kind: str, value: str, at: float, *extra: str) -> Fact:
+    return Fact(
+        id=f"{kind}:{value}",
+        text=f"{kind}: {value}",
+        tags=(kind, *extra),
+        created_at=at,
+        value=value,
+    )
+
+
+def test_current_facts_keeps_the_newest_of_a_single_valued_kind() -> None:
+    facts = [fact("name", "Ana", 1), fact("city", "Recife", 2), fact("name", "Bia", 3)]
+    assert [f.value for f in current_facts(facts)] == ["Recife", "Bia"]
+
+
+def test_current_facts_keeps_a_few_of_a_multi_valued_kind() -> None:
+    facts = [fact("order", str(n), n) for n in range(1, 8)]
+    kept = current_facts(facts)
+    assert [f.value for f in kept] == [str(n) for n in range(8 - KEEP_PER_KIND, 8)]
+
+
+def test_current_facts_drops_what_a_correction_replaced() -> None:
+    facts = [
+        fact("order", "111", 1),
+        fact("order", "222", 2),
+        fact("order", "223", 3, "customer", "correction"),
+    ]
+    assert [f.value for f in current_facts(facts)] == ["111", "223"]
+
+
+def test_current_facts_passes_other_facts_and_reorders_restated_ones() -> None:
+    other = Fact(id="app", text="plan: gold", created_at=0.5)
+    facts = [fact("order", "1", 1), other, fact("order", "2", 2), fact("order", "1", 3)]
+    assert [f.id for f in current_facts(facts)] == ["app", "order:2", "order:1"]
+
+
+CHATTER = [
+    "ok",
+    "obrigado",
+    "kkkk",
+    "sim",
+    "pode ser",
+    "hmm",
+    "entendi",
+    "tá bom",
+    "perfect thanks",
+    "I'm waiting",
+    "still here",
+    "sure",
+    "yes please",
+    "no problem",
+    "vale",
+    "de acuerdo",
+    "gracias",
+    "ok ok",
+    "👍",
+    "?",
+    "alô?",
+    "hello?",
+    "are you there?",
+    "sigo aquí",
+    "estou aguardando",
+    "ok vou aguardar então",
+    "lol",
+    "i'm so tired of this",
+    "beleza, valeu",
+    "perfecto, gracias",
+]
+
+
+def test_chatter_gives_few_facts() -> None:
+    assert len(CHATTER) == 30
+    assert len(extract(*CHATTER)) <= 2
+
+
+@pytest.mark.parametrize(
+    ("words", "digits"),
+    [
+        ("nove um dois", "912"),
+        ("nine one two three", "9123"),
+        ("five five five oh one", "55501"),
+        ("double five", "55"),
+        ("one hundred five", "105"),
+        ("one hundred and five", "105"),
+        ("cento e cinco", "105"),
+        ("ciento cinco", "105"),
+        ("dois mil e quinhentos", "2500"),
+        ("twenty-eight", "28"),
+        ("vinte e oito", "28"),
+        ("veintiocho", "28"),
+        ("nine one twenty three", "9123"),
+        ("seis meia nove", "669"),
+        ("dezesseis", "16"),
+        ("cero uno dos", "012"),
+    ],
+)
+def test_spelled_numbers_become_digits(words: str, digits: str) -> None:
+    assert spelled_number(words) == digits
+
+
+def test_spelled_number_rejects_words_that_are_not_numbers() -> None:
+    assert spelled_number("the blue one") is None
+    assert spelled_number("") is None
+    assert spelled_number("um dois", english=True) == "2"  # "um" is a hesitation in English
+
+
+def test_a_pasted_wall_of_text_is_read_only_in_part() -> None:
+    wall = "meu pedido 123456 " * 5000
+    facts = extract(wall)
+    assert 0 < len(facts) < 10
+
+
+def test_a_very_long_history_is_read_at_its_ends() -> None:
+    chatter = ["ok, still waiting on that " + "x" * 200] * 600
+    facts = extract("meu nome é Júlia", *chatter, "order ORD-77123 please")
+    assert {("name", "Júlia"), ("order", "ORD-77123")} <= pairs(facts)
