@@ -270,7 +270,8 @@ class WindowBuilder:
         opening = inp.messages[leading_system(inp.messages) :][: compaction.head_end]
         heard = await self._heard.of_fold(opening, compaction.fold, record.channel, now)
         new_facts = one_problem(heard, inp.facts, record.started)
-        memory = compacted_memory(inp.messages, compaction, summary)
+        until = max([now, *(f.created_at for f in new_facts)])  # they are dated past `now`
+        memory = compacted_memory(inp.messages, compaction, summary, until)
         candidate = dataclasses.replace(inp, memory=memory, facts=_merge(inp.facts, new_facts))
         window = assemble(candidate, tokens)
         report = window.report

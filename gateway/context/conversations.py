@@ -38,6 +38,7 @@ class ConversationRecord:
     summary: str = ""
     cursor: int = 0
     anchor: str = ""
+    facts_until: float = 0.0  # Memory.facts_until
     opening: list[Any] = field(default_factory=list)  # the opening turn(s), verbatim
     recent: list[Any] = field(default_factory=list)  # the last verbatim turns seen
     operational_state: str | None = None
@@ -59,10 +60,11 @@ class ConversationRecord:
 
     @property
     def memory(self) -> Memory:
-        return Memory(self.summary, self.cursor, self.anchor)
+        return Memory(self.summary, self.cursor, self.anchor, self.facts_until)
 
     def remember(self, memory: Memory) -> None:
         self.summary, self.cursor, self.anchor = memory.summary, memory.cursor, memory.anchor
+        self.facts_until = memory.facts_until
 
     def to_json(self) -> dict[str, Any]:
         # Shallow on purpose: dataclasses.asdict deep-copies every stored message, on
@@ -77,7 +79,15 @@ class ConversationRecord:
     def public(self) -> dict[str, Any]:
         """What `GET /v1/conversations/{id}` shows the tenant."""
         doc = self.to_json()
-        for private in ("opening", "recent", "anchor", "tenant", "degraded", "loop_state"):
+        for private in (
+            "opening",
+            "recent",
+            "anchor",
+            "facts_until",
+            "tenant",
+            "degraded",
+            "loop_state",
+        ):
             doc.pop(private)
         doc["class"] = doc.pop("conversation_class")
         state = self.loop_state or {}

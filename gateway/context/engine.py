@@ -203,14 +203,23 @@ def _visible_facts(inp: WindowInput, seg: _Segments) -> list[Fact]:
     return visible
 
 
-def _not_in(facts: list[Fact], kept: Sequence[Any]) -> list[Fact]:
-    """The facts whose value the verbatim turns do not already state: the upstream reads
-    those turns anyway. Heard facts reach the window as their turns leave it, so this
-    block changes at compaction, when the cached prefix is rebuilt anyway."""
-    if not any(f.value for f in facts):
-        return facts
-    text = "\n".join(message_text(m) for m in kept).casefold()
-    return [f for f in facts if not (f.value and f.value.casefold() in text)]
+def _heard_block(
+    facts: list[Fact], memory: Memory, opening: Sequence[Any], summarized: bool
+) -> list[Fact]:
+    """The facts heard in this conversation that the prompt shows. Heard in its turns,
+    a fact is in them verbatim until they are folded: it is shown from the compaction
+    that folded them (heard by then, `memory.facts_until`), unless the opening request,
+    always verbatim, states it. So the block changes only at compaction, when the
+    cached prefix after the summary is rebuilt anyway. The app's facts always show."""
+    if not summarized:
+        return [f for f in facts if not f.extracted]
+    text = "\n".join(message_text(m) for m in opening).casefold()
+    return [
+        f
+        for f in facts
+        if not f.extracted
+        or (f.created_at <= memory.facts_until and f.value.casefold() not in text)
+    ]
 
 
 def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
@@ -313,13 +322,17 @@ def plan_compaction(inp: WindowInput, tokens: Tokens) -> Compaction:
     return Compaction(tuple(t[cursor : bounds[n]]), cursor, bounds[n], h)
 
 
-def compacted_memory(messages: Sequence[Any], compaction: Compaction, summary: str) -> Memory:
-    """The memory to persist once `compaction.fold` is summarized into `summary`."""
+def compacted_memory(
+    messages: Sequence[Any], compaction: Compaction, summary: str, now: float = 0.0
+) -> Memory:
+    """The memory to persist once `compaction.fold` is summarized into `summary` (at
+    `now`: the facts heard by then are shown from this compaction on)."""
     transcript = messages[leading_system(messages) :]
     return Memory(
         summary=summary,
         cursor=compaction.new_cursor,
         anchor=_anchor(transcript, compaction.head_end, compaction.new_cursor),
+        facts_until=now,
     )
 
 
@@ -339,10 +352,12 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
     t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
     out: list[Any] = list(seg.system)
     earlier = [f for f in alloc.facts if f.created_at < inp.started]
-    heard = _not_in([f for f in alloc.facts if f.created_at >= inp.started], [*t[:h], *t[cursor:]])
     summarized = bool(seg.memory.summary and cursor > h)
-    # Before anything is summarized the heard facts the turns do not state (the app's,
-    # put during the conversation) go with the earlier ones: the last turns stay last.
+    heard = _heard_block(
+        [f for f in alloc.facts if f.created_at >= inp.started], seg.memory, t[:h], summarized
+    )
+    # Before anything is summarized the app's facts put during the conversation go with
+    # the earlier ones: the last turns stay last.
     learned = context_message(heard, ()) if summarized else None
     context = context_message([*earlier, *heard] if not summarized else earlier, alloc.episodes)
     context_tokens = sum(tokens.message(m) for m in (context, learned) if m is not None)

@@ -50,6 +50,9 @@ class Memory:
     # either end of the summarized span (or shortened) resets the memory. Checking every
     # summarized message would cost time in proportion to the whole history each turn.
     anchor: str = ""
+    # When the last compaction happened: facts heard in this conversation up to then
+    # are shown (their turns are folded, or soon will be); later ones wait for the next.
+    facts_until: float = 0.0
 
 
 @dataclass(frozen=True)
