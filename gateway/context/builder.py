@@ -33,13 +33,14 @@ from gateway.context.engine import (
     plan_compaction,
     summary_room,
 )
+from gateway.context.episodes import EpisodeBook
 from gateway.context.heard import FactExtractor, one_problem
 from gateway.context.linear_regex import compile_linear
 from gateway.context.people import current_facts
 from gateway.context.policy import Policies
-from gateway.context.summaries import Pattern, recompress, redact
-from gateway.context.summarizer import EpisodeSource, Summarizer
-from gateway.context.types import Episode, Fact, WindowPolicy
+from gateway.context.summaries import Pattern, recompress
+from gateway.context.summarizer import Summarizer
+from gateway.context.types import Fact, WindowPolicy
 from gateway.errors import StoreUnavailable
 from gateway.ledger.tokens import TokenCounter
 from gateway.messages import leading_system
@@ -49,7 +50,6 @@ from gateway.proxy.identity import Caller
 from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.context.builder")
-EPISODE_CARD_TOKENS = 160
 
 
 # Requests whose messages hold more text than this are tokenized off the event loop;
@@ -122,6 +122,7 @@ class WindowBuilder:
         ]
         self._summarizer = summarizer
         self._heard = FactExtractor(self._patterns)
+        self.episodes = EpisodeBook(conversations, summarizer, self._heard, self._patterns)
         self._metrics = metrics
 
     async def build(self, req: TurnRequest) -> Turn:
@@ -196,12 +197,12 @@ class WindowBuilder:
         record.conversation_class = self._classify(req, record, new)
         policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
         facts, heard = await self._facts_of_the_turn(record, messages, facts, fkey, now)
-        episodes = await self._episodes(caller, record, model, now)
+        episodes = await self.episodes.of_customer(caller, record, model, now)
         inp = WindowInput(
             messages=messages,
             memory=record.memory,
             policy=policy,
-            facts=facts,
+            facts=_not_told_before(facts, record.started),
             episodes=episodes,
             operational_state=req.operational_state or record.operational_state,
             subject_tags=caller.subject_tags,
@@ -323,52 +324,6 @@ class WindowBuilder:
             return summary, recompressed
         return recompress(summary, int(ceiling * low_water), tokens.text) or part, True
 
-    async def _episodes(
-        self, caller: Caller, record: ConversationRecord, model: str, now: float
-    ) -> list[Episode]:
-        if not record.customer:
-            return []
-        out: list[Episode] = []
-        facts: list[Fact] | None = None
-        for doc in await self.conversations.episode_index(record.tenant, record.customer):
-            if doc["conversation"] == record.id:
-                continue
-            if facts is None:  # read once, and only when there is an episode to redact
-                facts = await self.conversations.customer_facts(record.tenant, record.customer)
-            if doc.get("summary") is None:
-                other = await self.conversations.load(record.tenant, doc["conversation"])
-                if other is None:
-                    continue
-                episode = await self.make_episode(caller, other, model, now)
-            else:
-                episode = Episode(
-                    doc["conversation"], doc["channel"], doc["summary"], doc.get("ended_at", 0.0)
-                )
-            # What another conversation heard may be above this caller's verified scopes:
-            # what the patterns find, and what the customer's facts above them state.
-            redacted = redact(episode.summary, self._patterns, caller.scopes, facts or ())
-            out.append(dataclasses.replace(episode, summary=redacted))
-        return out
-
-    async def make_episode(
-        self, caller: Caller, record: ConversationRecord, model: str, now: float
-    ) -> Episode:
-        """A whole conversation as its card: topic, facts, promises, outcome; never a turn
-        copied whole. Its facts: those heard in its turns still verbatim, and those the
-        customer's facts document got while it ran (from the turns it folded)."""
-        turns = [*record.opening, *record.recent]
-        fkey = facts_key(record.customer, record.id)
-        stored = await self.conversations.facts(record.tenant, fkey) if fkey else []
-        during = [f for f in stored if record.started <= f.created_at <= record.last_seen + 1]
-        heard = await self._heard.of_fold([], turns, record.channel, record.last_seen)
-        facts = current_facts([*during, *one_problem(heard, during, record.started)])
-        source = EpisodeSource(record.channel, record.last_seen, turns, record.summary)
-        card = await self._summarizer.card(caller, source, facts, EPISODE_CARD_TOKENS, model)
-        episode = Episode(record.id, record.channel, card, record.last_seen)
-        if record.customer:
-            await self.conversations.save_episode(record.tenant, record.customer, episode, now)
-        return episode
-
     def _observe(self, record: ConversationRecord, window: Window, evicted_now: int) -> None:
         cls = record.conversation_class or "default"
         report = window.report
@@ -415,3 +370,9 @@ class WindowBuilder:
 def _merge(known: Sequence[Fact], new: list[Fact]) -> list[Fact]:
     ids = {f.id for f in known}
     return current_facts([*known, *(f for f in new if f.id not in ids)])
+
+
+def _not_told_before(facts: list[Fact], started: float) -> list[Fact]:
+    """An earlier conversation's problem reaches this one as its card's topic: as a fact
+    too it would repeat what its customer said, up to a whole turn."""
+    return [f for f in facts if not (f.tags[:1] == ("problem",) and f.created_at < started)]

@@ -1,0 +1,83 @@
+"""A customer's earlier conversations, as the cards a new conversation gets.
+
+A finished conversation becomes a card (gateway.context.episode_card, or the summarizer
+model when one is set) when it is closed, or when another conversation of the customer
+first needs it. Shown to a caller, a card is redacted of what lies above the caller's
+scopes: what the operator's scoped patterns find, and what the customer's facts above
+them state.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from gateway.context.conversations import ConversationRecord, ConversationStore, facts_key
+from gateway.context.heard import FactExtractor, one_problem
+from gateway.context.people import current_facts
+from gateway.context.summaries import Pattern, redact
+from gateway.context.summarizer import EpisodeSource, Summarizer
+from gateway.context.types import Episode, Fact
+from gateway.proxy.identity import Caller
+
+EPISODE_CARD_TOKENS = 160
+
+
+class EpisodeBook:
+    def __init__(
+        self,
+        conversations: ConversationStore,
+        summarizer: Summarizer,
+        heard: FactExtractor,
+        patterns: Sequence[Pattern],
+    ) -> None:
+        self.conversations = conversations
+        self._summarizer = summarizer
+        self._heard = heard
+        self._patterns = list(patterns)
+
+    async def of_customer(
+        self, caller: Caller, record: ConversationRecord, model: str, now: float
+    ) -> list[Episode]:
+        if not record.customer:
+            return []
+        out: list[Episode] = []
+        facts: list[Fact] | None = None
+        for doc in await self.conversations.episode_index(record.tenant, record.customer):
+            if doc["conversation"] == record.id:
+                continue
+            if facts is None:  # read once, and only when there is an episode to redact
+                facts = await self.conversations.customer_facts(record.tenant, record.customer)
+            if doc.get("summary") is None:
+                other = await self.conversations.load(record.tenant, doc["conversation"])
+                if other is None:
+                    continue
+                episode = await self.make(caller, other, model, now)
+            else:
+                episode = Episode(
+                    doc["conversation"], doc["channel"], doc["summary"], doc.get("ended_at", 0.0)
+                )
+            # What another conversation heard may be above this caller's verified scopes:
+            # what the patterns find, and what the customer's facts above them state.
+            redacted = redact(episode.summary, self._patterns, caller.scopes, facts or ())
+            out.append(dataclasses.replace(episode, summary=redacted))
+        return out
+
+    async def make(
+        self, caller: Caller, record: ConversationRecord, model: str, now: float
+    ) -> Episode:
+        """A whole conversation as its card: topic, facts, promises, outcome; never a turn
+        copied whole. Its facts: those heard in its turns still verbatim, and those the
+        customer's facts document got while it ran (from the turns it folded)."""
+        turns = [*record.opening, *record.recent]
+        fkey = facts_key(record.customer, record.id)
+        stored = await self.conversations.facts(record.tenant, fkey) if fkey else []
+        during = [f for f in stored if record.started <= f.created_at <= record.last_seen + 1]
+        heard = await self._heard.of_fold([], turns, record.channel, record.last_seen)
+        facts = current_facts([*during, *one_problem(heard, during, record.started)])
+        source = EpisodeSource(record.channel, record.last_seen, turns, record.summary)
+        card = await self._summarizer.card(caller, source, facts, EPISODE_CARD_TOKENS, model)
+        episode = Episode(record.id, record.channel, card, record.last_seen)
+        if record.customer:
+            await self.conversations.save_episode(record.tenant, record.customer, episode, now)
+        return episode
