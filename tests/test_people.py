@@ -145,6 +145,46 @@ FOUND = [
         {("phone", "seven one eight, five five five, two three four one")},
     ),
     ("it was supposed to arrive on the fifteenth of march", {("date", "fifteenth of march")}),
+    # The city said as "my city is", and where an order goes
+    ("city is Portland, Oregon", {("city", "Portland")}),
+    ("my city's Denver btw", {("city", "Denver")}),
+    ("a cidade é Niterói", {("city", "Niterói")}),
+    ("minha cidade é Juiz de Fora", {("city", "Juiz de Fora")}),
+    ("la ciudad es Sevilla", {("city", "Sevilla")}),
+    ("a entrega é pra Niterói, no centro", {("city", "Niterói")}),
+    ("vocês podem entregar em Campinas?", {("city", "Campinas")}),
+    ("the delivery to Austin never happened", {("city", "Austin")}),
+    ("can you ship it to Leeds instead", {("city", "Leeds")}),
+    ("el envío a Valencia tarda mucho", {("city", "Valencia")}),
+    ("pode mandar para Porto mesmo", {("city", "Porto")}),
+    ("I live in Campina Grande", {("city", "Campina Grande")}),
+    ("moro em porto seguro", {("city", "porto seguro")}),
+    # Emails and house numbers read out on a call
+    ("my email is danderson at hotmail dot com", {("email", "danderson at hotmail dot com")}),
+    ("ana underscore souza at gmail dot com", {("email", "ana underscore souza at gmail dot com")}),
+    (
+        "meu email é joao ponto silva arroba gmail ponto com",
+        {("email", "joao ponto silva arroba gmail ponto com")},
+    ),
+    ("mi correo es maria arroba hotmail punto com", {("email", "maria arroba hotmail punto com")}),
+    (
+        "es pedro guión bajo lopez arroba yahoo punto es",
+        {("email", "pedro guión bajo lopez arroba yahoo punto es")},
+    ),
+    ("my e-mail is info at acme dot com dot br", {("email", "info at acme dot com dot br")}),
+    ("I live at oak avenue sixty", {("address", "oak avenue sixty")}),
+    ("send it to park road fifteen hundred", {("address", "park road fifteen hundred")}),
+    ("moro na rua das flores cento e vinte", {("address", "rua das flores cento e vinte")}),
+    ("é na avenida brasil mil e duzentos, apto 3", {("address", "avenida brasil mil e duzentos")}),
+    ("vivo en la calle mayor doce", {("address", "calle mayor doce")}),
+    ("rua das flores cento e vinte, um abraço", {("address", "rua das flores cento e vinte")}),
+    # Names that are also words stay names
+    ("sou a Ana", {("name", "Ana")}),
+    ("I'm Ana Souza", {("name", "Ana Souza")}),
+    ("soy Pedro", {("name", "Pedro")}),
+    ("I'm Grace", {("name", "Grace")}),
+    ("soy Clara, la de ayer", {("name", "Clara")}),
+    ("my name is Rosa", {("name", "Rosa")}),
 ]
 
 
@@ -191,6 +231,48 @@ ABSENT = [
     ("I'm from the accounting department", "city"),
     ("i live in an apartment on the 3rd floor", "city"),
     ("soy la titular de la cuenta", "name"),
+    # A state or a mood after "sou", "I'm", "soy", "this is" is no name
+    ("sou ruim com essas coisas", "name"),
+    ("tô chateada com vocês", "name"),
+    ("estou cansado de esperar", "name"),
+    ("I'm frustrated", "name"),
+    ("I'm Frustrated!!", "name"),
+    ("I'm not great with apps", "name"),
+    ("estoy harta", "name"),
+    ("soy nuevo en esto", "name"),
+    ("sou péssima com tecnologia", "name"),
+    ("sou leiga nisso", "name"),
+    ("sou idosa e não entendo", "name"),
+    ("soy malísima con esto", "name"),
+    ("soy mayor y no entiendo", "name"),
+    ("I'm terrible with this stuff", "name"),
+    ("I'm retired and not techy", "name"),
+    ("this is nonsense", "name"),
+    # Where an order goes that is no city; how a city is
+    ("pode entregar em mãos", "city"),
+    ("a entrega é pra amanhã", "city"),
+    ("vou mandar em anexo", "city"),
+    ("pode mandar para mim", "city"),
+    ("envío a domicilio", "city"),
+    ("el envío a tiempo es importante", "city"),
+    ("ship it to me please", "city"),
+    ("delivery to my house", "city"),
+    ("ship to Baker Street", "city"),
+    ("the city is big", "city"),
+    ("a cidade é pequena", "city"),
+    ("la ciudad es bonita", "city"),
+    ("vai entregar em quantos dias?", "city"),
+    # "at ... dot com" is a website, unless an address is read out
+    ("I bought it at amazon dot com", "email"),
+    ("I ordered at bestbuy dot com", "email"),
+    ("look at gmail dot com", "email"),
+    ("comprei no site da loja ponto com", "email"),
+    ("compré en mercadolibre punto com", "email"),
+    # A street followed by a number of something else
+    ("my kids drive two hours to school", "address"),
+    ("we drive 2 hours to get there", "address"),
+    ("rua augusta um tempo atrás era melhor", "address"),
+    ("fiquei na rua esperando duas horas", "address"),
 ]
 
 
@@ -210,6 +292,13 @@ def test_a_fact_is_shaped_for_the_facts_block() -> None:
     assert email.source_channel == "voice" and email.extracted
     assert NOW <= email.created_at < NOW + 1e-3
     assert all(f.tags[0] in KINDS for f in facts.values())
+
+
+def test_an_email_read_out_is_a_verified_contact_as_said() -> None:
+    text = "claro, é joao ponto silva arroba gmail ponto com"
+    (email,) = (f for f in extract(text) if f.tags[0] == "email")
+    assert email.value == "joao ponto silva arroba gmail ponto com"
+    assert email.scope == "verified"
 
 
 def test_later_messages_are_dated_later() -> None:
@@ -286,6 +375,52 @@ def test_agent_turns_give_promises_and_deadlines_only() -> None:
     assert all(f.text.endswith("(the agent said)") for f in facts)
 
 
+@pytest.mark.parametrize(
+    ("said", "deadline"),
+    [
+        ("We'll have it fixed by March 28.", "by March 28"),
+        ("Você recebe até 21/02, tá bom?", "até 21/02"),
+        ("Vou te retornar até sexta.", "até sexta"),
+        ("Le llegará antes del viernes.", "antes del viernes"),
+        ("O reembolso cai em até 5 dias úteis.", "em até 5 dias úteis"),
+        ("Seu estorno cai em até 7 dias úteis.", "em até 7 dias úteis"),
+        ("Returns are accepted within 90 days, but I'll ship yours by Friday.", "by Friday"),
+        ("Normalmente demora, mas vamos resolver até amanhã.", "até amanhã"),
+        ("Su reembolso se procesa en 3 días hábiles.", "en 3 días hábiles"),
+        ("Orders placed today ship tomorrow, and yours will arrive by Monday.", "by Monday"),
+        ("Le devolvemos el dinero en 5 días hábiles.", "en 5 días hábiles"),
+    ],
+)
+def test_the_agent_commits_to_a_deadline_for_this_case(said: str, deadline: str) -> None:
+    assert ("deadline", deadline) in pairs(extract(said, role="assistant"))
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Refunds are processed within 10 business days.",
+        "Returns are accepted within 90 days",
+        "Refunds are processed within 10 business days of receiving your return.",
+        "Our standard shipping usually arrives within 5 days.",
+        "Os reembolsos são feitos em até 10 dias úteis.",
+        "Normalmente o estorno cai em até 7 dias úteis.",
+        "Lembrando que as trocas podem ser feitas em até 30 dias.",
+        "Las devoluciones se aceptan hasta 30 días después.",
+        "Se aceptan cambios hasta 15 días después de la compra.",
+        "Por lo general los envíos tardan 3 días hábiles.",
+        "I'll note it down; refunds are processed within 10 days.",
+        "Normally we refund within 3 days, but I'll do it today.",
+        "Exchanges can be requested within 7 days of receipt.",
+        "A troca pode ser feita em até 7 dias.",
+        "Os pedidos chegam em até 3 dias úteis.",
+        "Los reembolsos se procesan en un plazo de 10 días.",
+        "Vou deixar registrado até segunda ordem.",
+    ],
+)
+def test_a_policy_the_agent_recites_is_no_deadline(said: str) -> None:
+    assert "deadline" not in kinds(extract(said, role="assistant"))
+
+
 def test_an_amount_the_agent_only_mentions_is_no_promise() -> None:
     facts = extract("Your order total was $50 and my name is Carla.", role="assistant")
     assert facts == []
@@ -326,6 +461,118 @@ def test_the_problem_is_the_first_message_that_states_one() -> None:
 def test_the_problem_skips_greetings_and_introductions(chat: list[str], problem: str) -> None:
     problems = [f.value for f in extract(*chat) if f.tags[0] == "problem"]
     assert problems == [problem]
+
+
+@pytest.mark.parametrize(
+    ("chat", "problem"),
+    [
+        (
+            ["oi boa noite tipo então pode me chamar de Carlos Ferreira, o pedido veio sem tampa"],
+            "o pedido veio sem tampa",
+        ),
+        (
+            ["hi there, quick one, you can call me Kevin Miller. my refund never showed up"],
+            "my refund never showed up",
+        ),
+        (
+            ["hola buenas, bueno, me llamo Lucía y me cobraron dos veces el envío"],
+            "me cobraron dos veces el envío",
+        ),
+        (
+            ["aqui é a Ana, preciso de ajuda, meu cartão foi recusado na compra"],
+            "meu cartão foi recusado na compra",
+        ),
+        (
+            ["this is John, I need some help, the app keeps crashing when I log in"],
+            "the app keeps crashing when I log in",
+        ),
+        (
+            ["quem fala é o Marcos, preciso resolver uma coisa: a fatura veio errada"],
+            "a fatura veio errada",
+        ),
+        (["hola, necesito ayuda, no me llegó el pedido"], "no me llegó el pedido"),
+        (["hola, tengo un problema. La lavadora no enciende"], "La lavadora no enciende"),
+        (["so anyway my package is stuck in customs"], "my package is stuck in customs"),
+        (["bueno, es que mi pedido no llegó"], "mi pedido no llegó"),
+        (
+            ["sou a Ana, cliente de vocês, e preciso de ajuda, minha conta foi bloqueada"],
+            "minha conta foi bloqueada",
+        ),
+        # A request for help with something says what it is about
+        (
+            ["preciso de ajuda com meu pedido que não chegou"],
+            "preciso de ajuda com meu pedido que não chegou",
+        ),
+        (
+            ["I need some help with my order that never arrived"],
+            "I need some help with my order that never arrived",
+        ),
+        (
+            ["tengo un problema con la factura de octubre"],
+            "tengo un problema con la factura de octubre",
+        ),
+        # A message that is only preamble leaves the problem to the next one
+        (
+            ["oi boa noite, preciso de ajuda", "a geladeira chegou amassada"],
+            "a geladeira chegou amassada",
+        ),
+        (
+            ["hi there, this is John. I need some help", "my card was charged twice"],
+            "my card was charged twice",
+        ),
+        (
+            ["buenas noches, me llamo Lucía Pérez, tengo un problema", "la lavadora llegó rota"],
+            "la lavadora llegó rota",
+        ),
+        (["oi, preciso resolver uma coisa", "o boleto venceu ontem"], "o boleto venceu ontem"),
+        (["the delivery to Austin never happened"], "the delivery to Austin never happened"),
+        (["tipo assim, meu pedido sumiu"], "meu pedido sumiu"),
+        (
+            ["preciso de ajuda, por favor, é urgente, meu nome saiu errado na nota"],
+            "meu nome saiu errado na nota",
+        ),
+        (["so so sorry to bother, my card was declined"], "my card was declined"),
+        (["tenho uma dúvida: posso trocar por outro modelo?"], "posso trocar por outro modelo"),
+    ],
+)
+def test_the_problem_is_what_the_customer_came_for(chat: list[str], problem: str) -> None:
+    problems = [f.value for f in extract(*chat) if f.tags[0] == "problem"]
+    assert problems == [problem]
+    assert len(problem.split()) <= 18
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "oi boa noite, preciso de ajuda",
+        "hi there, I need some help please",
+        "hola buenas, me llamo Lucía",
+        "bom dia, aqui é a Ana, tenho uma dúvida",
+        "hello, can you help me?",
+        "hola, necesito ayuda urgente",
+        "I'm so sorry to bother you",
+        "oi, tudo bem? preciso de ajuda, por favor",
+    ],
+)
+def test_a_message_of_preamble_only_states_no_problem(text: str) -> None:
+    assert "problem" not in kinds(extract(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "city"),
+    [
+        ("el paquete se envió a Bogotá pero yo vivo en Cali", "Cali"),
+        ("sou de São Paulo mas moro em Campinas", "Campinas"),
+        ("ship it to Leeds, I live in York now", "York"),
+    ],
+)
+def test_the_last_city_a_message_states_is_the_current_one(text: str, city: str) -> None:
+    assert [f.value for f in current_facts(extract(text)) if f.tags[0] == "city"] == [city]
+
+
+def test_a_correction_is_not_the_problem() -> None:
+    facts = extract("I live in York", "no, the right one is Leeds")
+    assert "problem" not in kinds(facts)
 
 
 def test_the_problem_skips_a_sentence_that_says_only_who_the_customer_is() -> None:
@@ -405,6 +652,10 @@ def test_a_clearly_new_problem_is_a_second_problem() -> None:
         ),
         (["el pedido es 55123", "en realidad es 55321"], "order", "55123", "55321"),
         (["o pedido é 889900", "espera, é 889901"], "order", "889900", "889901"),
+        (["moro em Lisboa", "não, o correto é Porto"], "city", "Lisboa", "Porto"),
+        (["I live in York", "no, the right one is Leeds"], "city", "York", "Leeds"),
+        (["vivo en Toledo", "no, lo correcto es Segovia"], "city", "Toledo", "Segovia"),
+        (["ship it to Leeds", "sorry, it should be Bristol"], "city", "Leeds", "Bristol"),
     ],
 )
 def test_a_correction_supersedes_the_value_it_corrects(

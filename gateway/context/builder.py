@@ -34,7 +34,7 @@ from gateway.context.engine import (
     summary_room,
 )
 from gateway.context.episodes import EpisodeBook
-from gateway.context.heard import FactExtractor, one_problem
+from gateway.context.heard import FactExtractor, not_heard_before, one_problem
 from gateway.context.linear_regex import compile_linear
 from gateway.context.people import current_facts
 from gateway.context.policy import Policies
@@ -270,7 +270,7 @@ class WindowBuilder:
             return 0, inp, 0, None  # nothing can hold them: they stay (over quota, counted)
         opening = inp.messages[leading_system(inp.messages) :][: compaction.head_end]
         heard = await self._heard.of_fold(opening, compaction.fold, record.channel, now)
-        new_facts = one_problem(heard, inp.facts, record.started)
+        new_facts = not_heard_before(heard, inp.facts, record.started)
         until = max([now, *(f.created_at for f in new_facts)])  # they are dated past `now`
         memory = compacted_memory(inp.messages, compaction, summary, until)
         candidate = dataclasses.replace(inp, memory=memory, facts=_merge(inp.facts, new_facts))

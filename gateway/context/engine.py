@@ -351,7 +351,13 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
     alloc = _allocate(inp, seg, tokens)
     t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
     out: list[Any] = list(seg.system)
-    earlier = [f for f in alloc.facts if f.created_at < inp.started]
+    cards = "\n".join(e.summary for e in alloc.episodes).casefold()
+    # An earlier fact a shown card already states is not said twice.
+    earlier = [
+        f
+        for f in alloc.facts
+        if f.created_at < inp.started and not (f.value and f.value.casefold() in cards)
+    ]
     summarized = bool(seg.memory.summary and cursor > h)
     heard = _heard_block(
         [f for f in alloc.facts if f.created_at >= inp.started], seg.memory, t[:h], summarized

@@ -19,7 +19,7 @@ from typing import Any
 
 from gateway import offload
 from gateway.context.content_memo import ContentMemo, content_key
-from gateway.context.people import extract_people_facts
+from gateway.context.people import SINGLE_VALUED, extract_people_facts
 from gateway.context.summaries import Pattern, extract_facts
 from gateway.context.types import BASIC_SCOPE, Fact
 from gateway.messages import message_text
@@ -69,6 +69,16 @@ def one_problem(new: Sequence[Fact], known: Sequence[Fact], started: float) -> l
         first = next((f for f in new if _kind(f) == "problem"), None)
         return [f for f in new if _kind(f) != "problem" or f is first]
     return [f for f in new if _kind(f) != "problem"]
+
+
+def not_heard_before(new: Sequence[Fact], known: Sequence[Fact], started: float) -> list[Fact]:
+    """A fold's facts, less the one-value kinds (name, city, address, phone, email) this
+    conversation already has: every customer message was the newest once, and was heard
+    then, in order (`of_latest`); read again as the fold leaves, an older value would
+    come back dated now and pass the correction that replaced it."""
+    have = {_kind(f) for f in known if f.created_at >= started}
+    fold = [f for f in new if not (_kind(f) in SINGLE_VALUED and _kind(f) in have)]
+    return one_problem(fold, known, started)
 
 
 class FactExtractor:

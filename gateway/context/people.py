@@ -9,8 +9,8 @@ people_text). A value is cut from the original characters, because later code fi
 fact by its value in the transcript and redacts by it.
 
 This module reads the turns and makes the facts; where a turn states them is
-people_spans, corrections and the problem people_conversation, the patterns and word
-lists people_patterns, spelled numbers people_numbers.
+people_spans, corrections and the problem people_conversation, the patterns
+people_patterns, the word lists people_words, spelled numbers people_numbers.
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 from gateway.context.people_patterns import (
     ADDITION,
     BARE_VALUE,
+    CLAUSE_END,
     CORRECTION,
-    FILLER,
+    HELP,
     NEW_PROBLEM,
     NONSPACE,
     OPENER,
@@ -20,6 +21,7 @@ from gateway.context.people_patterns import (
     WORD,
 )
 from gateway.context.people_spans import Hit, free, proper
+from gateway.context.people_words import FILLER
 
 PROBLEM_WORDS = 18  # of its sentence: the problem is a line of the facts block, not a turn
 # The customer introducing themselves: a problem is looked for past these.
@@ -39,16 +41,19 @@ def _after_opener(folded: str, pos: int) -> int:
     return pos
 
 
-def _content(folded: str, start: int, end: int, hits: Sequence[Hit]) -> bool:
-    """Whether folded[start:end] says something: 3+ words, one of them not filler (nor
-    the customer's name, city or contact details)."""
-    skip = [(h.start, h.end) for h in hits if h.kind in _INTRO_KINDS]
-    words = [
+def _words(folded: str, start: int, end: int, hits: Sequence[Hit]) -> list[str]:
+    """The words of folded[start:end], less the customer introducing themselves (their
+    name, city or contact details and the words that say so)."""
+    skip = [(h.cue, h.end) for h in hits if h.kind in _INTRO_KINDS]
+    return [
         (m.group(0) or "").lower().strip("'.-")
         for m in WORD.finditer(folded[start:end])
         if not any(s <= start + m.start() < e for s, e in skip)
     ]
-    return len(words) >= 3 and any(len(w) >= 3 and w not in FILLER for w in words)
+
+
+def _says(words: Sequence[str]) -> bool:
+    return any(len(w) >= 3 and w not in FILLER for w in words)
 
 
 def _span_end(folded: str, pos: int) -> int:
@@ -69,20 +74,28 @@ def _span_end(folded: str, pos: int) -> int:
 
 
 def _problem(folded: str, pos: int, hits: Sequence[Hit]) -> tuple[int, int] | None:
-    """The first sentence from pos that says something, past greetings, the customer
-    introducing themselves and filler sentences ("preciso de ajuda.")."""
+    """The first sentence from pos that says something (3+ words, one not filler), from
+    the first clause that does: past greetings, the customer introducing themselves,
+    asking for help without saying with what ("preciso de ajuda,") and filler clauses."""
     intros = [(h.cue, h.end) for h in hits if h.kind in _INTRO_KINDS]
-    for _ in range(20):
+    for _ in range(40):
         pos = _after_opener(folded, pos)
         jump = max([end for cue, end in intros if cue <= pos < end], default=pos)
-        if jump > pos:
-            pos = jump
-            continue
         found = SENTENCE_END.search(folded[pos : pos + 2000])
         stop = pos + found.end() if found else len(folded)
+        asked = HELP.search(folded[pos:stop])
+        if jump > pos or asked:
+            pos = max(jump, pos + (asked.end() if asked else 0))
+            continue
         if stop <= pos:
             return None
-        if _content(folded, pos, stop, hits):
+        clause = CLAUSE_END.search(folded[pos:stop])
+        cut = pos + clause.end() if clause else stop
+        if not _says(_words(folded, pos, cut, hits)):
+            pos = cut
+            continue
+        words = _words(folded, pos, stop, hits)
+        if len(words) >= 3 and _says(words):
             return pos, _span_end(folded, pos)
         pos = stop
     return None
@@ -120,8 +133,8 @@ def corrections(folded: str, hits: list[Hit], seen: Conversation) -> None:
     else:
         span = proper(folded, start, end, True, True)
         kind = before.last_of(_WORD_KINDS) if span == (start, end) else ""
-    if kind and free(hits, start, end):
-        hits.append(Hit(kind, start, end, start, True))
+    if kind and free(hits, start, end):  # the cue introduces it: no problem starts there
+        hits.append(Hit(kind, start, end, cue.start(), True))
 
 
 def problems(folded: str, hits: list[Hit], seen: Conversation) -> None:

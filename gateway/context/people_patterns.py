@@ -1,5 +1,5 @@
 """What the people extractor looks for, as data: the RE2 patterns it runs over a folded
-turn and the word lists that tell a name or a city from a common word. Pure.
+turn (the word lists that tell a name or a city from a common word are people_words). Pure.
 
 Every pattern is compiled once, case-blind, at import, and kept as a module-level name so
 tests/test_hostile_cpu.py can run each over adversarial text. Patterns are written for
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gateway.context.people_numbers import MULTIPLIERS, NUMBERS, ORDINALS, REPEATS
-from gateway.context.people_text import linear, word_set
+from gateway.context.people_text import linear
 
 
 def _alternation(words: Sequence[str]) -> str:
@@ -63,6 +63,19 @@ _RELATIVE = (
 _CURRENCY = r"(?:reais|d[oó]lar(?:es)?|dollars?|bucks|euros?|pesos|usd|brl|eur|gbp|mxn|contos)"
 
 EMAIL = linear(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
+_SAID_SEP = (
+    r"\s+(?:dot|ponto|punto|underscore|under\s+score|underline|sublinhado|guion\s+bajo|guion"
+    r"|hifen|hyphen|dash|traco)\s+"
+)
+_SAID_DOT = r"(?:\s+(?:dot|ponto|punto)\s+|\.)"
+_TLD = r"(?:com|net|org|edu|gov|io|co|br|es|mx|ar|pt|uk|us|ca|cl|pe|uy|info|biz|me|app|dev)"
+# An address read out on a call: "ana underscore souza at gmail dot com", "joao ponto silva
+# arroba gmail ponto com". Group 1 its first word, 2 the rest of its name, 3 "at"/"arroba".
+SAID_EMAIL = linear(
+    rf"\b([A-Za-z0-9][A-Za-z0-9._-]*)((?:{_SAID_SEP}[A-Za-z0-9][A-Za-z0-9._-]*){{0,4}})\s+"
+    rf"(at|arroba)\s+[A-Za-z0-9-]+(?:{_SAID_DOT}[A-Za-z0-9-]+){{0,3}}{_SAID_DOT}{_TLD}\b"
+)
+EMAIL_CUE = linear(r"\b(?:e-?mail|correo|mail)\b")
 AMOUNT = linear(
     r"(?:R\$|US\$|U\$|\$|€|£|\b(?:USD|BRL|EUR|GBP|MXN|ARS|COP|CLP)\b)\s?\d(?:[\d.,]*\d)?"
     rf"|\b\d(?:[\d.,]*\d)?(?:\s?k|\s+(?:mil|thousand|milhoes|milhao|millones|millon))?\s?"
@@ -77,6 +90,42 @@ DEADLINE = linear(
     rf"(?:(?:the|o|a|el|la|dia)\s+)?(?:{_DATE_CORE}|{_DURATION}|{_RELATIVE})"
     r"|\b(?:next|proxim[oa])\s+(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|segunda|terca|quarta"
     r"|quinta|sexta|sabado|domingo|lunes|martes|miercoles|jueves|viernes)\b(?:[\s-]+feira\b)?"
+    r"|\b(?:ate|antes\s+d[ae])\s+(?:(?:a|o)\s+)?(?:segunda|terca|quarta|quinta|sexta)\b"
+)
+# Where a sentence or clause of the agent's ends, for telling policy from commitment.
+POLICY_BREAK = linear(
+    r"[.!?]+(?:\s|$)|\n|;|,\s*(?:but|mas|pero|however|porem|though|embora|aunque)\b"
+)
+_GENERIC = (
+    r"refunds|returns|exchanges|orders|deliveries|shipments|payments|cancellations|requests"
+    r"|claims|items|products|purchases|replacements|repairs|reembolsos|estornos|devolucoes"
+    r"|trocas|pedidos|entregas|envios|pagamentos|cancelamentos|solicitacoes|reclamacoes"
+    r"|produtos|compras|devoluciones|cambios|pagos|cancelaciones|solicitudes|reclamaciones"
+    r"|productos"
+)
+# A clause that states policy: a generic plural subject ("Refunds are...", "Os reembolsos
+# são...", "Las devoluciones se..."), an impersonal "se aceptan", or a word of habit.
+POLICY = linear(
+    r"^[\s\"'(*-]*(?:(?:but|mas|pero|however|porem|and|e|y|also|tambem|(?:please\s+)?note"
+    r"(?:\s+that)?|just\s+so\s+you\s+know|fyi|lembrando\s+que|vale\s+lembrar\s+que|recuerde"
+    r"\s+que|le\s+recuerdo\s+que|tenga\s+en\s+cuenta\s+que)[\s,:]+)*(?:(?:all|any|every|our|the"
+    r"|todos\s+os|todas\s+as|os|as|nossos|nossas|todos\s+los|todas\s+las|los|las|nuestros"
+    r"|nuestras)\s+)?(?:(?:standard|international|domestic|online|eligible)\s+)?"
+    rf"(?:{_GENERIC})\b|^[\s\"'(*-]*se\s+(?:aceptan|aceitam|procesan|processam|realizan|hacen"
+    r"|emiten|reembolsan|admiten|permiten|devuelven|envian|entregan)\b|\b(?:policy|policies"
+    r"|politica|politicas|usually|normally|typically|generally|as\s+a\s+rule|standard"
+    r"|geralmente|normalmente|costuma|costumam|em\s+geral|via\s+de\s+regra|por\s+lo\s+general"
+    r"|generalmente|suele|suelen|en\s+general|por\s+norma|padrao|estandar)\b|\b(?:can|may|must)\s+be"
+    r"\s+(?:requested|returned|exchanged|made|cancell?ed)\b|\bpodem?\s+ser\s+(?:feit|solicitad|trocad"
+    r"|devolvid|cancelad)[oa]s?\b|\bse\s+pueden?\s+(?:solicitar|devolver|cambiar|cancelar|pedir)\b"
+)
+# The agent speaking to or for this customer: first and second person ("we" only with a
+# future or a present perfect: "we refund within 3 days" is how it goes for everyone).
+COMMIT = linear(
+    r"\b(?:i|i'?ll|i'?m|i'?ve|me|my|we'?ll|we\s+will|we\s+can|we'?re|we'?ve|you|you'?ll|you'?re"
+    r"|your|yours|eu|vou"
+    r"|vamos|irei|iremos|consigo|posso|podemos|te|lhe|voce|vc|voces|seu|sua|seus|suas|yo|voy"
+    r"|puedo|le|les|usted|ustedes|su|sus|tu|tus|nosotros)\b"
 )
 OFFER = linear(
     r"\b(?:offer|refund|reimburs|credit|discount|voucher|coupon|compensat|waive|give\s+you"
@@ -109,20 +158,27 @@ _STREET_TYPE = (
 )
 _EN_STREET = r"street|road|avenue|lane|drive|boulevard"
 _HOUSE = r"(?:n[o.]?\.?\s*|numero\s+|nro\.?\s*|#\s*)?\d{1,5}[A-Za-z]?\b"
+# A house number said in words ("cento e vinte", "fifteen hundred"): no commas inside, as a
+# phone's digits have ("rua x cento e vinte, um abraço" is 120).
+_SAID_HOUSE = rf"(\b{_NUM}\b(?:[\s-]+(?:(?:e|y|and)[\s-]+)?{_NUM}\b){{0,4}})"
+# Group 1 the street's name, group 2 its number when said in words.
 STREET_FIRST = linear(
-    rf"\b(?:{_STREET_TYPE})\s+((?:{_W}|\d{{1,3}})(?:\s+(?:{_W}|\d{{1,3}})){{0,5}}?),?\s+{_HOUSE}"
+    rf"\b(?:{_STREET_TYPE})\s+((?:{_W}|\d{{1,3}})(?:\s+(?:{_W}|\d{{1,3}})){{0,5}}?),?\s+"
+    rf"(?:{_HOUSE}|{_SAID_HOUSE})"
 )
 NUMBER_FIRST = linear(
     rf"\b\d{{1,5}}[A-Za-z]?\s+((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET}|st|rd|ave|ln|blvd|court|ct"
     r"|way|place|terrace|parkway|highway|hwy)\b\.?"
 )
-NAME_FIRST = linear(rf"\b((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET})\s*,?\s*(?:no\.?\s*)?\d{{1,5}}\b")
+NAME_FIRST = linear(
+    rf"\b((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET})\s*,?\s*(?:(?:no\.?\s*)?\d{{1,5}}\b|{_SAID_HOUSE})"
+)
 NAME = linear(
     r"\b(?:(my\s+name\s+is|my\s+name'?s|name'?s|meu\s+nome\s+(?:completo\s+)?(?:e|eh)|me\s+chamo"
-    r"|pode\s+me\s+chamar\s+de|mi\s+nombre\s+(?:completo\s+)?es|me\s+llamo|(?:aqui\s+)?quem"
+    r"|(?:voce\s+|vc\s+)?pode\s+me\s+chamar\s+de|me\s+chama\s+de|puedes?\s+llamarme|mi\s+nombre\s+(?:completo\s+)?es|me\s+llamo|(?:aqui\s+)?quem"
     r"\s+fala\s+(?:e|eh)(?:\s+[ao])?|(?:le|te)\s+habla|aqui\s+habla|(?:nome|name|nombre)\s*:)"
     r"|i'?m|i\s+am|this\s+is|(?:eu\s+)?sou(?:\s+[ao])?|(?:yo\s+)?soy(?:\s+(?:el|la))?"
-    rf"|aqui\s+(?:e|eh)(?:\s+[ao])?|call\s+me)[\s,]+{_HESITATION}{_NAMES}"
+    rf"|aqui\s+(?:e|eh)(?:\s+[ao])?|(?:you\s+can\s+|just\s+|please\s+)?call\s+me)[\s,]+{_HESITATION}{_NAMES}"
 )
 NAME_HERE = linear(
     rf"^\W*(?:(?:hi|hello|hey|oi|ola|hola)\W+)?({_W}(?:\s+{_W})?),?\s+(?:here|aqui)\b"
@@ -133,13 +189,31 @@ SIGN_OFF = linear(
     r"|atentamente|cumprimentos)(?:[,.!]*[ \t]*\n|,)|(?:thanks|thank\s+you|obrigad[oa]|gracias"
     rf"|valeu)[,.!]*[ \t]*\n)\s*{_NAMES}[ \t.!]*(?:\n|$)"
 )
+# "my city's Denver", "a cidade é Niterói": weak cues, as is where an order goes.
+_CITY_IS = (
+    r"(?:(?:my|the|our)\s+)?city(?:\s+is|'s)|(?:(?:a|minha|nossa)\s+)?cidade\s+(?:e|eh|fica)"
+    r"|(?:(?:la|mi|nuestra)\s+)?ciudad\s+es"
+)
+_SENT_TO = (
+    r"(?:deliver(?:y|ed|ing)?|ship(?:ped|ping)?|send|sent|mail|shipment)\s+(?:(?:it|them|this"
+    r"|that|everything|(?:my|the|a)\s+(?:order|package|parcel|replacement|stuff))\s+)?"
+    r"(?:over\s+|out\s+)?to|(?:entrega|entregar|entreguem|entregue|envio|enviar|envia|envie"
+    r"|enviem|mandar|manda|mande|mandem)\s+(?:(?:isso|tudo|o\s+pedido|a\s+encomenda|o\s+produto"
+    r"|el\s+pedido|el\s+paquete)\s+)?(?:(?:e|eh|vai\s+ser|sera|fica|es|va)\s+)?(?:pra|para|em"
+    r"|en|no|na|hacia)|(?:envios?|enviarl[oa]s?|envienl[oa]s?|mandarl[oa]s?|mandenl[oa]s?"
+    r"|entregarl[oa]s?)\s+(?:(?:es|sera|va)\s+)?a"
+)
+# Group 1 a cue that says a city for sure, group 2 where an order goes (part of what the
+# customer asks, not an introduction), group 3 a capitalised name before "from", group 4
+# the city.
 CITY = linear(
     r"\b(?:(moro\s+(?:em|no|na|aqui\s+em)|resido\s+em|vivo\s+em|na\s+cidade\s+de|(?:i\s+)?live"
     r"\s+in|living\s+in|based\s+in|located\s+in|in\s+the\s+city\s+of|vivo\s+en|resido\s+en"
     r"|radico\s+en|en\s+la\s+ciudad\s+de|(?:cidade|city|ciudad)\s*:)|(?:eu\s+)?sou\s+d[eoa]"
     r"|(?:yo\s+)?soy\s+de|aqui\s+(?:de|em)|daqui\s+de|(?:estou|to|ta)\s+(?:em|aqui\s+em)"
     r"|i'?m\s+(?:in|from)|i\s+am\s+(?:in|from)|(?:we'?re|calling|writing|originally)\s+from"
-    r"|estoy\s+en|desde|((?-i:[A-Z][a-z]+),?\s+from|(?-i:[A-Z][a-z]+),\s+(?:de|desde)))"
+    rf"|estoy\s+en|desde|{_CITY_IS}|({_SENT_TO})"
+    r"|((?-i:[A-Z][a-z]+),?\s+from|(?-i:[A-Z][a-z]+),\s+(?:de|desde)))"
     rf"\s+{_NAMES}"
 )
 CORRECTION = linear(
@@ -147,7 +221,9 @@ CORRECTION = linear(
     r"|perdao)[,!.]*\s+)(?:actually|my\s+mistake|my\s+bad|scratch\s+that|i\s+mean|i\s+meant"
     r"|correction|na\s+verdade|quer\s+dizer|correcao|corrigindo|espera,?\s+(?:e|eh)|me\s+enganei"
     r"|(?:eu\s+)?errei|perdon|en\s+realidad|quise\s+decir|mejor\s+dicho|me\s+equivoque|digo"
-    r"|sorry,?\s+(?:it'?s|i\s+mean)|desculp[ae],?\s+(?:e|eh|era))\b"
+    r"|sorry,?\s+(?:it'?s|i\s+mean)|desculp[ae],?\s+(?:e|eh|era)|[ao]\s+(?:corret|cert)[ao]\s+(?:e|eh"
+    r"|seria)|the\s+(?:right|correct)\s+one\s+(?:is|was)|it\s+should\s+(?:be|say)"
+    r"|(?:lo|el|la)\s+correct[oa]\s+(?:es|seria))\b"
 )
 ADDITION = linear(
     r"\b(?:another|also|too|second|one\s+more|outr[oa]|tambem|mais\s+um|otr[oa]|tambien)\b"
@@ -166,11 +242,34 @@ OPENER = linear(
     r"\s+may\s+concern|prezad[oa]s?|estimad[oa]s?|senhor(?:es|a)?|senor(?:es|a)?|sir|madam"
     r"|team|equipe|equipo|support|suporte|soporte|ok|okay|okey|uh+|u+m+|hmm+|ah+|eh+|e|entao"
     r"|bueno|pues|well|so|and|y|yes|yeah|sim|si|please|por\s+favor|thanks|thank\s+you"
-    r"|obrigad[oa]|gracias|tipo|olha|veja|escuta|mira|mire|oiga|oye|look|listen|here|there|aqui"
-    r"|again"
-    r"|de\s+novo|otra\s+vez|(?:e\s+)?o\s+seguinte)\b"
+    r"|obrigad[oa]|gracias|tipo\s+assim|tipo|olha|veja|escuta|mira|mire|oiga|oye|look|listen|here|there|aqui"
+    r"|again|de\s+novo|otra\s+vez|(?:e\s+)?o\s+seguinte|quick\s+(?:one|question)|anyways?"
+    r"|basically|basicamente|enfim|resumindo|long\s+story\s+short|the\s+thing\s+is(?:\s+that)?"
+    r"|(?:o\s+que\s+)?acontece\s+(?:e\s+)?que|lo\s+que\s+pasa\s+es\s+que|es\s+que|buen\s+dia"
+    r"|a\s+ver|pois\s+e|pues\s+nada|(?:so\s+)?sorry\s+(?:to\s+bother(?:\s+you)?|for\s+the\s+(?:trouble"
+    r"|inconvenience))|desculp[ae]\s+(?:o\s+)?incomod(?:o|ar)|(?:perdon|disculpe?)\s+(?:la\s+)?molestia)\b"
     r"[\s,.!?;:()*~\"'-]*|^[\s,.!?;:()*~\"'-]+"
 )
+# Asking for help without saying with what ("preciso de ajuda,", "I have a question.",
+# "tengo un problema:"), up to the clause's end: the problem is in the clause after it.
+HELP = linear(
+    r"^(?:(?:eu|i|yo|i'?ve)\s+)?(?:(?:really|realmente|so)\s+)?(?:need\s+(?:some\s+|a\s+little\s+|your"
+    r"\s+)?(?:help|assistance)|could\s+use\s+(?:some\s+)?help|(?:can|could)\s+(?:you|someone"
+    r"|anyone)\s+help(?:\s+me)?|(?:have|got)\s+(?:a|an)\s+(?:quick\s+)?(?:problem|issue|question"
+    r"|doubt)|help\s+me|preciso\s+(?:de\s+)?(?:uma\s+)?(?:ajuda|help|auxilio)|(?:preciso|queria"
+    r"|quero|gostaria\s+de)\s+(?:de\s+)?(?:resolver|ver|tirar|saber|perguntar)\s+(?:uma\s+coisa"
+    r"|um\s+problema|um\s+assunto|uma\s+duvida|algo)|(?:tenho|estou|to|tou)\s+com\s+(?:um\s+)?"
+    r"problema|tenho\s+(?:um\s+problema|uma\s+duvida|uma\s+pergunta)|(?:queria|gostaria\s+de)"
+    r"\s+(?:uma\s+)?ajuda|me\s+ajuda(?:m|em)?|alguem\s+(?:pode|poderia)\s+me\s+ajudar|(?:voce|vc"
+    r"|voces|vcs)\s+(?:pode|podem|poderia|poderiam)\s+me\s+ajudar|necesito\s+(?:una\s+)?ayuda"
+    r"|(?:necesito|quisiera|queria)\s+(?:resolver|consultar|preguntar)\s+(?:algo|una\s+cosa|un"
+    r"\s+problema)|tengo\s+(?:un\s+problema|una\s+duda|una\s+pregunta|una\s+consulta)"
+    r"|(?:me\s+)?(?:puede|pueden|puedes|podria|podrian)\s+ayudar(?:me)?|ayudenme|ayudame"
+    r"|quisiera\s+ayuda)(?:\s+(?:por\s+favor|please|pls|plz|aqui|here|urgente|urgently|hoje|today"
+    r"|rapidinho|com\s+urgencia|con\s+urgencia|with\s+something|com\s+(?:uma\s+coisa|algo)"
+    r"|con\s+algo))*\s*(?:[,;:.!?\n]|-\s|$)"
+)
+CLAUSE_END = linear(r"[,;:](?:\s|$)|\s-\s")
 NEW_PROBLEM = linear(
     r"\b(?:outra\s+coisa|outro\s+problema|outra\s+duvida|tenho\s+outro\s+problema|another"
     r"\s+(?:issue|problem|thing|question)|one\s+more\s+thing|something\s+else|otra\s+cosa"
@@ -182,104 +281,3 @@ TOKEN_WORD = linear(_W)
 NONSPACE = linear(r"\S+")
 ENGLISH = linear(r"\b(?:the|my|is|and|you|it|to|was|this|for|of|i'm|have)\b")
 ROMANCE = linear(r"\b(?:o|de|que|nao|meu|minha|el|la|mi|es|por|para|com|con|uma|una|eu|yo)\b")
-
-# Words that carry nothing on their own: greetings, function words, asking for help.
-FILLER = word_set(
-    "a an the i i'm im i've i'd i'll me my mine myself you your you're we we're our us they "
-    "their them he she his her it it's its this that these those there here is am are was "
-    "were be been being do does did done have has had will would shall should can could may "
-    "might must not no yes yeah yep nope ok okay so very too also just only still already even "
-    "really and or but if then than because as at in on of to from for with without about "
-    "into over under up down out off by near now today tomorrow yesterday again back all any "
-    "some each every what which who whom when where why how hi hello hey thanks thank please "
-    "sorry dear sir madam well oh uh um hmm lol o os as um uma uns umas de do da dos das no na "
-    "nos nas em ao aos pelo pela por para pra pro com sem sobre e ou mas que se nao sim ja "
-    "ainda mais muito muita muitos pouco bem mal meu minha meus minhas seu sua seus suas eu "
-    "voce voces ele ela eles elas isso isto esse essa este esta aquele aqui ali la ca hoje "
-    "ontem amanha agora entao tambem quando onde como porque pq qual quem tudo nada todo toda "
-    "oi ola bom boa dia tarde noite obrigado obrigada favor desculpa desculpe ta to tipo ne ai "
-    "vc vcs q tb tbm el los las un unos unas del al con sin y pero si ya todavia muy mucho "
-    "mucha mi mis tu tus su sus yo usted ustedes nosotros eso esto ese esa alli hoy ayer "
-    "manana ahora entonces cual todo hola buenas buenos gracias perdon disculpe le lo les te "
-    "nos es soy estoy help ajuda ayuda assist assistance support suporte soporte atendimento "
-    "atencion question questions pergunta pregunta duvida duvidas duda info information "
-    "informacao informacion need want wanted like preciso precisava quero queria gostaria "
-    "necesito quiero quisiera pode poderia podem puede podria pueden someone anyone alguem "
-    "alguien human humano agent atendente agente talk speak falar hablar get got hope espero "
-    "doing going fine great good nice morning afternoon evening waiting wait aguardando "
-    "aguardar esperando esperar entendi entendo understood understand perfect perfeito "
-    "perfecto certo claro sure vale beleza combinado show otimo genial email e-mail mail "
-    "correo phone telefone telefono celular whatsapp number numero name nome nombre address "
-    "endereco direccion problem problema issue thing coisa cosa ask asking perguntar "
-    "preguntar saber know sei sabe tell dizer decir sou soy live lives living moro vivo resido "
-    "based located calling writing chamo llamo escribo rn atm btw pls plz kk kkk haha jaja faz "
-    "hace ha quise quer dizer mean meant actually verdade realidad scratch mistake enganei "
-    "errei correcao correction originally cliente customer client member subscriber "
-    "assinante loyal fiel anos years since desde sigo continuo sigue vou vamos voy cel cell "
-    "mobile movil whats zap wpp fone tel contato contacto"
-)
-# And what follows "I'm", "sou", "soy", "this is", "moro em" without being a name or a city.
-NOT_PROPER = (
-    FILLER
-    | word_set(
-        "upset angry mad sad happy glad afraid sick tired bored scared worried annoyed frustrated "
-        "disappointed confused concerned unhappy satisfied furious pissed ready available "
-        "interested new old late early busy home outside inside online stuck lost unable able "
-        "gonna kinda literally honestly seriously totally extremely super quite pretty definitely "
-        "probably certain positive shocked surprised grateful thankful pleased excited nervous "
-        "desperate customer client member subscriber user owner buyer calling writing trying "
-        "looking having getting absurd insane crazy urgent important wrong weird strange odd "
-        "serious terrible horrible awful bad unacceptable correct right regarding supposed exactly "
-        "american brazilian mexican spanish portuguese colombian argentinian canadian british "
-        "english chilean peruvian live living based located originally moving traveling away "
-        "cliente consumidor consumidora assinante usuario usuaria titular dono dona responsavel "
-        "mae pai filho filha esposa marido esposo mulher irma irmao pessoa unica unico primeira "
-        "primeiro nova novo velha velho casado casada aposentado aposentada brasileiro brasileira "
-        "portugues portuguesa estudante professor professora fiel mesmo mesma tenho tive estou "
-        "estava vim vou fui fiz comprei recebi paguei pedi liguei moro falo escrevo acho achei vi "
-        "consegui posso chateado chateada irritado irritada triste feliz revoltado revoltada "
-        "indignado indignada cansado cansada frustrado frustrada preocupado preocupada dueno duena "
-        "responsable madre padre hijo hija persona nuevo nueva mexicano mexicana colombiano "
-        "colombiana argentino espanol espanola chileno chilena peruano peruana tengo tuve estaba "
-        "compre hice recibi pague llame vivo escribo creo pense puedo enojado enojada molesto "
-        "molesta casa house work trabalho trabajo escritorio office oficina town city cidade "
-        "ciudad centro downtown bairro barrio zona interior capital area regiao region lado "
-        "frente perto cerca longe lejos trouble hurry shock choque pain love line queue fila "
-        "touch contact contato contacto doubt charge control debt bed hospital viagem viaje trip "
-        "vacation ferias vacaciones reuniao reunion meeting process processo proceso transito "
-        "traffic espera hold stock chat call ligacao llamada linea apartamento apartment apto "
-        "condominio predio edificio building loja store tienda shop mall shopping site app "
-        "aplicativo internet stuff menor maior january february march august september october "
-        "november december janeiro fevereiro abril maio junho julho agosto setembro outubro "
-        "novembro dezembro enero febrero mayo junio julio septiembre octubre noviembre diciembre "
-        "monday tuesday wednesday thursday friday saturday sunday segunda terca quarta quinta "
-        "sexta sabado lunes martes miercoles jueves viernes days day hours hour weeks week months "
-        "month years year dias horas hora semanas semana meses mes anos ano minutos minutes "
-        "minute vez vezes veces times time pedido pedidos order orders orden compra encomenda "
-        "protocolo protocol ticket chamado reclamacao invoice fatura factura boleto codigo code "
-        "sku produto product producto item modelo model reais dollars euros pesos since desde "
-        "ate hasta until right rua avenida alameda travessa calle street road avenue"
-    )
-    | frozenset(NUMBERS)
-    | frozenset(ORDINALS)
-    | frozenset(MULTIPLIERS)
-)
-# A street is named after numbers and dates ("Rua Sete de Setembro", "Calle 3 de Mayo").
-NOT_STREET = (
-    NOT_PROPER
-    - frozenset(NUMBERS)
-    - word_set(
-        "janeiro fevereiro abril maio junho julho agosto setembro outubro novembro dezembro enero "
-        "febrero mayo junio julio septiembre octubre noviembre diciembre"
-    )
-)
-# A city's name may start with "new" or "nova"; alone, "city" is no city.
-NOT_CITY = NOT_PROPER - word_set("new nova novo nuevo nueva city cidade ciudad janeiro")
-TITLES = word_set("dr dra mr mrs ms miss sr sra srta prof profa dona don dom senhor senhora senor")
-ABBREVIATIONS = word_set("st sta sto ft mt")
-PLACE_WORDS = word_set("city cidade ciudad new nova novo nuevo nueva")
-CONNECTORS = word_set("de da do dos das del la las los di van von der du")
-CONTRACTIONS = ("'s", "'m", "'re", "'ll", "'ve", "'d", "'t")
-SUFFIXES = ("ing", "ed", "ly", "ful", "ous", "ive", "able", "ible", "ado", "ada", "ido", "ida")
-# After "segunda" or "quinta" these make an ordinal, not a weekday ("segunda vez").
-NOT_WEEKDAY = word_set("vez vezes via parcela tentativa opcao mao compra entrega semana")

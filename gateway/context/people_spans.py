@@ -8,47 +8,59 @@ so the steps go from the most certain shapes (an email) to the least (a name).
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
 from gateway.context.people_numbers import compose, number_tokens
 from gateway.context.people_patterns import (
-    ABBREVIATIONS,
     AMOUNT,
     CITY,
     CODE,
-    CONNECTORS,
-    CONTRACTIONS,
+    COMMIT,
     CUE,
     CUE_KINDS,
     DATE,
     DEADLINE,
     DIGITS,
     EMAIL,
+    EMAIL_CUE,
     ENGLISH,
     NAME,
     NAME_FIRST,
     NAME_HERE,
-    NOT_CITY,
-    NOT_PROPER,
-    NOT_STREET,
-    NOT_WEEKDAY,
     NUMBER_FIRST,
     OFFER,
     PHONE,
-    PLACE_WORDS,
+    POLICY,
+    POLICY_BREAK,
     ROMANCE,
+    SAID_EMAIL,
     SIGN_OFF,
     SPELLED,
     SPELLED_CODE,
     STREET_FIRST,
-    SUFFIXES,
-    TITLES,
     TOKEN_WORD,
     WORD,
 )
 from gateway.context.people_text import SpanMatch, SpanPattern
+from gateway.context.people_words import (
+    ABBREVIATIONS,
+    AMBIGUOUS_NUMBERS,
+    CONNECTORS,
+    CONTRACTIONS,
+    NOT_CITY,
+    NOT_FIRST,
+    NOT_PROPER,
+    NOT_STREET,
+    NOT_WEEKDAY,
+    PLACE_WORDS,
+    STREET_WORDS,
+    SUFFIXES,
+    TITLES,
+    UNITS,
+)
 
 MATCHES = 40  # per pattern and message: a message naming more is a paste, not facts
 
@@ -119,8 +131,11 @@ def proper(
 
 
 def _fits(word: str, first: str, capital: bool, weak: bool, common: frozenset[str]) -> bool:
-    """Whether a word continues a name that starts with `first` (a letter, or "")."""
+    """Whether a word continues a name that starts with `first` (a letter, or "": then
+    the word opens it, and "frustrated" or "pequena" may not)."""
     if (first.isupper() or capital) and not word[0].isupper():
+        return False
+    if not first and word.lower() in NOT_FIRST:
         return False
     return _name_like(word, weak, common)
 
@@ -145,13 +160,26 @@ def _names(folded: str, hits: list[Hit]) -> None:
             _add(hits, "name", *span, cue=found.start())
 
 
+def _next_word(folded: str, end: int) -> str:
+    after = folded[end : end + 24].split(None, 1)
+    return after[0].strip(",.;:!?").lower() if after else ""
+
+
 def _cities(folded: str, hits: list[Hit]) -> None:
-    for m in _found(CITY, folded):
-        span = proper(folded, m.start(3), m.end(3), m.group(1) is None, True, city=True)
-        if not span or (m.group(2) is not None and folded[span[0]].islower()):
+    """Each search resumes after the city it found, not after the words its cue took
+    ("envió a Bogotá pero vivo en Cali" states both)."""
+    pos = 0
+    for _ in range(MATCHES):
+        m = CITY.search(folded, pos)
+        if m is None:
+            return
+        span = proper(folded, m.start(4), m.end(4), m.group(1) is None, True, city=True)
+        pos = span[1] if span else m.start(4)
+        if not span or (m.group(3) is not None and folded[span[0]].islower()):
             continue  # "Ana from Recife", never "Ana from accounts"
-        if folded[span[0] : span[1]].lower() not in PLACE_WORDS:
-            _add(hits, "city", *span, cue=m.start())
+        place = folded[span[0] : span[1]].lower() not in PLACE_WORDS
+        if place and _next_word(folded, span[1]) not in STREET_WORDS:  # "to Baker Street"
+            _add(hits, "city", *span, cue=span[0] if m.group(2) else m.start())
 
 
 def _street(folded: str, start: int, end: int, trim: bool) -> int | None:
@@ -169,8 +197,13 @@ def _street(folded: str, start: int, end: int, trim: bool) -> int | None:
 
 
 def _addresses(folded: str, hits: list[Hit]) -> None:
+    """A street and its number; a number said in words only if more than "um", "one"
+    ("rua augusta um tempo"), and no number followed by a unit ("drive 2 hours")."""
     for pattern, trim in ((STREET_FIRST, False), (NUMBER_FIRST, False), (NAME_FIRST, True)):
         for m in _found(pattern, folded):
+            said = (m.group(2) or "").lower() if pattern is not NUMBER_FIRST else ""
+            if said in AMBIGUOUS_NUMBERS or _next_word(folded, m.end()) in UNITS:
+                continue
             begin = _street(folded, m.start(1), m.end(1), trim)
             if begin is not None:
                 _add(hits, "address", begin if trim else m.start(), m.end())
@@ -179,6 +212,19 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
 def _emails(folded: str, hits: list[Hit]) -> None:
     for m in _found(EMAIL, folded):
         _add(hits, "email", m.start(), m.end())
+    for m in _found(SAID_EMAIL, folded):
+        if _said_email(folded, m):
+            _add(hits, "email", m.start(), m.end())
+
+
+def _said_email(folded: str, m: SpanMatch) -> bool:
+    """ "arroba", or a name read with "dot"/"underscore" in it, is an address; "at" after
+    one common word ("I ordered at shop dot com") only after a cue ("my email is")."""
+    if (m.group(3) or "").lower() == "arroba" or m.group(2):
+        return True
+    word = (m.group(1) or "").lower()
+    common = word in NOT_PROPER or word.endswith("ing") or (len(word) >= 7 and word.endswith("ed"))
+    return not common or EMAIL_CUE.search(folded[max(0, m.start() - 40) : m.start()]) is not None
 
 
 def _amounts(folded: str, hits: list[Hit], english: bool, agent: bool = False) -> None:
@@ -212,8 +258,20 @@ def _day_month(parts: list[str]) -> bool:
 
 
 def _deadlines(folded: str, hits: list[Hit]) -> None:
+    """What the agent commits to for this case; not policy ("Refunds are processed within
+    10 business days", "Las devoluciones se aceptan hasta 30 días"): a clause with a
+    generic subject or a word of habit, and no first or second person before the deadline."""
+    breaks: list[int] | None = None
     for m in _found(DEADLINE, folded):
-        _add(hits, "deadline", m.start(), m.end())
+        if _next_word(folded, m.end()) in NOT_WEEKDAY:  # "até segunda ordem"
+            continue
+        breaks = [b.end() for b in POLICY_BREAK.finditer(folded)] if breaks is None else breaks
+        at = bisect.bisect_right(breaks, m.start())
+        start = breaks[at - 1] if at else 0
+        end = breaks[at] if at < len(breaks) else len(folded)
+        policy = POLICY.search(folded[start:end]) and not COMMIT.search(folded[start : m.end()])
+        if not policy:
+            _add(hits, "deadline", m.start(), m.end())
 
 
 def _phones(folded: str, hits: list[Hit]) -> None:
