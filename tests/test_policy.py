@@ -69,11 +69,11 @@ def test_an_unknown_class_header_is_a_clear_400(classifier: Classifier) -> None:
 
 def test_layers_plan_over_class_over_defaults() -> None:
     policies = load_policies(REPO / "policies")
-    assert policies.resolve("pro", "support", "gpt-4o-mini").quota_tokens == 3500
-    assert policies.resolve("basic", "support", "gpt-4o-mini").quota_tokens == 2500
-    assert policies.resolve("basic", "catalog", "x").quota_tokens == 2000
+    assert policies.resolve("pro", "technical", "gpt-4o-mini").quota_tokens == 4000
+    assert policies.resolve("basic", "support", "gpt-4o-mini").quota_tokens == 2000
+    assert policies.resolve("basic", "catalog", "x").quota_tokens == 1800
     dispute = policies.resolve("enterprise", "dispute", "local-llama")
-    assert (dispute.quota_tokens, dispute.turn_ceiling, dispute.context_window) == (4500, 6, 32000)
+    assert (dispute.quota_tokens, dispute.turn_ceiling, dispute.context_window) == (3500, 6, 32000)
 
 
 def _policy_dir(tmp_path: Path, change: dict[str, Any]) -> Path:

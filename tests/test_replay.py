@@ -248,3 +248,9 @@ def test_an_identifier_is_kept_by_its_digits_however_grouped() -> None:
     assert not fact_present(phone, normalized("phone 92770"))
     name = {"type": "name", "value": "Ana Souza", "surface": "Ana"}
     assert not fact_present(name, normalized("order 12345"))
+
+
+def test_the_punctuation_around_a_phrase_is_not_the_fact() -> None:
+    problem = {"type": "problem", "value": "stock question", "surface": "do you sell that model?"}
+    assert fact_present(problem, normalized("topic: do you sell that model | outcome: ..."))
+    assert not fact_present(problem, normalized("topic: do you sell that"))

@@ -129,10 +129,10 @@ def test_what_facts_leave_passes_on_to_the_episodes() -> None:
 @pytest.mark.parametrize(
     ("plan", "conversation_class", "quota"),
     [
-        ("basic", "dispute", 4500),  # the class's own value, over plans.basic.defaults
-        ("basic", "support", 2500),  # the class says nothing: the plan's default
-        ("basic", "catalog", 2000),  # plans.basic.classes.catalog beats the class
-        ("-", "dispute", 4500),
+        ("basic", "dispute", 3500),  # the class's own value, over plans.basic.defaults
+        ("basic", "support", 2000),  # the class says nothing: the plan's default
+        ("basic", "catalog", 1800),  # plans.basic.classes.catalog beats the class
+        ("-", "dispute", 3500),
     ],
 )
 def test_layers_defaults_then_plan_defaults_then_class_then_plan_class(
@@ -155,7 +155,7 @@ def test_a_plans_default_yields_to_the_class(tmp_path: Path) -> None:
             {"plans": {"small": {"defaults": {"quota_tokens": 2000, "episodes_ceiling": 200}}}},
         )
     )
-    assert policies.resolve("small", "dispute", "m").quota_tokens == 4500
+    assert policies.resolve("small", "dispute", "m").quota_tokens == 3500
     assert policies.resolve("small", "dispute", "m").episodes_ceiling == 800
     assert policies.resolve("small", "support", "m").episodes_ceiling == 200
 
@@ -165,7 +165,7 @@ def test_a_plans_default_yields_to_the_class(tmp_path: Path) -> None:
 
 def test_check_config_checks_every_class_against_every_model_window(tmp_path: Path) -> None:
     """Issue 10, defect 6: only the default model's window was checked."""
-    windows = {"default": 128000, "small-model": 5500}
+    windows = {"default": 128000, "small-model": 4500}
     with pytest.raises(ConfigError) as info:
         load_policies(_policy_file(tmp_path, {"context_windows": windows}))
     flagged = {(where, "small-model" in why) for _, where, why in info.value.problems}

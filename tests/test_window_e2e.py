@@ -267,7 +267,7 @@ def test_model_summarizer_is_used_and_booked_and_falls_back(
         policy = yaml.safe_load((root / "policies" / "context.yaml").read_text())
         policy["summarizer"]["model"] = model
         policy["classes"]["support"]["quota_tokens"] = 2600
-        policy["plans"]["pro"]["classes"]["support"]["quota_tokens"] = 2600
+        policy["plans"]["pro"]["classes"]["support"] = {"quota_tokens": 2600}
         policy["defaults"]["transcript_floor"] = 1200
         (root / "policies" / "context.yaml").write_text(yaml.safe_dump(policy))
         gw.restart()

@@ -74,10 +74,21 @@ class EpisodeBook:
         stored = await self.conversations.facts(record.tenant, fkey) if fkey else []
         during = [f for f in stored if record.started <= f.created_at <= record.last_seen + 1]
         heard = await self._heard.of_fold([], turns, record.channel, record.last_seen)
-        facts = current_facts([*during, *one_problem(heard, during, record.started)])
+        facts = _few_deadlines(
+            current_facts([*during, *one_problem(heard, during, record.started)])
+        )
         source = EpisodeSource(record.channel, record.last_seen, turns, record.summary)
         card = await self._summarizer.card(caller, source, facts, EPISODE_CARD_TOKENS, model)
         episode = Episode(record.id, record.channel, card, record.last_seen)
         if record.customer:
             await self.conversations.save_episode(record.tenant, record.customer, episode, now)
         return episode
+
+
+CARD_DEADLINES = 2  # an agent states many time frames; the card keeps the newest
+
+
+def _few_deadlines(facts: list[Fact]) -> list[Fact]:
+    deadlines = [f for f in facts if f.tags[:1] == ("deadline",)]
+    dropped = {id(f) for f in deadlines[:-CARD_DEADLINES]}
+    return [f for f in facts if id(f) not in dropped]

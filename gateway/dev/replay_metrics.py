@@ -32,6 +32,7 @@ LAST_MESSAGES = 4
 # An episode turn shorter than this ("ok", "thanks!") proves nothing when found again.
 RAW_TURN_MIN_CHARS = 40
 _SPACE = re.compile(r"\s+")
+_EDGE = " .,;:!?¡¿\"'()"
 
 Tally = dict[str, list[int]]
 Location = tuple[int, int]
@@ -56,7 +57,9 @@ def fact_present(fact: Mapping[str, Any], text: str) -> bool:
     forms = [
         f for f in (fact.get("surface"), fact.get("value")) if isinstance(f, str) and f.strip()
     ]
-    if any(normalized(form) in text for form in forms):
+    # The punctuation around a phrase is not the fact: "do you still sell that model?"
+    # is kept by "... do you still sell that model | ...".
+    if any(normalized(form).strip(_EDGE) in text for form in forms):
         return True
     if fact.get("type") not in IDENTIFIER_TYPES:
         return False
