@@ -368,3 +368,51 @@ def test_each_compaction_appends_to_the_summary_so_the_cached_prefix_survives(
             assert new[:cut] == old[:cut]
     # The summary is rewritten only when it passes its ceiling.
     assert appended >= len(folds[1:]) / 2
+
+
+def test_between_compactions_each_prompt_extends_the_last_and_facts_survive_folding(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """What the prefix cache needs: a turn that folds nothing sends the previous prompt
+    unchanged with the new turns after it, even as the customer repeats the facts the
+    fact blocks hold. And what the folded turns said stays."""
+    said = [
+        "oi boa tarde aqui é a Renata Alves, meu pedido PED-448812 chegou quebrado",
+        "moro em Campinas, rua das Acácias 120",
+        "meu email é renata.alves@example.com",
+    ]
+    chatter = [
+        f"ok, e sobre o pedido PED-448812, alguma novidade? pergunta {n}, estou aguardando "
+        "a resposta da transportadora desde a semana passada e ninguém me explica nada"
+        for n in range(40)
+    ]
+    chatter[20] = "na verdade eu me mudei, agora moro em Sorocaba"
+    chatter[30] = "confirmando o email: renata.alves@example.com"  # repeated, not corrected
+    texts = [*said, *chatter]
+    # A correction replaces the fact it corrects wherever it is shown: that turn may
+    # change the block after the summary (one cache miss per correction).
+    corrected = len(said) + 20
+    _turns(
+        sqlite_app_gateway,
+        "prefix-stable",
+        "whatsapp",
+        texts,
+        **{"X-Conversation-Class": "catalog"},
+    )
+    sent = [_prompt_text(e) for e in app_log.since()]
+    evicted = [e["messages"] for e in app_log.since()]
+    assert len(sent) == len(texts)
+    folds = 0
+    for n in range(1, len(sent)):
+        summary_before = _summary_of({"messages": evicted[n - 1]})
+        summary_after = _summary_of({"messages": evicted[n]})
+        if summary_before == summary_after and n != corrected:
+            assert sent[n].startswith(sent[n - 1]), f"turn {n} changed an earlier part"
+        else:
+            folds += 1
+    assert folds >= 2, "the catalog quota must fold this conversation"
+    last = sent[-1]
+    assert "Renata Alves" in last and "PED-448812" in last
+    assert "renata.alves@example.com" in last  # hers, said here: shown without scopes
+    assert "Sorocaba" in last
+    assert "Campinas" not in last.split("(This stands for")[-1]  # corrected: not a fact now
