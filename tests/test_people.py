@@ -178,6 +178,14 @@ FOUND = [
     ("é na avenida brasil mil e duzentos, apto 3", {("address", "avenida brasil mil e duzentos")}),
     ("vivo en la calle mayor doce", {("address", "calle mayor doce")}),
     ("rua das flores cento e vinte, um abraço", {("address", "rua das flores cento e vinte")}),
+    # An address after a delivery cue, its street named first or its number first
+    ("deliver to oak avenue sixty please", {("address", "oak avenue sixty")}),
+    ("send it to 12 park road", {("address", "12 park road")}),
+    ("ship to park road 1500", {("address", "park road 1500")}),
+    ("please deliver it to Maple Street 42", {("address", "Maple Street 42")}),
+    ("send the replacement to oak avenue, number 60", {("address", "oak avenue, number 60")}),
+    ("entregar na rua das flores cento e vinte", {("address", "rua das flores cento e vinte")}),
+    ("enviar a calle mayor doce", {("address", "calle mayor doce")}),
     # Names that are also words stay names
     ("sou a Ana", {("name", "Ana")}),
     ("I'm Ana Souza", {("name", "Ana Souza")}),
@@ -273,6 +281,12 @@ ABSENT = [
     ("we drive 2 hours to get there", "address"),
     ("rua augusta um tempo atrás era melhor", "address"),
     ("fiquei na rua esperando duas horas", "address"),
+    ("I walked down the road 3 blocks", "address"),
+    ("I need to drive 3 of them to work", "address"),
+    ("deliver to oak avenue sixty please", "city"),
+    # A place that is no city alone, and how old a city is
+    ("moro na vila", "city"),
+    ("a cidade é velha", "city"),
 ]
 
 
@@ -570,9 +584,73 @@ def test_the_last_city_a_message_states_is_the_current_one(text: str, city: str)
     assert [f.value for f in current_facts(extract(text)) if f.tags[0] == "city"] == [city]
 
 
-def test_a_correction_is_not_the_problem() -> None:
-    facts = extract("I live in York", "no, the right one is Leeds")
-    assert "problem" not in kinds(facts)
+@pytest.mark.parametrize(
+    "chat",
+    [
+        ["I live in York", "no, the right one is Leeds"],
+        ["correction danderson at hotmail dot com and then I need the refund"],
+        ["my email is dan at gmail dot com", "correction danderson at hotmail dot com and then"],
+        ["me enganei, o pedido é 774412 e não o outro"],
+        ["my email is dan@shop.com", "actually dan@shop.co.uk and please update it"],
+        ["vivo en Sevilla", "perdón, quise decir Valencia"],
+    ],
+)
+def test_a_correction_is_not_the_problem(chat: list[str]) -> None:
+    assert "problem" not in kinds(extract(*chat))
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        # Only the clause that corrects is skipped
+        (
+            "correction danderson at hotmail dot com, and my refund never arrived",
+            "my refund never arrived",
+        ),
+        # "Actually" opening a first message corrects nothing before it
+        ("Actually, my order 55123 never arrived", "my order 55123 never arrived"),
+        ("na verdade o produto veio quebrado", "na verdade o produto veio quebrado"),
+    ],
+)
+def test_a_problem_after_a_correction_cue_is_still_the_problem(text: str, problem: str) -> None:
+    assert [f.value for f in extract(text) if f.tags[0] == "problem"] == [problem]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "moro em {}",
+        "I live in {}",
+        "sou de {}",
+        "vivo en {}",
+        "ship it to {}",
+        "the delivery to {} never happened",
+        "envío a {} tarda mucho",
+        "estou em {} agora",
+    ],
+)
+@pytest.mark.parametrize(
+    "city",
+    [
+        "Vila Velha",
+        "Vila Mariana",
+        "Porto Seguro",
+        "Santa Maria",
+        "San José",
+        "Belo Horizonte",
+        "Rio de Janeiro",
+        "São José dos Campos",
+    ],
+)
+def test_a_city_of_several_words_comes_out_whole(text: str, city: str) -> None:
+    for said in (city, city.lower()):
+        facts = extract(text.format(said))
+        assert [f.value for f in facts if f.tags[0] == "city"] == [said]
+
+
+def test_a_city_in_lowercase_keeps_a_third_word_that_says_city() -> None:
+    facts = extract("we ship to new york city every week")
+    assert [f.value for f in facts if f.tags[0] == "city"] == ["new york city"]
 
 
 def test_the_problem_skips_a_sentence_that_says_only_who_the_customer_is() -> None:
@@ -678,6 +756,138 @@ def test_actually_before_another_value_corrects_nothing() -> None:
     facts = extract("order 55123 is late", "Actually, I have another order 66234")
     orders = [f.value for f in current_facts(facts) if f.tags[0] == "order"]
     assert orders == ["55123", "66234"]
+
+
+@pytest.mark.parametrize(
+    ("chat", "kind", "old", "new"),
+    [
+        (
+            ["Te devolvo R$ 30,00 no cartão.", "Me enganei antes, o correto é 34,00 reais."],
+            "promise",
+            "R$ 30,00",
+            "34,00 reais",
+        ),
+        (
+            ["I can refund $150.", "Sorry, I misspoke earlier: USD 187.50."],
+            "promise",
+            "$150",
+            "USD 187.50",
+        ),
+        (
+            [
+                "I'll credit you thirty dollars.",
+                "correction it's actually thirty-three dollars and fifty cents",
+            ],
+            "promise",
+            "thirty dollars",
+            "thirty-three dollars and fifty cents",
+        ),
+        (
+            ["Le reembolsamos 40 euros.", "Perdón, me equivoqué: son 45 euros."],
+            "promise",
+            "40 euros",
+            "45 euros",
+        ),
+        (
+            ["Vou estornar R$ 30,00.", "Correção: na verdade R$ 31,90."],
+            "promise",
+            "R$ 30,00",
+            "R$ 31,90",
+        ),
+        (["Te devolvemos 30 euros.", "Perdón, es 35 euros."], "promise", "30 euros", "35 euros"),
+        # The agent promised before: any first amount in the cue's sentence restates it
+        (
+            ["I can refund $150.", "Sorry, my mistake, the full amount we'll send is $175."],
+            "promise",
+            "$150",
+            "$175",
+        ),
+        (
+            ["We'll ship it by july six.", "sorry I misspoke earlier july eight"],
+            "deadline",
+            "by july six",
+            "july eight",
+        ),
+        (
+            ["Consigo devolver até 20/02.", "Correção: na verdade 21/02"],
+            "deadline",
+            "até 20/02",
+            "21/02",
+        ),
+        (
+            ["Le llegará antes del viernes.", "Perdón, me equivoqué: el plazo es el 3 de mayo."],
+            "deadline",
+            "antes del viernes",
+            "3 de mayo",
+        ),
+    ],
+)
+def test_an_agent_correcting_an_amount_or_date_supersedes_its_promise(
+    chat: list[str], kind: str, old: str, new: str
+) -> None:
+    facts = extract(*chat, role="assistant")
+    (corrected,) = (f for f in facts if f.value == new)
+    assert corrected.tags == (kind, "agent", "correction")
+    assert corrected.text.endswith("(the agent said) (correction)")
+    assert [f.value for f in current_facts(facts) if f.tags[0] == kind] == [new]
+    assert old in {f.value for f in facts}
+
+
+@pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("Sorry, I misspoke earlier: USD 187.50.", "USD 187.50"),
+        ("Me enganei antes. O correto é 34,00 reais.", "34,00 reais"),
+        ("Oops, my mistake, July 8th is when it ships.", "July 8th"),
+        ("Correção: o prazo certo é 25/03.", "25/03"),
+    ],
+)
+def test_an_agent_correction_right_before_a_value_states_it(said: str, value: str) -> None:
+    (fact,) = extract(said, role="assistant")
+    assert fact.value == value and "correction" in fact.tags
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Sorry, my mistake, I meant the other order. Your total was $50.",
+        "Actually, your order total was $50.",
+        "Sorry, I misspoke earlier: the store opens at 9.",
+        "Correction: your order shipped. It was placed March 3.",
+    ],
+)
+def test_an_agent_correction_that_restates_no_value_states_none(said: str) -> None:
+    assert extract(said, role="assistant") == []
+
+
+@pytest.mark.parametrize(
+    ("chat", "values"),
+    [
+        # An apology is no correction; "also" adds a second promise
+        (
+            ["Le reembolsamos 40 euros.", "Perdón por la demora, le reembolsamos 45 euros."],
+            ["40 euros", "45 euros"],
+        ),
+        (["I can refund $150.", "Actually, I can also add a $10 voucher."], ["$150", "$10"]),
+        (
+            ["We'll ship it by Friday.", "Correction: your order shipped. It was placed March 3."],
+            ["by Friday"],
+        ),
+    ],
+)
+def test_an_agent_turn_that_corrects_nothing_keeps_its_promises(
+    chat: list[str], values: list[str]
+) -> None:
+    facts = extract(*chat, role="assistant")
+    assert [f.value for f in current_facts(facts)] == values
+    assert not any("correction" in f.tags for f in facts)
+
+
+def test_a_customer_correcting_an_amount_states_no_promise() -> None:
+    facts = extract("paguei US$ 150", "Sorry, I misspoke earlier: USD 187.50.")
+    assert [(f.tags, f.value) for f in current_facts(facts) if f.tags[0] != "problem"] == [
+        (("amount", "customer", "correction"), "USD 187.50")
+    ]
 
 
 def test_actually_in_the_middle_of_a_sentence_corrects_nothing() -> None:

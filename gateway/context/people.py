@@ -161,7 +161,7 @@ def extract_people_facts(turns: Sequence[Any], channel: str, now: float) -> list
         english = is_english(folded)
         agent = role == "assistant"
         hits = agent_hits(folded, english) if agent else customer_hits(folded, english)
-        corrections(folded, hits, seen)
+        corrections(folded, hits, seen, english, agent)
         if not agent:
             problems(folded, hits, seen)
         for rank, hit in enumerate(sorted(hits, key=lambda h: h.start)):

@@ -1,6 +1,6 @@
-"""What a customer's turn means for the conversation so far: a correction ("actually",
-"na verdade", "quise decir") supersedes an earlier value, and the problem they came with
-is the first sentence that says something. Pure.
+"""What a turn means for the conversation so far: a correction ("actually", "na
+verdade", "quise decir") supersedes an earlier value, the customer's or the agent's, and
+the problem the customer came with is the first sentence that says something. Pure.
 """
 
 from __future__ import annotations
@@ -17,10 +17,12 @@ from gateway.context.people_patterns import (
     NEW_PROBLEM,
     NONSPACE,
     OPENER,
+    RESTATING,
     SENTENCE_END,
     WORD,
 )
-from gateway.context.people_spans import Hit, free, proper
+from gateway.context.people_spans import Hit, amount_spans, date_spans, free, proper
+from gateway.context.people_text import SpanMatch
 from gateway.context.people_words import FILLER
 
 PROBLEM_WORDS = 18  # of its sentence: the problem is a line of the facts block, not a turn
@@ -29,6 +31,22 @@ _INTRO_KINDS = frozenset({"name", "city", "phone", "email", "address"})
 # What a bare corrected value ("scratch that, Austin") can be, by its shape.
 _WORD_KINDS = ("name", "city")
 _DIGIT_KINDS = ("order", "sku", "phone", "amount")
+# Cues that also open a sentence that corrects nothing ("Actually, my order 55123 never
+# came"): the clause corrects only a value of a kind the conversation already has.
+_DISCOURSE = ("actually", "na verdade", "en realidad")
+RESTATED_CHARS = 160  # how far after an agent's correction cue the value it restates may be
+
+
+@dataclass
+class Conversation:
+    """What one call has read so far: which kinds came last, and whether the problem is
+    known (one per conversation, unless the customer brings "outra coisa")."""
+
+    recent: list[str] = field(default_factory=list)
+    problem: bool = False
+
+    def last_of(self, kinds: Sequence[str]) -> str:
+        return next((k for k in reversed(self.recent) if k in kinds), "")
 
 
 def _after_opener(folded: str, pos: int) -> int:
@@ -73,7 +91,26 @@ def _span_end(folded: str, pos: int) -> int:
     return end
 
 
-def _problem(folded: str, pos: int, hits: Sequence[Hit]) -> tuple[int, int] | None:
+def _corrected(folded: str, pos: int, stop: int, hits: Sequence[Hit], seen: Conversation) -> int:
+    """Past a clause that opens with a correction cue up to the value it corrects and the
+    end of that value's clause ("correction danderson at hotmail dot com and then..."),
+    else pos: a customer correcting a detail is not stating the problem."""
+    after = [h for h in hits if h.kind != "problem" and pos <= h.start < stop]
+    value = min(after, key=lambda h: h.start, default=None)
+    cue = CORRECTION.search(folded[pos:stop]) if value else None
+    if value is None or cue is None or cue.start() > 0:
+        return pos
+    said = " ".join((cue.group(0) or "").lower().split())
+    known = [*seen.recent, *(h.kind for h in hits if h.start < pos)]
+    if any(d in said for d in _DISCOURSE) and value.kind not in known:
+        return pos
+    clause = CLAUSE_END.search(folded[value.end : stop])
+    return value.end + clause.end() if clause else stop
+
+
+def _problem(
+    folded: str, pos: int, hits: Sequence[Hit], seen: Conversation
+) -> tuple[int, int] | None:
     """The first sentence from pos that says something (3+ words, one not filler), from
     the first clause that does: past greetings, the customer introducing themselves,
     asking for help without saying with what ("preciso de ajuda,") and filler clauses."""
@@ -89,6 +126,10 @@ def _problem(folded: str, pos: int, hits: Sequence[Hit]) -> tuple[int, int] | No
             continue
         if stop <= pos:
             return None
+        corrected = _corrected(folded, pos, stop, hits, seen)
+        if corrected > pos:
+            pos = corrected
+            continue
         clause = CLAUSE_END.search(folded[pos:stop])
         cut = pos + clause.end() if clause else stop
         if not _says(_words(folded, pos, cut, hits)):
@@ -101,33 +142,27 @@ def _problem(folded: str, pos: int, hits: Sequence[Hit]) -> tuple[int, int] | No
     return None
 
 
-@dataclass
-class Conversation:
-    """What one call has read so far: which kinds came last, and whether the problem is
-    known (one per conversation, unless the customer brings "outra coisa")."""
-
-    recent: list[str] = field(default_factory=list)
-    problem: bool = False
-
-    def last_of(self, kinds: Sequence[str]) -> str:
-        return next((k for k in reversed(self.recent) if k in kinds), "")
-
-
-def corrections(folded: str, hits: list[Hit], seen: Conversation) -> None:
+def corrections(
+    folded: str, hits: list[Hit], seen: Conversation, english: bool, agent: bool = False
+) -> None:
     """A turn that corrects ("actually", "na verdade", "quise decir"): what it states
-    after the cue supersedes the newest earlier value of its kind. A bare value ("scratch
-    that, Austin") takes the kind of the latest fact of its shape."""
+    after the cue supersedes the newest earlier value of its kind. A customer's bare value
+    ("scratch that, Austin") takes the kind of the latest fact of its shape; an agent's
+    amount or date is the promise or deadline it restates."""
     cue = CORRECTION.search(folded)
     if cue is None or ADDITION.search(folded[cue.end() : cue.end() + 60]):
         return  # "actually, I have another order": a second value, not a corrected one
     hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
+    earlier = sorted((h.start, h.kind) for h in hits if h.start < cue.start())
+    before = Conversation([*seen.recent, *(kind for _, kind in earlier)])
+    if agent:
+        _restated(folded, cue, hits, before, english)
+        return
     bare = BARE_VALUE.search(folded[cue.end() : cue.end() + 80])
     if bare is None:
         return
     start, end = cue.end() + bare.start(1), cue.end() + bare.end(1)
     value = bare.group(1) or ""
-    earlier = sorted((h.start, h.kind) for h in hits if h.start < cue.start())
-    before = Conversation([*seen.recent, *(kind for _, kind in earlier)])
     if any(c.isdigit() for c in value):
         kind = before.last_of(_DIGIT_KINDS) if sum(c.isdigit() for c in value) >= 2 else ""
     else:
@@ -137,14 +172,33 @@ def corrections(folded: str, hits: list[Hit], seen: Conversation) -> None:
         hits.append(Hit(kind, start, end, cue.start(), True))
 
 
+def _restated(
+    folded: str, cue: SpanMatch, hits: list[Hit], before: Conversation, english: bool
+) -> None:
+    """The first amount (a promise) or date (a deadline) after an agent's correction cue,
+    when only restating words stand between them ("Me enganei antes, o correto é 34,00
+    reais"), or the agent gave one of its kind before and it is in the cue's sentence."""
+    after = folded[cue.end() : cue.end() + RESTATED_CHARS]
+    found = [(*span, "promise") for span in amount_spans(after, english)]
+    found += [(*span, "deadline") for span in date_spans(after)]
+    if not found:
+        return
+    start, end, kind = min(found)
+    lead = after[:start]
+    stated = before.last_of((kind,)) == kind and SENTENCE_END.search(lead) is None
+    start, end = cue.end() + start, cue.end() + end
+    if (stated or RESTATING.search(lead)) and free(hits, start, end):
+        hits.append(Hit(kind, start, end, cue.start(), True))
+
+
 def problems(folded: str, hits: list[Hit], seen: Conversation) -> None:
     """The customer's problem: the first sentence that says something in the first turn
     that has one, and in a later turn only after "outra coisa", "another issue"."""
     if not seen.problem:
-        span = _problem(folded, 0, hits)
+        span = _problem(folded, 0, hits, seen)
     else:
         cue = NEW_PROBLEM.search(folded)
-        span = _problem(folded, cue.end(), hits) if cue else None
+        span = _problem(folded, cue.end(), hits, seen) if cue else None
     if span:
         hits.append(Hit("problem", *span, span[0]))
         seen.problem = True

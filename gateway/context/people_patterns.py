@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gateway.context.people_numbers import MULTIPLIERS, NUMBERS, ORDINALS, REPEATS
-from gateway.context.people_text import linear
+from gateway.context.people_text import linear, word_set
 
 
 def _alternation(words: Sequence[str]) -> str:
@@ -171,7 +171,8 @@ NUMBER_FIRST = linear(
     r"|way|place|terrace|parkway|highway|hwy)\b\.?"
 )
 NAME_FIRST = linear(
-    rf"\b((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET})\s*,?\s*(?:(?:no\.?\s*)?\d{{1,5}}\b|{_SAID_HOUSE})"
+    rf"\b((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET})\s*,?\s*(?:(?:(?:no\.?|number|numero)\s*)?\d{{1,5}}\b"
+    rf"|{_SAID_HOUSE})"
 )
 NAME = linear(
     r"\b(?:(my\s+name\s+is|my\s+name'?s|name'?s|meu\s+nome\s+(?:completo\s+)?(?:e|eh)|me\s+chamo"
@@ -216,15 +217,34 @@ CITY = linear(
     r"|((?-i:[A-Z][a-z]+),?\s+from|(?-i:[A-Z][a-z]+),\s+(?:de|desde)))"
     rf"\s+{_NAMES}"
 )
+# "Perdón" and "sorry" open a correction only before one ("perdón, quise decir..."):
+# alone they apologise ("Perdón por la demora").
 CORRECTION = linear(
     r"(?:^|[.!?,;:\n]\s*|\b(?:no|nao|nope|wait|espera|oops|ops|oh|ah|sorry|desculpa|desculpe"
-    r"|perdao)[,!.]*\s+)(?:actually|my\s+mistake|my\s+bad|scratch\s+that|i\s+mean|i\s+meant"
+    r"|perdao|perdon)[,!.]*\s+)(?:actually|my\s+mistake|my\s+bad|scratch\s+that|i\s+mean"
+    r"|i\s+meant|(?:i\s+)?misspoke|i\s+said\s+(?:it\s+)?wrong|let\s+me\s+correct\s+(?:that|myself)"
     r"|correction|na\s+verdade|quer\s+dizer|correcao|corrigindo|espera,?\s+(?:e|eh)|me\s+enganei"
-    r"|(?:eu\s+)?errei|perdon|en\s+realidad|quise\s+decir|mejor\s+dicho|me\s+equivoque|digo"
-    r"|sorry,?\s+(?:it'?s|i\s+mean)|desculp[ae],?\s+(?:e|eh|era)|[ao]\s+(?:corret|cert)[ao]\s+(?:e|eh"
-    r"|seria)|the\s+(?:right|correct)\s+one\s+(?:is|was)|it\s+should\s+(?:be|say)"
+    r"|(?:eu\s+)?errei|falei\s+errado|en\s+realidad|quise\s+decir|mejor\s+dicho|me\s+equivoque"
+    r"|correccion|corrijo|dije\s+mal|digo|sorry,?\s+(?:it'?s|i\s+mean)|desculp[ae],?\s+(?:e|eh|era)"
+    r"|perdon,?\s+(?:es|era|son)|[ao]\s+(?:corret|cert)[ao]\s+(?:e|eh|seria)"
+    r"|the\s+(?:right|correct)\s+one\s+(?:is|was)|it\s+should\s+(?:be|say)"
     r"|(?:lo|el|la)\s+correct[oa]\s+(?:es|seria))\b"
 )
+# What may stand between an agent's correction cue and the amount or date it restates
+# ("Me enganei antes, o correto é 34,00", "sorry, I misspoke earlier: USD 187.50"):
+# nothing but these words says the value is what the cue corrects.
+_RESTATING = word_set(
+    "earlier before sorry i i'm misspoke mean meant actually correction the correct right "
+    "amount value total refund credit price date deadline delivery is it's its it was "
+    "should be will would that make in fact really oh um uh so my mistake bad wrong let me "
+    "myself antes desculpa desculpe perdao o a correto correta certo certa valor reembolso "
+    "estorno credito preco data prazo entrega e eh seria sera foi na verdade quer dizer "
+    "enganei errei correcao corrigindo sao fica ficam de do da vai ser ou seja perdon el la "
+    "lo correcto correcta cierto monto importe devolucion precio fecha plazo es son era fue "
+    "en realidad quise decir digo equivoque correccion queda quedan del mejor dicho"
+)
+_PAUSE = "[\\s,.:;!?\"'()\u2013\u2014-]*"  # dashes: "sorry \u2014 it's $40"
+RESTATING = linear(rf"^{_PAUSE}(?:{_alternation(sorted(_RESTATING))}\b{_PAUSE})*$")
 ADDITION = linear(
     r"\b(?:another|also|too|second|one\s+more|outr[oa]|tambem|mais\s+um|otr[oa]|tambien)\b"
 )

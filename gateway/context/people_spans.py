@@ -174,6 +174,7 @@ def _cities(folded: str, hits: list[Hit]) -> None:
         if m is None:
             return
         span = proper(folded, m.start(4), m.end(4), m.group(1) is None, True, city=True)
+        span = _city_words(folded, *span) if span else None
         pos = span[1] if span else m.start(4)
         if not span or (m.group(3) is not None and folded[span[0]].islower()):
             continue  # "Ana from Recife", never "Ana from accounts"
@@ -182,14 +183,28 @@ def _cities(folded: str, hits: list[Hit]) -> None:
             _add(hits, "city", *span, cue=span[0] if m.group(2) else m.start())
 
 
+def _city_words(folded: str, start: int, end: int) -> tuple[int, int]:
+    """A city in lowercase of three words, the last not after a "de", is one of two and
+    the verb after it ("the delivery to porto seguro never happened"), unless its last
+    word says city ("new york city"); "são josé dos campos" stays whole."""
+    words = list(TOKEN_WORD.finditer(folded[start:end]))
+    said = [(m.group(0) or "").lower() for m in words]
+    named = [w for w in said if w not in CONNECTORS]
+    if folded[start].isupper() or len(named) != 3 or said[-2] in CONNECTORS:
+        return start, end
+    return (start, end) if said[-1] in PLACE_WORDS else (start, start + words[-2].end())
+
+
 def _street(folded: str, start: int, end: int, trim: bool) -> int | None:
-    """Where a street name starts in folded[start:end] (its words, leading common words
-    trimmed when `trim`); None when it has a common word ("2 days on the way")."""
+    """Where a street name starts in folded[start:end]: when `trim`, past the last common
+    word and the numbers after it ("deliver to oak avenue", "ship to park road"); None
+    when it has a common word ("2 days on the way")."""
     words = [
         (start + m.start(), (m.group(0) or "").lower()) for m in WORD.finditer(folded[start:end])
     ]
-    while trim and words and words[0][1] in NOT_PROPER:
-        words.pop(0)
+    if trim:
+        cut = max((i + 1 for i, (_, w) in enumerate(words) if w in NOT_STREET), default=0)
+        words = list(itertools.dropwhile(lambda w: w[1] in NOT_PROPER, words[cut:]))
     named = [w for _, w in words if w not in CONNECTORS and not w.isdigit() and len(w) > 1]
     if not named or any(w in NOT_STREET for w in named):
         return None
@@ -227,19 +242,27 @@ def _said_email(folded: str, m: SpanMatch) -> bool:
     return not common or EMAIL_CUE.search(folded[max(0, m.start() - 40) : m.start()]) is not None
 
 
-def _amounts(folded: str, hits: list[Hit], english: bool, agent: bool = False) -> None:
+def amount_spans(folded: str, english: bool) -> Iterator[tuple[int, int]]:
+    """Where the turn states an amount; a spelled one from its first number word."""
     for m in _found(AMOUNT, folded):
         start = m.start()
-        if not any(c.isdigit() for c in m.group(0) or ""):  # spelled: from its first number
+        if not any(c.isdigit() for c in m.group(0) or ""):
             tokens = number_tokens(folded, start, m.end(), english)
             start = tokens[0][0] if tokens else m.end()
+        yield start, m.end()
+
+
+def _amounts(folded: str, hits: list[Hit], english: bool, agent: bool = False) -> None:
+    for start, end in amount_spans(folded, english):
         if not agent:
-            _add(hits, "amount", start, m.end())
-        elif OFFER.search(folded[max(0, start - 80) : m.end() + 40]):
-            _add(hits, "promise", start, m.end())
+            _add(hits, "amount", start, end)
+        elif OFFER.search(folded[max(0, start - 80) : end + 40]):
+            _add(hits, "promise", start, end)
 
 
-def _dates(folded: str, hits: list[Hit]) -> None:
+def date_spans(folded: str) -> Iterator[tuple[int, int]]:
+    """Where the turn states a date: not "24/7", "segunda vez" or "31/31", and without
+    the "na", "el", "on" before it."""
     for m in _found(DATE, folded):
         value = (m.group(0) or "").lower()
         after = folded[m.end() : m.end() + 20].split()
@@ -249,7 +272,12 @@ def _dates(folded: str, hits: list[Hit]) -> None:
             continue
         lead = value.split(" ", 1)[0] if " " in value else ""
         dropped = lead in ("na", "no", "el", "on") or (lead == "dia" and " de " in value)
-        _add(hits, "date", m.start() + (len(lead) + 1 if dropped else 0), m.end())
+        yield m.start() + (len(lead) + 1 if dropped else 0), m.end()
+
+
+def _dates(folded: str, hits: list[Hit]) -> None:
+    for start, end in date_spans(folded):
+        _add(hits, "date", start, end)
 
 
 def _day_month(parts: list[str]) -> bool:

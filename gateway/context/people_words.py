@@ -59,8 +59,8 @@ STATES = word_set(
     "ciego ciega embarazada soltera soltero viudo viuda desempleado desempleada culpable "
     "facilisimo dificilisimo imposible posible impossible possible big small large huge tiny "
     "far close quiet safe dangerous expensive cheap pequena pequeno grande bonita bonito feia "
-    "feio hermosa hermoso fea feo tranquila tranquilo perigosa perigoso peligrosa peligroso "
-    "segura seguro quente fria frio calurosa caluroso cara"
+    "feio velha velho hermosa hermoso fea feo tranquila tranquilo perigosa perigoso peligrosa "
+    "peligroso segura seguro quente fria frio calurosa caluroso cara"
 )
 # What follows "entregar em", "ship it to", "envío a" without being a city.
 NOT_DESTINATION = word_set(
@@ -166,11 +166,13 @@ NOT_STREET = (
         "febrero mayo junio julio septiembre octubre noviembre diciembre"
     )
 )
-# A city's name may start with "new" or "nova"; alone, "city" is no city.
-NOT_CITY = NOT_PROPER - word_set("new nova novo nuevo nueva city cidade ciudad janeiro")
+# A city's name may start with "new" or "nova", and go on with "velha" ("Vila Velha":
+# STATES keeps it from opening one); alone, "city" is no city.
+NOT_CITY = NOT_PROPER - word_set("new nova novo nuevo nueva city cidade ciudad janeiro velha velho")
 TITLES = word_set("dr dra mr mrs ms miss sr sra srta prof profa dona don dom senhor senhora senor")
 ABBREVIATIONS = word_set("st sta sto ft mt")
-PLACE_WORDS = word_set("city cidade ciudad new nova novo nuevo nueva")
+# Alone no city: "moro na vila" is where, not which.
+PLACE_WORDS = word_set("city cidade ciudad new nova novo nuevo nueva vila villa")
 CONNECTORS = word_set("de da do dos das del la las los di van von der du")
 CONTRACTIONS = ("'s", "'m", "'re", "'ll", "'ve", "'d", "'t")
 SUFFIXES = ("ing", "ed", "ly", "ful", "ous", "ive", "able", "ible", "ado", "ada", "ido", "ida")
