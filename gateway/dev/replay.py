@@ -28,6 +28,7 @@ import httpx
 
 from gateway.config import Settings, load_settings, pricer_for
 from gateway.context.policy import POLICY_FILE
+from gateway.context.prompts import render_fact
 from gateway.dev.replay_metrics import (
     Played,
     QuotaTurn,
@@ -76,6 +77,8 @@ class SideResult:
     quota: list[QuotaTurn] = field(default_factory=list)
     requests: int = 0
     answered_by_gateway: int = 0
+    # Each customer's facts document at the end: (facts, tokens as the prompt shows them).
+    fact_docs: list[tuple[int, int]] = field(default_factory=list)
 
 
 class Side(Protocol):
@@ -109,7 +112,7 @@ class GatewaySide:
         self.http = httpx.AsyncClient(
             transport=httpx.ASGITransport(app=app), base_url="http://gateway", timeout=120
         )
-        self.sim, self.key, self.settings = sim, key, settings
+        self.app, self.sim, self.key, self.settings = app, sim, key, settings
         self.model, self.plan = model, plan
         self.pricer = pricer_for(settings.config)
         self.tokens = TokenCounter()
@@ -155,6 +158,17 @@ class GatewaySide:
             policy.quota_tokens,
             self.tokens.count_messages(self.model, floor),
         )
+
+    async def fact_documents(self, conversations: list[dict[str, Any]]) -> list[tuple[int, int]]:
+        """How big each customer's facts document ended up (the gateway's own store)."""
+        store = self.app.state.gateway.windows.conversations
+        out = []
+        for customer in sorted({str(c["customer_id"]) for c in conversations}):
+            facts = await store.customer_facts(TENANT, customer)
+            out.append(
+                (len(facts), self.tokens.count_text(self.model, "\n".join(map(render_fact, facts))))
+            )
+        return out
 
     async def close(self, conv: dict[str, Any], played: str) -> None:
         reply = await self.http.post(
@@ -340,6 +354,7 @@ async def replay(
                     await play_conversation(base, conv, offsets, full)
                 if progress is not None:
                     progress(n + 1, time.monotonic() - started)
+            policy.fact_docs = await gateway.fact_documents(conversations)
     outline = _outline(conversations)
     done = Replay(policy, full if baseline else None, gateway.pricer, outline)
     done.wall_s = time.monotonic() - started

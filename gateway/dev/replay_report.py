@@ -49,7 +49,22 @@ def side_figures(side: SideResult, baseline_cost: Decimal | None) -> dict[str, A
     figures["requests_with_raw_episode_text"] = raw[0]
     figures["requests_after_episodes"] = raw[1]
     figures["over_quota_by_class"] = quota_by_class(side.quota) if side.quota else None
+    if side.fact_docs:
+        figures["facts_document"] = {
+            "customers": len(side.fact_docs),
+            "facts_p50_p95_max": _p50_p95_max([n for n, _ in side.fact_docs]),
+            "tokens_p50_p95_max": _p50_p95_max([t for _, t in side.fact_docs]),
+        }
     return figures
+
+
+def _p50_p95_max(values: list[int]) -> list[int]:
+    ordered = sorted(values)
+    return [
+        ordered[len(ordered) // 2],
+        ordered[min(len(ordered) - 1, len(ordered) * 95 // 100)],
+        ordered[-1],
+    ]
 
 
 def _classes(replay: Replay) -> float | None:
@@ -178,6 +193,14 @@ def as_table(report: dict[str, Any]) -> str:
         for label, cells in rows
     ]
     out += _quota_lines(report["policy"])
+    docs = report["policy"].get("facts_document")
+    if docs:
+        facts, tokens = docs["facts_p50_p95_max"], docs["tokens_p50_p95_max"]
+        out.append(
+            f"  facts document per customer ({docs['customers']:,}): facts p50 {facts[0]}, "
+            f"p95 {facts[1]}, max {facts[2]}; tokens p50 {tokens[0]}, p95 {tokens[1]}, "
+            f"max {tokens[2]}"
+        )
     out.append(
         "  gateway class = the workload's class_hint in "
         f"{_cell(report['class_hint_agreement_pct'], '%')} of conversations"
