@@ -285,6 +285,21 @@ def test_model_summarizer_is_used_and_booked_and_falls_back(
                 assert "ORD-48213" in state["summary"]  # the extractive fallback kept it
             else:
                 assert all(r["model"] == model and r["fresh_input_tokens"] > 0 for r in calls)
+            # Closed, the conversation becomes a card: by the model when it answers (one
+            # more summarizer call, booked), else the deterministic one; either way headed
+            # [channel, date] and never a turn copied whole.
+            closed = gw.http.post(
+                f"{gw.v1}/conversations/sum-{model}/close",
+                headers={"Authorization": f"Bearer {gw.keys['acme']}"},
+            ).json()
+            card = closed["episode_summary"]
+            after = [
+                r for r in gw.admin("/admin/ledger").json()["records"] if r["route"] == "summarizer"
+            ]
+            assert len(after) == len(calls) + int(expect_calls)
+            assert card.startswith("[unknown, ") and OPENING not in card
+            if model.startswith("fail-"):
+                assert "topic: " in card and "ORD-48213" in card
         finally:
             gw.stop()
 
