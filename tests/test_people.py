@@ -572,6 +572,178 @@ def test_a_message_of_preamble_only_states_no_problem(text: str) -> None:
     assert "problem" not in kinds(extract(text))
 
 
+# Phone transcripts and chat without punctuation: greetings, the customer's name and a
+# request for help run straight into the problem, and on past it into another subject.
+@pytest.mark.parametrize(
+    ("chat", "problem"),
+    [
+        (
+            [
+                "boa noite tipo preciso de ajuda pode me chamar de carlos ferreira preciso "
+                "resolver uma coisa queria saber se tem esse produto em estoque e outra coisa "
+                "comprei pelo aplicativo"
+            ],
+            "queria saber se tem esse produto em estoque",
+        ),
+        (
+            ["oi bom dia me chamo juliana preciso de ajuda o boleto veio com o valor errado"],
+            "o boleto veio com o valor errado",
+        ),
+        (
+            ["oi tudo bem aqui é a fernanda tenho uma dúvida vocês entregam no sábado"],
+            "vocês entregam no sábado",
+        ),
+        (
+            [
+                "bom dia quem fala é o roberto preciso de ajuda minha encomenda está parada há "
+                "uma semana e outra coisa o rastreio não atualiza"
+            ],
+            "minha encomenda está parada há uma semana",
+        ),
+        (
+            [
+                "aqui é o joão preciso resolver uma coisa a entrega atrasou e aí outra coisa o "
+                "cupom não funcionou"
+            ],
+            "a entrega atrasou",
+        ),
+        (
+            ["quem fala é a patrícia tenho um problema o cartão foi recusado duas vezes"],
+            "o cartão foi recusado duas vezes",
+        ),
+        (
+            ["me chamo carlos comprei um celular e veio sem carregador"],
+            "comprei um celular e veio sem carregador",
+        ),
+        (
+            [
+                "hi there quick one my name is kevin miller I need some help do you still sell "
+                "that model I called yesterday"
+            ],
+            "do you still sell that model I called yesterday",
+        ),
+        (
+            ["hello this is sarah I have a question can I return shoes I already wore once"],
+            "can I return shoes I already wore once",
+        ),
+        (
+            [
+                "hey you can call me mike I need some help my subscription renewed without "
+                "asking and another thing the app logs me out"
+            ],
+            "my subscription renewed without asking",
+        ),
+        (
+            [
+                "good evening my name is anna lee quick one my package says delivered but "
+                "nothing is here anyway thanks"
+            ],
+            "my package says delivered but nothing is here",
+        ),
+        (
+            ["you can call me joe I have a question does the warranty cover water damage"],
+            "does the warranty cover water damage",
+        ),
+        (
+            [
+                "hola buenas tardes me llamo lucía pérez necesito ayuda con algo el paquete "
+                "llegó roto"
+            ],
+            "el paquete llegó roto",
+        ),
+        (["hola soy marta tengo una pregunta hacen envíos a canarias"], "hacen envíos a canarias"),
+        (
+            [
+                "buenas noches me llamo diego ramírez necesito ayuda el cargo aparece dos veces en "
+                "mi tarjeta y otra cosa no recibí la factura"
+            ],
+            "el cargo aparece dos veces en mi tarjeta",
+        ),
+        (["soy pablo necesito ayuda mi pedido no llegó"], "mi pedido no llegó"),
+        # The same, punctuated
+        (
+            [
+                "Boa noite! Pode me chamar de Carlos. Preciso de ajuda. Queria saber se tem esse "
+                "produto em estoque."
+            ],
+            "Queria saber se tem esse produto em estoque",
+        ),
+        (
+            ["hi, my name is Kevin. I need some help: do you still sell that model?"],
+            "do you still sell that model",
+        ),
+        (
+            ["Hola, me llamo Diego. Tengo una pregunta: ¿hacen envíos a Canarias?"],
+            "hacen envíos a Canarias",
+        ),
+        # A message of preamble only, unpunctuated, leaves the problem to the next one
+        (
+            ["oi boa noite me chamo juliana preciso de ajuda", "o boleto veio errado"],
+            "o boleto veio errado",
+        ),
+        # "preciso" with what it is about, or a request for help with something, stays whole
+        (
+            ["olá aqui é o paulo henrique preciso trocar o tamanho da camiseta"],
+            "preciso trocar o tamanho da camiseta",
+        ),
+        (
+            ["preciso trocar o tamanho da camiseta que comprei ontem"],
+            "preciso trocar o tamanho da camiseta que comprei ontem",
+        ),
+        (
+            ["buen día soy ana tengo un problema con la factura de octubre"],
+            "tengo un problema con la factura de octubre",
+        ),
+        (
+            ["hi I have a question about my last invoice"],
+            "I have a question about my last invoice",
+        ),
+        (
+            ["oi preciso de ajuda pra cancelar minha assinatura"],
+            "preciso de ajuda pra cancelar minha assinatura",
+        ),
+        (
+            ["hola tengo una pregunta sobre la garantía del televisor"],
+            "tengo una pregunta sobre la garantía del televisor",
+        ),
+        # A change of subject ends the problem
+        (
+            ["my order arrived broken and the box was wet anyway can you send a new one"],
+            "my order arrived broken and the box was wet",
+        ),
+        (
+            ["el microondas no calienta y otra cosa la puerta no cierra bien"],
+            "el microondas no calienta",
+        ),
+        # "aí" telling what happened next is the same problem, not another subject
+        (
+            ["comprei um celular pelo site aí veio com a tela trincada"],
+            "comprei um celular pelo site aí veio com a tela trincada",
+        ),
+    ],
+)
+def test_an_unpunctuated_problem_starts_past_the_preamble(chat: list[str], problem: str) -> None:
+    problems = [f.value for f in extract(*chat) if f.tags[0] == "problem"]
+    assert problems == [problem]
+    assert problem in " ".join(chat)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hi my name is kevin miller",
+        "hola buenas me llamo lucía pérez",
+        "oi boa noite pode me chamar de carlos ferreira",
+        "oi boa tarde me chamo renata preciso de ajuda por favor",
+        "hola soy marta necesito ayuda con algo",
+        "hey this is dan quick one I need some help",
+        "bom dia aqui é a ana tenho uma dúvida",
+    ],
+)
+def test_an_unpunctuated_message_of_preamble_only_states_no_problem(text: str) -> None:
+    assert "problem" not in kinds(extract(text))
+
+
 @pytest.mark.parametrize(
     ("text", "city"),
     [
@@ -1012,3 +1184,37 @@ def test_a_very_long_history_is_read_at_its_ends() -> None:
     chatter = ["ok, still waiting on that " + "x" * 200] * 600
     facts = extract("meu nome é Júlia", *chatter, "order ORD-77123 please")
     assert {("name", "Júlia"), ("order", "ORD-77123")} <= pairs(facts)
+
+
+def test_known_facts_let_a_later_call_know_what_a_bare_correction_corrects() -> None:
+    earlier = extract_people_facts(
+        [{"role": "assistant", "content": "I can offer $40.00 as a refund."}], "chat", NOW
+    )
+    later = extract_people_facts(
+        [{"role": "assistant", "content": "correction it is actually forty-three dollars"}],
+        "chat",
+        NOW + 60,
+        earlier,
+    )
+    (fact,) = [f for f in later if f.tags[0] == "promise"]
+    assert fact.value == "forty-three dollars" and "correction" in fact.tags
+    kept = current_facts([*earlier, *later])
+    assert [f.value for f in kept if f.tags[0] == "promise"] == ["forty-three dollars"]
+    problem = extract_people_facts(
+        [{"role": "user", "content": "my parcel never arrived"}], "chat", NOW
+    )
+    again = extract_people_facts(
+        [{"role": "user", "content": "the box was also damaged on one side"}],
+        "chat",
+        NOW + 1,
+        problem,
+    )
+    assert not [f for f in again if f.tags[0] == "problem"]
+
+
+def test_foi_mal_opens_a_correction() -> None:
+    before = extract_people_facts([{"role": "user", "content": "moro em Recife"}], "zap", NOW)
+    after = extract_people_facts(
+        [{"role": "user", "content": "foi mal o correto é Goiânia"}], "zap", NOW + 1, before
+    )
+    assert [(f.tags[0], f.value) for f in after] == [("city", "Goiânia")]

@@ -242,7 +242,8 @@ class WindowBuilder:
             : next((i + 1 for i, m in enumerate(transcript) if m.get("role") == "user"), 0)
         ]
         known = {f.id for f in facts}
-        heard = self._heard.of_latest(opening, transcript, record.channel, now)
+        mine = _heard_here(facts, record.started)
+        heard = self._heard.of_latest(opening, transcript, record.channel, now, mine)
         fresh = [f for f in one_problem(heard, facts, record.started) if f.id not in known]
         if not fresh:
             return facts, 0
@@ -269,7 +270,8 @@ class WindowBuilder:
         if not summary:
             return 0, inp, 0, None  # nothing can hold them: they stay (over quota, counted)
         opening = inp.messages[leading_system(inp.messages) :][: compaction.head_end]
-        heard = await self._heard.of_fold(opening, compaction.fold, record.channel, now)
+        mine = _heard_here(inp.facts, record.started)
+        heard = await self._heard.of_fold(opening, compaction.fold, record.channel, now, mine)
         new_facts = not_heard_before(heard, inp.facts, record.started)
         until = max([now, *(f.created_at for f in new_facts)])  # they are dated past `now`
         memory = compacted_memory(inp.messages, compaction, summary, until)
@@ -376,3 +378,8 @@ def _not_told_before(facts: list[Fact], started: float) -> list[Fact]:
     """An earlier conversation's problem reaches this one as its card's topic: as a fact
     too it would repeat what its customer said, up to a whole turn."""
     return [f for f in facts if not (f.tags[:1] == ("problem",) and f.created_at < started)]
+
+
+def _heard_here(facts: Sequence[Fact], started: float) -> list[Fact]:
+    """The facts heard in this conversation, oldest first."""
+    return sorted((f for f in facts if f.created_at >= started), key=lambda f: f.created_at)

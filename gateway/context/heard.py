@@ -38,10 +38,11 @@ def _scan(
     patterns: Sequence[Pattern],
     channel: str,
     now: float,
+    known: Sequence[Fact] = (),
 ) -> list[Fact]:
     found = extract_facts(turns, patterns, channel, now)
     matched = {f.value.casefold() for f in found}
-    people = extract_people_facts([*opening, *turns], channel, now)
+    people = extract_people_facts([*opening, *turns], channel, now, known)
     heard = [*found, *(f for f in people if f.value.casefold() not in matched)]
     return [_scoped(f, heard, patterns) for f in heard]
 
@@ -87,10 +88,16 @@ class FactExtractor:
         self._memo: ContentMemo[list[Fact]] = ContentMemo(EXTRACTIONS_KEPT)
 
     async def of_fold(
-        self, opening: Sequence[Any], fold: Sequence[Any], channel: str, now: float
+        self,
+        opening: Sequence[Any],
+        fold: Sequence[Any],
+        channel: str,
+        now: float,
+        known: Sequence[Fact] = (),
     ) -> list[Fact]:
-        """Facts of the turns leaving the window."""
-        key = content_key((channel,), [*opening, *fold])
+        """Facts of the turns leaving the window (`known`: the conversation's facts so
+        far, oldest first: what an agent's "sorry, I misspoke: $43" corrects)."""
+        key = content_key((channel, ",".join(_kind(f) for f in known)), [*opening, *fold])
         found = self._memo.get(key)
         if found is None:
             found = await offload.sized(
@@ -101,12 +108,18 @@ class FactExtractor:
                 self._patterns,
                 channel,
                 now,
+                known,
             )
             self._memo.put(key, found)
         return found
 
     def of_latest(
-        self, opening: Sequence[Any], messages: Sequence[Any], channel: str, now: float
+        self,
+        opening: Sequence[Any],
+        messages: Sequence[Any],
+        channel: str,
+        now: float,
+        known: Sequence[Fact] = (),
     ) -> list[Fact]:
         """Facts the newest message states, read after the few before it: durable at
         once, not only when the turn is later folded."""
@@ -114,5 +127,5 @@ class FactExtractor:
         text = message_text(latest).casefold()
         before = messages[-1 - LATEST_CONTEXT : -1]
         head = [m for m in opening if not any(m is b for b in before)]
-        found = _scan(head, [*before, latest], self._patterns, channel, now)
+        found = _scan(head, [*before, latest], self._patterns, channel, now, known)
         return [f for f in found if f.value and f.value.casefold() in text]

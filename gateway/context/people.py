@@ -150,12 +150,18 @@ def _within(read: list[tuple[int, str, str]], budget: int) -> list[tuple[int, st
     return [turn for turn, used in zip(read, sizes, strict=True) if used <= budget]
 
 
-def extract_people_facts(turns: Sequence[Any], channel: str, now: float) -> list[Fact]:
+def extract_people_facts(
+    turns: Sequence[Any], channel: str, now: float, known: Sequence[Fact] = ()
+) -> list[Fact]:
     """Facts stated in these OpenAI-style messages: the customer's in "user" turns, the
     agent's commitments (promise, deadline) in "assistant" turns; other roles are not
-    read. A value stated again is one fact, dated by its latest statement."""
+    read. A value stated again is one fact, dated by its latest statement. `known`: the
+    conversation's facts heard before these turns, oldest first, so that a bare
+    correction ("scratch that, Boston") knows what it corrects and a known problem is
+    not heard again."""
     facts: dict[str, Fact] = {}
-    seen = Conversation()
+    seen = Conversation(recent=[f.tags[0] for f in known if f.tags])
+    seen.problem = "problem" in seen.recent
     for index, text, role in _read(turns):
         folded = text.translate(FOLD)
         english = is_english(folded)

@@ -19,11 +19,12 @@ from gateway.context.people_patterns import (
     OPENER,
     RESTATING,
     SENTENCE_END,
+    TOPIC_CHANGE,
     WORD,
 )
 from gateway.context.people_spans import Hit, amount_spans, date_spans, free, proper
 from gateway.context.people_text import SpanMatch
-from gateway.context.people_words import FILLER
+from gateway.context.people_words import FILLER, HELP_WITH
 
 PROBLEM_WORDS = 18  # of its sentence: the problem is a line of the facts block, not a turn
 # The customer introducing themselves: a problem is looked for past these.
@@ -59,6 +60,20 @@ def _after_opener(folded: str, pos: int) -> int:
     return pos
 
 
+def _asked(folded: str, pos: int, stop: int) -> int:
+    """Past a request for help that says not with what ("preciso de ajuda", "I need some
+    help do you...", "necesito ayuda con algo el paquete..."), else pos: one followed by a
+    word of HELP_WITH ("tengo un problema con la factura") is the problem itself."""
+    asked = HELP.search(folded[pos:stop])
+    if asked is None:
+        return pos
+    end = pos + asked.end()
+    following = folded[end:stop].split(maxsplit=1)
+    if folded[end : end + 1].isspace() and following and following[0].lower() in HELP_WITH:
+        return pos
+    return end
+
+
 def _words(folded: str, start: int, end: int, hits: Sequence[Hit]) -> list[str]:
     """The words of folded[start:end], less the customer introducing themselves (their
     name, city or contact details and the words that say so)."""
@@ -76,9 +91,11 @@ def _says(words: Sequence[str]) -> bool:
 
 def _span_end(folded: str, pos: int) -> int:
     """Up to PROBLEM_WORDS words from pos, ending at a sentence's end once there are 5;
-    a sentence longer than that ends at its last comma past the 8th word, if any."""
+    a sentence longer than that ends at its last comma past the 8th word, if any; and
+    before a change of subject ("e outra coisa", "anyway") past the 3rd word."""
+    window = folded[pos : pos + PROBLEM_WORDS * 40]
     end = comma = pos
-    for count, m in enumerate(NONSPACE.finditer(folded[pos : pos + PROBLEM_WORDS * 40]), 1):
+    for count, m in enumerate(NONSPACE.finditer(window), 1):
         word, end = m.group(0) or "", pos + m.end()
         comma = end if word[-1] == "," and count >= 8 else comma
         if count >= 5 and word[-1] in ".!?":
@@ -86,6 +103,9 @@ def _span_end(folded: str, pos: int) -> int:
         if count == PROBLEM_WORDS:
             end = comma if comma > pos else end
             break
+    change = TOPIC_CHANGE.search(window)
+    if change and pos + change.start() < end and len(window[: change.start()].split()) >= 3:
+        end = pos + change.start()
     while end > pos and folded[end - 1] in ".,;:!?-":
         end -= 1
     return end
@@ -113,16 +133,17 @@ def _problem(
 ) -> tuple[int, int] | None:
     """The first sentence from pos that says something (3+ words, one not filler), from
     the first clause that does: past greetings, the customer introducing themselves,
-    asking for help without saying with what ("preciso de ajuda,") and filler clauses."""
+    asking for help without saying with what ("preciso de ajuda") and filler clauses, a
+    run of these at a clause's start skipped too where nothing punctuates them."""
     intros = [(h.cue, h.end) for h in hits if h.kind in _INTRO_KINDS]
     for _ in range(40):
         pos = _after_opener(folded, pos)
         jump = max([end for cue, end in intros if cue <= pos < end], default=pos)
         found = SENTENCE_END.search(folded[pos : pos + 2000])
         stop = pos + found.end() if found else len(folded)
-        asked = HELP.search(folded[pos:stop])
-        if jump > pos or asked:
-            pos = max(jump, pos + (asked.end() if asked else 0))
+        asked = _asked(folded, pos, stop)
+        if jump > pos or asked > pos:
+            pos = max(jump, asked)
             continue
         if stop <= pos:
             return None

@@ -221,7 +221,7 @@ CITY = linear(
 # alone they apologise ("Perdón por la demora").
 CORRECTION = linear(
     r"(?:^|[.!?,;:\n]\s*|\b(?:no|nao|nope|wait|espera|oops|ops|oh|ah|sorry|desculpa|desculpe"
-    r"|perdao|perdon)[,!.]*\s+)(?:actually|my\s+mistake|my\s+bad|scratch\s+that|i\s+mean"
+    r"|perdao|perdon|foi\s+mal)[,!.]*\s+)(?:actually|my\s+mistake|my\s+bad|scratch\s+that|i\s+mean"
     r"|i\s+meant|(?:i\s+)?misspoke|i\s+said\s+(?:it\s+)?wrong|let\s+me\s+correct\s+(?:that|myself)"
     r"|correction|na\s+verdade|quer\s+dizer|correcao|corrigindo|espera,?\s+(?:e|eh)|me\s+enganei"
     r"|(?:eu\s+)?errei|falei\s+errado|en\s+realidad|quise\s+decir|mejor\s+dicho|me\s+equivoque"
@@ -255,7 +255,7 @@ BARE_VALUE = linear(
     r"|nao|no|instead|rather)\b)"
 )
 OPENER = linear(
-    r"^[\s,.!?;:()*~\"'-]*(?:good\s+(?:morning|afternoon|evening|day)|bom\s+dia|boa\s+(?:tarde"
+    r"^[\s,.!?;:()*~\"'¿¡-]*(?:good\s+(?:morning|afternoon|evening|day)|bom\s+dia|boa\s+(?:tarde"
     r"|noite)|buen(?:os|as)\s+(?:dias|tardes|noches)|buenas|hello|hi|hey|oi+|ola|hola|alo"
     r"|tudo\s+(?:bem|bom|certo|joia)|td\s+(?:bem|bom)|blz|beleza|como\s+vai(?:\s+voce)?|how\s+are"
     r"\s+you(?:\s+doing)?|que\s+tal|e\s+ai|dear\s+(?:sir|madam|team|support|all)|to\s+whom\s+it"
@@ -268,10 +268,11 @@ OPENER = linear(
     r"|(?:o\s+que\s+)?acontece\s+(?:e\s+)?que|lo\s+que\s+pasa\s+es\s+que|es\s+que|buen\s+dia"
     r"|a\s+ver|pois\s+e|pues\s+nada|(?:so\s+)?sorry\s+(?:to\s+bother(?:\s+you)?|for\s+the\s+(?:trouble"
     r"|inconvenience))|desculp[ae]\s+(?:o\s+)?incomod(?:o|ar)|(?:perdon|disculpe?)\s+(?:la\s+)?molestia)\b"
-    r"[\s,.!?;:()*~\"'-]*|^[\s,.!?;:()*~\"'-]+"
+    r"[\s,.!?;:()*~\"'¿¡-]*|^[\s,.!?;:()*~\"'¿¡-]+"
 )
-# Asking for help without saying with what ("preciso de ajuda,", "I have a question.",
-# "tengo un problema:"), up to the clause's end: the problem is in the clause after it.
+# Asking for help ("preciso de ajuda", "I have a question", "tengo un problema"): it says
+# with what only when a word of HELP_WITH follows ("tengo un problema con la factura");
+# else the problem is in the words after it, punctuated or not.
 HELP = linear(
     r"^(?:(?:eu|i|yo|i'?ve)\s+)?(?:(?:really|realmente|so)\s+)?(?:need\s+(?:some\s+|a\s+little\s+|your"
     r"\s+)?(?:help|assistance)|could\s+use\s+(?:some\s+)?help|(?:can|could)\s+(?:you|someone"
@@ -287,13 +288,20 @@ HELP = linear(
     r"|(?:me\s+)?(?:puede|pueden|puedes|podria|podrian)\s+ayudar(?:me)?|ayudenme|ayudame"
     r"|quisiera\s+ayuda)(?:\s+(?:por\s+favor|please|pls|plz|aqui|here|urgente|urgently|hoje|today"
     r"|rapidinho|com\s+urgencia|con\s+urgencia|with\s+something|com\s+(?:uma\s+coisa|algo)"
-    r"|con\s+algo))*\s*(?:[,;:.!?\n]|-\s|$)"
+    r"|con\s+algo))*\b"
 )
 CLAUSE_END = linear(r"[,;:](?:\s|$)|\s-\s")
 NEW_PROBLEM = linear(
     r"\b(?:outra\s+coisa|outro\s+problema|outra\s+duvida|tenho\s+outro\s+problema|another"
     r"\s+(?:issue|problem|thing|question)|one\s+more\s+thing|something\s+else|otra\s+cosa"
     r"|otro\s+problema|otra\s+duda|tengo\s+otro\s+problema)\b"
+)
+# A clear change of subject inside an unpunctuated clause ("...em estoque e outra coisa
+# comprei...", "anyway"): the problem ends before it.
+TOPIC_CHANGE = linear(
+    r"\s(?:(?:(?:e|and|y|ah|oh|mas|but|pero)(?:\s+ai)?|ai)\s+(?:outra\s+coisa|outro\s+assunto|outro"
+    r"\s+problema|outra\s+duvida|another\s+(?:thing|issue|problem|question)|one\s+more\s+thing"
+    r"|otra\s+cosa|otro\s+tema|otro\s+problema|otra\s+duda)|anyways?)\b"
 )
 SENTENCE_END = linear(r"[.!?]+(?:\s|$)|\n")
 WORD = linear(r"[A-Za-z0-9][A-Za-z0-9'@.-]*")

@@ -150,7 +150,7 @@ NOT_PROPER = (
         "protocolo protocol ticket chamado reclamacao invoice fatura factura boleto codigo code "
         "sku produto product producto item modelo model reais dollars euros pesos since desde "
         "ate hasta until right rua avenida alameda travessa calle street road avenue look "
-        "looked check checked visit visited buy bought find found go went try tried see saw "
+        "looked check checked visit visited buy bought find found go went try tried see saw quick "
         "order ordered shop shopped available sold listed"
     )
     | frozenset(NUMBERS)
@@ -196,3 +196,11 @@ UNITS = word_set(
 )
 # A lone spelled number that is more often an article ("rua augusta um tempo").
 AMBIGUOUS_NUMBERS = word_set("um uma un una uno one oh once dos meia")
+# After a request for help these say with what ("preciso de ajuda com o pedido", "I have a
+# question about my bill", "tengo un problema con la factura"): the request is the problem.
+# Not "do" nor "a": they open the question or the problem ("I need some help do you...",
+# "preciso resolver uma coisa a entrega atrasou").
+HELP_WITH = word_set(
+    "com with con no na nos nas num numa em en in on about sobre acerca for para pra pro por "
+    "to de da del regarding referente re that que because porque pq pois since pelo pela"
+)
