@@ -37,6 +37,7 @@ from gateway.context.prompts import (
     op_message,
     render_episode,
     render_fact,
+    split_overhead,
     summary_message,
 )
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
@@ -262,6 +263,8 @@ def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
 
     message = context_message(facts, episodes)
     context_tokens = tokens.message(message) if message else 0
+    if facts:  # they may be shown in two blocks (see assemble): budget both labels
+        context_tokens += tokens.message(split_overhead())
     return _Allocation(
         operational_state=state or None,
         op_tokens=op_tokens,
