@@ -114,6 +114,8 @@ def test_needed_facts_and_earlier_episode_facts_at_referring_turns() -> None:
     assert figures["needed"] == {"pct": 0.0, "checked": 1}
     assert figures["episode_at_referring_turns"] == {"pct": 100.0, "checked": 1}
     assert figures["by_type"]["email"]["episode"] == 100.0
+    # an email is a contact detail: outside the figure a caller with no scopes can reach
+    assert figures["episode_without_contact_details"] == {"pct": None, "checked": 0}
     assert figures["by_type"]["email"]["needed"] is None
 
 

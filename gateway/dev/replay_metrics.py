@@ -47,6 +47,7 @@ def normalized(text: str) -> str:
 # Identifiers are their digits: "nº 367513", "PED367513" and "order 367513" name one
 # order, "(77) 92770-9129" and "+55 77 92770-9129" one phone.
 IDENTIFIER_TYPES = frozenset({"order", "sku", "phone"})
+CONTACT = frozenset({"email", "phone", "address"})
 _DIGIT_GAP = re.compile(r"(?<=\d)[\s().-]+(?=\d)")
 _DIGIT_RUN = re.compile(r"\d{5,}")
 
@@ -229,6 +230,11 @@ def fact_figures(tally: Tally) -> dict[str, Any]:
         figures[group] = {"pct": pct(kept, checked), "checked": checked}
     kept, checked = tally.get("facts.episode", [0, 0])
     figures["episode_at_referring_turns"] = {"pct": pct(kept, checked), "checked": checked}
+    # Contact details heard in another conversation are `verified` facts: a caller
+    # without that scope (the replay sends none) gets them withheld, by design.
+    basic = [tally[n] for n in tally if n.startswith("facts.episode.") and n[14:] not in CONTACT]
+    kept, checked = sum(k for k, _ in basic), sum(c for _, c in basic)
+    figures["episode_without_contact_details"] = {"pct": pct(kept, checked), "checked": checked}
     figures["by_type"] = {
         kind: {
             group: pct(*tally.get(f"facts.{group}.{kind}", [0, 0]))

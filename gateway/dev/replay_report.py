@@ -127,6 +127,7 @@ def _fact_rows(sides: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
         ("far", "  far back (> 8k tokens)"),
         ("needed", "facts of this conversation where a reply needs them"),
         ("episode_at_referring_turns", "earlier-episode facts at referring turns"),
+        ("episode_without_contact_details", "  of them not contact details (no scope needed)"),
     )
     for key, label in labels:
         checked = facts[0][key]["checked"]
