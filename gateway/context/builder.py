@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,7 +33,14 @@ from gateway.context.engine import (
     summary_room,
 )
 from gateway.context.episodes import EpisodeBook
-from gateway.context.heard import FactExtractor, not_heard_before, one_problem
+from gateway.context.heard import (
+    FactExtractor,
+    heard_here,
+    merged_facts,
+    not_heard_before,
+    not_told_before,
+    one_problem,
+)
 from gateway.context.linear_regex import compile_linear
 from gateway.context.people import current_facts
 from gateway.context.policy import Policies
@@ -202,7 +208,7 @@ class WindowBuilder:
             messages=messages,
             memory=record.memory,
             policy=policy,
-            facts=_not_told_before(facts, record.started),
+            facts=not_told_before(facts, record.started),
             episodes=episodes,
             operational_state=req.operational_state or record.operational_state,
             subject_tags=caller.subject_tags,
@@ -242,7 +248,7 @@ class WindowBuilder:
             : next((i + 1 for i, m in enumerate(transcript) if m.get("role") == "user"), 0)
         ]
         known = {f.id for f in facts}
-        mine = _heard_here(facts, record.started)
+        mine = heard_here(facts, record.started)
         heard = self._heard.of_latest(opening, transcript, record.channel, now, mine)
         fresh = [f for f in one_problem(heard, facts, record.started) if f.id not in known]
         if not fresh:
@@ -265,17 +271,19 @@ class WindowBuilder:
         it is already assembled)."""
         compaction = plan_compaction(inp, tokens)
         if not compaction.fold:
-            return 0, inp, 0, None
+            return 0, *await self._summary_yields(record, inp, tokens)
         summary, recompressed = await self._append_fold(caller, inp, compaction, tokens, model)
         if not summary:
             return 0, inp, 0, None  # nothing can hold them: they stay (over quota, counted)
         opening = inp.messages[leading_system(inp.messages) :][: compaction.head_end]
-        mine = _heard_here(inp.facts, record.started)
+        mine = heard_here(inp.facts, record.started)
         heard = await self._heard.of_fold(opening, compaction.fold, record.channel, now, mine)
         new_facts = not_heard_before(heard, inp.facts, record.started)
         until = max([now, *(f.created_at for f in new_facts)])  # they are dated past `now`
         memory = compacted_memory(inp.messages, compaction, summary, until)
-        candidate = dataclasses.replace(inp, memory=memory, facts=_merge(inp.facts, new_facts))
+        candidate = dataclasses.replace(
+            inp, memory=memory, facts=merged_facts(inp.facts, new_facts)
+        )
         window = assemble(candidate, tokens)
         report = window.report
         if report.over_quota:
@@ -299,6 +307,29 @@ class WindowBuilder:
         evicted = compaction.new_cursor - compaction.first
         self._metrics.turns_evicted.labels("quota").inc(evicted)
         return evicted, candidate, learned, window
+
+    async def _summary_yields(
+        self, record: ConversationRecord, inp: WindowInput, tokens: EngineTokens
+    ) -> tuple[WindowInput, int, Window | None]:
+        """Nothing left to fold (a huge opening request, long last turns) and still over
+        quota: the running summary gives way before the turns do, since it can be rebuilt
+        and they cannot. Persisted, so the next turns append to the shorter one."""
+        if not inp.memory.summary:
+            return inp, 0, None
+        window = assemble(inp, tokens)
+        if not window.report.over_quota:
+            return inp, 0, window
+        room = summary_room(inp, window.report, tokens)
+        shorter = recompress(inp.memory.summary, room, tokens.text) if room > 0 else ""
+        if not shorter or shorter == inp.memory.summary:
+            return inp, 0, window
+        memory = dataclasses.replace(inp.memory, summary=shorter)
+        candidate = dataclasses.replace(inp, memory=memory)
+        record.remember(memory)
+        record.summary_recompressions += 1
+        await self.conversations.save(record)
+        self._metrics.summary_recompressed.inc()
+        return candidate, 0, assemble(candidate, tokens)
 
     async def _append_fold(
         self,
@@ -367,19 +398,3 @@ class WindowBuilder:
             await self.conversations.save(record)
         except StoreUnavailable as exc:
             warn_throttled(log, "conversation not updated this turn: %s", exc.message)
-
-
-def _merge(known: Sequence[Fact], new: list[Fact]) -> list[Fact]:
-    ids = {f.id for f in known}
-    return current_facts([*known, *(f for f in new if f.id not in ids)])
-
-
-def _not_told_before(facts: list[Fact], started: float) -> list[Fact]:
-    """An earlier conversation's problem reaches this one as its card's topic: as a fact
-    too it would repeat what its customer said, up to a whole turn."""
-    return [f for f in facts if not (f.tags[:1] == ("problem",) and f.created_at < started)]
-
-
-def _heard_here(facts: Sequence[Fact], started: float) -> list[Fact]:
-    """The facts heard in this conversation, oldest first."""
-    return sorted((f for f in facts if f.created_at >= started), key=lambda f: f.created_at)

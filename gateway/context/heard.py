@@ -19,7 +19,7 @@ from typing import Any
 
 from gateway import offload
 from gateway.context.content_memo import ContentMemo, content_key
-from gateway.context.people import SINGLE_VALUED, extract_people_facts
+from gateway.context.people import SINGLE_VALUED, current_facts, extract_people_facts
 from gateway.context.summaries import Pattern, extract_facts
 from gateway.context.types import BASIC_SCOPE, Fact
 from gateway.messages import message_text
@@ -129,3 +129,19 @@ class FactExtractor:
         head = [m for m in opening if not any(m is b for b in before)]
         found = _scan(head, [*before, latest], self._patterns, channel, now, known)
         return [f for f in found if f.value and f.value.casefold() in text]
+
+
+def merged_facts(known: Sequence[Fact], new: list[Fact]) -> list[Fact]:
+    ids = {f.id for f in known}
+    return current_facts([*known, *(f for f in new if f.id not in ids)])
+
+
+def not_told_before(facts: list[Fact], started: float) -> list[Fact]:
+    """An earlier conversation's problem reaches this one as its card's topic: as a fact
+    too it would repeat what its customer said, up to a whole turn."""
+    return [f for f in facts if not (f.tags[:1] == ("problem",) and f.created_at < started)]
+
+
+def heard_here(facts: Sequence[Fact], started: float) -> list[Fact]:
+    """The facts heard in this conversation, oldest first."""
+    return sorted((f for f in facts if f.created_at >= started), key=lambda f: f.created_at)

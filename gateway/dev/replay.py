@@ -151,7 +151,11 @@ class GatewaySide:
         cls = reply.headers.get("x-gateway-class", "")
         policy = self.settings.policies.resolve(self.plan, cls, self.model)
         system = [m for m in messages if m.get("role") == "system"]
-        floor = system + messages[len(system) :][-policy.keep_last_messages :]
+        rest = messages[len(system) :]
+        # Always sent whole: the opening request (and what precedes it) and the last ones.
+        head = next((i + 1 for i, m in enumerate(rest) if m.get("role") == "user"), 0)
+        tail = max(head, len(rest) - policy.keep_last_messages)
+        floor = system + rest[:head] + rest[tail:]
         return QuotaTurn(
             cls,
             int(reply.headers.get("x-gateway-window-tokens", "0")),

@@ -173,7 +173,10 @@ def _quota_lines(policy: dict[str, Any]) -> list[str]:
     lines = ["", "turns over quota (policy), per class:  turns  over  over, unavoidable*"]
     for cls, r in by_class.items():
         lines.append(f"  {cls:<36} {r['turns']:>6,} {r['over']:>5,} {r['over_unavoidable']:>8,}")
-    lines.append("  * the system message and the last messages kept verbatim alone pass the quota")
+    lines.append(
+        "  * the system message, the opening request and the last messages, all kept "
+        "verbatim, alone pass the quota"
+    )
     return lines
 
 
