@@ -431,3 +431,44 @@ def test_between_compactions_each_prompt_extends_the_last_and_facts_survive_fold
     assert "renata.alves@example.com" in last  # hers, said here: shown without scopes
     assert "Sorocaba" in last
     assert "Campinas" not in last.split("(This stands for")[-1]  # corrected: not a fact now
+
+
+def test_a_huge_opening_request_makes_the_summary_give_way(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """The opening is always sent whole: a pasted email thread there leaves the running
+    summary little room; it shrinks instead of keeping the middle turns in the window."""
+    paste = " ".join(
+        f"Line {n} of the forwarded thread about invoice INV-{7000 + n}." for n in range(110)
+    )
+    texts = [f"Please read this thread and tell me what went wrong: {paste}"]
+    texts += [
+        f"Any news about it? Question {n}: the courier said the parcel PKG-{500 + n} left "
+        "the depot on Monday, and I still have nothing at the door today. " * 4
+        for n in range(40)
+    ]
+    client = openai.OpenAI(
+        base_url=sqlite_app_gateway.v1,
+        http_client=sqlite_app_gateway.http,
+        api_key=sqlite_app_gateway.keys["acme"],
+        max_retries=0,
+    )
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    used = []
+    for text in texts:
+        messages.append({"role": "user", "content": text})
+        raw = client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={"X-Conversation-Id": "huge-opening", "X-Conversation-Class": "catalog"},
+        )
+        messages.append({"role": "assistant", "content": raw.parse().choices[0].message.content})
+        used.append(int(raw.headers["x-gateway-window-tokens"]))
+    quota = 2000  # class catalog, plan pro
+    assert used[0] < quota < sum(used[:5])  # the opening fits alone; the conversation does not
+    # The opening, the facts and the last four messages alone come near the quota: the
+    # middle still leaves (with a summary of a line or two), so the window stays where
+    # they put it instead of growing by every turn (it reached 2,633 tokens before).
+    assert max(used[5:]) <= max(used[:5]) + 60
+    assert max(used) < quota * 1.1
+    assert int(raw.headers["x-gateway-evicted-turns"]) > 30

@@ -1,9 +1,8 @@
 """The request chain's "build window" step: the I/O shell around `gateway.context.engine`.
 
-Load the conversation, classify it, gather the customer's facts and earlier episodes,
-and ask the pure engine what must leave the window. Turns that leave are summarized,
-their facts extracted, and the new summary and cursor persisted BEFORE the prompt
-without them is built; if no summary can hold them, they stay (over quota, counted).
+Load the conversation, classify it, gather its facts and earlier episodes, ask the pure
+engine what must leave the window; summarize those turns, extract their facts, and
+persist the summary and cursor BEFORE the prompt without them is built.
 """
 
 from __future__ import annotations
@@ -56,6 +55,7 @@ from gateway.proxy.identity import Caller
 from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.context.builder")
+SUMMARY_LEAST_TOKENS = 40  # what a summary keeps when the quota leaves it no room
 
 
 # Requests whose messages hold more text than this are tokenized off the event loop;
@@ -287,17 +287,19 @@ class WindowBuilder:
         window = assemble(candidate, tokens)
         report = window.report
         if report.over_quota:
-            room = summary_room(candidate, report, tokens)
-            shorter = recompress(summary, room, tokens.text) if room > 0 else ""
+            # No room at all (the opening, the facts and the last turns fill the quota):
+            # the summary keeps a line or two, so the middle still leaves the window.
+            room = max(summary_room(candidate, report, tokens), SUMMARY_LEAST_TOKENS)
+            shorter = recompress(summary, room, tokens.text)
             if shorter:
                 memory = dataclasses.replace(memory, summary=shorter)
                 candidate = dataclasses.replace(candidate, memory=memory)
                 window = assemble(candidate, tokens)
                 recompressed = True
-            elif report.history_tokens >= assemble(inp, tokens).report.history_tokens:
+            if window.report.history_tokens >= assemble(inp, tokens).report.history_tokens:
                 return 0, inp, 0, None  # compacting would not even shrink it: keep them
-            # else: still over quota (the opening or the last turns alone are too big),
-            # but smaller than keeping everything; sent and counted as over quota.
+            # else: within quota, or over (the opening or last turns alone are too big)
+            # but smaller than keeping everything: sent, and counted as over quota.
         learned = await self.conversations.add_facts(record.tenant, fkey, new_facts) if fkey else 0
         record.remember(memory)
         record.summary_recompressions += int(recompressed)
@@ -311,9 +313,7 @@ class WindowBuilder:
     async def _summary_yields(
         self, record: ConversationRecord, inp: WindowInput, tokens: EngineTokens
     ) -> tuple[WindowInput, int, Window | None]:
-        """Nothing left to fold (a huge opening request, long last turns) and still over
-        quota: the running summary gives way before the turns do, since it can be rebuilt
-        and they cannot. Persisted, so the next turns append to the shorter one."""
+        """Nothing left to fold and still over quota: the summary gives way (persisted)."""
         if not inp.memory.summary:
             return inp, 0, None
         window = assemble(inp, tokens)
