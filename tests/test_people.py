@@ -1218,3 +1218,137 @@ def test_foi_mal_opens_a_correction() -> None:
         [{"role": "user", "content": "foi mal o correto é Goiânia"}], "zap", NOW + 1, before
     )
     assert [(f.tags[0], f.value) for f in after] == [("city", "Goiânia")]
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("my name is er John", "John"),
+        ("my name is, erm, Paula Reis", "Paula Reis"),
+        ("meu nome é hmm Cláudia", "Cláudia"),
+        ("me llamo, eh, Tomás", "Tomás"),
+        # Names that end like a verb in its -ing form
+        ("sou o Fernando", "Fernando"),
+        ("me llamo Orlando", "Orlando"),
+        ("soy Armando Paredes", "Armando Paredes"),
+        ("eu sou o Arlindo", "Arlindo"),
+        ("my name is Sterling", "Sterling"),
+        ("I'm Irving", "Irving"),
+        ("my name is Xiaoming Wang", "Xiaoming Wang"),
+    ],
+)
+def test_a_hesitation_before_a_name_is_not_part_of_it(text: str, name: str) -> None:
+    assert [f.value for f in extract(text) if f.tags[0] == "name"] == [name]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "my name is er",
+        "I'm, uh",
+        "sou um",
+        "me llamo hmm",
+        "Er, here",
+        "i'm retomando",
+        "meu nome é retomanfo",
+        "sou Retomando o atendimento",
+        "Continuando here, order 55123",
+        "sou seguindo o que me falaram",
+        "sou voltando",
+        "I'm following up on my order",
+        "This is Following up on the refund",
+        "I'm Continuing",
+        "soy siguiendo el caso",
+        "soy Retomando",
+        "Thanks,\nContinuing",
+    ],
+)
+def test_a_filler_or_a_verb_is_not_a_name(text: str) -> None:
+    assert "name" not in kinds(extract(text))
+
+
+def test_a_verb_form_may_still_be_a_city() -> None:
+    assert ("city", "Reading") in pairs(extract("I live in Reading"))
+
+
+def run(*chat: str, role: str = "user") -> list[Fact]:
+    """Each message its own call, told the facts heard before it, as a gateway reads."""
+    facts: list[Fact] = []
+    for n, text in enumerate(chat):
+        message = [{"role": role, "content": text}]
+        facts += extract_people_facts(message, "voice", NOW + n, facts)
+    return facts
+
+
+@pytest.mark.parametrize(
+    ("chat", "kind", "value"),
+    [
+        # A false name no longer makes a bare correction a name
+        (
+            ["moro em Recife", "meu nome é retomando", "foi mal, o correto é Goiânia"],
+            "city",
+            "Goiânia",
+        ),
+        (["I live in Austin", "I'm er", "scratch that, Boston"], "city", "Boston"),
+        # Without a cue word: whichever of name and city came last
+        (["moro em Recife", "sou a Ana", "foi mal, o correto é Beatriz"], "name", "Beatriz"),
+        (["my name is Ana", "I live in Austin", "scratch that, Boston"], "city", "Boston"),
+        # A cue word in the correcting sentence says which
+        (["moro em Recife", "sou a Ana", "na cidade, o correto é Goiânia"], "city", "Goiânia"),
+        (["I live in Austin", "my name is Ana", "sorry i mean Boston, the city"], "city", "Boston"),
+        (["sou a Ana", "moro em Recife", "o nome, o correto é Beatriz"], "name", "Beatriz"),
+        (["my name is Ana", "I live in Austin", "the name, scratch that, Beth"], "name", "Beth"),
+    ],
+)
+def test_a_bare_word_correction_takes_the_kind_its_sentence_or_the_last_fact_says(
+    chat: list[str], kind: str, value: str
+) -> None:
+    facts = run(*chat)
+    (corrected,) = [f for f in facts if f.value == value]
+    assert corrected.tags == (kind, "customer", "correction")
+    assert [f.value for f in current_facts(facts) if f.tags[0] == kind] == [value]
+
+
+@pytest.mark.parametrize(
+    ("chat", "value"),
+    [
+        (
+            [
+                "I can offer thirty dollars.",
+                "i'm checking this with the team that handles it correction it's actually "
+                "thirty-three dollars and fifty cents to speed things up",
+            ],
+            "thirty-three dollars and fifty cents",
+        ),
+        (
+            ["let me review the full history correction it's actually forty-three dollars to fix"],
+            "forty-three dollars",
+        ),
+        (
+            ["vou ver aqui no sistema correção na verdade o valor é quarenta reais tá bom"],
+            "quarenta reais",
+        ),
+        (["déjeme revisar corrección son 45 euros en total"], "45 euros"),
+        (["deixa eu ver me enganei é 25/03 a entrega"], "25/03"),
+    ],
+)
+def test_an_agent_correction_mid_sentence_restates_a_value(chat: list[str], value: str) -> None:
+    facts = run(*chat, role="assistant")
+    (corrected,) = [f for f in facts if f.value == value]
+    assert "correction" in corrected.tags
+    kind = corrected.tags[0]
+    assert [f.value for f in current_facts(facts) if f.tags[0] == kind] == [value]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "we'll make the correction in our system by friday",
+        "the correction to your address was saved and the refund of $40 stands",
+        "i sent the correcao request to billing and they owe you 30 reais",
+    ],
+)
+def test_a_correction_word_mid_sentence_before_no_value_corrects_nothing(said: str) -> None:
+    facts = run("I can refund $40.", said, role="assistant")
+    assert not any("correction" in f.tags for f in facts)
+    assert "$40" in [f.value for f in current_facts(facts) if f.tags[0] == "promise"]

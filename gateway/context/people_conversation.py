@@ -5,6 +5,7 @@ the problem the customer came with is the first sentence that says something. Pu
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -14,6 +15,8 @@ from gateway.context.people_patterns import (
     CLAUSE_END,
     CORRECTION,
     HELP,
+    KIND_CUE,
+    MID_CORRECTION,
     NEW_PROBLEM,
     NONSPACE,
     OPENER,
@@ -36,6 +39,7 @@ _DIGIT_KINDS = ("order", "sku", "phone", "amount")
 # came"): the clause corrects only a value of a kind the conversation already has.
 _DISCOURSE = ("actually", "na verdade", "en realidad")
 RESTATED_CHARS = 160  # how far after an agent's correction cue the value it restates may be
+RESTATING_WORDS = 6  # between a cue said mid-sentence and the value it restates, at most
 
 
 @dataclass
@@ -168,9 +172,10 @@ def corrections(
 ) -> None:
     """A turn that corrects ("actually", "na verdade", "quise decir"): what it states
     after the cue supersedes the newest earlier value of its kind. A customer's bare value
-    ("scratch that, Austin") takes the kind of the latest fact of its shape; an agent's
-    amount or date is the promise or deadline it restates."""
-    cue = CORRECTION.search(folded)
+    ("scratch that, Austin") takes the kind a word of its sentence says ("city", "name"),
+    else of the latest fact of its shape; an agent's amount or date is the promise or
+    deadline it restates, and in a call's run-on speech a cue may open it mid-sentence."""
+    cue = CORRECTION.search(folded) or (_mid_sentence(folded, english) if agent else None)
     if cue is None or ADDITION.search(folded[cue.end() : cue.end() + 60]):
         return  # "actually, I have another order": a second value, not a corrected one
     hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
@@ -183,14 +188,46 @@ def corrections(
     if bare is None:
         return
     start, end = cue.end() + bare.start(1), cue.end() + bare.end(1)
-    value = bare.group(1) or ""
+    value, kind = bare.group(1) or "", ""
     if any(c.isdigit() for c in value):
         kind = before.last_of(_DIGIT_KINDS) if sum(c.isdigit() for c in value) >= 2 else ""
-    else:
-        span = proper(folded, start, end, True, True)
-        kind = before.last_of(_WORD_KINDS) if span == (start, end) else ""
+    elif proper(folded, start, end, True, True) == (start, end):
+        kind = _said_kind(folded, cue.start(), start, end) or before.last_of(_WORD_KINDS)
     if kind and free(hits, start, end):  # the cue introduces it: no problem starts there
         hits.append(Hit(kind, start, end, cue.start(), True))
+
+
+def _said_kind(folded: str, cue: int, start: int, end: int) -> str:
+    """Whether the sentence of a correction says the bare value at folded[start:end] is a
+    city or a name: the word of KIND_CUE nearest before it, else the first after it."""
+    opened = [m.end() for m in SENTENCE_END.finditer(folded[:cue])]
+    begin = opened[-1] if opened else 0
+    closed = SENTENCE_END.search(folded, end)
+    said = list(KIND_CUE.finditer(folded[begin : closed.start() if closed else len(folded)]))
+    ahead = [m for m in said if begin + m.start() < start]
+    found = ahead[-1] if ahead else (said[0] if said else None)
+    return "" if found is None else "city" if found.group(1) is not None else "name"
+
+
+def _first_value(folded: str, at: int, english: bool) -> tuple[int, int, str] | None:
+    """The first amount (a "promise") or date (a "deadline") in the RESTATED_CHARS from
+    `at`, with its offsets from there."""
+    after = folded[at : at + RESTATED_CHARS]
+    found = [(*span, "promise") for span in amount_spans(after, english)]
+    found += [(*span, "deadline") for span in date_spans(after)]
+    return min(found, default=None)
+
+
+def _mid_sentence(folded: str, english: bool) -> SpanMatch | None:
+    """An agent's cue of MID_CORRECTION that an amount or date follows past at most
+    RESTATING_WORDS restating words: "we'll make the correction in our system by friday"
+    corrects nothing."""
+    for m in itertools.islice(MID_CORRECTION.finditer(folded), 8):  # a few cues, not a paste
+        value = _first_value(folded, m.end(), english)
+        lead = folded[m.end() : m.end() + value[0]] if value else ""
+        if value and len(lead.split()) <= RESTATING_WORDS and RESTATING.search(lead):
+            return m
+    return None
 
 
 def _restated(
@@ -199,13 +236,11 @@ def _restated(
     """The first amount (a promise) or date (a deadline) after an agent's correction cue,
     when only restating words stand between them ("Me enganei antes, o correto é 34,00
     reais"), or the agent gave one of its kind before and it is in the cue's sentence."""
-    after = folded[cue.end() : cue.end() + RESTATED_CHARS]
-    found = [(*span, "promise") for span in amount_spans(after, english)]
-    found += [(*span, "deadline") for span in date_spans(after)]
-    if not found:
+    value = _first_value(folded, cue.end(), english)
+    if value is None:
         return
-    start, end, kind = min(found)
-    lead = after[:start]
+    start, end, kind = value
+    lead = folded[cue.end() : cue.end() + start]
     stated = before.last_of((kind,)) == kind and SENTENCE_END.search(lead) is None
     start, end = cue.end() + start, cue.end() + end
     if (stated or RESTATING.search(lead)) and free(hits, start, end):

@@ -25,7 +25,7 @@ _SEP = r"[\s,.-]+(?:(?:uh+|uhm|um+|hmm+|eh+|ah+|e|y|and|tipo|like)[\s,.-]+)*"
 _RUN = rf"\b{_NUM}\b(?:{_SEP}{_NUM}\b)*"  # number words, fillers between them
 _W = r"[A-Za-z][A-Za-z'-]*"
 # What a speaker says while finding the word: "my name is, uh, Robert", "é, é, Cláudia".
-_HESITATION = r"(?:(?:uh+|u+m+|uhm|hmm+|eh+|ah+|e|tipo|like|well)[\s,.]+)*"
+_HESITATION = r"(?:(?:uh+|u+m+|uhm|hm+|eh+m?|ah+|er+m?|e|tipo|like|well)[\s,.]+)*"
 _NAMES = rf"({_W}(?:\.?[ \t]+{_W}){{0,4}})"
 _MONTH = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
@@ -230,6 +230,11 @@ CORRECTION = linear(
     r"|the\s+(?:right|correct)\s+one\s+(?:is|was)|it\s+should\s+(?:be|say)"
     r"|(?:lo|el|la)\s+correct[oa]\s+(?:es|seria))\b"
 )
+# Cues an agent says mid-sentence in a call's run-on transcript ("...with the team
+# correction it's actually thirty-three dollars"): a correction only before a value.
+MID_CORRECTION = linear(
+    r"\b(?:correction|correcao|correccion|sorry,?\s+i\s+misspoke|me\s+enganei)\b"
+)
 # What may stand between an agent's correction cue and the amount or date it restates
 # ("Me enganei antes, o correto é 34,00", "sorry, I misspoke earlier: USD 187.50"):
 # nothing but these words says the value is what the cue corrects.
@@ -253,6 +258,12 @@ BARE_VALUE = linear(
     r"|quer\s+dizer|i\s+mean|i\s+meant|digo)\s+)*"
     rf"(#?[A-Za-z0-9-]*\d[A-Za-z0-9-]*|{_W}(?:[ \t]+{_W}){{0,2}})\s*(?:[,.!?;\n]|$|\s+(?:not"
     r"|nao|no|instead|rather)\b)"
+)
+# Words that say which a bare corrected value is: group 1 a place ("foi mal, na cidade o
+# correto é Goiânia"), group 2 a name ("the name, scratch that, Beth").
+KIND_CUE = linear(
+    r"\b(?:(cidade|city|ciudad|town|moro|mora|live|lives|living|vivo|vive|resido)"
+    r"|(nome|name|nombre|chamo|chama|llamo|called))\b"
 )
 OPENER = linear(
     r"^[\s,.!?;:()*~\"'¿¡-]*(?:good\s+(?:morning|afternoon|evening|day)|bom\s+dia|boa\s+(?:tarde"

@@ -50,12 +50,15 @@ from gateway.context.people_words import (
     AMBIGUOUS_NUMBERS,
     CONNECTORS,
     CONTRACTIONS,
+    GERUND_ENDINGS,
+    GERUND_NAMES,
     NOT_CITY,
     NOT_FIRST,
     NOT_PROPER,
     NOT_STREET,
     NOT_WEEKDAY,
     PLACE_WORDS,
+    RESUMING_STEMS,
     STREET_WORDS,
     SUFFIXES,
     TITLES,
@@ -127,7 +130,16 @@ def proper(
         joined = False
         if len(kept) == 3 or (folded[stop : stop + 1] == "." and low not in ABBREVIATIONS):
             break
-    return (kept[0][0], kept[-1][1]) if kept else None
+    if not kept or (len(kept) == 1 and not city and _verb(folded[slice(*kept[0])].lower())):
+        return None
+    return kept[0][0], kept[-1][1]
+
+
+def _verb(low: str) -> bool:
+    """Whether a name of one word is a verb: "retomando", "following" (not "Fernando"
+    nor "Sterling"; "Xiaoming Wang" is two words; a city may be "Reading")."""
+    gerund = len(low) >= 5 and low.endswith(GERUND_ENDINGS) and low not in GERUND_NAMES
+    return gerund or low.startswith(RESUMING_STEMS)
 
 
 def _fits(word: str, first: str, capital: bool, weak: bool, common: frozenset[str]) -> bool:

@@ -71,8 +71,20 @@ NOT_DESTINATION = word_set(
     "mensagem confirmacao mano manos door porch mailbox neighbor garage reception recepcao "
     "recepcion estado cep quantos quantas quanto cuantos cuantas cuanto quais cuales"
 )
+# What a speaker says while finding the word ("my name is, er, John"): never a name.
+HESITATIONS = word_set("er erm err uh uhh uhm um umm hm hmm eh ehm ah ahn hum")
 # Neither may open a name or a city.
-NOT_FIRST = STATES | NOT_DESTINATION
+NOT_FIRST = STATES | NOT_DESTINATION | HESITATIONS
+# A verb in its -ing form opens no name ("sou retomando o atendimento", "I'm following
+# up", "soy siguiendo el caso"), nor one of resuming a call, however it is typed
+# ("retomanfo"), when it is the name's only word; these names end like one.
+GERUND_ENDINGS = ("ando", "endo", "indo", "iendo", "ing")
+RESUMING_STEMS = ("retom", "continu")
+GERUND_NAMES = word_set(
+    "fernando orlando armando rolando hernando brando lando arlindo olindo florindo deolindo "
+    "clarindo gracindo gumercindo rosendo sterling irving ewing manning channing fleming "
+    "harding browning golding darling keating deming pershing spalding redding ching"
+)
 # Words that carry nothing on their own: greetings, function words, asking for help.
 FILLER = word_set(
     "a an the i i'm im i've i'd i'll me my mine myself you your you're we we're our us they "
