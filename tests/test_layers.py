@@ -19,6 +19,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gateway"
 # and, outside the standard library, only these packages.
 PURE = {
     "gateway.context.engine",
+    "gateway.context.fact_blocks",
     "gateway.context.prompts",
     "gateway.context.types",
     "gateway.context.summaries",
@@ -36,6 +37,7 @@ PURE = {
 }
 PURE_MAY_IMPORT = {
     "gateway.context.types",
+    "gateway.context.fact_blocks",
     "gateway.context.prompts",
     "gateway.context.linear_regex",
     "gateway.context.people_conversation",

@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import orjson
 
+from gateway.context.fact_blocks import shown_facts, subject_words, visible_facts
 from gateway.context.prompts import (
     context_message,
     op_message,
@@ -41,9 +41,8 @@ from gateway.context.prompts import (
     summary_message,
 )
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
-from gateway.messages import leading_system, message_text, role
+from gateway.messages import leading_system, role
 
-_WORD = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
 _SUMMARY_GROWTH = 0.3  # planning estimate: a summary grows ~30% of what it absorbs
 
 
@@ -170,16 +169,6 @@ def _truncate(text: str, limit: int, tokens: Tokens) -> str:
     return (cut + " [truncated]") if cut else ""
 
 
-def _subject_words(opening: Sequence[Any], summary: str) -> set[str]:
-    """The conversation's subject as words: its opening request and running summary.
-    Both change only at compaction, so the facts chosen (and the cached prefix they sit
-    in) stay the same from one turn to the next."""
-    words = set(_WORD.findall(summary.lower()))
-    for message in opening:
-        words.update(_WORD.findall(message_text(message).lower()))
-    return words
-
-
 def _fill(items: Sequence[Any], costs: Sequence[int], budget: int) -> tuple[list[int], int]:
     """The seed's fill: take in order what fits, skip what does not, keep trying."""
     chosen, used = [], 0
@@ -188,39 +177,6 @@ def _fill(items: Sequence[Any], costs: Sequence[int], budget: int) -> tuple[list
             chosen.append(index)
             used += cost
     return chosen, used
-
-
-def _visible_facts(inp: WindowInput, seg: _Segments) -> list[Fact]:
-    """The facts this caller may see: those within its scopes, and whatever the customer
-    stated in this very conversation (theirs to see in it, whatever the scopes: the app
-    sent those turns itself). Scopes guard what comes from elsewhere: other
-    conversations, the facts API, verified data."""
-    scopes = set(inp.scopes)
-    visible = [f for f in inp.facts if f.scope in scopes]
-    heard = [f for f in inp.facts if f.scope not in scopes and f.extracted and f.value]
-    if heard:
-        said = "\n".join(message_text(m) for m in seg.transcript if role(m) == "user")
-        visible += [f for f in heard if f.value in said]
-    return visible
-
-
-def _heard_block(
-    facts: list[Fact], memory: Memory, opening: Sequence[Any], summarized: bool
-) -> list[Fact]:
-    """The facts heard in this conversation that the prompt shows. Heard in its turns,
-    a fact is in them verbatim until they are folded: it is shown from the compaction
-    that folded them (heard by then, `memory.facts_until`), unless the opening request,
-    always verbatim, states it. So the block changes only at compaction, when the
-    cached prefix after the summary is rebuilt anyway. The app's facts always show."""
-    if not summarized:
-        return [f for f in facts if not f.extracted]
-    text = "\n".join(message_text(m) for m in opening).casefold()
-    return [
-        f
-        for f in facts
-        if not f.extracted
-        or (f.created_at <= memory.facts_until and f.value.casefold() not in text)
-    ]
 
 
 def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
@@ -232,7 +188,7 @@ def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
         op_tokens = tokens.message(op_message(state)) if state else 0
     available = max(p.quota_tokens - op_tokens, 0)
 
-    visible = _visible_facts(inp, seg)
+    visible = visible_facts(inp.facts, inp.scopes, seg.transcript)
     # The seed's fill: facts up to their ceiling, then episodes up to theirs plus what the
     # facts left, then the transcript everything else. No slice is cut for a later one:
     # the transcript's floor comes out of what facts and episodes leave (check-config
@@ -240,7 +196,7 @@ def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
     facts_budget = min(p.facts_ceiling, available)
     if sum(tokens.text(render_fact(f)) + 1 for f in visible) > facts_budget:
         # Only when not all fit does relevance decide which do.
-        subject = set(inp.subject_tags) | _subject_words(
+        subject = set(inp.subject_tags) | subject_words(
             seg.transcript[: seg.head_end], seg.memory.summary
         )
         visible.sort(
@@ -354,21 +310,12 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
     alloc = _allocate(inp, seg, tokens)
     t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
     out: list[Any] = list(seg.system)
-    cards = "\n".join(e.summary for e in alloc.episodes).casefold()
-    # An earlier fact a shown card already states is not said twice.
-    earlier = [
-        f
-        for f in alloc.facts
-        if f.created_at < inp.started and not (f.value and f.value.casefold() in cards)
-    ]
     summarized = bool(seg.memory.summary and cursor > h)
-    heard = _heard_block(
-        [f for f in alloc.facts if f.created_at >= inp.started], seg.memory, t[:h], summarized
+    top, after_summary = shown_facts(
+        alloc.facts, alloc.episodes, inp.started, seg.memory, t[:h], summarized
     )
-    # Before anything is summarized the app's facts put during the conversation go with
-    # the earlier ones: the last turns stay last.
-    learned = context_message(heard, ()) if summarized else None
-    context = context_message([*earlier, *heard] if not summarized else earlier, alloc.episodes)
+    learned = context_message(after_summary, ()) if after_summary else None
+    context = context_message(top, alloc.episodes)
     context_tokens = sum(tokens.message(m) for m in (context, learned) if m is not None)
     if context is not None:
         out.append(context)
