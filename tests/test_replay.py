@@ -17,6 +17,7 @@ from gateway.dev.replay_metrics import (
     FAR_TOKENS,
     Played,
     QuotaTurn,
+    always_sent,
     fact_figures,
     fact_present,
     normalized,
@@ -256,3 +257,12 @@ def test_the_punctuation_around_a_phrase_is_not_the_fact() -> None:
     problem = {"type": "problem", "value": "stock question", "surface": "do you sell that model?"}
     assert fact_present(problem, normalized("topic: do you sell that model | outcome: ..."))
     assert not fact_present(problem, normalized("topic: do you sell that"))
+
+
+def test_what_every_window_sends_whole_includes_the_opening_request() -> None:
+    system = {"role": "system", "content": "be brief"}
+    turns = [{"role": r, "content": f"m{n}"} for n, r in enumerate(["user", "assistant"] * 4)]
+    floor = always_sent([system, *turns], 4)
+    assert floor == [system, turns[0], *turns[-4:]]
+    short = always_sent([system, *turns[:3]], 4)  # the opening is among the last four
+    assert short == [system, *turns[:3]]

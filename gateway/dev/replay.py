@@ -33,6 +33,7 @@ from gateway.dev.replay_metrics import (
     Played,
     QuotaTurn,
     Tally,
+    always_sent,
     merge,
     score_facts,
     score_verbatim,
@@ -150,12 +151,7 @@ class GatewaySide:
     def _quota(self, reply: httpx.Response, messages: list[Any]) -> QuotaTurn:
         cls = reply.headers.get("x-gateway-class", "")
         policy = self.settings.policies.resolve(self.plan, cls, self.model)
-        system = [m for m in messages if m.get("role") == "system"]
-        rest = messages[len(system) :]
-        # Always sent whole: the opening request (and what precedes it) and the last ones.
-        head = next((i + 1 for i, m in enumerate(rest) if m.get("role") == "user"), 0)
-        tail = max(head, len(rest) - policy.keep_last_messages)
-        floor = system + rest[:head] + rest[tail:]
+        floor = always_sent(messages, policy.keep_last_messages)
         return QuotaTurn(
             cls,
             int(reply.headers.get("x-gateway-window-tokens", "0")),

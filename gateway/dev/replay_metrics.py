@@ -198,6 +198,17 @@ def top_share(costs: Sequence[Decimal], fraction: float) -> float | None:
     return round(float(100 * sum(sorted(costs, reverse=True)[:k], Decimal(0)) / total), 2)
 
 
+def always_sent(messages: Sequence[Any], keep_last: int) -> list[Any]:
+    """What every window sends whole: the app's system message(s), the opening request
+    (and what precedes it) and the last `keep_last` messages. When these alone pass the
+    quota, no window could have stayed under it."""
+    system = [m for m in messages if m.get("role") == "system"]
+    rest = messages[len(system) :]
+    head = next((i + 1 for i, m in enumerate(rest) if m.get("role") == "user"), 0)
+    tail = max(head, len(rest) - keep_last)
+    return [*system, *rest[:head], *rest[tail:]]
+
+
 @dataclass
 class QuotaTurn:
     """One request's window against its class's quota (the policy side only)."""
