@@ -1075,6 +1075,7 @@ def fact(kind: str, value: str, at: float, *extra: str) -> Fact:
         tags=(kind, *extra),
         created_at=at,
         value=value,
+        extracted=True,
     )
 
 
@@ -1102,6 +1103,10 @@ def test_current_facts_passes_other_facts_and_reorders_restated_ones() -> None:
     other = Fact(id="app", text="plan: gold", created_at=0.5)
     facts = [fact("order", "1", 1), other, fact("order", "2", 2), fact("order", "1", 3)]
     assert [f.id for f in current_facts(facts)] == ["app", "order:2", "order:1"]
+    # The app's own fact of a known kind is never pruned by what a customer says.
+    put = Fact(id="crm", text="name: Annabel", tags=("name",), confirmed=True, value="Annabel")
+    said = fact("name", "Ann", 9)
+    assert [f.id for f in current_facts([put, said])] == ["crm", "name:Ann"]
 
 
 CHATTER = [

@@ -472,3 +472,31 @@ def test_a_huge_opening_request_makes_the_summary_give_way(
     assert max(used[5:]) <= max(used[:5]) + 60
     assert max(used) < quota * 1.1
     assert int(raw.headers["x-gateway-evicted-turns"]) > 30
+
+
+def test_a_replaced_phone_stays_withheld_in_the_card_that_heard_it(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """Cards are stored as written and redacted when shown: a phone the customer has
+    since replaced is gone from their facts document, but not from the older card."""
+    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
+    _turns(
+        sqlite_app_gateway, "phone-1", "phone", ["My parcel is late, call me on (415) 555-0134."]
+    )
+    sqlite_app_gateway.http.post(
+        f"{sqlite_app_gateway.v1}/conversations/phone-1/close", headers=auth
+    )
+    _turns(
+        sqlite_app_gateway,
+        "phone-2",
+        "webchat",
+        ["New number: (212) 555-0199, the parcel is still late."],
+    )
+    sqlite_app_gateway.http.post(
+        f"{sqlite_app_gateway.v1}/conversations/phone-2/close", headers=auth
+    )
+    start = len(app_log.all())
+    _turns(sqlite_app_gateway, "phone-3", "email", ["Any news on the parcel?"])
+    prompt = _prompt_text(app_log.all()[start])
+    assert "[phone, " in prompt and "[webchat, " in prompt  # both cards are shown
+    assert "0134" not in prompt and "0199" not in prompt  # no contact detail of either

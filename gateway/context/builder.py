@@ -243,13 +243,9 @@ class WindowBuilder:
         latest = messages[-1] if messages and isinstance(messages[-1], dict) else None
         if fkey is None or latest is None or latest.get("role") != "user":
             return facts, 0
-        transcript = transcript_of(messages)
-        opening = transcript[
-            : next((i + 1 for i, m in enumerate(transcript) if m.get("role") == "user"), 0)
-        ]
         known = {f.id for f in facts}
         mine = heard_here(facts, record.started)
-        heard = self._heard.of_latest(opening, transcript, record.channel, now, mine)
+        heard = await self._heard.of_latest(latest, record.channel, now, mine)
         fresh = [f for f in one_problem(heard, facts, record.started) if f.id not in known]
         if not fresh:
             return facts, 0

@@ -265,5 +265,6 @@ class ConversationStore:
                 "summary": episode.summary,
                 "ended_at": episode.ended_at,
                 "summarized_at": at,
+                "private": [fact_to_json(f) for f in episode.private],
             },
         )

@@ -200,12 +200,20 @@ def _entries(
     return tuple(customer), tuple(agent)
 
 
+# A deadline heard with its own cue ("by Friday", "até 21/02", "dentro de 5 días") keeps
+# it; a bare date gets "by".
+_DEADLINE_CUE = compile_linear(
+    r"(?i)^(?:by|until|within|before|no later|at|em|até|ate|antes|dentro|hasta|para|en|por)(?:\s|$)"
+)
+
+
 def _promises(agent: Sequence[_Entry]) -> str:
     """Promises, each followed by the deadlines stated after it: "refund by 21/02"."""
     out = ""
     for entry in agent:
         if entry.kind == "deadline":
-            out += f"{' ' if out else ''}by {entry.value}"
+            said = entry.value if _DEADLINE_CUE.search(entry.value) else f"by {entry.value}"
+            out += f"{' ' if out else ''}{said}"
         else:
             out += f"{'; ' if out else ''}{entry.value}"
     return out

@@ -12,12 +12,17 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from gateway.context.conversations import ConversationRecord, ConversationStore, facts_key
+from gateway.context.conversations import (
+    ConversationRecord,
+    ConversationStore,
+    fact_from_json,
+    facts_key,
+)
 from gateway.context.heard import FactExtractor, one_problem
 from gateway.context.people import current_facts
 from gateway.context.summaries import Pattern, redact
 from gateway.context.summarizer import EpisodeSource, Summarizer
-from gateway.context.types import Episode, Fact
+from gateway.context.types import BASIC_SCOPE, Episode, Fact
 from gateway.proxy.identity import Caller
 
 EPISODE_CARD_TOKENS = 160
@@ -54,12 +59,19 @@ class EpisodeBook:
                     continue
                 episode = await self.make(caller, other, model, now)
             else:
+                private = tuple(fact_from_json(f) for f in doc.get("private") or ())
                 episode = Episode(
-                    doc["conversation"], doc["channel"], doc["summary"], doc.get("ended_at", 0.0)
+                    doc["conversation"],
+                    doc["channel"],
+                    doc["summary"],
+                    doc.get("ended_at", 0.0),
+                    private,
                 )
             # What another conversation heard may be above this caller's verified scopes:
-            # what the patterns find, and what the customer's facts above them state.
-            redacted = redact(episode.summary, self._patterns, caller.scopes, facts or ())
+            # what the patterns find, what the customer's facts above them state, and what
+            # the card's own facts above them stated when it was made.
+            hidden = [*(facts or ()), *episode.private]
+            redacted = redact(episode.summary, self._patterns, caller.scopes, hidden)
             out.append(dataclasses.replace(episode, summary=redacted))
         return out
 
@@ -79,7 +91,8 @@ class EpisodeBook:
         )
         source = EpisodeSource(record.channel, record.last_seen, turns, record.summary)
         card = await self._summarizer.card(caller, source, facts, EPISODE_CARD_TOKENS, model)
-        episode = Episode(record.id, record.channel, card, record.last_seen)
+        private = tuple(f for f in facts if f.scope != BASIC_SCOPE)
+        episode = Episode(record.id, record.channel, card, record.last_seen, private)
         if record.customer:
             await self.conversations.save_episode(record.tenant, record.customer, episode, now)
         return episode

@@ -22,10 +22,8 @@ from gateway.context.content_memo import ContentMemo, content_key
 from gateway.context.people import SINGLE_VALUED, current_facts, extract_people_facts
 from gateway.context.summaries import Pattern, extract_facts
 from gateway.context.types import BASIC_SCOPE, Fact
-from gateway.messages import message_text
 
 EXTRACTIONS_KEPT = 256  # folds remembered by content, per process
-LATEST_CONTEXT = 4  # messages read before the newest one, for its corrections
 
 
 def _kind(fact: Fact) -> str:
@@ -48,14 +46,19 @@ def _scan(
 
 
 def _scoped(fact: Fact, heard: Sequence[Fact], patterns: Sequence[Pattern]) -> Fact:
-    """A fact that quotes another of a narrower scope gets that scope: the problem "my
-    email is ann@x.com and my order is late" is as private as the email."""
+    """A basic fact that quotes a narrower one (the problem "my parcel is late, call me
+    on (415) 555-0134") keeps its scope with the narrower value withheld in it; a value
+    the operator's scoped patterns find there makes it as narrow as the pattern."""
     if fact.scope != BASIC_SCOPE:
         return fact
+    quoted = [g for g in heard if g.scope != BASIC_SCOPE and g.value and g.value in fact.value]
+    if quoted:
+        value, text = fact.value, fact.text
+        for g in quoted:
+            mark = f"[withheld {_kind(g) or 'detail'}]"
+            value, text = value.replace(g.value, mark), text.replace(g.value, mark)
+        fact = dataclasses.replace(fact, value=value, text=text)
     narrower = next(
-        (g.scope for g in heard if g.scope != BASIC_SCOPE and g.value and g.value in fact.value),
-        None,
-    ) or next(
         (p.scope for p in patterns if p.scope != BASIC_SCOPE and p.regex.search(fact.value)),
         None,
     )
@@ -85,7 +88,7 @@ def not_heard_before(new: Sequence[Fact], known: Sequence[Fact], started: float)
 class FactExtractor:
     def __init__(self, patterns: Sequence[Pattern]) -> None:
         self._patterns = list(patterns)
-        self._memo: ContentMemo[list[Fact]] = ContentMemo(EXTRACTIONS_KEPT)
+        self._memo: ContentMemo[tuple[list[Fact], float]] = ContentMemo(EXTRACTIONS_KEPT)
 
     async def of_fold(
         self,
@@ -97,38 +100,41 @@ class FactExtractor:
     ) -> list[Fact]:
         """Facts of the turns leaving the window (`known`: the conversation's facts so
         far, oldest first: what an agent's "sorry, I misspoke: $43" corrects)."""
-        key = content_key((channel, ",".join(_kind(f) for f in known)), [*opening, *fold])
-        found = self._memo.get(key)
-        if found is None:
-            found = await offload.sized(
-                offload.content_chars([*opening, *fold]),
-                _scan,
-                opening,
-                fold,
-                self._patterns,
-                channel,
-                now,
-                known,
-            )
-            self._memo.put(key, found)
+        parts = (channel, str(len(opening)), ",".join(_kind(f) for f in known))
+        key = content_key(parts, [*opening, *fold])
+        hit = self._memo.get(key)
+        if hit is not None:  # heard before (an anonymous app resending): dated now
+            found, then = hit
+            return [dataclasses.replace(f, created_at=f.created_at - then + now) for f in found]
+        found = await offload.sized(
+            offload.content_chars([*opening, *fold]),
+            _scan,
+            opening,
+            fold,
+            self._patterns,
+            channel,
+            now,
+            known,
+        )
+        self._memo.put(key, (found, now))
         return found
 
-    def of_latest(
-        self,
-        opening: Sequence[Any],
-        messages: Sequence[Any],
-        channel: str,
-        now: float,
-        known: Sequence[Fact] = (),
+    async def of_latest(
+        self, latest: Any, channel: str, now: float, known: Sequence[Fact] = ()
     ) -> list[Fact]:
-        """Facts the newest message states, read after the few before it: durable at
-        once, not only when the turn is later folded."""
-        latest = messages[-1]
-        text = message_text(latest).casefold()
-        before = messages[-1 - LATEST_CONTEXT : -1]
-        head = [m for m in opening if not any(m is b for b in before)]
-        found = _scan(head, [*before, latest], self._patterns, channel, now, known)
-        return [f for f in found if f.value and f.value.casefold() in text]
+        """Facts the newest message states, durable at once, not only when the turn is
+        later folded. Read alone: what came before reaches it as `known` (the
+        conversation's facts, oldest first), enough for "scratch that, Boston"."""
+        return await offload.sized(
+            offload.content_chars([latest]),
+            _scan,
+            [],
+            [latest],
+            self._patterns,
+            channel,
+            now,
+            known,
+        )
 
 
 def merged_facts(known: Sequence[Fact], new: list[Fact]) -> list[Fact]:

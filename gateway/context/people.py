@@ -182,12 +182,13 @@ def extract_people_facts(
 def current_facts(facts: Sequence[Fact]) -> list[Fact]:
     """The facts still true: of a single-valued kind (name, city, address, phone, email)
     the newest; of the others the KEEP_PER_KIND newest, less the one a correction
-    replaced. Facts of other kinds pass as they are."""
+    replaced. Facts of other kinds pass as they are. The app's facts
+    (not `extracted`) are never pruned."""
     kept: dict[str, list[Fact]] = {}
     others: list[Fact] = []
     for fact in sorted(facts, key=lambda f: f.created_at):
         kind = fact.tags[0] if fact.tags else ""
-        if kind not in KINDS:
+        if kind not in KINDS or not fact.extracted:  # the app's own facts stay as put
             others.append(fact)
             continue
         same = [f for f in kept.get(kind, []) if f.id != fact.id]

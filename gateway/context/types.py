@@ -38,6 +38,9 @@ class Episode:
     channel: str
     summary: str
     ended_at: float
+    # Its facts above `basic` when it was carded: withheld from a caller without their
+    # scope even once the customer's facts document has replaced them (a new phone).
+    private: tuple[Fact, ...] = ()
 
 
 @dataclass(frozen=True)

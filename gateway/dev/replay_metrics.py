@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from gateway.messages import leading_system
+
 FAR_TOKENS = 8000
 LAST_MESSAGES = 4
 # An episode turn shorter than this ("ok", "thanks!") proves nothing when found again.
@@ -202,8 +204,8 @@ def always_sent(messages: Sequence[Any], keep_last: int) -> list[Any]:
     """What every window sends whole: the app's system message(s), the opening request
     (and what precedes it) and the last `keep_last` messages. When these alone pass the
     quota, no window could have stayed under it."""
-    system = [m for m in messages if m.get("role") == "system"]
-    rest = messages[len(system) :]
+    k = leading_system(messages)
+    system, rest = list(messages[:k]), messages[k:]
     head = next((i + 1 for i, m in enumerate(rest) if m.get("role") == "user"), 0)
     tail = max(head, len(rest) - keep_last)
     return [*system, *rest[:head], *rest[tail:]]
