@@ -11,8 +11,8 @@ Messages go out most-stable-first so a provider's prefix cache keeps hitting: th
 system message, the earlier-episode cards with the facts known before this conversation
 began (both fixed for its whole length), the opening turn, the running summary, the
 facts heard in this conversation whose turns were folded (both change only at
-compaction, or when a correction replaces a shown fact), the recent turns, and last the operational state, which changes
-every turn. The blocks
+compaction, or when a correction replaces a shown fact), the recent turns, and last
+the operational state, which changes every turn. The blocks
 that quote customers (facts and episodes, the running summary) go in the `user` role,
 marked as quotes; only the app's operational state is `system` (see gateway.context.prompts).
 
