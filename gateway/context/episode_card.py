@@ -1,16 +1,13 @@
 """An earlier conversation as a short card for the prompt of a new one. Pure.
 
-An extractive summary copies whole sentences, often whole turns, into every later
-prompt. The product rule is a card instead: channel, day, topic, the facts by kind, what
-the agent promised and the outcome, in one line such as
+Not an extractive summary (it copies whole turns): channel, day, topic, the facts by
+kind, what the agent promised and the outcome, in one line such as
 
   [phone, 2025-03-02] topic: o app não deixa eu entrar | customer: name Diego; order
   #824883 | agent promised: reembolso de R$ 149,90 by 21/02 | outcome: já fiz o estorno
 
-Fact values are shown as written (whitespace collapsed): later code finds a fact in the
-prompt, and withholds it, by its value. The topic and outcome are a few words of one
-message, never the message whole; and no message of 40 characters or more appears
-whole anywhere in the card, whatever the facts or the summary repeat of it.
+Fact values are shown as written (whitespace collapsed): later code finds a fact, and
+withholds it, by its value. No message of 40 characters or more appears whole in it.
 """
 
 from __future__ import annotations
@@ -200,8 +197,7 @@ def _entries(
     return tuple(customer), tuple(agent)
 
 
-# A deadline heard with its own cue ("by Friday", "até 21/02", "dentro de 5 días") keeps
-# it; a bare date gets "by".
+# A deadline said with its cue ("até 21/02") keeps it; a bare date gets "by".
 _DEADLINE_CUE = compile_linear(
     r"(?i)^(?:by|until|within|before|no later|at|em|até|ate|antes|dentro|hasta|para|en|por)(?:\s|$)"
 )
