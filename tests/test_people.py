@@ -1357,3 +1357,28 @@ def test_a_correction_word_mid_sentence_before_no_value_corrects_nothing(said: s
     facts = run("I can refund $40.", said, role="assistant")
     assert not any("correction" in f.tags for f in facts)
     assert "$40" in [f.value for f in current_facts(facts) if f.tags[0] == "promise"]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        (
+            "boa boa noite preciso de ajuda aqui quem fala é thiago queria saber se tem esse "
+            "produto em estoque e outra coisa comprei ontem",
+            "queria saber se tem esse produto em estoque",
+        ),
+        ("bom bom dia o carregador veio sem o cabo", "o carregador veio sem o cabo"),
+    ],
+)
+def test_a_stuttered_greeting_is_still_a_greeting(text: str, problem: str) -> None:
+    found = extract_people_facts([{"role": "user", "content": text}], "zap", NOW)
+    assert [f.value for f in found if f.tags[0] == "problem"] == [problem]
+
+
+def test_should_be_after_a_slip_corrects_the_name() -> None:
+    said = [{"role": "user", "content": "hi, this is Kevin Andersen"}]
+    before = extract_people_facts(said, "chat", NOW)
+    slip = [{"role": "user", "content": "oops, typo, should be Kevin Anderson"}]
+    after = extract_people_facts(slip, "chat", NOW + 1, before)
+    names = [f.value for f in after if f.tags[0] == "name"]
+    assert names == ["Kevin Anderson"]

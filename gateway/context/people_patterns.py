@@ -227,7 +227,7 @@ CORRECTION = linear(
     r"|(?:eu\s+)?errei|falei\s+errado|en\s+realidad|quise\s+decir|mejor\s+dicho|me\s+equivoque"
     r"|correccion|corrijo|dije\s+mal|digo|sorry,?\s+(?:it'?s|i\s+mean)|desculp[ae],?\s+(?:e|eh|era)"
     r"|perdon,?\s+(?:es|era|son)|[ao]\s+(?:corret|cert)[ao]\s+(?:e|eh|seria)"
-    r"|the\s+(?:right|correct)\s+one\s+(?:is|was)|it\s+should\s+(?:be|say)"
+    r"|the\s+(?:right|correct)\s+one\s+(?:is|was)|(?:it\s+)?should\s+(?:be|say)"
     r"|(?:lo|el|la)\s+correct[oa]\s+(?:es|seria))\b"
 )
 # Cues an agent says mid-sentence in a call's run-on transcript ("...with the team
@@ -266,7 +266,7 @@ KIND_CUE = linear(
     r"|(nome|name|nombre|chamo|chama|llamo|called))\b"
 )
 OPENER = linear(
-    r"^[\s,.!?;:()*~\"'¿¡-]*(?:good\s+(?:morning|afternoon|evening|day)|bom\s+dia|boa\s+(?:tarde"
+    r"^[\s,.!?;:()*~\"'¿¡-]*(?:good\s+(?:morning|afternoon|evening|day)|(?:bom\s+)+dia|(?:boa\s+)+(?:tarde"
     r"|noite)|buen(?:os|as)\s+(?:dias|tardes|noches)|buenas|hello|hi|hey|oi+|ola|hola|alo"
     r"|tudo\s+(?:bem|bom|certo|joia)|td\s+(?:bem|bom)|blz|beleza|como\s+vai(?:\s+voce)?|how\s+are"
     r"\s+you(?:\s+doing)?|que\s+tal|e\s+ai|dear\s+(?:sir|madam|team|support|all)|to\s+whom\s+it"
