@@ -203,7 +203,9 @@ class WindowBuilder:
         record.conversation_class = self._classify(req, record, new)
         policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
         facts, heard = await self._facts_of_the_turn(record, messages, facts, fkey, now)
-        episodes = await self.episodes.of_customer(caller, record, model, now)
+        # The request loaded the customer's document when it named the customer.
+        loaded = facts if caller.customer else None
+        episodes = await self.episodes.of_customer(caller, record, model, now, loaded)
         inp = WindowInput(
             messages=messages,
             memory=record.memory,
@@ -267,7 +269,8 @@ class WindowBuilder:
         it is already assembled)."""
         compaction = plan_compaction(inp, tokens)
         if not compaction.fold:
-            return 0, *await self._summary_yields(record, inp, tokens)
+            inp, window = await self._summary_yields(record, inp, tokens)
+            return 0, inp, 0, window
         summary, recompressed = await self._append_fold(caller, inp, compaction, tokens, model)
         if not summary:
             return 0, inp, 0, None  # nothing can hold them: they stay (over quota, counted)
@@ -308,24 +311,24 @@ class WindowBuilder:
 
     async def _summary_yields(
         self, record: ConversationRecord, inp: WindowInput, tokens: EngineTokens
-    ) -> tuple[WindowInput, int, Window | None]:
+    ) -> tuple[WindowInput, Window | None]:
         """Nothing left to fold and still over quota: the summary gives way (persisted)."""
         if not inp.memory.summary:
-            return inp, 0, None
+            return inp, None
         window = assemble(inp, tokens)
         if not window.report.over_quota:
-            return inp, 0, window
+            return inp, window
         room = summary_room(inp, window.report, tokens)
         shorter = recompress(inp.memory.summary, room, tokens.text) if room > 0 else ""
         if not shorter or shorter == inp.memory.summary:
-            return inp, 0, window
+            return inp, window
         memory = dataclasses.replace(inp.memory, summary=shorter)
         candidate = dataclasses.replace(inp, memory=memory)
         record.remember(memory)
         record.summary_recompressions += 1
         await self.conversations.save(record)
         self._metrics.summary_recompressed.inc()
-        return candidate, 0, assemble(candidate, tokens)
+        return candidate, assemble(candidate, tokens)
 
     async def _append_fold(
         self,

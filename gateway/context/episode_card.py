@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gateway.context.linear_regex import LinearPattern, compile_linear
-from gateway.context.types import Fact
+from gateway.context.types import Fact, fact_kind
 from gateway.messages import message_text, role
 
 HEAD_WORDS = 15  # a topic or an outcome: at most this many words of a message
@@ -134,7 +134,7 @@ def episode_card(
     customer message (topic) or no agent message (outcome)."""
     said = [_Said(role(m), text) for m in turns if (text := _collapsed(message_text(m)))]
     wholes = sorted({s.text for s in said if len(s.text) >= WHOLE_CHARS}, key=len, reverse=True)
-    problem = next((f for f in facts if _kind(f) == "problem" and _collapsed(f.value)), None)
+    problem = next((f for f in facts if fact_kind(f) == "problem" and _collapsed(f.value)), None)
     customer, agent = _entries([f for f in facts if f is not problem], wholes)
     topic = _collapsed(problem.value) if problem else _topic(said, summary)
     card = _Card(
@@ -162,10 +162,6 @@ def _collapsed(text: str) -> str:
     return " ".join(text.split())
 
 
-def _kind(fact: Fact) -> str:
-    return (_collapsed(fact.tags[0]) if fact.tags else "") or "fact"
-
-
 def _header(channel: str, ended_at: float) -> str:
     """Channel and day (UTC), the day left out when the end is unknown or absurd."""
     name = _collapsed(channel) or "unknown"
@@ -185,7 +181,7 @@ def _entries(
     seen: set[tuple[str, str]] = set()
     entries: list[_Entry] = []
     for position, fact in enumerate(facts):
-        kind, value = _kind(fact), _collapsed(fact.value)
+        kind, value = fact_kind(fact), _collapsed(fact.value)
         if not value or (kind, value) in seen or any(w in value for w in wholes):
             continue
         seen.add((kind, value))

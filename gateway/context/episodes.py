@@ -22,7 +22,7 @@ from gateway.context.heard import FactExtractor, one_problem
 from gateway.context.people import current_facts
 from gateway.context.summaries import Pattern, redact
 from gateway.context.summarizer import EpisodeSource, Summarizer
-from gateway.context.types import BASIC_SCOPE, Episode, Fact
+from gateway.context.types import BASIC_SCOPE, Episode, Fact, fact_kind
 from gateway.proxy.identity import Caller
 
 EPISODE_CARD_TOKENS = 160
@@ -42,16 +42,23 @@ class EpisodeBook:
         self._patterns = list(patterns)
 
     async def of_customer(
-        self, caller: Caller, record: ConversationRecord, model: str, now: float
+        self,
+        caller: Caller,
+        record: ConversationRecord,
+        model: str,
+        now: float,
+        facts: Sequence[Fact] | None = None,
     ) -> list[Episode]:
+        """The customer's other conversations as cards, redacted for this caller by the
+        customer's facts document: `facts` when the request already loaded it, else
+        read here (once, and only when there is a card to redact)."""
         if not record.customer:
             return []
         out: list[Episode] = []
-        facts: list[Fact] | None = None
         for doc in await self.conversations.episode_index(record.tenant, record.customer):
             if doc["conversation"] == record.id:
                 continue
-            if facts is None:  # read once, and only when there is an episode to redact
+            if facts is None:
                 facts = await self.conversations.customer_facts(record.tenant, record.customer)
             if doc.get("summary") is None:
                 other = await self.conversations.load(record.tenant, doc["conversation"])
@@ -70,7 +77,7 @@ class EpisodeBook:
             # What another conversation heard may be above this caller's verified scopes:
             # what the patterns find, what the customer's facts above them state, and what
             # the card's own facts above them stated when it was made.
-            hidden = [*(facts or ()), *episode.private]
+            hidden = [*facts, *episode.private]
             redacted = redact(episode.summary, self._patterns, caller.scopes, hidden)
             out.append(dataclasses.replace(episode, summary=redacted))
         return out
@@ -102,6 +109,6 @@ CARD_DEADLINES = 2  # an agent states many time frames; the card keeps the newes
 
 
 def _few_deadlines(facts: list[Fact]) -> list[Fact]:
-    deadlines = [f for f in facts if f.tags[:1] == ("deadline",)]
+    deadlines = [f for f in facts if fact_kind(f) == "deadline"]
     dropped = {id(f) for f in deadlines[:-CARD_DEADLINES]}
     return [f for f in facts if id(f) not in dropped]

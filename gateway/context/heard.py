@@ -21,13 +21,9 @@ from gateway import offload
 from gateway.context.content_memo import ContentMemo, content_key
 from gateway.context.people import SINGLE_VALUED, current_facts, extract_people_facts
 from gateway.context.summaries import Pattern, extract_facts
-from gateway.context.types import BASIC_SCOPE, Fact
+from gateway.context.types import BASIC_SCOPE, Fact, fact_kind
 
 EXTRACTIONS_KEPT = 256  # folds remembered by content, per process
-
-
-def _kind(fact: Fact) -> str:
-    return fact.tags[0] if fact.tags else ""
 
 
 def _scan(
@@ -55,7 +51,7 @@ def _scoped(fact: Fact, heard: Sequence[Fact], patterns: Sequence[Pattern]) -> F
     if quoted:
         value, text = fact.value, fact.text
         for g in quoted:
-            mark = f"[withheld {_kind(g) or 'detail'}]"
+            mark = f"[withheld {fact_kind(g) or 'detail'}]"
             value, text = value.replace(g.value, mark), text.replace(g.value, mark)
         fact = dataclasses.replace(fact, value=value, text=text)
     narrower = next(
@@ -68,11 +64,11 @@ def _scoped(fact: Fact, heard: Sequence[Fact], patterns: Sequence[Pattern]) -> F
 def one_problem(new: Sequence[Fact], known: Sequence[Fact], started: float) -> list[Fact]:
     """A conversation's problem is what its customer came for: the first one heard. A
     later scan, which starts past it, would take whatever complaint comes first there."""
-    told = any(_kind(f) == "problem" and f.created_at >= started for f in known)
+    told = any(fact_kind(f) == "problem" and f.created_at >= started for f in known)
     if not told:
-        first = next((f for f in new if _kind(f) == "problem"), None)
-        return [f for f in new if _kind(f) != "problem" or f is first]
-    return [f for f in new if _kind(f) != "problem"]
+        first = next((f for f in new if fact_kind(f) == "problem"), None)
+        return [f for f in new if fact_kind(f) != "problem" or f is first]
+    return [f for f in new if fact_kind(f) != "problem"]
 
 
 def not_heard_before(new: Sequence[Fact], known: Sequence[Fact], started: float) -> list[Fact]:
@@ -80,8 +76,8 @@ def not_heard_before(new: Sequence[Fact], known: Sequence[Fact], started: float)
     conversation already has: every customer message was the newest once, and was heard
     then, in order (`of_latest`); read again as the fold leaves, an older value would
     come back dated now and pass the correction that replaced it."""
-    have = {_kind(f) for f in known if f.created_at >= started}
-    fold = [f for f in new if not (_kind(f) in SINGLE_VALUED and _kind(f) in have)]
+    have = {fact_kind(f) for f in known if f.created_at >= started}
+    fold = [f for f in new if not (fact_kind(f) in SINGLE_VALUED and fact_kind(f) in have)]
     return one_problem(fold, known, started)
 
 
@@ -100,7 +96,7 @@ class FactExtractor:
     ) -> list[Fact]:
         """Facts of the turns leaving the window (`known`: the conversation's facts so
         far, oldest first: what an agent's "sorry, I misspoke: $43" corrects)."""
-        parts = (channel, str(len(opening)), ",".join(_kind(f) for f in known))
+        parts = (channel, str(len(opening)), ",".join(fact_kind(f) for f in known))
         key = content_key(parts, [*opening, *fold])
         hit = self._memo.get(key)
         if hit is not None:  # heard before (an anonymous app resending): dated now
@@ -145,7 +141,7 @@ def merged_facts(known: Sequence[Fact], new: list[Fact]) -> list[Fact]:
 def not_told_before(facts: list[Fact], started: float) -> list[Fact]:
     """An earlier conversation's problem reaches this one as its card's topic: as a fact
     too it would repeat what its customer said, up to a whole turn."""
-    return [f for f in facts if not (f.tags[:1] == ("problem",) and f.created_at < started)]
+    return [f for f in facts if not (fact_kind(f) == "problem" and f.created_at < started)]
 
 
 def heard_here(facts: Sequence[Fact], started: float) -> list[Fact]:

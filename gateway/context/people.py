@@ -25,7 +25,7 @@ from gateway.context.people_conversation import Conversation, corrections, probl
 from gateway.context.people_numbers import MULTIPLIERS, alnum_runs, number_groups, spelled_number
 from gateway.context.people_spans import Hit, agent_hits, customer_hits, is_english
 from gateway.context.people_text import FOLD
-from gateway.context.types import Fact
+from gateway.context.types import Fact, fact_kind
 from gateway.messages import message_text
 
 __all__ = [
@@ -187,7 +187,7 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
     kept: dict[str, list[Fact]] = {}
     others: list[Fact] = []
     for fact in sorted(facts, key=lambda f: f.created_at):
-        kind = fact.tags[0] if fact.tags else ""
+        kind = fact_kind(fact)
         if kind not in KINDS or not fact.extracted:  # the app's own facts stay as put
             others.append(fact)
             continue

@@ -32,6 +32,11 @@ class Fact:
     extracted: bool = False
 
 
+def fact_kind(fact: Fact) -> str:
+    """What a fact is about ("name", "order", ...): its first tag, "" without one."""
+    return fact.tags[0] if fact.tags else ""
+
+
 @dataclass(frozen=True)
 class Episode:
     conversation: str

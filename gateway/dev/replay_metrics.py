@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from gateway.context.people import CONTACT
 from gateway.messages import leading_system
 
 FAR_TOKENS = 8000
@@ -49,7 +50,6 @@ def normalized(text: str) -> str:
 # Identifiers are their digits: "nº 367513", "PED367513" and "order 367513" name one
 # order, "(77) 92770-9129" and "+55 77 92770-9129" one phone.
 IDENTIFIER_TYPES = frozenset({"order", "sku", "phone"})
-CONTACT = frozenset({"email", "phone", "address"})
 _DIGIT_GAP = re.compile(r"(?<=\d)[\s().-]+(?=\d)")
 _DIGIT_RUN = re.compile(r"\d{5,}")
 
