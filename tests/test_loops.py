@@ -12,13 +12,13 @@ from typing import Any
 
 import httpx
 import openai
+import orjson
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from bench.loop_eval import evaluate
+from bench.loop_eval import chitchat, evaluate, workload
 from gateway.context.policy import DEFAULT_POLICY, load_policies
-from gateway.dev.workload import generate
-from gateway.loops.detector import fingerprint, similarity
+from gateway.loops.detector import LoopState, observe_turn
 from tests.conftest import UpstreamLog
 from tests.servers import GatewayProc, edit_policy
 
@@ -54,30 +54,123 @@ DISPUTE_POINTS = [
 ]
 
 
-@pytest.mark.parametrize("seed", [7, 11, 23])
-def test_detector_on_the_labelled_workload(seed: int) -> None:
-    shipped = load_policies(DEFAULT_POLICY.parent).loop("-", "default")  # 0.6, 0.6, 2
-    result = evaluate(generate(seed, 500), shipped)
-    assert result["precision"] >= 0.9 and result["recall"] >= 0.9, result
-    assert result["false_escalation_rate"] <= 0.02, result
-    assert result["median_delay_turns"] <= 2, result
+# Seed 7 is neither a tuning seed (1-3) nor a reported held-out one (101, 102): these are
+# floors under what bench/loop_eval.py measures, so a change that loses them fails here.
+@pytest.mark.parametrize("language", ["pt", "en", "es"])
+def test_detector_on_the_labelled_multilingual_workload(language: str) -> None:
+    shipped = load_policies(DEFAULT_POLICY.parent).loop("-", "default")
+    conversations = [c for c in workload([7], 450, ("pt", "en", "es")) if c.language == language]
+    result = evaluate(conversations, shipped)
+    assert result["loops"] >= 40, result
+    assert result["precision"] >= 0.85 and result["recall"] >= 0.55, result
+    assert result["false_alarm_rate"] <= 0.05, result
+    assert result["median_delay"] <= 4, result
 
 
-@pytest.mark.parametrize(
-    ("a", "b", "similar"),
-    [
-        (
-            "Where is my order ORD-1234? It has not arrived.",
-            "My order ORD-1234 still has not arrived, where is it?",
-            True,
-        ),
-        ("What is the status of order ORD-1?", "What is the status of order ORD-2?", False),
-        ("How do I reset my password?", "How do I change my delivery address?", False),
-        ("Thanks!", "Thanks!", False),  # nothing but courtesy: not a question repeated
-    ],
-)
-def test_similarity_table(a: str, b: str, similar: bool) -> None:
-    assert (similarity(fingerprint(a), fingerprint(b)) >= 0.6) is similar
+def test_real_conversations_are_not_escalated() -> None:
+    """Real two-person chats (chitchat-dataset, the odd-numbered half: the even half was
+    for tuning): none is a support loop, so every escalation would be a false alarm."""
+    shipped = load_policies(DEFAULT_POLICY.parent).loop("-", "default")
+    result = evaluate(chitchat("odd"), shipped)
+    assert result["conversations"] > 3500
+    assert result["false_alarm_rate"] <= 0.005, result
+
+
+SETTINGS = load_policies(DEFAULT_POLICY.parent).loop("-", "default")  # the shipped ones
+ONBOARDING = [  # a different question each turn, the same polite formulas around each answer
+    (
+        "como configuro o aviso automático?",
+        "Compreendo sua preocupação. Para configurar o aviso automático, acesse "
+        "Configurações > Notificações e ative a opção. Posso ajudar em algo mais?",
+    ),
+    (
+        "tem algum vídeo explicando o painel?",
+        "Compreendo sua preocupação. Sim, temos um tutorial em vídeo na central de ajuda, "
+        "seção Painel, com cinco minutos. Posso ajudar em algo mais?",
+    ),
+    (
+        "como convido os outros usuários?",
+        "Compreendo sua preocupação. Vá em Equipe > Convidar e informe o e-mail de cada "
+        "pessoa que vai usar o sistema. Posso ajudar em algo mais?",
+    ),
+    (
+        "e como faço pra mudar a senha da minha conta?",
+        "Compreendo sua preocupação. Em Perfil > Segurança clique em Alterar senha e "
+        "confirme pelo código enviado. Posso ajudar em algo mais?",
+    ),
+]
+REWORDED_LOOP = [  # the customer re-asks in other words, the agent re-answers in others
+    (
+        "oi, meu pedido 48213 ainda não chegou, onde está?",
+        "Olá! Seu pedido 48213 está em trânsito e deve chegar em até 5 dias úteis. "
+        "Posso ajudar em algo mais?",
+    ),
+    (
+        "cadê minha encomenda? o pedido já devia ter chegado",
+        "Compreendo. A encomenda segue em transporte e o prazo de entrega do pedido é de "
+        "até 5 dias úteis.",
+    ),
+    (
+        "mas quando chega afinal o pedido??",
+        "Entendo sua frustração. O pedido está a caminho com a transportadora e chega em "
+        "até 5 dias úteis.",
+    ),
+    (
+        "vcs não respondem, onde está meu pedido 48213",
+        "Seu pedido 48213 continua em trânsito, com entrega prevista em até 5 dias úteis.",
+    ),
+]
+
+
+def _loop_turns(turns: list[tuple[str, str]]) -> list[bool]:
+    state, seen = LoopState(), []
+    for user, reply in turns:
+        state, is_loop = observe_turn(state, user, reply, SETTINGS)
+        seen.append(is_loop)
+        state = LoopState.from_json(state.to_json())  # as stored between turns
+    return seen
+
+
+def test_formulas_around_different_answers_are_not_a_loop() -> None:
+    assert _loop_turns(ONBOARDING) == [False] * 4
+
+
+def test_a_reworded_loop_is_found_from_its_first_re_ask() -> None:
+    assert _loop_turns(REWORDED_LOOP) == [False, True, True, True]
+
+
+def test_the_same_question_about_another_order_is_not_a_loop() -> None:
+    turns = [
+        (f"What is the status of order ORD-{n}? It has not arrived.",
+         f"Order ORD-{n} is in transit and should arrive within 3 to 5 business days.")
+        for n in (11111, 22222, 33333)
+    ]  # fmt: skip
+    assert _loop_turns(turns) == [False] * 3
+
+
+def test_an_answer_that_moves_things_on_breaks_the_loop() -> None:
+    moved = (
+        "onde está meu pedido 48213? já perguntei",
+        "Abri uma reclamação com a transportadora, protocolo 7781234, e a resposta sai amanhã.",
+    )
+    assert _loop_turns([*REWORDED_LOOP[:3], moved]) == [False, True, True, False]
+
+
+def test_courtesy_said_again_is_not_a_loop() -> None:
+    turns = [("Thanks!", "You're welcome! Anything else I can help with?")] * 4
+    assert _loop_turns(turns) == [False] * 4
+
+
+def test_the_stored_state_stays_small_and_survives_an_older_layout() -> None:
+    state = LoopState()
+    for n in range(200):
+        user, reply = REWORDED_LOOP[n % 4] if n % 3 else ONBOARDING[n % 4]
+        state, _ = observe_turn(state, f"{user} ({n})", reply * 3, SETTINGS)
+    stored = orjson.dumps(state.to_json())
+    assert len(stored) < 8_000, len(stored)
+    assert LoopState.from_json(orjson.loads(stored)) == state
+    older = {"users": [[[1, 2], []]], "replies": [[[3], []]], "streak": 1, "loop_turns": 4}
+    assert LoopState.from_json(older).loop_turns == 4
 
 
 def _turn(

@@ -1,127 +1,159 @@
 """Loops and exit triggers (seed 002). Pure: no I/O, no clock.
 
-A loop turn: the customer's message is similar to one of their earlier messages AND the
-reply is similar to one of the earlier replies (user to user, reply to reply: the
-gateway's own handoff text is never a reply here). N loop turns in a row escalate
-(`loop`); so does passing the class's turn ceiling with no progress in the last K turns
-(`turn_ceiling`). Compressing does not fix a loop; offering a human does.
+A loop turn: the customer's message asks again what one of the recent turns asked AND
+the reply answers as that turn's reply did (the gateway's own handoff text is never a
+reply here). N loop turns in a row escalate (`loop`); so does passing the class's turn
+ceiling with no progress in the last K turns (`turn_ceiling`). Compressing does not fix
+a loop; offering a human does.
 
-Similarity is lexical and robust to rewording: each message becomes a set of content
-words (stopwords dropped, light stemming) plus its identifiers (order numbers, amounts,
-emails), and two messages are compared by weighted overlap; identifiers weigh more, and
-two messages naming different identifiers are not the same question.
+What is compared is what is asked and answered, not the boilerplate around it:
+- words are content units of the conversation's language (`gateway.loops.words`:
+  Snowball stems, the language's stop words dropped, accents folded, numbers,
+  identifiers);
+- formulas are learned from the conversation itself: a sentence said again by the same
+  side around new content ("Posso ajudar em algo mais?" after a different answer each
+  time) is boilerplate, and is left out of every comparison from then on;
+- "asks again" is coverage: the weighted share of the customer's message already in one
+  earlier turn of the window (its question or its answer: a reworded re-ask reuses words
+  of either), and "answers as before" the share of the reply in that turn's reply.
+  Identifiers weigh more, and a turn that brings an identifier the window has not seen
+  (a protocol, a new order) moves things on.
 """
 
 from __future__ import annotations
 
-import hashlib
-import re
-from collections.abc import Sequence
+import base64
+from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-MAX_KEPT = 24  # fingerprints kept per side and conversation
-# Words of a message past this many characters do not change what question it asks; a
-# pasted megabyte would otherwise cost a second of hashing on every turn.
-FINGERPRINT_CHARS = 64 * 1024
-# Linear with `re`: possessive, so a failed separator never makes a run give back
-# characters; _IDENTIFIER only ever sees one token (its lookahead is bounded by it).
-_TOKEN = re.compile(r"[a-z0-9]++(?:[-_.@][a-z0-9]++)*+")
-_IDENTIFIER = re.compile(r"^(?=.*\d)[a-z0-9]+(?:[-_.@][a-z0-9]+)+$|^\d{3,}$|@")
-_STOP = frozenset(
-    (  # noqa: SIM905 - a word list reads better as words
-        "a an the and or but if then so to of in on at for from by with about as is are was "
-        "were be been being do does did done have has had i me my mine you your yours we our "
-        "us they them their it its this that these those there here what which who whom whose "
-        "when where why how can could would should will shall may might must not no yes ok "
-        "okay please thanks thank hi hello hey just still again also very really any some all "
-        "more most other than too up out get got am im dont cant wont didnt doesnt isnt arent "
-        "ive youre thats whats wheres "
-    ).split()
+from gateway.loops.words import (
+    LANGUAGES,
+    Sentence,
+    language,
+    parse,
+    sentences,
+    union,
+    votes,
+    whole,
 )
-_SUFFIXES = ("ing", "ed", "es", "s", "ly")
-IDENTIFIER_WEIGHT = 3
+
+WINDOW = 6  # recent turns a message is compared with
+MAX_FORMULAS = 64
+IDENTIFIER_WEIGHT = 2
+FORMULA_NEW = 0.5  # the rest of a message covered less than this is new content
+FORMULA_TURNS = 2  # a sentence said in this many recent messages of a side is a formula
+LEAST_USER, LEAST_REPLY = 2, 5  # content units (identifiers weighted) to judge a message by
 
 
-def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if len(word) > len(suffix) + 3 and word.endswith(suffix):
-            return word[: -len(suffix)]
-    return word
+def _pack(units: Iterable[int]) -> str:
+    return base64.b64encode(array("I", units).tobytes()).decode()
+
+
+def _unpack_list(text: str) -> tuple[int, ...]:
+    values = array("I")
+    values.frombytes(base64.b64decode(text))
+    return tuple(values)
 
 
 @dataclass(frozen=True)
-class Fingerprint:
-    words: frozenset[int]
-    identifiers: frozenset[int]
+class Side:
+    """One message as stored: its content units, identifiers and sentence keys."""
 
-    def to_json(self) -> list[list[int]]:
-        return [sorted(self.words), sorted(self.identifiers)]
+    words: frozenset[int] = frozenset()
+    identifiers: frozenset[int] = frozenset()
+    keys: frozenset[int] = frozenset()
+    whole: int = 0  # the whole message, stop words included (0: no words at all)
 
     @classmethod
-    def from_json(cls, data: list[list[int]]) -> Fingerprint:
-        return cls(frozenset(data[0]), frozenset(data[1]))
+    def of(cls, said: list[Sentence], formulas: frozenset[int], whole: int) -> Side:
+        kept = [s for s in said if s.key not in formulas]
+        return cls(
+            union(s.words for s in kept),
+            union(s.identifiers for s in kept),
+            frozenset(s.key for s in said),
+            whole,
+        )
+
+    def weight(self) -> int:
+        return len(self.words) + IDENTIFIER_WEIGHT * len(self.identifiers)
 
 
-def _h(token: str) -> int:
-    return int.from_bytes(hashlib.blake2b(token.encode(), digest_size=4).digest(), "big")
+def _pack_window(turns: Iterable[tuple[Side, Side]]) -> str:
+    """Every side of the window in one array: per side its three counts, then its units."""
+    values: list[int] = []
+    for pair in turns:
+        for side in pair:
+            values += (side.whole, len(side.words), len(side.identifiers), len(side.keys))
+            values += (*side.words, *side.identifiers, *side.keys)
+    return _pack(values)
 
 
-def fingerprint(text: str) -> Fingerprint:
-    words, identifiers = set(), set()
-    for token in _TOKEN.findall(text[:FINGERPRINT_CHARS].lower()):
-        if _IDENTIFIER.search(token):
-            identifiers.add(_h(token))
-        elif token not in _STOP and len(token) > 1:
-            words.add(_h(_stem(token)))
-    return Fingerprint(frozenset(words), frozenset(identifiers))
+def _unpack_window(text: str) -> tuple[tuple[Side, Side], ...]:
+    values, at, sides = _unpack_list(text), 0, []
+    while at + 4 <= len(values):
+        whole, words, ids, keys = values[at : at + 4]
+        at += 4
+        end = at + words + ids + keys
+        if end > len(values):
+            raise ValueError("a truncated loop window")
+        sides.append(
+            Side(
+                frozenset(values[at : at + words]),
+                frozenset(values[at + words : at + words + ids]),
+                frozenset(values[at + words + ids : end]),
+                whole,
+            )
+        )
+        at = end
+    return tuple(zip(sides[::2], sides[1::2], strict=False))
 
 
-def similarity(a: Fingerprint, b: Fingerprint) -> float:
-    """Weighted overlap in [0, 1]; 0 when both name identifiers and none is shared."""
-    if a.identifiers and b.identifiers and not a.identifiers & b.identifiers:
+def coverage(side: Side, words: frozenset[int], identifiers: frozenset[int]) -> float:
+    """The weighted share of `side`'s units found in `words` / `identifiers`."""
+    total = side.weight()
+    if not total:
         return 0.0
-    shared = len(a.words & b.words) + IDENTIFIER_WEIGHT * len(a.identifiers & b.identifiers)
-    smaller = min(
-        len(a.words) + IDENTIFIER_WEIGHT * len(a.identifiers),
-        len(b.words) + IDENTIFIER_WEIGHT * len(b.identifiers),
-    )
-    larger = max(
-        len(a.words) + IDENTIFIER_WEIGHT * len(a.identifiers),
-        len(b.words) + IDENTIFIER_WEIGHT * len(b.identifiers),
-    )
-    if smaller == 0:
-        return 0.0
-    # Overlap over the smaller set, damped when one message is much longer (it says more).
-    return shared / smaller * min(1.0, 2 * smaller / larger)
+    found = len(side.words & words) + IDENTIFIER_WEIGHT * len(side.identifiers & identifiers)
+    return found / total
 
 
 @dataclass(frozen=True)
 class LoopState:
-    users: tuple[Fingerprint, ...] = ()
-    replies: tuple[Fingerprint, ...] = ()
+    turns: tuple[tuple[Side, Side], ...] = ()  # the last WINDOW turns: (customer, reply)
+    formulas: tuple[int, ...] = ()  # oldest first
+    tally: tuple[tuple[str, int], ...] = ()  # the conversation's language votes
     streak: int = 0  # loop turns in a row
     loop_turns: int = 0  # in this conversation, for the record
     last_progress_turn: int = 0
 
     def to_json(self) -> dict[str, object]:
         return {
-            "users": [f.to_json() for f in self.users],
-            "replies": [f.to_json() for f in self.replies],
+            "window": _pack_window(self.turns),
+            "formulas": _pack(self.formulas),
+            "tally": dict(self.tally),
             "streak": self.streak,
             "loop_turns": self.loop_turns,
             "last_progress_turn": self.last_progress_turn,
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, object] | None) -> LoopState:
+    def from_json(cls, data: dict[str, Any] | None) -> LoopState:
+        """A stored state; one of an older layout (or unreadable) keeps its counters and
+        starts a new window."""
         if not data:
             return cls()
-        users = data.get("users") or []
-        replies = data.get("replies") or []
-        assert isinstance(users, list) and isinstance(replies, list)
+        tally = data.get("tally") or {}
+        try:
+            turns = _unpack_window(str(data.get("window") or ""))
+            formulas = _unpack_list(str(data.get("formulas") or ""))
+        except ValueError:  # binascii.Error is one
+            turns, formulas = (), ()
         return cls(
-            users=tuple(Fingerprint.from_json(f) for f in users),
-            replies=tuple(Fingerprint.from_json(f) for f in replies),
+            turns=turns,
+            formulas=formulas,
+            tally=tuple((k, int(v)) for k, v in sorted(tally.items()) if k in LANGUAGES),
             streak=int(str(data.get("streak", 0))),
             loop_turns=int(str(data.get("loop_turns", 0))),
             last_progress_turn=int(str(data.get("last_progress_turn", 0))),
@@ -133,29 +165,115 @@ class LoopSettings:
     """A class's loop thresholds. No defaults: the shipped policy (context.yaml, `loop`)
     states them, and gateway.context.policy resolves its layers into this."""
 
-    user_similarity: float  # a customer's message this similar to an earlier one repeats it
-    reply_similarity: float  # and a reply this similar to an earlier one repeats that
+    user_similarity: float  # a customer's message this covered by the window repeats it
+    reply_similarity: float  # and a reply this covered by recent replies repeats that
     consecutive: int  # loop turns in a row that escalate
 
 
-def _best(fp: Fingerprint, earlier: Sequence[Fingerprint]) -> float:
-    return max((similarity(fp, e) for e in earlier), default=0.0)
+@dataclass(frozen=True)
+class Turn:
+    """One turn read against the window: the figures the decision is made of."""
+
+    user: Side
+    reply: Side
+    # per earlier turn of the window, oldest first: how much of the customer's message
+    # that turn holds (either side), and how much of the reply its reply holds
+    against: tuple[tuple[float, float], ...]
+    new_identifier: bool  # either side names an identifier the window has not seen
+
+    def repeats(self, settings: LoopSettings) -> bool:
+        """A re-ask of one recent turn answered again as that turn was."""
+        return not self.new_identifier and any(
+            user >= settings.user_similarity and reply >= settings.reply_similarity
+            for user, reply in self.against
+        )
+
+
+def _formulas(state: LoopState, said_user: list[Sentence], said_reply: list[Sentence]) -> set[int]:
+    """This turn's new formulas: a sentence said again by the
+    same side is a formula when it wraps new content at least as large as itself ("Posso
+    ajudar em algo mais?" around a different answer each time), or when FORMULA_TURNS
+    recent messages of that side said it already and this message says something else
+    too. A message that only repeats teaches nothing: a verbatim re-ask or re-answer is
+    a loop, not a formula."""
+    found: set[int] = set()
+    if not state.turns:
+        return found
+    known = frozenset(state.formulas)
+    for said, sides in (
+        (said_user, [u for u, _ in state.turns]),
+        (said_reply, [r for _, r in state.turns]),
+    ):
+        again = {s.key: sum(s.key in x.keys for x in sides) for s in said if s.key not in known}
+        again = {key: times for key, times in again.items() if times}
+        if not again:
+            continue
+        rest = Side.of(said, known | again.keys(), 0)
+        words, identifiers = union(x.words for x in sides), union(x.identifiers for x in sides)
+        wraps_new = coverage(rest, words, identifiers) < FORMULA_NEW
+        for sentence in said:
+            times = again.get(sentence.key, 0)
+            small = len(sentence.words) + IDENTIFIER_WEIGHT * len(sentence.identifiers)
+            if (times and wraps_new and small <= rest.weight()) or (
+                times >= FORMULA_TURNS and rest.weight()
+            ):
+                found.add(sentence.key)
+    return found
+
+
+def _against(user: Side, reply: Side, earlier: tuple[Side, Side]) -> tuple[float, float]:
+    """(customer, reply) coverage by one earlier turn; a message too short to judge is
+    no repeat, but a reply word for word the earlier one is, however little it says."""
+    asked, answered = earlier
+    user_covered = (
+        coverage(user, asked.words | answered.words, asked.identifiers | answered.identifiers)
+        if user.weight() >= LEAST_USER
+        else 0.0
+    )
+    if reply.whole and reply.whole == answered.whole:
+        return user_covered, 1.0
+    if reply.weight() < LEAST_REPLY:
+        return user_covered, 0.0
+    return user_covered, coverage(reply, answered.words, answered.identifiers)
+
+
+def read_turn(state: LoopState, user_text: str, reply_text: str) -> tuple[LoopState, Turn]:
+    """The turn's units, with the state's formulas and language updated by it (not yet
+    the window)."""
+    tally = dict(state.tally)
+    parsed_user, parsed_reply = parse(user_text), parse(reply_text)
+    for parsed in (parsed_user, parsed_reply):
+        for lang, count in votes(parsed).items():
+            tally[lang] = tally.get(lang, 0) + count
+    lang = language(tally)
+    said_user, said_reply = sentences(parsed_user, lang), sentences(parsed_reply, lang)
+    formulas = (*state.formulas, *sorted(_formulas(state, said_user, said_reply)))
+    formulas = formulas[-MAX_FORMULAS:]
+    known = frozenset(formulas)
+    wholes = whole(parsed_user), whole(parsed_reply)
+    user, reply = Side.of(said_user, known, wholes[0]), Side.of(said_reply, known, wholes[1])
+    all_ids = union(side.identifiers for pair in state.turns for side in pair)
+    turn = Turn(
+        user=user,
+        reply=reply,
+        against=tuple(_against(user, reply, earlier) for earlier in state.turns),
+        new_identifier=bool(
+            reply.identifiers - all_ids - user.identifiers or user.identifiers - all_ids
+        ),
+    )
+    return replace(state, formulas=formulas, tally=tuple(sorted(tally.items()))), turn
 
 
 def observe_turn(
     state: LoopState, user_text: str, reply_text: str, settings: LoopSettings
 ) -> tuple[LoopState, bool]:
     """Fold one finished turn into the state; True when it was a loop turn."""
-    user, reply = fingerprint(user_text), fingerprint(reply_text)
-    is_loop = (
-        _best(user, state.users) >= settings.user_similarity
-        and _best(reply, state.replies) >= settings.reply_similarity
-    )
+    state, turn = read_turn(state, user_text, reply_text)
+    is_loop = turn.repeats(settings)
     return (
         replace(
             state,
-            users=(*state.users, user)[-MAX_KEPT:],
-            replies=(*state.replies, reply)[-MAX_KEPT:],
+            turns=(*state.turns, (turn.user, turn.reply))[-WINDOW:],
             streak=state.streak + 1 if is_loop else 0,
             loop_turns=state.loop_turns + int(is_loop),
         ),
@@ -178,7 +296,7 @@ def decide(
 ) -> Decision:
     """At the start of turn `turn` (1-based): escalate? After an escalation the streak
     and the progress clock reset, so the conversation goes on and is not escalated again
-    unless it loops (or stalls) again. The fingerprints stay: a loop that resumes right
+    unless it loops (or stalls) again. The window stays: a loop that resumes right
     after the handoff offer is recognised at once."""
     if state.streak >= settings.consecutive:
         return Decision("loop", replace(state, streak=0, last_progress_turn=turn))

@@ -58,9 +58,9 @@ class Escalations:
         decision = decide(
             state, turn, policy.turn_ceiling, policy.progress_window, self._settings(record)
         )
-        record.loop_state = decision.state.to_json()
-        if decision.escalation is None:
+        if decision.escalation is None:  # the state is unchanged: nothing to re-encode
             return None
+        record.loop_state = decision.state.to_json()
         record.escalation = decision.escalation
         record.escalations += 1
         return decision.escalation

@@ -1,0 +1,135 @@
+"""What a message says, as the loop detector compares it: language-aware content units.
+Pure: no I/O but reading the packaged word lists once.
+
+A message becomes sentences, each a set of units: content words stemmed by the Snowball
+stemmer of its language (`snowballstemmer`, the C `PyStemmer` when installed), with the
+language's stop words dropped (the `stop-words` package's lists) and accents folded
+after stemming (chat customers drop them: "endereco" is "endereço"), plus identifiers
+(a run of 3+ digits, whatever surrounds it: "ORD-482135", "#482135" and "482135" are one
+order; an email). Units are 32-bit CRCs: stable across processes and replicas, four
+bytes each in the stored state.
+
+The language is voted by stop words: each of pt, en and es counts its stop words in the
+text. The detector keeps a conversation's running votes, so a two-word turn is read in
+the language of the conversation, not guessed alone.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import zlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import snowballstemmer
+from stop_words import get_stop_words
+
+LANGUAGES = {"pt": "portuguese", "en": "english", "es": "spanish"}
+# Words of a message past this many characters do not change what it asks; a pasted
+# megabyte would otherwise cost milliseconds on every turn.
+MESSAGE_CHARS = 16 * 1024
+SHORTEST_WORD = 3  # "vc", "ok", "de": chat shorthand and particles say nothing here
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
+# Linear: possessive runs, one token at a time.
+_TOKEN = re.compile(r"[^\W_]++(?:[-_.@/][^\W_]++)*+")
+_DIGITS = re.compile(r"\d{3,}")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+@cache
+def _folded_stops(lang: str) -> frozenset[str]:
+    return frozenset(fold(word) for word in get_stop_words(lang))
+
+
+@cache
+def _stemmer(lang: str) -> Any:
+    return snowballstemmer.stemmer(LANGUAGES[lang])
+
+
+def fold(text: str) -> str:
+    """Lower case without accents ("Endereço" -> "endereco")."""
+    if text.isascii():
+        return text.lower()
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def unit(token: str) -> int:
+    return zlib.crc32(token.encode())
+
+
+@dataclass(frozen=True)
+class Sentence:
+    key: int  # the sentence's content, for recognising a formula said again
+    words: frozenset[int]
+    identifiers: frozenset[int]
+
+
+Parsed = list[list[tuple[str, str]]]  # sentences of (token, folded token)
+
+
+def parse(text: str) -> Parsed:
+    """The message's sentences as tokens (its first MESSAGE_CHARS)."""
+    out = []
+    for part in _SENTENCE_END.split(text[:MESSAGE_CHARS]):
+        tokens = [(t, fold(t)) for t in _TOKEN.findall(part.lower())]
+        if tokens:
+            out.append(tokens)
+    return out
+
+
+def votes(parsed: Parsed) -> dict[str, int]:
+    """Stop words of each language in the message."""
+    folded = [f for sentence in parsed for _, f in sentence]
+    return {lang: sum(f in _folded_stops(lang) for f in folded) for lang in LANGUAGES}
+
+
+def language(tally: Mapping[str, int]) -> str:
+    """The language with the most votes; English on a tie (the stemmer that harms least)."""
+    return max(LANGUAGES, key=lambda lang: (tally.get(lang, 0), lang == "en"))
+
+
+def _identifier(token: str) -> str | None:
+    if "@" in token and _EMAIL.match(token):
+        return token
+    digits = _DIGITS.findall(token)
+    return "#" + "".join(digits) if digits else None
+
+
+def sentences(parsed: Parsed, lang: str) -> list[Sentence]:
+    """The message's sentences with content (a sentence of stop words alone is dropped)."""
+    stops, stem = _folded_stops(lang), _stemmer(lang)
+    out: list[Sentence] = []
+    for part in parsed:
+        words: list[str] = []
+        identifiers: list[str] = []
+        for token, folded in part:
+            ident = _identifier(token)
+            if ident is not None:
+                identifiers.append(ident)
+            elif folded.isdigit():  # a small number: an amount, a date, a deadline
+                words.append(folded)
+            elif len(folded) >= SHORTEST_WORD and folded not in stops:
+                words.append(fold(stem.stemWord(token)))
+        if words or identifiers:
+            out.append(
+                Sentence(
+                    key=unit(" ".join((*words, *identifiers))),
+                    words=frozenset(unit(w) for w in words),
+                    identifiers=frozenset(unit(i) for i in identifiers),
+                )
+            )
+    return out
+
+
+def whole(parsed: Parsed) -> int:
+    """The message word for word (folded, stop words included); 0 when it has no words."""
+    folded = " ".join(f for sentence in parsed for _, f in sentence)
+    return unit(folded) if folded else 0
+
+
+def union(parts: Iterable[frozenset[int]]) -> frozenset[int]:
+    return frozenset().union(*parts)
