@@ -20,6 +20,7 @@ from bench.loop_eval import chitchat, evaluate, workload
 from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.loops.detector import LoopState, observe_turn
 from tests.conftest import UpstreamLog
+from tests.inprocess import start_inprocess
 from tests.servers import GatewayProc, edit_policy
 
 SYSTEM = "You are the support agent of an online store."
@@ -388,3 +389,70 @@ def test_a_dispute_that_keeps_bringing_new_facts_is_progressing(
         )
         seen.append(headers.get("x-gateway-escalation"))
     assert "turn_ceiling" not in seen
+
+
+def test_a_question_asked_again_with_a_new_complaint_each_time_is_a_loop() -> None:
+    """The customer's repeated question is not learned as a formula while the bot answers
+    the same: only the complaint around it changes."""
+    ask = "Where is my order ORD-482135?"
+    answer = "Your order ORD-482135 is in transit and arrives within five business days."
+    turns = [("Hi", "Hello, how can I help?")] + [
+        (f"{ask} {complaint}", answer)
+        for complaint in ("It has been ten days.", "Hello??", "Answer me.", "Come on.")
+    ]
+    assert _loop_turns(turns) == [False, False, True, True, True]
+
+
+@pytest.mark.parametrize(
+    "stored",
+    [
+        "not a dict",
+        {"streak": "x"},
+        {"tally": ["pt"], "streak": 1},
+        {"tally": {"pt": "many"}, "window": "AAAA"},
+        {"window": "!!not base64!!", "formulas": "AAA", "streak": 2},
+        {"window": "AQAAAP////8=", "loop_turns": 3},  # a count larger than what follows
+    ],
+)
+def test_an_unreadable_stored_state_starts_again(stored: Any) -> None:
+    state = LoopState.from_json(stored)
+    assert state.turns == () and state.formulas == ()
+    state, _ = observe_turn(state, *REWORDED_LOOP[0], SETTINGS)
+    assert len(state.turns) == 1
+
+
+def test_a_failed_turn_does_not_use_up_the_escalation(tmp_path: Path) -> None:
+    """The upstream times out on the turn that escalates: no escalation is recorded or
+    sent to the webhook, and the retry escalates."""
+    gw = start_inprocess(tmp_path, f"sqlite:///{tmp_path}/g.db", upstream={"timeout_s": 0.5})
+    try:
+        client = gw.openai()
+        conv = {"X-Conversation-Id": "loop-timeout"}
+        messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+        for ask, answer in zip(LOOP_ASKS[:3], SAME_ANSWER[:3], strict=True):
+            messages.append({"role": "user", "content": ask})
+            reply = client.chat.completions.create(
+                model="gpt-4o-mini",
+                messages=messages,
+                extra_headers={**conv, "x-simulator-reply": answer},
+            )
+            messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+        messages.append({"role": "user", "content": LOOP_ASKS[3]})
+        with pytest.raises(openai.APIStatusError) as failed:
+            client.chat.completions.create(
+                model="gpt-4o-mini",
+                messages=messages,
+                extra_headers={**conv, "x-simulator-delay-ms": "1500"},
+            )
+        assert failed.value.status_code == 504
+        auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+        state = gw.http.get(f"{gw.v1}/conversations/loop-timeout", headers=auth).json()
+        assert state["escalations"] == 0 and state["loop"]["streak"] == 2
+        retry = client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini", messages=messages, extra_headers=conv
+        )
+        assert retry.headers["x-gateway-escalation"] == "loop"
+        state = gw.http.get(f"{gw.v1}/conversations/loop-timeout", headers=auth).json()
+        assert state["escalations"] == 1 and state["loop"]["streak"] == 0
+    finally:
+        gw.stop()

@@ -12,7 +12,7 @@ What is compared is what is asked and answered, not the boilerplate around it:
   identifiers);
 - formulas are learned from the conversation itself: a sentence said again by the same
   side around new content ("Posso ajudar em algo mais?" after a different answer each
-  time) is boilerplate, and is left out of every comparison from then on;
+  time) is boilerplate, and is left out of the comparisons from that turn on;
 - "asks again" is coverage: the weighted share of the customer's message already in one
   earlier turn of the window (its question or its answer: a reworded re-ask reuses words
   of either), and "answers as before" the share of the reply in that turn's reply.
@@ -23,6 +23,7 @@ What is compared is what is asked and answered, not the boilerplate around it:
 from __future__ import annotations
 
 import base64
+import sys
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -41,19 +42,35 @@ from gateway.loops.words import (
 
 WINDOW = 6  # recent turns a message is compared with
 MAX_FORMULAS = 64
+# Per message, what is kept and compared: a 4 KB message (words.MESSAGE_CHARS) rarely
+# holds more; the stored window stays under ~20 KB whatever is pasted.
+MAX_WORDS, MAX_IDENTIFIERS, MAX_SENTENCES = 256, 32, 64
 IDENTIFIER_WEIGHT = 2
 FORMULA_NEW = 0.5  # the rest of a message covered less than this is new content
 FORMULA_TURNS = 2  # a sentence said in this many recent messages of a side is a formula
+# A reply this covered by an earlier one answers again: the customer's sentences said again
+# beside it are their question, not a formula.
+ANSWERED_AGAIN = 0.8
 LEAST_USER, LEAST_REPLY = 2, 5  # content units (identifiers weighted) to judge a message by
 
 
+def _bounded(units: frozenset[int], most: int) -> frozenset[int]:
+    """At most `most` units (the smallest: any fixed subset keeps the state bounded)."""
+    return units if len(units) <= most else frozenset(sorted(units)[:most])
+
+
 def _pack(units: Iterable[int]) -> str:
-    return base64.b64encode(array("I", units).tobytes()).decode()
+    values = array("I", units)
+    if sys.byteorder == "big":
+        values.byteswap()
+    return base64.b64encode(values.tobytes()).decode()
 
 
 def _unpack_list(text: str) -> tuple[int, ...]:
     values = array("I")
-    values.frombytes(base64.b64decode(text))
+    values.frombytes(base64.b64decode(text, validate=True))
+    if sys.byteorder == "big":  # stored little-endian, whatever the replica
+        values.byteswap()
     return tuple(values)
 
 
@@ -70,9 +87,9 @@ class Side:
     def of(cls, said: list[Sentence], formulas: frozenset[int], whole: int) -> Side:
         kept = [s for s in said if s.key not in formulas]
         return cls(
-            union(s.words for s in kept),
-            union(s.identifiers for s in kept),
-            frozenset(s.key for s in said),
+            _bounded(union(s.words for s in kept), MAX_WORDS),
+            _bounded(union(s.identifiers for s in kept), MAX_IDENTIFIERS),
+            _bounded(frozenset(s.key for s in said), MAX_SENTENCES),
             whole,
         )
 
@@ -139,25 +156,37 @@ class LoopState:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any] | None) -> LoopState:
-        """A stored state; one of an older layout (or unreadable) keeps its counters and
-        starts a new window."""
-        if not data:
+    def counters(cls, data: Any) -> LoopState:
+        """The stored counters alone (what `decide` reads), the window left encoded; an
+        unreadable record starts again at zero."""
+        if not isinstance(data, dict):
             return cls()
-        tally = data.get("tally") or {}
         try:
-            turns = _unpack_window(str(data.get("window") or ""))
-            formulas = _unpack_list(str(data.get("formulas") or ""))
-        except ValueError:  # binascii.Error is one
-            turns, formulas = (), ()
-        return cls(
-            turns=turns,
-            formulas=formulas,
-            tally=tuple((k, int(v)) for k, v in sorted(tally.items()) if k in LANGUAGES),
-            streak=int(str(data.get("streak", 0))),
-            loop_turns=int(str(data.get("loop_turns", 0))),
-            last_progress_turn=int(str(data.get("last_progress_turn", 0))),
-        )
+            return cls(
+                streak=int(str(data.get("streak", 0))),
+                loop_turns=int(str(data.get("loop_turns", 0))),
+                last_progress_turn=int(str(data.get("last_progress_turn", 0))),
+            )
+        except ValueError:
+            return cls()
+
+    @classmethod
+    def from_json(cls, data: Any) -> LoopState:
+        """A stored state; one of an older layout (or an unreadable part) keeps what can
+        be read and starts a new window."""
+        state = cls.counters(data)
+        if not isinstance(data, dict):
+            return state
+        try:
+            tally = data.get("tally") or {}
+            return replace(
+                state,
+                turns=_unpack_window(str(data.get("window") or "")),
+                formulas=_unpack_list(str(data.get("formulas") or "")),
+                tally=tuple((k, int(v)) for k, v in sorted(tally.items()) if k in LANGUAGES),
+            )
+        except (ValueError, TypeError, AttributeError):  # binascii.Error is a ValueError
+            return state
 
 
 @dataclass(frozen=True)
@@ -165,8 +194,8 @@ class LoopSettings:
     """A class's loop thresholds. No defaults: the shipped policy (context.yaml, `loop`)
     states them, and gateway.context.policy resolves its layers into this."""
 
-    user_similarity: float  # a customer's message this covered by the window repeats it
-    reply_similarity: float  # and a reply this covered by recent replies repeats that
+    user_similarity: float  # a customer's message this covered by one recent turn re-asks it
+    reply_similarity: float  # and a reply this covered by that turn's reply re-answers it
     consecutive: int  # loop turns in a row that escalate
 
 
@@ -189,21 +218,22 @@ class Turn:
         )
 
 
-def _formulas(state: LoopState, said_user: list[Sentence], said_reply: list[Sentence]) -> set[int]:
-    """This turn's new formulas: a sentence said again by the
-    same side is a formula when it wraps new content at least as large as itself ("Posso
-    ajudar em algo mais?" around a different answer each time), or when FORMULA_TURNS
-    recent messages of that side said it already and this message says something else
-    too. A message that only repeats teaches nothing: a verbatim re-ask or re-answer is
-    a loop, not a formula."""
+def _formulas(
+    state: LoopState, said_user: list[Sentence], said_reply: list[Sentence], answered_again: bool
+) -> set[int]:
+    """This turn's new formulas: a sentence said again by the same side is a formula when
+    it wraps new content at least as large as itself ("Posso ajudar em algo mais?" around
+    a different answer each time), or when FORMULA_TURNS recent messages of that side
+    said it already and this message says something else too. Never a sentence naming
+    an identifier, and never the customer's while the reply repeats an earlier one (a
+    question asked again with a new complaint around it is a loop, not a formula). A
+    message that only repeats teaches nothing: a verbatim re-ask or re-answer is a loop."""
     found: set[int] = set()
     if not state.turns:
         return found
     known = frozenset(state.formulas)
-    for said, sides in (
-        (said_user, [u for u, _ in state.turns]),
-        (said_reply, [r for _, r in state.turns]),
-    ):
+    sides_of = (([u for u, _ in state.turns], said_user), ([r for _, r in state.turns], said_reply))
+    for sides, said in sides_of[answered_again:]:
         again = {s.key: sum(s.key in x.keys for x in sides) for s in said if s.key not in known}
         again = {key: times for key, times in again.items() if times}
         if not again:
@@ -213,8 +243,9 @@ def _formulas(state: LoopState, said_user: list[Sentence], said_reply: list[Sent
         wraps_new = coverage(rest, words, identifiers) < FORMULA_NEW
         for sentence in said:
             times = again.get(sentence.key, 0)
-            small = len(sentence.words) + IDENTIFIER_WEIGHT * len(sentence.identifiers)
-            if (times and wraps_new and small <= rest.weight()) or (
+            if sentence.identifiers or not times:
+                continue
+            if (wraps_new and len(sentence.words) <= rest.weight()) or (
                 times >= FORMULA_TURNS and rest.weight()
             ):
                 found.add(sentence.key)
@@ -247,10 +278,15 @@ def read_turn(state: LoopState, user_text: str, reply_text: str) -> tuple[LoopSt
             tally[lang] = tally.get(lang, 0) + count
     lang = language(tally)
     said_user, said_reply = sentences(parsed_user, lang), sentences(parsed_reply, lang)
-    formulas = (*state.formulas, *sorted(_formulas(state, said_user, said_reply)))
+    wholes = whole(parsed_user), whole(parsed_reply)
+    answered = Side.of(said_reply, frozenset(state.formulas), wholes[1])
+    answered_again = any(
+        _against(answered, answered, earlier)[1] >= ANSWERED_AGAIN for earlier in state.turns
+    )
+    learned = _formulas(state, said_user, said_reply, answered_again)
+    formulas = (*state.formulas, *sorted(learned))
     formulas = formulas[-MAX_FORMULAS:]
     known = frozenset(formulas)
-    wholes = whole(parsed_user), whole(parsed_reply)
     user, reply = Side.of(said_user, known, wholes[0]), Side.of(said_reply, known, wholes[1])
     all_ids = union(side.identifiers for pair in state.turns for side in pair)
     turn = Turn(
@@ -299,11 +335,17 @@ def decide(
     unless it loops (or stalls) again. The window stays: a loop that resumes right
     after the handoff offer is recognised at once."""
     if state.streak >= settings.consecutive:
-        return Decision("loop", replace(state, streak=0, last_progress_turn=turn))
+        return Decision("loop", escalated(state, turn))
     stalled = turn - state.last_progress_turn > progress_window
     if turn > turn_ceiling and stalled:
-        return Decision("turn_ceiling", replace(state, streak=0, last_progress_turn=turn))
+        return Decision("turn_ceiling", escalated(state, turn))
     return Decision(None, state)
+
+
+def escalated(state: LoopState, turn: int) -> LoopState:
+    """The state once turn `turn` escalated and was answered: streak and progress clock
+    start again."""
+    return replace(state, streak=0, last_progress_turn=turn)
 
 
 def progressed(state: LoopState, turn: int) -> LoopState:

@@ -23,7 +23,14 @@ import orjson
 from gateway.context.conversations import ConversationRecord
 from gateway.context.policy import Policies
 from gateway.context.types import WindowPolicy
-from gateway.loops.detector import LoopSettings, LoopState, decide, observe_turn, progressed
+from gateway.loops.detector import (
+    LoopSettings,
+    LoopState,
+    decide,
+    escalated,
+    observe_turn,
+    progressed,
+)
 from gateway.messages import message_text
 from gateway.ops.metrics import GatewayMetrics
 from gateway.proxy.http_responses import RawResponse
@@ -52,24 +59,27 @@ class Escalations:
         return self._policies.loop(record.plan, record.conversation_class or "default")
 
     def check(self, record: ConversationRecord, policy: WindowPolicy) -> str | None:
-        """Start of a turn: does this turn escalate? Updates the record's loop state."""
-        turn = record.turns + 1
-        state = LoopState.from_json(record.loop_state)
+        """Start of a turn: does this turn escalate? Reads the stored counters only and
+        changes nothing: the escalation is recorded by `commit`, once the turn is
+        answered (a turn that fails is retried and escalates then)."""
         decision = decide(
-            state, turn, policy.turn_ceiling, policy.progress_window, self._settings(record)
+            LoopState.counters(record.loop_state),
+            record.turns + 1,
+            policy.turn_ceiling,
+            policy.progress_window,
+            self._settings(record),
         )
-        if decision.escalation is None:  # the state is unchanged: nothing to re-encode
-            return None
-        record.loop_state = decision.state.to_json()
-        record.escalation = decision.escalation
-        record.escalations += 1
         return decision.escalation
 
     def commit(self, record: ConversationRecord, reason: str) -> None:
-        """The escalated turn was answered: count it and tell the tenant's webhook. (Not
-        at `check`: a turn that then fails is retried, and must not notify twice.)"""
+        """The escalated turn was answered: record it (streak and progress clock start
+        again), count it and tell the tenant's webhook."""
+        turn = record.turns + 1
+        record.loop_state = escalated(LoopState.from_json(record.loop_state), turn).to_json()
+        record.escalation = reason
+        record.escalations += 1
         self._metrics.escalations.labels(record.conversation_class or "default", reason).inc()
-        self._notify(record, reason, record.turns + 1)
+        self._notify(record, reason, turn)
 
     def observe(
         self, record: ConversationRecord, messages: list[Any], reply: str, progress: bool

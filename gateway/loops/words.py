@@ -5,9 +5,10 @@ A message becomes sentences, each a set of units: content words stemmed by the S
 stemmer of its language (`snowballstemmer`, the C `PyStemmer` when installed), with the
 language's stop words dropped (the `stop-words` package's lists) and accents folded
 after stemming (chat customers drop them: "endereco" is "endereço"), plus identifiers
-(a run of 3+ digits, whatever surrounds it: "ORD-482135", "#482135" and "482135" are one
-order; an email). Units are 32-bit CRCs: stable across processes and replicas, four
-bytes each in the stored state.
+(the digits of a token that holds a run of 3+ of them, whatever surrounds them:
+"ORD-482135", "#482135" and "482135" are one order, and so is "INV-482135"; an email),
+and numbers as words (amounts, days). Units are 32-bit CRCs: stable across processes
+and replicas, four bytes each in the stored state.
 
 The language is voted by stop words: each of pt, en and es counts its stop words in the
 text. The detector keeps a conversation's running votes, so a two-word turn is read in
@@ -21,16 +22,17 @@ import unicodedata
 import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import snowballstemmer
 from stop_words import get_stop_words
 
 LANGUAGES = {"pt": "portuguese", "en": "english", "es": "spanish"}
-# Words of a message past this many characters do not change what it asks; a pasted
-# megabyte would otherwise cost milliseconds on every turn.
-MESSAGE_CHARS = 16 * 1024
+# Words of a message past this many characters do not change what it asks or answers; a
+# pasted megabyte would otherwise cost milliseconds on every turn (4 KB: about 1 ms).
+MESSAGE_CHARS = 4 * 1024
+MOST_SENTENCES = 64  # a message's first sentences with content; 4 KB of prose holds ~40
 SHORTEST_WORD = 3  # "vc", "ok", "de": chat shorthand and particles say nothing here
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|\n+")
 # Linear: possessive runs, one token at a time.
@@ -49,6 +51,7 @@ def _stemmer(lang: str) -> Any:
     return snowballstemmer.stemmer(LANGUAGES[lang])
 
 
+@lru_cache(maxsize=65536)
 def fold(text: str) -> str:
     """Lower case without accents ("Endereço" -> "endereco")."""
     if text.isascii():
@@ -81,10 +84,24 @@ def parse(text: str) -> Parsed:
     return out
 
 
+@cache
+def _stop_languages() -> dict[str, tuple[str, ...]]:
+    """Each folded stop word and the languages whose list holds it."""
+    out: dict[str, tuple[str, ...]] = {}
+    for lang in LANGUAGES:
+        for word in _folded_stops(lang):
+            out[word] = (*out.get(word, ()), lang)
+    return out
+
+
 def votes(parsed: Parsed) -> dict[str, int]:
     """Stop words of each language in the message."""
-    folded = [f for sentence in parsed for _, f in sentence]
-    return {lang: sum(f in _folded_stops(lang) for f in folded) for lang in LANGUAGES}
+    table, tally = _stop_languages(), dict.fromkeys(LANGUAGES, 0)
+    for sentence in parsed:
+        for _, folded in sentence:
+            for lang in table.get(folded, ()):
+                tally[lang] += 1
+    return tally
 
 
 def language(tally: Mapping[str, int]) -> str:
@@ -104,6 +121,8 @@ def sentences(parsed: Parsed, lang: str) -> list[Sentence]:
     stops, stem = _folded_stops(lang), _stemmer(lang)
     out: list[Sentence] = []
     for part in parsed:
+        if len(out) == MOST_SENTENCES:
+            break
         words: list[str] = []
         identifiers: list[str] = []
         for token, folded in part:

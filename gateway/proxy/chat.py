@@ -213,10 +213,11 @@ async def _settle(ctx: _Context, model: str, reported: Any, output_text: Any = N
             ctx.hold.settled()
         cost = record.cost_units
         gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total)
-    reply = output_text() if output_text else ""
-    if ctx.turn.escalation:
-        gw.escalations.commit(ctx.turn.record, ctx.turn.escalation)
-    gw.escalations.observe(ctx.turn.record, call.messages, reply, ctx.turn.facts_learned > 0)
+    if output_text is not None:  # None: the call failed after reaching the upstream
+        if ctx.turn.escalation:
+            gw.escalations.commit(ctx.turn.record, ctx.turn.escalation)
+        progress = ctx.turn.facts_learned > 0
+        gw.escalations.observe(ctx.turn.record, call.messages, output_text(), progress)
     await gw.windows.finish(ctx.turn, call.messages, cost, time.time())
 
 
