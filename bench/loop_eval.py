@@ -140,19 +140,28 @@ def handwritten(path: Path = HANDWRITTEN) -> list[Labelled]:
 
 def cost_per_turn(conversations: Sequence[Labelled], settings: LoopSettings) -> float:
     """µs per turn of the detector as the gateway runs it (state from JSON, decide,
-    observe, state to JSON), timed over the last 50 turns of a 200-turn conversation made
-    of the given conversations' turns, longest first, one after another."""
+    observe, state to JSON) once the window is full: turns 51-200 of a 200-turn
+    conversation made of the given conversations' turns, longest first, one after
+    another; the median of three runs."""
     turns = [t for c in conversations for t in c.turns][:200]
-    state, spent, timed = LoopState().to_json(), 0.0, 0
-    for n, (user, reply) in enumerate(turns, 1):
-        start = time.perf_counter()
-        loop_state = decide(LoopState.from_json(state), n, NO_CEILING, NO_CEILING, settings)
-        observed, _ = observe_turn(loop_state.state, user, reply, settings)
-        state = observed.to_json()
-        if n > len(turns) - 50:
-            spent += time.perf_counter() - start
-            timed += 1
-    return spent / timed * 1e6 if timed else float("nan")
+    runs = []
+    for _ in range(3):
+        state, spent, timed = LoopState().to_json(), 0.0, 0
+        for n, (user, reply) in enumerate(turns, 1):
+            start = time.perf_counter()
+            loop_state = decide(LoopState.counters(state), n, NO_CEILING, NO_CEILING, settings)
+            observed, _ = observe_turn(
+                replace(LoopState.from_json(state), streak=loop_state.state.streak),
+                user,
+                reply,
+                settings,
+            )
+            state = observed.to_json()
+            if n > 50:
+                spent += time.perf_counter() - start
+                timed += 1
+        runs.append(spent / timed * 1e6 if timed else float("nan"))
+    return statistics.median(runs)
 
 
 def _line(name: str, r: dict[str, float]) -> str:

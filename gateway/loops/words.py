@@ -110,6 +110,8 @@ def language(tally: Mapping[str, int]) -> str:
 
 
 def _identifier(token: str) -> str | None:
+    if token.isalpha():  # most words: no digit, no "@"
+        return None
     if "@" in token and _EMAIL.match(token):
         return token
     digits = _DIGITS.findall(token)
