@@ -200,3 +200,51 @@ def test_a_record_the_store_cannot_count_is_refused_and_never_taken_for_booked(
             await store.close()
 
     run(scenario())
+
+
+@pytest.mark.parametrize("customer", ['c*1?[x]|"q"\\é', "plain-7"])
+def test_erasure_deletes_documents_and_pseudonymizes_rows_and_budgets(
+    store_url: str, customer: str
+) -> None:
+    """Ids with glob characters, the budget-key separator, quotes and accents erase only
+    their own rows; another customer and another tenant keep theirs."""
+
+    async def scenario() -> None:
+        store = open_store(store_url)
+        try:
+            budget = f"acme|customer:{customer}|day|2026-11-30"
+            other = "acme|customer:c1|day|2026-11-30"
+            mine = [
+                dataclasses.replace(record(ts=ts), customer=customer, budgets=(budget,))
+                for ts in (NOV, DEC)
+            ]
+            # A customer whose id extends this one's past the separator keeps their counter.
+            longer = f"acme|customer:{customer}|day|x|day|2026-11-30"
+            theirs = [
+                dataclasses.replace(record(), budgets=(other, longer)),
+                dataclasses.replace(record(tenant="globex"), customer=customer),
+            ]
+            assert await store.book_many(mine + theirs) == [True] * 4
+            assert await store.reserve("r1", [(budget, 10_000)], 5, 60) is None
+            await store.put_doc("facts", "acme", f"customer:{customer}", {"facts": [1]})
+            await store.put_doc("facts", "acme", "customer:c1", {"facts": [2]})
+            erased = await store.erase_customer(
+                "acme", customer, "erased-00", [("facts", f"customer:{customer}"), ("facts", "x")]
+            )
+            assert (erased.documents, erased.ledger_rows, erased.budgets) == (1, 2, 1)
+            assert await store.get_doc("facts", "acme", f"customer:{customer}") is None
+            assert await store.get_doc("facts", "acme", "customer:c1") == {"facts": [2]}
+            rows = [r for p in ("2026-11", "2026-12") for r in await store.ledger(p, "acme", 100)]
+            assert sorted(str(r.customer) for r in rows) == ["c1", "erased-00", "erased-00"]
+            assert {r.cost_units for r in rows if r.customer == "erased-00"} == {1234}
+            assert all(customer not in str(r.to_json()) for r in rows if r.customer != "c1")
+            (globex,) = await store.ledger("2026-11", "globex", 100)
+            assert globex.customer == customer  # another tenant's customer of the same id
+            renamed = "acme|customer:erased-00|day|2026-11-30"
+            spent = await store.budgets([budget, renamed, other, longer])
+            assert spent[budget] == (0, 0) and spent[renamed] == (2468, 5)
+            assert spent[other] == spent[longer] == (1234, 0)
+        finally:
+            await store.close()
+
+    run(scenario())

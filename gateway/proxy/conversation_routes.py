@@ -6,6 +6,8 @@ POST   /v1/conversations/{id}/close    close it: its episode summary is made now
 GET    /v1/customers/{id}/facts        the customer's durable facts
 PUT    /v1/customers/{id}/facts        add or replace facts (by id)
 DELETE /v1/customers/{id}/facts        forget them all, or one with ?id=
+DELETE /v1/customers/{id}              erase everything held about the customer
+GET    /v1/customers/{id}/export       everything held about the customer
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import orjson
 from starlette.requests import Request
 
+from gateway.context import customers
 from gateway.context.conversations import (
     ConversationRecord,
     customer_facts_key,
@@ -182,3 +185,21 @@ async def delete_facts(request: Request) -> RawResponse:
         deleted = len(facts) - len(kept)
         await store.save_facts(caller.tenant.name, key, kept)
     return json_response(orjson.dumps({"deleted": deleted}))
+
+
+async def erase_customer(request: Request) -> RawResponse:
+    """Privacy erasure (gateway.context.customers): facts, episodes and conversations
+    deleted on the tenant's store, ledger rows and spend counters pseudonymized."""
+    gw, caller = _caller(request)
+    erased = await customers.erase(
+        gw.store, gw.windows.conversations, caller.tenant.name, request.path_params["customer"]
+    )
+    return json_response(orjson.dumps(erased))
+
+
+async def export_customer(request: Request) -> RawResponse:
+    gw, caller = _caller(request)
+    found = await customers.export(
+        gw.store, gw.windows.conversations, caller.tenant.name, request.path_params["customer"]
+    )
+    return json_response(orjson.dumps(found))

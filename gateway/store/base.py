@@ -22,6 +22,15 @@ class StoreHealth:
         return self.state == "ok"
 
 
+@dataclass(frozen=True, slots=True)
+class Erased:
+    """What an erasure changed."""
+
+    documents: int  # deleted
+    ledger_rows: int  # now under the pseudonym
+    budgets: int  # spend counters (and their reservations) renamed to the pseudonym
+
+
 class Store(Protocol):
     """Durable bookings. Every method raises `StoreUnavailable` when the backend is down
     or does not answer within its bounded wait."""
@@ -72,6 +81,14 @@ class Store(Protocol):
 
     async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:
         """Every document of the kind whose key starts with `prefix`, in key order."""
+
+    async def erase_customer(
+        self, tenant: str, customer: str, alias: str, docs: Sequence[tuple[str, str]]
+    ) -> Erased:
+        """Privacy erasure, in one step where the backend allows: delete the (kind, key)
+        documents, give the customer's ledger rows and spend counters the pseudonym
+        `alias` (their costs stay), and leave no copy of what was deleted in the raw
+        store (SQLite: deleted pages zeroed, the WAL truncated)."""
 
     async def ping(self) -> None: ...
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from decimal import Decimal
@@ -144,3 +145,16 @@ def increments(record: UsageRecord) -> dict[str, int]:
         "estimated_requests": int(u.estimated),
         "unpriced_requests": int(record.cost_units is None),
     }
+
+
+# A customer's spend counter: "{tenant}|customer:{id}|day|YYYY-MM-DD" or "...|month|YYYY-MM"
+# (gateway.spend.ceilings). The id is not quoted, so an id holding "|" could make another
+# customer's key start with this one's prefix: only these exact tails are the customer's.
+_BUDGET_TAIL = re.compile(r"(?:day\|\d{4}-\d{2}-\d{2}|month\|\d{4}-\d{2})")
+
+
+def customer_budget(key: str, tenant: str, customer: str) -> str | None:
+    """The period tail ("day|2026-11-30") when `key` is this customer's counter."""
+    prefix = f"{tenant}|customer:{customer}|"
+    tail = key[len(prefix) :] if key.startswith(prefix) else ""
+    return tail if _BUDGET_TAIL.fullmatch(tail) else None

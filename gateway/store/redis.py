@@ -27,9 +27,15 @@ from redis.exceptions import RedisError, ResponseError
 
 from gateway.errors import StoreRejected, StoreUnavailable
 from gateway.store import redis_scripts as scripts
-from gateway.store.base import StoreHealth
+from gateway.store.base import Erased, StoreHealth
 from gateway.store.options import RedisConfig
-from gateway.store.records import COUNTER_FIELDS, SpendRow, UsageRecord, increments
+from gateway.store.records import (
+    COUNTER_FIELDS,
+    SpendRow,
+    UsageRecord,
+    customer_budget,
+    increments,
+)
 
 _MARKER_TTL_S = 40 * 24 * 3600
 _BUDGET_TTL_S = 400 * 24 * 3600
@@ -56,6 +62,7 @@ class RedisStore:
         self._reserve_script = self._redis.register_script(scripts.RESERVE)
         self._release_script = self._redis.register_script(scripts.RELEASE)
         self._renew_script = self._redis.register_script(scripts.RENEW)
+        self._pseudonymize_script = self._redis.register_script(scripts.PSEUDONYMIZE)
 
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
@@ -203,6 +210,50 @@ class RedisStore:
             ):
                 found[_s(key)] = value
         return [dict(orjson.loads(found[k])) for k in sorted(found)]
+
+    async def erase_customer(
+        self, tenant: str, customer: str, alias: str, docs: Sequence[tuple[str, str]]
+    ) -> Erased:
+        """Documents deleted, then each period's ledger lists rewritten atomically (a
+        script per list), then the customer's budget keys renamed. A booking that lands
+        during the erasure may still name the customer: erase once their traffic ends."""
+        with self._errors():
+            async with self._redis.pipeline(transaction=True) as pipe:
+                for kind, key in docs:
+                    pipe.hdel(f"gw:doc:{kind}:{tenant}", key)
+                deleted = sum(await pipe.execute())
+            named, renamed = orjson.dumps(customer).decode(), orjson.dumps(alias).decode()
+            args = [
+                f'"customer":{named}',
+                f'"customer":{renamed}',
+                f'"tenant":{orjson.dumps(tenant).decode()}',
+                f"|customer:{named[1:-1]}|",
+                f"|customer:{renamed[1:-1]}|",
+            ]
+            rows = 0  # counted once: the all-tenants list holds the same rows
+            for period in sorted(_s(p) for p in await self._redis.smembers("gw:periods")):
+                rows += int(
+                    await self._pseudonymize_script(
+                        keys=[f"gw:ledger:{period}:{tenant}"], args=args
+                    )
+                )
+                await self._pseudonymize_script(keys=[f"gw:ledger:{period}"], args=args)
+            budgets = await self._rename_budgets(tenant, customer, alias)
+        return Erased(documents=int(deleted), ledger_rows=rows, budgets=budgets)
+
+    async def _rename_budgets(self, tenant: str, customer: str, alias: str) -> int:
+        """gw:budget / gw:resv / gw:resvamt keys of the customer, under the pseudonym."""
+        renamed = 0
+        for family in ("budget", "resv", "resvamt"):
+            head = f"gw:{family}:"
+            pattern = _GLOB_SPECIAL.sub(r"\\\g<0>", f"{head}{tenant}|customer:{customer}|") + "*"
+            async for raw in self._redis.scan_iter(match=pattern, count=500):
+                key = _s(raw)
+                tail = customer_budget(key.removeprefix(head), tenant, customer)
+                if tail is not None:
+                    await self._redis.rename(key, f"{head}{tenant}|customer:{alias}|{tail}")
+                    renamed += family == "budget"
+        return renamed
 
     async def ping(self) -> None:
         with self._errors():

@@ -139,3 +139,36 @@ return held
 
 def budget_keys(key: str) -> list[str]:
     return [f"gw:budget:{key}", f"gw:resv:{key}", f"gw:resvamt:{key}"]
+
+
+# Privacy erasure: every row of a ledger list that names the customer (and, on the
+# all-tenants list, the tenant) gets the pseudonym, in one atomic step (bookings append
+# meanwhile). The rows are compact JSON (orjson), so the id is replaced as text, in the
+# customer field and in the budget keys the row lists: no decode and re-encode that
+# could round a number.
+# KEYS[1] the list; ARGV[1] '"customer":"<id>"', ARGV[2] '"customer":"<alias>"',
+# ARGV[3] '"tenant":"<tenant>"', ARGV[4] '|customer:<id>|', ARGV[5] '|customer:<alias>|'.
+# Returns the rows changed.
+PSEUDONYMIZE = """
+local function replace_all(text, old, new)
+  local out, at = {}, 1
+  while true do
+    local s, e = string.find(text, old, at, true)
+    if not s then break end
+    out[#out + 1] = string.sub(text, at, s - 1) .. new
+    at = e + 1
+  end
+  out[#out + 1] = string.sub(text, at)
+  return table.concat(out)
+end
+local rows = redis.call('LRANGE', KEYS[1], 0, -1)
+local changed = 0
+for i, row in ipairs(rows) do
+  if string.find(row, ARGV[1], 1, true) and string.find(row, ARGV[3], 1, true) then
+    local new = replace_all(replace_all(row, ARGV[1], ARGV[2]), ARGV[4], ARGV[5])
+    redis.call('LSET', KEYS[1], i - 1, new)
+    changed = changed + 1
+  end
+end
+return changed
+"""

@@ -18,9 +18,15 @@ import orjson
 
 from gateway.errors import StoreUnavailable
 from gateway.ledger.usage import TokenUsage
-from gateway.store.base import StoreHealth
+from gateway.store.base import Erased, StoreHealth
 from gateway.store.options import SQLiteConfig
-from gateway.store.records import COUNTER_FIELDS, SpendRow, UsageRecord, increments
+from gateway.store.records import (
+    COUNTER_FIELDS,
+    SpendRow,
+    UsageRecord,
+    customer_budget,
+    increments,
+)
 from gateway.store.sqlite_threads import (
     MIN_FREE_BYTES,
     SQLiteThread,
@@ -151,6 +157,10 @@ def _setup(conn: sqlite3.Connection) -> None:
     # NORMAL: a committed booking survives a killed process; only a power loss may drop
     # the last transactions.
     conn.execute("PRAGMA synchronous=NORMAL")
+    # Deleted content is overwritten with zeros, so that no old version of a document
+    # (a conversation is rewritten every turn) survives in the file's free pages after a
+    # customer is erased.
+    conn.execute("PRAGMA secure_delete=ON")
     conn.executescript(_SCHEMA)
 
 
@@ -258,6 +268,13 @@ class SQLiteStore:
         rows = await self._read(lambda conn: conn.execute(sql, args).fetchall())
         return [dict(orjson.loads(r[0])) for r in rows]
 
+    async def erase_customer(
+        self, tenant: str, customer: str, alias: str, docs: Sequence[tuple[str, str]]
+    ) -> Erased:
+        erased = await self._run(lambda conn: _erase(conn, tenant, customer, alias, docs))
+        await self._run(_truncate_wal)
+        return erased
+
     async def ping(self) -> None:
         """Can the store read, and take a booking? Once a write has failed, writing is
         checked too (at once while writes fail fast), so `fail_closed` refuses calls
@@ -306,6 +323,57 @@ class SQLiteStore:
     async def close(self) -> None:
         for thread in (self._writer, self._reader, self._prober):
             await thread.close()
+
+
+def _erase(
+    conn: sqlite3.Connection,
+    tenant: str,
+    customer: str,
+    alias: str,
+    docs: Sequence[tuple[str, str]],
+) -> Erased:
+    """One transaction: documents deleted (zeroed: secure_delete), ledger rows and spend
+    counters under the pseudonym, costs unchanged."""
+    named, renamed = f"{tenant}|customer:{customer}|", f"{tenant}|customer:{alias}|"
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        deleted = sum(
+            conn.execute(
+                "DELETE FROM docs WHERE kind = ? AND tenant = ? AND key = ?", (kind, tenant, key)
+            ).rowcount
+            for kind, key in docs
+        )
+        rows = conn.execute(
+            "UPDATE ledger SET customer = ? WHERE tenant = ? AND customer = ?",
+            (alias, tenant, customer),
+        ).rowcount
+        budgets = 0
+        for table in ("budget", "reservation"):
+            keys = conn.execute(
+                f"SELECT DISTINCT key FROM {table} WHERE substr(key, 1, ?) = ?",
+                (len(named), named),
+            ).fetchall()
+            for (key,) in keys:
+                tail = customer_budget(key, tenant, customer)
+                if tail is not None:
+                    conn.execute(f"UPDATE {table} SET key = ? WHERE key = ?", (renamed + tail, key))
+                    budgets += table == "budget"
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+    return Erased(documents=deleted, ledger_rows=rows, budgets=budgets)
+
+
+def _truncate_wal(conn: sqlite3.Connection) -> None:
+    """Old page images of erased rows stay in the write-ahead log until it is
+    checkpointed; truncate it (a reader in the middle of a read may hold it back: a few
+    tries, then the next checkpoint does it)."""
+    for attempt in range(5):
+        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        if not busy:
+            return
+        time.sleep(0.05 * (attempt + 1))
 
 
 def _row(record: UsageRecord) -> dict[str, Any]:

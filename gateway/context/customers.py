@@ -1,0 +1,116 @@
+"""Everything held about one customer of a tenant: what an erasure removes and an export
+returns (`DELETE /v1/customers/{id}`, `GET /v1/customers/{id}/export`).
+
+Held about a customer: their facts document, their episode index (one entry per
+conversation that named them, with its card), each of those conversations' records
+(summary, cursor, loop state) and the facts of a conversation kept under its own id,
+ledger rows naming them, and their spend counters. An erasure deletes the documents and
+gives the ledger rows and counters a random pseudonym (`erased-` and 16 hex digits): the
+costs stay booked, to no one. The pseudonym is not derived from the id, so it cannot be
+matched back to it.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from typing import Any
+from urllib.parse import quote
+
+from gateway.context.conversations import (
+    CONVERSATION,
+    EPISODES,
+    FACTS,
+    ConversationStore,
+    customer_facts_key,
+    customer_key,
+)
+from gateway.store.base import Store
+from gateway.store.records import period_of
+
+LEDGER_ROWS_PER_MONTH = 100_000  # read for an export, per month the customer was seen
+
+
+async def _conversations(conversations: ConversationStore, tenant: str, customer: str) -> list[str]:
+    index = await conversations.episode_index(tenant, customer)
+    return [str(entry["conversation"]) for entry in index if entry.get("conversation")]
+
+
+async def documents(
+    conversations: ConversationStore, tenant: str, customer: str
+) -> list[tuple[str, str]]:
+    """Every (kind, key) document that holds something of the customer."""
+    found = [(FACTS, customer_facts_key(customer))]
+    for conversation in await _conversations(conversations, tenant, customer):
+        found += [
+            (CONVERSATION, conversation),
+            (FACTS, "conversation:" + quote(conversation, safe="")),
+            (EPISODES, f"{customer_key(customer)}/{conversation}"),
+        ]
+    return found
+
+
+async def erase(
+    store: Store, conversations: ConversationStore, tenant: str, customer: str
+) -> dict[str, Any]:
+    alias = "erased-" + secrets.token_hex(8)
+    wanted = await documents(conversations, tenant, customer)
+    erased = await store.erase_customer(tenant, customer, alias, wanted)
+    return {
+        "customer": customer,
+        "erased": True,
+        "documents_deleted": erased.documents,
+        "conversations": sum(kind == CONVERSATION for kind, _ in wanted),
+        "ledger_rows_pseudonymized": erased.ledger_rows,
+        "budgets_pseudonymized": erased.budgets,
+        "pseudonym": alias,
+    }
+
+
+def _months(start: float, end: float) -> list[str]:
+    """The ledger periods (YYYY-MM) from `start` to `end`."""
+    first = datetime.fromtimestamp(start, UTC)
+    last = period_of(end)
+    out, year, month = [], first.year, first.month
+    while True:
+        period = f"{year:04d}-{month:02d}"
+        out.append(period)
+        if period >= last:
+            return out
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+
+
+async def export(
+    store: Store, conversations: ConversationStore, tenant: str, customer: str
+) -> dict[str, Any]:
+    """The customer's documents as stored, and the ledger rows naming them in the months
+    their conversations ran."""
+    ids = await _conversations(conversations, tenant, customer)
+    wanted = [
+        (FACTS, customer_facts_key(customer)),
+        *((CONVERSATION, c) for c in ids),
+        *((FACTS, "conversation:" + quote(c, safe="")) for c in ids),
+    ]
+    docs = await store.get_docs(tenant, wanted)
+    facts, records = docs[0], docs[1 : 1 + len(ids)]
+    months: set[str] = set()
+    for record in records:
+        if record is not None:
+            started = float(record.get("started") or 0) or float(record.get("last_seen") or 0)
+            months.update(_months(started, float(record.get("last_seen") or started)))
+    ledger = [
+        row.to_json()
+        for period in sorted(months)
+        for row in await store.ledger(period, tenant, LEDGER_ROWS_PER_MONTH)
+        if row.customer == customer
+    ]
+    return {
+        "customer": customer,
+        "facts": (facts or {}).get("facts", []),
+        "episodes": await conversations.episode_index(tenant, customer),
+        "conversations": [r for r in records if r is not None],
+        "conversation_facts": {
+            c: d.get("facts", []) for c, d in zip(ids, docs[1 + len(ids) :], strict=True) if d
+        },
+        "ledger": ledger,
+    }

@@ -1,0 +1,150 @@
+"""Privacy erasure and export of one customer, through a running gateway with the openai
+SDK, on each store backend; the raw stores are then searched byte by byte."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import httpx
+import openai
+import redis
+from openai.types.chat import ChatCompletionMessageParam
+
+from tests.servers import GatewayProc
+
+ERASED = "cust-erase-7731"
+KEPT = "cust-keep-4402"
+# What the erased customer said and what the app stored about them: none of it may be
+# left anywhere afterwards.
+SECRETS = [
+    ERASED.encode(),
+    b"Quintela",
+    b"98765-4321",
+    b"987654321",
+    b"marta.quintela",
+    b"VIP-GOLD-889",
+]
+SPEND = """
+plans:
+  basic: {monthly_usd: 50, customer_daily_usd: 2, action: block}
+  pro: {monthly_usd: 500, customer_daily_usd: 5, customer_monthly_usd: 50, action: block}
+"""
+
+
+def _talk(gw: GatewayProc, customer: str, conversation: str, lines: list[str]) -> None:
+    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": "You are the support agent of an online store."}
+    ]
+    for line in lines:
+        messages.append({"role": "user", "content": line})
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={"X-Customer-Id": customer, "X-Conversation-Id": conversation},
+        )
+        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+
+
+def _auth(gw: GatewayProc) -> dict[str, str]:
+    return {"Authorization": f"Bearer {gw.keys['acme']}"}
+
+
+def _raw_bytes(gw: GatewayProc, store_url: str) -> bytes:
+    """Every byte the backend holds: the SQLite files, or every Redis key and value."""
+    if store_url.startswith("sqlite"):
+        return b"".join(p.read_bytes() for p in gw.root.glob("gateway.db*"))
+    client = redis.Redis.from_url(store_url)
+    out: list[object] = []
+    for key in client.scan_iter(count=1000):
+        out.append(key)
+        kind = client.type(key)
+        if kind == b"hash":
+            out += [b for pair in client.hgetall(key).items() for b in pair]
+        elif kind == b"list":
+            out += client.lrange(key, 0, -1)
+        elif kind == b"set":
+            out += client.smembers(key)
+        elif kind == b"zset":
+            out += client.zrange(key, 0, -1)
+        elif kind == b"string":
+            out.append(client.get(key))
+    client.close()
+    return b"\n".join(x if isinstance(x, bytes) else str(x).encode() for x in out)
+
+
+def _ledger(gw: GatewayProc) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = gw.admin("/admin/ledger", tenant="acme").json()["records"]
+    return records
+
+
+def test_erasure_leaves_nothing_of_the_customer(gateway: GatewayProc, store_url: str) -> None:
+    (gateway.root / "policies" / "spend.yaml").write_text(SPEND)
+    gateway.restart()
+    _talk(
+        gateway,
+        ERASED,
+        "conv-e1",
+        [
+            "Hi, I'm Marta Quintela, my order ORD-55120 has not arrived.",
+            "You can call me on +55 11 98765-4321 or write to marta.quintela@example.com",
+        ],
+    )
+    closed = httpx.post(f"{gateway.v1}/conversations/conv-e1/close", headers=_auth(gateway))
+    assert closed.status_code == 200
+    _talk(gateway, ERASED, "conv-e2", ["Marta Quintela again: any news on ORD-55120?"])
+    _talk(gateway, KEPT, "conv-k1", ["Hello, Joaquim Pereira here, joaquim.p@example.com"])
+    put = httpx.put(
+        f"{gateway.v1}/customers/{ERASED}/facts",
+        json={
+            "facts": [{"id": "tier", "text": "Loyalty tier VIP-GOLD-889", "value": "VIP-GOLD-889"}]
+        },
+        headers=_auth(gateway),
+    )
+    assert put.status_code == 200, put.text
+
+    exported = httpx.get(f"{gateway.v1}/customers/{ERASED}/export", headers=_auth(gateway))
+    assert exported.status_code == 200
+    found = exported.json()
+    assert {c["id"] for c in found["conversations"]} == {"conv-e1", "conv-e2"}
+    assert any(f["value"] == "VIP-GOLD-889" for f in found["facts"])
+    assert len(found["ledger"]) == 3 and {r["customer"] for r in found["ledger"]} == {ERASED}
+    assert len(found["episodes"]) == 2
+    before = {r["id"]: r["cost_usd"] for r in _ledger(gateway)}
+    assert all(secret in _raw_bytes(gateway, store_url) for secret in SECRETS[:2])
+
+    erased = httpx.delete(f"{gateway.v1}/customers/{ERASED}", headers=_auth(gateway))
+    assert erased.status_code == 200, erased.text
+    report = erased.json()
+    assert report["conversations"] == 2 and report["documents_deleted"] >= 5
+    assert report["ledger_rows_pseudonymized"] == 3
+    assert report["budgets_pseudonymized"] >= 1  # the customer's daily and monthly counters
+    alias = report["pseudonym"]
+
+    raw = _raw_bytes(gateway, store_url)
+    assert [s for s in SECRETS if s in raw] == []
+    assert KEPT.encode() in raw and b"Joaquim" in raw  # the search does find what is there
+    after = {r["id"]: r for r in _ledger(gateway)}
+    assert {i: r["cost_usd"] for i, r in after.items()} == before  # costs stay booked
+    assert sorted(r["customer"] for r in after.values()).count(alias) == 3
+    assert sum(Decimal(r["cost_usd"]) for r in after.values() if r["customer"] == alias) > 0
+    gone = httpx.get(f"{gateway.v1}/conversations/conv-e1", headers=_auth(gateway))
+    assert gone.status_code == 404
+    empty = httpx.get(f"{gateway.v1}/customers/{ERASED}/export", headers=_auth(gateway)).json()
+    assert empty["facts"] == [] and empty["conversations"] == [] and empty["ledger"] == []
+    # The customer may come back: a new conversation starts from nothing.
+    _talk(gateway, ERASED, "conv-e3", ["Hello again."])
+    facts = httpx.get(f"{gateway.v1}/customers/{ERASED}/facts", headers=_auth(gateway)).json()
+    assert all(f.get("value") != "VIP-GOLD-889" for f in facts["facts"])
+
+
+def test_erasure_is_scoped_to_the_tenant(gateway: GatewayProc) -> None:
+    _talk(gateway, ERASED, "conv-t1", ["I'm Marta Quintela, order ORD-1 please."])
+    other = {"Authorization": f"Bearer {gateway.keys['globex']}"}
+    erased = httpx.delete(f"{gateway.v1}/customers/{ERASED}", headers=other)
+    assert erased.status_code == 200 and erased.json()["conversations"] == 0
+    kept = httpx.get(f"{gateway.v1}/customers/{ERASED}/export", headers=_auth(gateway)).json()
+    assert [c["id"] for c in kept["conversations"]] == ["conv-t1"]
+    anonymous = httpx.delete(f"{gateway.v1}/customers/{ERASED}")
+    assert anonymous.status_code == 401
