@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import openai
@@ -117,7 +118,7 @@ def test_erasure_leaves_nothing_of_the_customer(gateway: GatewayProc, store_url:
     erased = httpx.delete(f"{gateway.v1}/customers/{ERASED}", headers=_auth(gateway))
     assert erased.status_code == 200, erased.text
     report = erased.json()
-    assert report["conversations"] == 2 and report["documents_deleted"] >= 5
+    assert report["found"] and report["conversations"] == 2 and report["documents_deleted"] >= 5
     assert report["ledger_rows_pseudonymized"] == 3
     assert report["budgets_pseudonymized"] >= 1  # the customer's daily and monthly counters
     alias = report["pseudonym"]
@@ -143,8 +144,47 @@ def test_erasure_is_scoped_to_the_tenant(gateway: GatewayProc) -> None:
     _talk(gateway, ERASED, "conv-t1", ["I'm Marta Quintela, order ORD-1 please."])
     other = {"Authorization": f"Bearer {gateway.keys['globex']}"}
     erased = httpx.delete(f"{gateway.v1}/customers/{ERASED}", headers=other)
-    assert erased.status_code == 200 and erased.json()["conversations"] == 0
+    assert erased.status_code == 200 and not erased.json()["found"]
     kept = httpx.get(f"{gateway.v1}/customers/{ERASED}/export", headers=_auth(gateway)).json()
     assert [c["id"] for c in kept["conversations"]] == ["conv-t1"]
     anonymous = httpx.delete(f"{gateway.v1}/customers/{ERASED}")
     assert anonymous.status_code == 401
+
+
+def test_a_customer_named_on_a_later_turn_is_erased_too(
+    gateway: GatewayProc, store_url: str
+) -> None:
+    """The app sends the customer id only from the second turn on; the id holds a "/" and
+    an accent, sent as UTF-8 in the header and percent-encoded in the path."""
+    customer = "loja/José-77"
+    client = openai.OpenAI(base_url=gateway.v1, api_key=gateway.keys["acme"], max_retries=0)
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "user", "content": "Hi, Marta Quintela here, marta.quintela@example.com"}
+    ]
+    conv = {"X-Conversation-Id": "conv-late"}
+    client.chat.completions.create(model="gpt-4o-mini", messages=messages, extra_headers=conv)
+    messages += [
+        {"role": "assistant", "content": "Hello Marta."},
+        {"role": "user", "content": "My phone is +55 11 98765-4321."},
+    ]
+    # The SDK only sends ASCII header values: this turn goes as raw UTF-8 bytes.
+    named = httpx.post(
+        f"{gateway.v1}/chat/completions",
+        json={"model": "gpt-4o-mini", "messages": messages},
+        headers=[
+            (b"Authorization", f"Bearer {gateway.keys['acme']}".encode()),
+            (b"X-Conversation-Id", b"conv-late"),
+            (b"X-Customer-Id", customer.encode()),
+        ],
+    )
+    assert named.status_code == 200, named.text
+    path = f"{gateway.v1}/customers/{quote(customer, safe='')}"
+    found = httpx.get(f"{path}/export", headers=_auth(gateway)).json()
+    assert [c["id"] for c in found["conversations"]] == ["conv-late"]
+    assert found["conversations"][0]["customer"] == customer
+    report = httpx.delete(path, headers=_auth(gateway)).json()
+    assert report["found"] and report["conversations"] == 1
+    gone = httpx.get(f"{gateway.v1}/conversations/conv-late", headers=_auth(gateway))
+    assert gone.status_code == 404
+    raw = _raw_bytes(gateway, store_url)
+    assert [s for s in (b"Quintela", b"marta.quintela", b"98765") if s in raw] == []

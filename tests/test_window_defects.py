@@ -12,7 +12,13 @@ import pytest
 import yaml
 
 from gateway.context.builder import EngineTokens
-from gateway.context.engine import Compaction, WindowInput, assemble, compacted_memory
+from gateway.context.engine import (
+    Compaction,
+    WindowInput,
+    assemble,
+    compacted_memory,
+    plan_compaction,
+)
 from gateway.context.policy import DEFAULT_POLICY, POLICY_FILE, load_policies
 from gateway.context.prompts import render_episode, render_fact
 from gateway.context.summaries import extractive_summary, recompress
@@ -121,6 +127,26 @@ def test_what_facts_leave_passes_on_to_the_episodes() -> None:
     one = TOKENS.text(render_episode(episodes[0])) + 1
     assert one > 300
     assert window.report.slices["episodes"] == 3 * one  # 300 + the facts' 1,200
+
+
+def test_the_transcript_floor_yields_to_the_quota() -> None:
+    """A long turn just before the last four short messages: keeping it to honour the
+    transcript floor (500) would pass the quota; it leaves, to the summary."""
+    policy = _policy(quota_tokens=1200, operational_state_max=0)
+    long = "Here is the whole story of my order and the courier. " * 110  # ~1,300 tokens
+    messages = [SYSTEM, {"role": "user", "content": "Hi, a question about my order."}]
+    messages += [{"role": "assistant", "content": "Sure, tell me."}]
+    messages += [{"role": "user", "content": long}, {"role": "assistant", "content": "I see."}]
+    messages += [{"role": "user", "content": f"Short message {n}."} for n in range(2)]
+    messages.insert(-1, {"role": "assistant", "content": "Noted."})
+    compaction = plan_compaction(
+        WindowInput(messages=messages, memory=Memory(), policy=policy), TOKENS
+    )
+    assert [m["content"] for m in compaction.fold] == ["Sure, tell me.", long]
+    memory = compacted_memory(messages, compaction, "customer: told the story of the order")
+    window = assemble(WindowInput(messages=messages, memory=memory, policy=policy), TOKENS)
+    assert not window.report.over_quota
+    assert all(m["content"] != long for m in window.messages)
 
 
 # -- 4: what a class sets beats a plan's blanket default ----------------------------

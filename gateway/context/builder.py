@@ -102,7 +102,7 @@ class Turn:
     policy: WindowPolicy
     evicted_now: int
     quota_hit: bool
-    new_conversation: bool
+    to_index: bool  # list it in its customer's index: it is new, or its customer was named
     facts_learned: int = 0
     escalation: str | None = None
 
@@ -197,6 +197,9 @@ class WindowBuilder:
         new = record is None
         if record is None:
             record = ConversationRecord(id=conv_id, tenant=tenant.name, started=now)
+        # A customer named now (or another one) lists the conversation in their index: it
+        # is what their erasure and export find.
+        named = bool(caller.customer) and caller.customer != record.customer
         record.customer = caller.customer or record.customer
         record.channel = caller.channel or record.channel
         record.plan, record.model, record.closed = tenant.plan, model, False
@@ -230,7 +233,7 @@ class WindowBuilder:
         record.over_quota_turns += int(window.report.over_quota)
         record.quota_hits += int(quota_hit)
         self._observe(record, window, evicted_now)
-        return Turn(record, window, policy, evicted_now, quota_hit, new, learned)
+        return Turn(record, window, policy, evicted_now, quota_hit, new or named, learned)
 
     async def _facts_of_the_turn(
         self,
@@ -392,7 +395,7 @@ class WindowBuilder:
         # of this conversation is made from summary + opening + these.
         record.recent = transcript[max(record.cursor, head) :]
         try:
-            if turn.new_conversation:
+            if turn.to_index:
                 await self.conversations.register(record)
             await self.conversations.save(record)
         except StoreUnavailable as exc:

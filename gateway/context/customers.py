@@ -13,7 +13,6 @@ matched back to it.
 from __future__ import annotations
 
 import secrets
-from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -26,9 +25,8 @@ from gateway.context.conversations import (
     customer_key,
 )
 from gateway.store.base import Store
-from gateway.store.records import period_of
 
-LEDGER_ROWS_PER_MONTH = 100_000  # read for an export, per month the customer was seen
+LEDGER_ROWS = 100_000  # an export's ledger rows, oldest first
 
 
 async def _conversations(conversations: ConversationStore, tenant: str, customer: str) -> list[str]:
@@ -58,7 +56,8 @@ async def erase(
     erased = await store.erase_customer(tenant, customer, alias, wanted)
     return {
         "customer": customer,
-        "erased": True,
+        # Nothing held under this id (a typo, another tenant's customer): say so.
+        "found": bool(erased.documents or erased.ledger_rows or erased.budgets),
         "documents_deleted": erased.documents,
         "conversations": sum(kind == CONVERSATION for kind, _ in wanted),
         "ledger_rows_pseudonymized": erased.ledger_rows,
@@ -67,24 +66,10 @@ async def erase(
     }
 
 
-def _months(start: float, end: float) -> list[str]:
-    """The ledger periods (YYYY-MM) from `start` to `end`."""
-    first = datetime.fromtimestamp(start, UTC)
-    last = period_of(end)
-    out, year, month = [], first.year, first.month
-    while True:
-        period = f"{year:04d}-{month:02d}"
-        out.append(period)
-        if period >= last:
-            return out
-        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
-
-
 async def export(
     store: Store, conversations: ConversationStore, tenant: str, customer: str
 ) -> dict[str, Any]:
-    """The customer's documents as stored, and the ledger rows naming them in the months
-    their conversations ran."""
+    """The customer's documents as stored, and the ledger rows naming them."""
     ids = await _conversations(conversations, tenant, customer)
     wanted = [
         (FACTS, customer_facts_key(customer)),
@@ -93,17 +78,7 @@ async def export(
     ]
     docs = await store.get_docs(tenant, wanted)
     facts, records = docs[0], docs[1 : 1 + len(ids)]
-    months: set[str] = set()
-    for record in records:
-        if record is not None:
-            started = float(record.get("started") or 0) or float(record.get("last_seen") or 0)
-            months.update(_months(started, float(record.get("last_seen") or started)))
-    ledger = [
-        row.to_json()
-        for period in sorted(months)
-        for row in await store.ledger(period, tenant, LEDGER_ROWS_PER_MONTH)
-        if row.customer == customer
-    ]
+    ledger = [r.to_json() for r in await store.customer_ledger(tenant, customer, LEDGER_ROWS)]
     return {
         "customer": customer,
         "facts": (facts or {}).get("facts", []),

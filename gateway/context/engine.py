@@ -244,8 +244,8 @@ def plan_compaction(inp: WindowInput, tokens: Tokens) -> Compaction:
     """Which turns leave the window this turn (empty when everything fits).
 
     Evicts whole units from the oldest end of the recent turns, down to the low-water
-    mark (so the next turns only append), never below the transcript floor and never
-    the last `keep_last_messages` messages.
+    mark (so the next turns only append), never the last `keep_last_messages` messages,
+    and below the transcript floor only while the window would otherwise pass the quota.
     """
     seg = _split(inp.messages, inp.memory)
     p = inp.policy
@@ -266,9 +266,11 @@ def plan_compaction(inp: WindowInput, tokens: Tokens) -> Compaction:
     # The floor is kept from what facts and episodes leave, not beyond it.
     floor = min(p.transcript_floor, alloc.transcript_budget)
     protected_from = len(t) - p.keep_last_messages
-    folded, n = 0, 0
+    folded, n, estimate = 0, 0, summary
     while n < len(unit_costs) and bounds[n + 1] <= protected_from:
-        if head + tail - unit_costs[n] < floor:
+        # The floor holds once the window fits; while it does not, the quota wins.
+        fits = head + estimate + tail <= alloc.transcript_budget
+        if fits and head + tail - unit_costs[n] < floor:
             break
         tail -= unit_costs[n]
         folded += unit_costs[n]

@@ -111,8 +111,9 @@ def create_app(settings: Settings) -> Starlette:
         Route("/v1/customers/{customer}/facts", conv.get_facts, methods=["GET"]),
         Route("/v1/customers/{customer}/facts", conv.put_facts, methods=["PUT"]),
         Route("/v1/customers/{customer}/facts", conv.delete_facts, methods=["DELETE"]),
-        Route("/v1/customers/{customer}", conv.erase_customer, methods=["DELETE"]),
-        Route("/v1/customers/{customer}/export", conv.export_customer, methods=["GET"]),
+        # After the facts routes: an id may hold "/" (sent as %2F, or as is).
+        Route("/v1/customers/{customer:path}/export", conv.export_customer, methods=["GET"]),
+        Route("/v1/customers/{customer:path}", conv.erase_customer, methods=["DELETE"]),
         Route("/v1/{rest:path}", passthrough, methods=methods),
         Route("/admin/spend", admin.spend, methods=["GET"]),
         Route("/admin/ledger", admin.ledger, methods=["GET"]),

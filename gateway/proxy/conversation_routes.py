@@ -30,7 +30,7 @@ from gateway.context.types import Fact
 from gateway.errors import InvalidRequest, NotFound
 from gateway.loops.detector import LoopState, progressed
 from gateway.proxy.http_responses import RawResponse, json_response
-from gateway.proxy.identity import Caller, authenticate, identify
+from gateway.proxy.identity import Caller, authenticate, header_id, identify
 from gateway.proxy.request_body import json_object, read_body
 from gateway.runtime import Gateway
 
@@ -187,12 +187,20 @@ async def delete_facts(request: Request) -> RawResponse:
     return json_response(orjson.dumps({"deleted": deleted}))
 
 
+def _customer(request: Request) -> str:
+    """The path's customer id, kept as a header's would be (identity.header_id)."""
+    customer = header_id(str(request.path_params["customer"]))
+    if customer is None:
+        raise InvalidRequest("The customer id is empty.", param="customer")
+    return customer
+
+
 async def erase_customer(request: Request) -> RawResponse:
     """Privacy erasure (gateway.context.customers): facts, episodes and conversations
     deleted on the tenant's store, ledger rows and spend counters pseudonymized."""
     gw, caller = _caller(request)
     erased = await customers.erase(
-        gw.store, gw.windows.conversations, caller.tenant.name, request.path_params["customer"]
+        gw.store, gw.windows.conversations, caller.tenant.name, _customer(request)
     )
     return json_response(orjson.dumps(erased))
 
@@ -200,6 +208,6 @@ async def erase_customer(request: Request) -> RawResponse:
 async def export_customer(request: Request) -> RawResponse:
     gw, caller = _caller(request)
     found = await customers.export(
-        gw.store, gw.windows.conversations, caller.tenant.name, request.path_params["customer"]
+        gw.store, gw.windows.conversations, caller.tenant.name, _customer(request)
     )
     return json_response(orjson.dumps(found))

@@ -3,6 +3,7 @@ context the app declares in its own headers."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 from collections.abc import Mapping
@@ -60,7 +61,16 @@ def authenticate_admin(headers: Headers, admin_key: str | None) -> None:
 
 def _one(headers: Headers, name: str) -> str | None:
     value = headers.get(name)
-    return value.strip()[:MAX_HEADER_VALUE] or None if value is not None else None
+    return header_id(value) if value is not None else None
+
+
+def header_id(value: str) -> str | None:
+    """An id as the gateway keeps it: stripped, at most MAX_HEADER_VALUE characters, and
+    UTF-8 where the client sent UTF-8 (HTTP headers arrive decoded as latin-1: "José"
+    would otherwise be kept as "JosÃ©", and a path naming "José" would not find it)."""
+    with contextlib.suppress(UnicodeError):  # else latin-1 it was
+        value = value.encode("latin-1").decode("utf-8")
+    return value.strip()[:MAX_HEADER_VALUE] or None
 
 
 def _many(headers: Headers, name: str) -> tuple[str, ...]:

@@ -29,6 +29,9 @@ class Erased:
     documents: int  # deleted
     ledger_rows: int  # now under the pseudonym
     budgets: int  # spend counters (and their reservations) renamed to the pseudonym
+    # False when no copy of the deleted data could be ruled out yet (SQLite: a reader
+    # held the write-ahead log; its old frames go at a later checkpoint)
+    scrubbed: bool = True
 
 
 class Store(Protocol):
@@ -81,6 +84,9 @@ class Store(Protocol):
 
     async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:
         """Every document of the kind whose key starts with `prefix`, in key order."""
+
+    async def customer_ledger(self, tenant: str, customer: str, limit: int) -> list[UsageRecord]:
+        """The tenant's ledger rows naming the customer, oldest first, at most `limit`."""
 
     async def erase_customer(
         self, tenant: str, customer: str, alias: str, docs: Sequence[tuple[str, str]]

@@ -40,6 +40,7 @@ from gateway.store.records import (
 _MARKER_TTL_S = 40 * 24 * 3600
 _BUDGET_TTL_S = 400 * 24 * 3600
 _GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
+_ERASE_CHUNK = 2000  # ledger rows an erasure script reads and rewrites per call
 _HEALTH_WAIT_S = 0.8  # /healthz answers within a second
 
 
@@ -211,6 +212,22 @@ class RedisStore:
                 found[_s(key)] = value
         return [dict(orjson.loads(found[k])) for k in sorted(found)]
 
+    async def customer_ledger(self, tenant: str, customer: str, limit: int) -> list[UsageRecord]:
+        """Every period's list of the tenant, read a chunk at a time, rows matched as text
+        first (the customer field as orjson writes it), then parsed."""
+        needle = f'"customer":{orjson.dumps(customer).decode()}'.encode()
+        found: list[UsageRecord] = []
+        with self._errors():
+            for period in sorted(_s(p) for p in await self._redis.smembers("gw:periods")):
+                key = f"gw:ledger:{period}:{tenant}"
+                for first in range(0, int(await self._redis.llen(key)), _ERASE_CHUNK):
+                    for raw in await self._redis.lrange(key, first, first + _ERASE_CHUNK - 1):
+                        if needle in raw:
+                            found.append(UsageRecord.from_json(orjson.loads(raw)))
+                            if len(found) >= limit:
+                                return found
+        return found
+
     async def erase_customer(
         self, tenant: str, customer: str, alias: str, docs: Sequence[tuple[str, str]]
     ) -> Erased:
@@ -232,14 +249,18 @@ class RedisStore:
             ]
             rows = 0  # counted once: the all-tenants list holds the same rows
             for period in sorted(_s(p) for p in await self._redis.smembers("gw:periods")):
-                rows += int(
-                    await self._pseudonymize_script(
-                        keys=[f"gw:ledger:{period}:{tenant}"], args=args
-                    )
-                )
-                await self._pseudonymize_script(keys=[f"gw:ledger:{period}"], args=args)
+                rows += await self._pseudonymize(f"gw:ledger:{period}:{tenant}", args)
+                await self._pseudonymize(f"gw:ledger:{period}", args)
             budgets = await self._rename_budgets(tenant, customer, alias)
         return Erased(documents=int(deleted), ledger_rows=rows, budgets=budgets)
+
+    async def _pseudonymize(self, key: str, args: list[str]) -> int:
+        """One ledger list, a chunk per script call (scripts.PSEUDONYMIZE)."""
+        changed, length = 0, int(await self._redis.llen(key))
+        for first in range(0, length, _ERASE_CHUNK):
+            chunk = [*args, str(first), str(first + _ERASE_CHUNK - 1)]
+            changed += int(await self._pseudonymize_script(keys=[key], args=chunk))
+        return changed
 
     async def _rename_budgets(self, tenant: str, customer: str, alias: str) -> int:
         """gw:budget / gw:resv / gw:resvamt keys of the customer, under the pseudonym."""
@@ -250,9 +271,15 @@ class RedisStore:
             async for raw in self._redis.scan_iter(match=pattern, count=500):
                 key = _s(raw)
                 tail = customer_budget(key.removeprefix(head), tenant, customer)
-                if tail is not None:
+                if tail is None:
+                    continue
+                try:
                     await self._redis.rename(key, f"{head}{tenant}|customer:{alias}|{tail}")
-                    renamed += family == "budget"
+                except ResponseError as exc:  # expired meanwhile, or SCAN said it twice
+                    if "no such key" not in str(exc).lower():
+                        raise
+                    continue
+                renamed += family == "budget"
         return renamed
 
     async def ping(self) -> None:

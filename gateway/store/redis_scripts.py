@@ -147,8 +147,10 @@ def budget_keys(key: str) -> list[str]:
 # customer field and in the budget keys the row lists: no decode and re-encode that
 # could round a number.
 # KEYS[1] the list; ARGV[1] '"customer":"<id>"', ARGV[2] '"customer":"<alias>"',
-# ARGV[3] '"tenant":"<tenant>"', ARGV[4] '|customer:<id>|', ARGV[5] '|customer:<alias>|'.
-# Returns the rows changed.
+# ARGV[3] '"tenant":"<tenant>"', ARGV[4] '|customer:<id>|', ARGV[5] '|customer:<alias>|',
+# ARGV[6] and ARGV[7] the first and last index of the chunk this call rewrites (a list is
+# rewritten a chunk at a time, so Redis never stops for a whole month's rows; bookings
+# only append, so indexes stay put). Returns the rows changed.
 PSEUDONYMIZE = """
 local function replace_all(text, old, new)
   local out, at = {}, 1
@@ -161,12 +163,13 @@ local function replace_all(text, old, new)
   out[#out + 1] = string.sub(text, at)
   return table.concat(out)
 end
-local rows = redis.call('LRANGE', KEYS[1], 0, -1)
+local first = tonumber(ARGV[6])
+local rows = redis.call('LRANGE', KEYS[1], first, tonumber(ARGV[7]))
 local changed = 0
 for i, row in ipairs(rows) do
   if string.find(row, ARGV[1], 1, true) and string.find(row, ARGV[3], 1, true) then
     local new = replace_all(replace_all(row, ARGV[1], ARGV[2]), ARGV[4], ARGV[5])
-    redis.call('LSET', KEYS[1], i - 1, new)
+    redis.call('LSET', KEYS[1], first + i - 1, new)
     changed = changed + 1
   end
 end

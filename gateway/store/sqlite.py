@@ -9,9 +9,10 @@ for `/healthz`. Several processes may share the file; a booking is one
 
 from __future__ import annotations
 
+import dataclasses
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import orjson
@@ -38,6 +39,7 @@ from gateway.store.sqlite_threads import (
 
 T = TypeVar("T")
 _HEALTH_WAIT_S = 0.4  # each of /healthz's two probes; it answers within a second
+_TRUNCATE_WAIT_MS = 50  # an erasure's WAL truncation waits this long per try for readers
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger (
@@ -59,6 +61,7 @@ CREATE TABLE IF NOT EXISTS ledger (
     estimated INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ledger_period ON ledger (period, tenant, ts);
+CREATE INDEX IF NOT EXISTS ledger_customer ON ledger (tenant, customer);
 CREATE TABLE IF NOT EXISTS docs (
     kind TEXT NOT NULL,
     tenant TEXT NOT NULL,
@@ -161,6 +164,9 @@ def _setup(conn: sqlite3.Connection) -> None:
     # (a conversation is rewritten every turn) survives in the file's free pages after a
     # customer is erased.
     conn.execute("PRAGMA secure_delete=ON")
+    # When a checkpoint resets the write-ahead log, cut the file to nothing: its stale
+    # frames (old page images) do not outlive the reset.
+    conn.execute("PRAGMA journal_size_limit=0")
     conn.executescript(_SCHEMA)
 
 
@@ -268,12 +274,16 @@ class SQLiteStore:
         rows = await self._read(lambda conn: conn.execute(sql, args).fetchall())
         return [dict(orjson.loads(r[0])) for r in rows]
 
+    async def customer_ledger(self, tenant: str, customer: str, limit: int) -> list[UsageRecord]:
+        sql = "SELECT * FROM ledger WHERE tenant = ? AND customer = ? ORDER BY ts, rowid LIMIT ?"
+        return await self._read(lambda conn: _records(conn.execute(sql, (tenant, customer, limit))))
+
     async def erase_customer(
         self, tenant: str, customer: str, alias: str, docs: Sequence[tuple[str, str]]
     ) -> Erased:
         erased = await self._run(lambda conn: _erase(conn, tenant, customer, alias, docs))
-        await self._run(_truncate_wal)
-        return erased
+        scrubbed = await self._run(_truncate_wal)
+        return dataclasses.replace(erased, scrubbed=scrubbed)
 
     async def ping(self) -> None:
         """Can the store read, and take a booking? Once a write has failed, writing is
@@ -365,15 +375,21 @@ def _erase(
     return Erased(documents=deleted, ledger_rows=rows, budgets=budgets)
 
 
-def _truncate_wal(conn: sqlite3.Connection) -> None:
-    """Old page images of erased rows stay in the write-ahead log until it is
-    checkpointed; truncate it (a reader in the middle of a read may hold it back: a few
-    tries, then the next checkpoint does it)."""
-    for attempt in range(5):
-        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
-        if not busy:
-            return
-        time.sleep(0.05 * (attempt + 1))
+def _truncate_wal(conn: sqlite3.Connection) -> bool:
+    """Old page images of erased rows stay in the write-ahead log until it is reset;
+    checkpoint and truncate it now. A reader in the middle of a read holds it back: a
+    short wait (never the writer's whole busy timeout), then False; the WAL is reset and
+    cut to nothing at a later checkpoint (`journal_size_limit` 0)."""
+    busy_ms = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute(f"PRAGMA busy_timeout = {_TRUNCATE_WAIT_MS}")
+    try:
+        for attempt in range(3):
+            if conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0:
+                return True
+            time.sleep(0.02 * (attempt + 1))
+        return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
 
 
 def _row(record: UsageRecord) -> dict[str, Any]:
@@ -442,7 +458,10 @@ def _ledger(
     if tenant is not None:
         sql += " AND tenant = ?"
         args += (tenant,)
-    rows = conn.execute(sql + " ORDER BY ts, rowid LIMIT ?", (*args, limit)).fetchall()
+    return _records(conn.execute(sql + " ORDER BY ts, rowid LIMIT ?", (*args, limit)))
+
+
+def _records(rows: Iterable[Any]) -> list[UsageRecord]:
     return [
         UsageRecord(
             id=r[0],
