@@ -197,9 +197,7 @@ class WindowBuilder:
         new = record is None
         if record is None:
             record = ConversationRecord(id=conv_id, tenant=tenant.name, started=now)
-        # A customer named now (or another one) lists the conversation in their index: it
-        # is what their erasure and export find.
-        named = bool(caller.customer) and caller.customer != record.customer
+        named = bool(caller.customer) and caller.customer != record.customer  # to index
         record.customer = caller.customer or record.customer
         record.channel = caller.channel or record.channel
         record.plan, record.model, record.closed = tenant.plan, model, False

@@ -12,22 +12,21 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import orjson
 
 from gateway.errors import StoreUnavailable
-from gateway.ledger.usage import TokenUsage
 from gateway.store.base import Erased, StoreHealth
 from gateway.store.options import SQLiteConfig
 from gateway.store.records import (
     COUNTER_FIELDS,
     SpendRow,
     UsageRecord,
-    customer_budget,
     increments,
 )
+from gateway.store.sqlite_customers import customer_rows, erase, records_of, truncate_wal
 from gateway.store.sqlite_threads import (
     MIN_FREE_BYTES,
     SQLiteThread,
@@ -39,7 +38,6 @@ from gateway.store.sqlite_threads import (
 
 T = TypeVar("T")
 _HEALTH_WAIT_S = 0.4  # each of /healthz's two probes; it answers within a second
-_TRUNCATE_WAIT_MS = 50  # an erasure's WAL truncation waits this long per try for readers
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger (
@@ -164,8 +162,7 @@ def _setup(conn: sqlite3.Connection) -> None:
     # (a conversation is rewritten every turn) survives in the file's free pages after a
     # customer is erased.
     conn.execute("PRAGMA secure_delete=ON")
-    # When a checkpoint resets the write-ahead log, cut the file to nothing: its stale
-    # frames (old page images) do not outlive the reset.
+    # A reset write-ahead log is cut to nothing: stale frames do not outlive the reset.
     conn.execute("PRAGMA journal_size_limit=0")
     conn.executescript(_SCHEMA)
 
@@ -275,14 +272,13 @@ class SQLiteStore:
         return [dict(orjson.loads(r[0])) for r in rows]
 
     async def customer_ledger(self, tenant: str, customer: str, limit: int) -> list[UsageRecord]:
-        sql = "SELECT * FROM ledger WHERE tenant = ? AND customer = ? ORDER BY ts, rowid LIMIT ?"
-        return await self._read(lambda conn: _records(conn.execute(sql, (tenant, customer, limit))))
+        return await self._read(lambda conn: customer_rows(conn, tenant, customer, limit))
 
     async def erase_customer(
         self, tenant: str, customer: str, alias: str, docs: Sequence[tuple[str, str]]
     ) -> Erased:
-        erased = await self._run(lambda conn: _erase(conn, tenant, customer, alias, docs))
-        scrubbed = await self._run(_truncate_wal)
+        erased = await self._run(lambda conn: erase(conn, tenant, customer, alias, docs))
+        scrubbed = await self._run(truncate_wal)
         return dataclasses.replace(erased, scrubbed=scrubbed)
 
     async def ping(self) -> None:
@@ -333,63 +329,6 @@ class SQLiteStore:
     async def close(self) -> None:
         for thread in (self._writer, self._reader, self._prober):
             await thread.close()
-
-
-def _erase(
-    conn: sqlite3.Connection,
-    tenant: str,
-    customer: str,
-    alias: str,
-    docs: Sequence[tuple[str, str]],
-) -> Erased:
-    """One transaction: documents deleted (zeroed: secure_delete), ledger rows and spend
-    counters under the pseudonym, costs unchanged."""
-    named, renamed = f"{tenant}|customer:{customer}|", f"{tenant}|customer:{alias}|"
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        deleted = sum(
-            conn.execute(
-                "DELETE FROM docs WHERE kind = ? AND tenant = ? AND key = ?", (kind, tenant, key)
-            ).rowcount
-            for kind, key in docs
-        )
-        rows = conn.execute(
-            "UPDATE ledger SET customer = ? WHERE tenant = ? AND customer = ?",
-            (alias, tenant, customer),
-        ).rowcount
-        budgets = 0
-        for table in ("budget", "reservation"):
-            keys = conn.execute(
-                f"SELECT DISTINCT key FROM {table} WHERE substr(key, 1, ?) = ?",
-                (len(named), named),
-            ).fetchall()
-            for (key,) in keys:
-                tail = customer_budget(key, tenant, customer)
-                if tail is not None:
-                    conn.execute(f"UPDATE {table} SET key = ? WHERE key = ?", (renamed + tail, key))
-                    budgets += table == "budget"
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
-    return Erased(documents=deleted, ledger_rows=rows, budgets=budgets)
-
-
-def _truncate_wal(conn: sqlite3.Connection) -> bool:
-    """Old page images of erased rows stay in the write-ahead log until it is reset;
-    checkpoint and truncate it now. A reader in the middle of a read holds it back: a
-    short wait (never the writer's whole busy timeout), then False; the WAL is reset and
-    cut to nothing at a later checkpoint (`journal_size_limit` 0)."""
-    busy_ms = conn.execute("PRAGMA busy_timeout").fetchone()[0]
-    conn.execute(f"PRAGMA busy_timeout = {_TRUNCATE_WAIT_MS}")
-    try:
-        for attempt in range(3):
-            if conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0:
-                return True
-            time.sleep(0.02 * (attempt + 1))
-        return False
-    finally:
-        conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
 
 
 def _row(record: UsageRecord) -> dict[str, Any]:
@@ -458,22 +397,4 @@ def _ledger(
     if tenant is not None:
         sql += " AND tenant = ?"
         args += (tenant,)
-    return _records(conn.execute(sql + " ORDER BY ts, rowid LIMIT ?", (*args, limit)))
-
-
-def _records(rows: Iterable[Any]) -> list[UsageRecord]:
-    return [
-        UsageRecord(
-            id=r[0],
-            ts=r[1],
-            tenant=r[3],
-            plan=r[4],
-            customer=r[5],
-            conversation=r[6],
-            model=r[7],
-            route=r[8],
-            usage=TokenUsage(r[9], r[10], r[11], r[12], r[13], bool(r[15])),
-            cost_units=r[14],
-        )
-        for r in rows
-    ]
+    return records_of(conn.execute(sql + " ORDER BY ts, rowid LIMIT ?", (*args, limit)))

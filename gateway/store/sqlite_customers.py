@@ -1,0 +1,100 @@
+"""What the SQLite store does for one customer (gateway.context.customers): read their
+ledger rows (an export), and erase them: documents deleted, ledger rows and spend
+counters under a pseudonym, no copy of what was deleted left in the file (secure_delete
+zeroes freed content; the write-ahead log is truncated). Also how a ledger row reads."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from gateway.ledger.usage import TokenUsage
+from gateway.store.base import Erased
+from gateway.store.records import UsageRecord, customer_budget
+from gateway.store.sqlite_threads import rollback
+
+_TRUNCATE_WAIT_MS = 50  # the WAL truncation waits this long per try for readers
+
+
+def erase(
+    conn: sqlite3.Connection,
+    tenant: str,
+    customer: str,
+    alias: str,
+    docs: Sequence[tuple[str, str]],
+) -> Erased:
+    """One transaction: documents deleted (zeroed: secure_delete), ledger rows and spend
+    counters under the pseudonym, costs unchanged."""
+    named, renamed = f"{tenant}|customer:{customer}|", f"{tenant}|customer:{alias}|"
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        deleted = sum(
+            conn.execute(
+                "DELETE FROM docs WHERE kind = ? AND tenant = ? AND key = ?", (kind, tenant, key)
+            ).rowcount
+            for kind, key in docs
+        )
+        rows = conn.execute(
+            "UPDATE ledger SET customer = ? WHERE tenant = ? AND customer = ?",
+            (alias, tenant, customer),
+        ).rowcount
+        budgets = 0
+        for table in ("budget", "reservation"):
+            keys = conn.execute(
+                f"SELECT DISTINCT key FROM {table} WHERE substr(key, 1, ?) = ?",
+                (len(named), named),
+            ).fetchall()
+            for (key,) in keys:
+                tail = customer_budget(key, tenant, customer)
+                if tail is not None:
+                    conn.execute(f"UPDATE {table} SET key = ? WHERE key = ?", (renamed + tail, key))
+                    budgets += table == "budget"
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+    return Erased(documents=deleted, ledger_rows=rows, budgets=budgets)
+
+
+def truncate_wal(conn: sqlite3.Connection) -> bool:
+    """Old page images of erased rows stay in the write-ahead log until it is reset;
+    checkpoint and truncate it now. A reader in the middle of a read holds it back: a
+    short wait (never the writer's whole busy timeout), then False; the WAL is reset and
+    cut to nothing at a later checkpoint (`journal_size_limit` 0)."""
+    busy_ms = conn.execute("PRAGMA busy_timeout").fetchone()[0]
+    conn.execute(f"PRAGMA busy_timeout = {_TRUNCATE_WAIT_MS}")
+    try:
+        for attempt in range(3):
+            if conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] == 0:
+                return True
+            time.sleep(0.02 * (attempt + 1))
+        return False
+    finally:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_ms)}")
+
+
+def customer_rows(
+    conn: sqlite3.Connection, tenant: str, customer: str, limit: int
+) -> list[UsageRecord]:
+    sql = "SELECT * FROM ledger WHERE tenant = ? AND customer = ? ORDER BY ts, rowid LIMIT ?"
+    return records_of(conn.execute(sql, (tenant, customer, limit)))
+
+
+def records_of(rows: Iterable[Any]) -> list[UsageRecord]:
+    return [
+        UsageRecord(
+            id=r[0],
+            ts=r[1],
+            tenant=r[3],
+            plan=r[4],
+            customer=r[5],
+            conversation=r[6],
+            model=r[7],
+            route=r[8],
+            usage=TokenUsage(r[9], r[10], r[11], r[12], r[13], bool(r[15])),
+            cost_units=r[14],
+        )
+        for r in rows
+    ]
