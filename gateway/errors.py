@@ -27,6 +27,10 @@ class GatewayError(Exception):
     def body(self) -> bytes:
         return error_body(self.message, self.type, self.code, self.param)
 
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        """Response headers the error carries beside its body (none by default)."""
+        return []
+
 
 def error_body(message: str, type_: str, code: str | None, param: str | None = None) -> bytes:
     return orjson.dumps(

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, cast
 
 import httpx
+import httpx2
 import openai
 import pytest
 import yaml
@@ -48,10 +49,18 @@ def test_block_raises_the_sdks_rate_limit_error_naming_the_ceiling(
     gw = with_spend(
         sqlite_gateway, {"plans": {"basic": {"monthly_usd": "0.0003", "action": "block"}}}
     )
-    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["globex"], max_retries=0)
-    with pytest.raises(openai.RateLimitError) as info:
+    sent: list[str] = []  # every request the SDK makes, its retries included
+    http = httpx2.Client(event_hooks={"request": [lambda r: sent.append(str(r.url))]})
+    # The SDK's default: 2 retries on a 429, unless the answer says not to.
+    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["globex"], http_client=http)
+    with http, pytest.raises(openai.RateLimitError) as info:
         for _ in range(300):
+            before = len(sent)
             client.chat.completions.create(model="gpt-4o-mini", messages=SHORT, max_tokens=30)
+    assert len(sent) - before == 1  # the blocked call was not retried
+    assert info.value.response.headers["x-should-retry"] == "false"
+    retry_after = int(info.value.response.headers["retry-after"])  # until the month resets
+    assert 0 < retry_after <= 31 * 86400
     error = cast(dict[str, Any], info.value.body)  # the SDK types the error body as object
     assert error["code"] == "insufficient_quota" and error["type"] == "insufficient_quota"
     assert "monthly ceiling of $0.0003 USD" in error["message"]

@@ -24,7 +24,7 @@ JSON = (b"content-type", b"application/json")
 
 
 def error_response(exc: GatewayError) -> RawResponse:
-    return RawResponse(exc.status, [JSON], exc.body())
+    return RawResponse(exc.status, [JSON, *exc.headers()], exc.body())
 
 
 def json_response(body: bytes, status: int = 200) -> RawResponse:

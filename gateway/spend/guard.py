@@ -32,9 +32,25 @@ _FIRST_WAIT_S, _LONGEST_WAIT_S = 0.05, 1.0  # re-check another replica's settlem
 
 
 class SpendCeilingReached(GatewayError):
+    """A 429 that a retry cannot cure before the ceiling's period resets: it says so
+    (`x-should-retry: false`, which the OpenAI SDKs obey instead of retrying twice) and
+    when it resets (`retry-after`, seconds)."""
+
     status = 429
     type = "insufficient_quota"
     code = "insufficient_quota"
+
+    def __init__(
+        self, message: str, *, param: str | None = None, retry_after_s: float | None = None
+    ) -> None:
+        super().__init__(message, param=param)
+        self.retry_after_s = retry_after_s
+
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        out = [(b"x-should-retry", b"false")]
+        if self.retry_after_s is not None:
+            out.append((b"retry-after", str(max(math.ceil(self.retry_after_s), 1)).encode()))
+        return out
 
 
 class UnpricedModelRefused(SpendCeilingReached):
@@ -132,7 +148,9 @@ class SpendGuard:
             return Reservation(rid, cheaper, keys, held, model, cheaper_price_as)
         self._metrics.spend_blocks.labels(tenant.plan).inc()
         budget = next(b for b in policy.budgets if b.key == blocked)
-        raise SpendCeilingReached(describe(budget))
+        raise SpendCeilingReached(
+            describe(budget), retry_after_s=budget.resets_at - time.time()
+        )
 
     def _price_as(self, ceiling: Ceiling, model: str, bounded: bool = True) -> str | None:
         """The model an unpriced one is held and booked as; raises under `block`."""
