@@ -284,3 +284,24 @@ def test_pass_through_routes_count_against_budgets_and_are_refused_at_the_ceilin
         with pytest.raises(openai.RateLimitError):
             call()
     assert len(gw.admin("/admin/ledger").json()["records"]) == 1
+
+
+def test_money_is_written_in_fixed_point(sqlite_gateway: GatewayProc) -> None:
+    """A call cheaper than a millionth of a dollar and a budget at zero read as plain
+    decimals ("0.0000005000", "0.0000000000"), never "5.0E-7" or "0E-10"."""
+    gw = with_spend(sqlite_gateway, {"plans": {"pro": {"customer_daily_usd": 5}}})
+    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
+    client.chat.completions.create(
+        model="local-llama",  # 0.05 USD per million input tokens (tests/servers.py)
+        messages=[{"role": "user", "content": "Hi"}],
+        max_tokens=1,
+        extra_headers={"X-Customer-Id": "tiny"},
+    )
+    ledger = gw.admin("/admin/ledger").json()["records"]
+    spend = gw.admin("/admin/spend").json()["tenants"]
+    held = gw.admin("/admin/budgets", tenant="acme", customer="tiny").json()["budgets"]
+    texts = [r["cost_usd"] for r in ledger + spend]
+    texts += [b[k] for b in held for k in ("spent_usd", "reserved_usd")]
+    assert texts and all("E" not in t and t.count(".") == 1 for t in texts), texts
+    assert min(Decimal(t) for t in texts[: len(ledger)]) < Decimal("0.000001")
+    assert "0.0000000000" in texts  # nothing held once the call settled

@@ -15,7 +15,7 @@ from gateway.errors import InvalidRequest, StoreUnavailable
 from gateway.proxy.http_responses import RawResponse, json_response
 from gateway.proxy.identity import authenticate_admin
 from gateway.runtime import Gateway
-from gateway.spend.money import from_units
+from gateway.spend.money import usd_text
 from gateway.store import StoreHealth
 from gateway.store.records import SpendRow, period_of
 
@@ -114,9 +114,9 @@ async def budgets(request: Request) -> RawResponse:
             "budget": b.key,
             "scope": b.scope,
             "period": b.period,
-            "spent_usd": str(from_units(counters[b.key][0])),
-            "reserved_usd": str(from_units(counters[b.key][1])),
-            "ceiling_usd": None if b.limit_units is None else str(from_units(b.limit_units)),
+            "spent_usd": usd_text(counters[b.key][0]),
+            "reserved_usd": usd_text(counters[b.key][1]),
+            "ceiling_usd": None if b.limit_units is None else usd_text(b.limit_units),
             "resets_at": b.resets_at,
         }
         for b in policy.budgets

@@ -15,3 +15,9 @@ def to_units(cost: Decimal) -> int:
 
 def from_units(units: int) -> Decimal:
     return Decimal(units).scaleb(-10)
+
+
+def usd_text(units: int) -> str:
+    """A cost as JSON shows it: fixed-point, ten decimals ("0.0000001234", never
+    "1.234E-7" or "0E-10")."""
+    return format(from_units(units), "f")

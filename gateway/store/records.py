@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from gateway.ledger.usage import TokenUsage
-from gateway.spend.money import from_units, to_units
+from gateway.spend.money import to_units, usd_text
 
 
 def period_of(ts: float) -> str:
@@ -52,7 +52,7 @@ class UsageRecord:
             "cache_write_tokens": u.cache_write,
             "output_tokens": u.output,
             "reasoning_tokens": u.reasoning,
-            "cost_usd": None if self.cost_units is None else str(from_units(self.cost_units)),
+            "cost_usd": None if self.cost_units is None else usd_text(self.cost_units),
             "estimated": u.estimated,
             "budgets": list(self.budgets),
             "reservation": self.reservation,
@@ -108,7 +108,7 @@ class SpendRow:
             "cache_write_tokens": self.cache_write_tokens,
             "output_tokens": self.output_tokens,
             "reasoning_tokens": self.reasoning_tokens,
-            "cost_usd": str(from_units(self.cost_units)),
+            "cost_usd": usd_text(self.cost_units),
             "estimated_requests": self.estimated_requests,
             "unpriced_requests": self.unpriced_requests,
         }
