@@ -148,9 +148,7 @@ class SpendGuard:
             return Reservation(rid, cheaper, keys, held, model, cheaper_price_as)
         self._metrics.spend_blocks.labels(tenant.plan).inc()
         budget = next(b for b in policy.budgets if b.key == blocked)
-        raise SpendCeilingReached(
-            describe(budget), retry_after_s=budget.resets_at - time.time()
-        )
+        raise SpendCeilingReached(describe(budget), retry_after_s=budget.resets_at - time.time())
 
     def _price_as(self, ceiling: Ceiling, model: str, bounded: bool = True) -> str | None:
         """The model an unpriced one is held and booked as; raises under `block`."""
