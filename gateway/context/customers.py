@@ -63,6 +63,8 @@ async def erase(
         "ledger_rows_pseudonymized": erased.ledger_rows,
         "budgets_pseudonymized": erased.budgets,
         "pseudonym": alias,
+        # False: a reader held SQLite's write-ahead log; its old frames go at its next reset
+        "scrubbed": erased.scrubbed,
     }
 
 
