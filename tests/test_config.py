@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -116,3 +117,17 @@ def test_shipped_config_is_valid_and_schema_is_current() -> None:
     schema = json.loads((REPO / "policies" / "schema" / "tenants.schema.json").read_text())
     assert schema == TenantsFile.model_json_schema(by_alias=True)
     assert yaml.safe_load((REPO / "policies" / "tenants.yaml").read_text())["$schema"]
+
+
+def test_the_command_says_what_it_is_and_its_version() -> None:
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(  # noqa: PLW1510 - the exit code is asserted
+            [sys.executable, "-m", "gateway", *args], capture_output=True, text=True, timeout=60
+        )
+
+    version = run("--version")
+    assert version.returncode == 0
+    assert version.stdout.strip() == f"gateway {metadata.version('context-quota-gateway')}"
+    usage = run("--help")
+    assert usage.returncode == 0 and "gateway demo" in usage.stdout
+    assert "cli_logic" not in usage.stdout  # a user's description, not a developer's note

@@ -57,6 +57,16 @@ def test_keys(sqlite_app_gateway: InProcessGateway) -> None:
     assert _booked(gw) == 0
 
 
+def test_an_unknown_report_format_is_refused_not_answered_in_json(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    gw = sqlite_app_gateway
+    body = _error(gw.admin("/admin/spend", format="xml"), 400, "invalid_request")
+    assert body["param"] == "format"
+    assert gw.admin("/admin/spend", format="csv").headers["content-type"].startswith("text/csv")
+    assert "tenants" in gw.admin("/admin/spend", format="json").json()
+
+
 @pytest.mark.parametrize(
     ("body", "field"),
     [

@@ -66,8 +66,11 @@ async def spend(request: Request) -> RawResponse:
     gw: Gateway = request.app.state.gateway
     authenticate_admin(request.headers, gw.settings.admin_key)
     period = _period(request)
+    wanted = request.query_params.get("format", "json")
+    if wanted not in ("json", "csv"):
+        raise InvalidRequest("'format' is json (the default) or csv.", param="format")
     rows = spend_rows(gw, await gw.store.spend(period))
-    if request.query_params.get("format") == "csv":
+    if wanted == "csv":
         return RawResponse(
             200, [(b"content-type", b"text/csv; charset=utf-8")], spend_csv(rows).encode()
         )

@@ -6,15 +6,30 @@ import argparse
 import logging
 import os
 import sys
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from gateway.config import Settings, load_settings, resolve_relative
 from gateway.errors import ConfigError
 
+DESCRIPTION = (
+    "An OpenAI-compatible gateway that budgets each conversation's context and books every "
+    "token to its tenant. Start with `gateway demo`; `gateway serve --config config.yaml` "
+    "runs it; `gateway COMMAND --help` tells more."
+)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("context-quota-gateway")
+    except metadata.PackageNotFoundError:  # run from a checkout without installing
+        return "unknown (not installed)"
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="gateway", description=__doc__)
+    parser = argparse.ArgumentParser(prog="gateway", description=DESCRIPTION)
+    parser.add_argument("--version", action="version", version=f"gateway {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     serve = sub.add_parser("serve", help="run the gateway")
