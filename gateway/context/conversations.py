@@ -173,8 +173,12 @@ def facts_key(customer: str | None, conversation: str | None) -> str | None:
     if customer:
         return customer_facts_key(customer)
     if conversation:
-        return "conversation:" + quote(conversation, safe="")
+        return conversation_facts_key(conversation)
     return None
+
+
+def conversation_facts_key(conversation: str) -> str:
+    return "conversation:" + quote(conversation, safe="")
 
 
 def customer_facts_key(customer: str) -> str:

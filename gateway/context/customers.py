@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import secrets
 from typing import Any
-from urllib.parse import quote
 
 from gateway.context.conversations import (
     CONVERSATION,
     EPISODES,
     FACTS,
     ConversationStore,
+    conversation_facts_key,
     customer_facts_key,
     customer_key,
 )
@@ -29,8 +29,8 @@ from gateway.store.base import Store
 LEDGER_ROWS = 100_000  # an export's ledger rows, oldest first
 
 
-async def _conversations(conversations: ConversationStore, tenant: str, customer: str) -> list[str]:
-    index = await conversations.episode_index(tenant, customer)
+def _ids(index: list[dict[str, Any]]) -> list[str]:
+    """The conversations an episode index lists."""
     return [str(entry["conversation"]) for entry in index if entry.get("conversation")]
 
 
@@ -39,10 +39,10 @@ async def documents(
 ) -> list[tuple[str, str]]:
     """Every (kind, key) document that holds something of the customer."""
     found = [(FACTS, customer_facts_key(customer))]
-    for conversation in await _conversations(conversations, tenant, customer):
+    for conversation in _ids(await conversations.episode_index(tenant, customer)):
         found += [
             (CONVERSATION, conversation),
-            (FACTS, "conversation:" + quote(conversation, safe="")),
+            (FACTS, conversation_facts_key(conversation)),
             (EPISODES, f"{customer_key(customer)}/{conversation}"),
         ]
     return found
@@ -72,11 +72,12 @@ async def export(
     store: Store, conversations: ConversationStore, tenant: str, customer: str
 ) -> dict[str, Any]:
     """The customer's documents as stored, and the ledger rows naming them."""
-    ids = await _conversations(conversations, tenant, customer)
+    index = await conversations.episode_index(tenant, customer)
+    ids = _ids(index)
     wanted = [
         (FACTS, customer_facts_key(customer)),
         *((CONVERSATION, c) for c in ids),
-        *((FACTS, "conversation:" + quote(c, safe="")) for c in ids),
+        *((FACTS, conversation_facts_key(c)) for c in ids),
     ]
     docs = await store.get_docs(tenant, wanted)
     facts, records = docs[0], docs[1 : 1 + len(ids)]
@@ -84,7 +85,7 @@ async def export(
     return {
         "customer": customer,
         "facts": (facts or {}).get("facts", []),
-        "episodes": await conversations.episode_index(tenant, customer),
+        "episodes": index,
         "conversations": [r for r in records if r is not None],
         "conversation_facts": {
             c: d.get("facts", []) for c, d in zip(ids, docs[1 + len(ids) :], strict=True) if d

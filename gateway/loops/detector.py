@@ -98,7 +98,8 @@ class Side:
 
 
 def _pack_window(turns: Iterable[tuple[Side, Side]]) -> str:
-    """Every side of the window in one array: per side its three counts, then its units."""
+    """Every side of the window in one array: per side its whole-message unit and three
+    counts, then its units."""
     values: list[int] = []
     for pair in turns:
         for side in pair:
@@ -253,19 +254,25 @@ def _formulas(
 
 
 def _against(user: Side, reply: Side, earlier: tuple[Side, Side]) -> tuple[float, float]:
-    """(customer, reply) coverage by one earlier turn; a message too short to judge is
-    no repeat, but a reply word for word the earlier one is, however little it says."""
+    """(customer, reply) coverage by one earlier turn; a customer's message too short to
+    judge is no repeat."""
     asked, answered = earlier
     user_covered = (
         coverage(user, asked.words | answered.words, asked.identifiers | answered.identifiers)
         if user.weight() >= LEAST_USER
         else 0.0
     )
+    return user_covered, _answered_as(reply, answered)
+
+
+def _answered_as(reply: Side, answered: Side) -> float:
+    """How much of the reply an earlier reply holds: 0 for a reply too short to judge,
+    unless it is that reply word for word, however little it says."""
     if reply.whole and reply.whole == answered.whole:
-        return user_covered, 1.0
+        return 1.0
     if reply.weight() < LEAST_REPLY:
-        return user_covered, 0.0
-    return user_covered, coverage(reply, answered.words, answered.identifiers)
+        return 0.0
+    return coverage(reply, answered.words, answered.identifiers)
 
 
 def read_turn(state: LoopState, user_text: str, reply_text: str) -> tuple[LoopState, Turn]:
@@ -280,9 +287,7 @@ def read_turn(state: LoopState, user_text: str, reply_text: str) -> tuple[LoopSt
     said_user, said_reply = sentences(parsed_user, lang), sentences(parsed_reply, lang)
     wholes = whole(parsed_user), whole(parsed_reply)
     answered = Side.of(said_reply, frozenset(state.formulas), wholes[1])
-    answered_again = any(
-        _against(answered, answered, earlier)[1] >= ANSWERED_AGAIN for earlier in state.turns
-    )
+    answered_again = any(_answered_as(answered, r) >= ANSWERED_AGAIN for _, r in state.turns)
     learned = _formulas(state, said_user, said_reply, answered_again)
     formulas = (*state.formulas, *sorted(learned))
     formulas = formulas[-MAX_FORMULAS:]

@@ -150,11 +150,7 @@ class RedisStore:
 
     async def spend(self, period: str | None) -> list[SpendRow]:
         with self._errors():
-            periods = (
-                [period]
-                if period
-                else sorted(_s(p) for p in await self._redis.smembers("gw:periods"))
-            )
+            periods = [period] if period else await self._periods()
             totals: dict[str, SpendRow] = {}
             for p in periods:
                 tenants = sorted(_s(t) for t in await self._redis.smembers(f"gw:tenants:{p}"))
@@ -215,13 +211,13 @@ class RedisStore:
     async def customer_ledger(self, tenant: str, customer: str, limit: int) -> list[UsageRecord]:
         """Every period's list of the tenant, read a chunk at a time, rows matched as text
         first (the customer field as orjson writes it), then parsed."""
-        needle = f'"customer":{orjson.dumps(customer).decode()}'.encode()
+        needle = f'"customer":{_json(customer)}'.encode()
         found: list[UsageRecord] = []
         with self._errors():
-            for period in sorted(_s(p) for p in await self._redis.smembers("gw:periods")):
+            for period in await self._periods():
                 key = f"gw:ledger:{period}:{tenant}"
-                for first in range(0, int(await self._redis.llen(key)), _ERASE_CHUNK):
-                    for raw in await self._redis.lrange(key, first, first + _ERASE_CHUNK - 1):
+                for first, last in await self._chunks(key):
+                    for raw in await self._redis.lrange(key, first, last):
                         if needle in raw:
                             found.append(UsageRecord.from_json(orjson.loads(raw)))
                             if len(found) >= limit:
@@ -239,16 +235,16 @@ class RedisStore:
                 for kind, key in docs:
                     pipe.hdel(f"gw:doc:{kind}:{tenant}", key)
                 deleted = sum(await pipe.execute())
-            named, renamed = orjson.dumps(customer).decode(), orjson.dumps(alias).decode()
+            named, renamed = _json(customer), _json(alias)
             args = [
                 f'"customer":{named}',
                 f'"customer":{renamed}',
-                f'"tenant":{orjson.dumps(tenant).decode()}',
+                f'"tenant":{_json(tenant)}',
                 f"|customer:{named[1:-1]}|",
                 f"|customer:{renamed[1:-1]}|",
             ]
             rows = 0  # counted once: the all-tenants list holds the same rows
-            for period in sorted(_s(p) for p in await self._redis.smembers("gw:periods")):
+            for period in await self._periods():
                 rows += await self._pseudonymize(f"gw:ledger:{period}:{tenant}", args)
                 await self._pseudonymize(f"gw:ledger:{period}", args)
             budgets = await self._rename_budgets(tenant, customer, alias)
@@ -256,11 +252,19 @@ class RedisStore:
 
     async def _pseudonymize(self, key: str, args: list[str]) -> int:
         """One ledger list, a chunk per script call (scripts.PSEUDONYMIZE)."""
-        changed, length = 0, int(await self._redis.llen(key))
-        for first in range(0, length, _ERASE_CHUNK):
-            chunk = [*args, str(first), str(first + _ERASE_CHUNK - 1)]
+        changed = 0
+        for first, last in await self._chunks(key):
+            chunk = [*args, str(first), str(last)]
             changed += int(await self._pseudonymize_script(keys=[key], args=chunk))
         return changed
+
+    async def _periods(self) -> list[str]:
+        return sorted(_s(p) for p in await self._redis.smembers("gw:periods"))
+
+    async def _chunks(self, key: str) -> list[tuple[int, int]]:
+        """A list's index ranges, _ERASE_CHUNK rows each (lists only grow at the end)."""
+        length = int(await self._redis.llen(key))
+        return [(first, first + _ERASE_CHUNK - 1) for first in range(0, length, _ERASE_CHUNK)]
 
     async def _rename_budgets(self, tenant: str, customer: str, alias: str) -> int:
         """gw:budget / gw:resv / gw:resvamt keys of the customer, under the pseudonym."""
@@ -297,6 +301,11 @@ class RedisStore:
 
     async def close(self) -> None:
         await self._redis.aclose()
+
+
+def _json(text: str) -> str:
+    """A string as orjson writes it inside a ledger row (quoted, escaped)."""
+    return orjson.dumps(text).decode()
 
 
 def _unavailable(exc: Exception) -> StoreUnavailable:
