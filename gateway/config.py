@@ -9,13 +9,14 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from gateway.context.policy import Policies, load_policies
+from gateway.context.retention import Retention, load_retention
 from gateway.errors import ConfigError
 from gateway.spend.ceilings import SPEND_FILE, SpendRules, load_spend, spend_problems
 from gateway.spend.pricing import PriceEntry, Pricer
@@ -109,6 +110,7 @@ class Settings:
     spend: SpendRules
     admin_key: str | None
     provider_key: str | None
+    retention: Retention = field(default_factory=Retention)
 
     @property
     def store_url(self) -> str:
@@ -203,6 +205,10 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
         spend = load_spend(policies_dir)
     except ConfigError as exc:
         problems += exc.problems
+    try:
+        retention = load_retention(policies_dir)
+    except ConfigError as exc:
+        problems += exc.problems
     if config is not None and not problems:
         problems += _spend_problems(config, spend, policies_dir)
     if problems or config is None:
@@ -216,4 +222,5 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
         spend=spend,
         admin_key=env.get("GATEWAY_ADMIN_KEY") or env.get(config.admin.key_env) or None,
         provider_key=env.get(config.upstream.api_key_env) or None,
+        retention=retention,
     )

@@ -122,7 +122,7 @@ async def build_gateway(
         guard=guard,
         escalations=Escalations(settings.policies, metrics),
         windows=WindowBuilder(
-            ConversationStore(store),
+            ConversationStore(store, settings.retention),
             tokens,
             settings.policies,
             summarizer,

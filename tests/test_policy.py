@@ -164,6 +164,7 @@ def test_a_policy_file_states_only_what_it_changes(tmp_path: Path) -> None:
 
 
 def test_schemas_are_current() -> None:
+    from gateway.context.retention import RetentionFile, load_retention
     from gateway.spend.ceilings import SpendFile, load_spend
 
     schema = json.loads((REPO / "policies" / "schema" / "context.schema.json").read_text())
@@ -171,6 +172,10 @@ def test_schemas_are_current() -> None:
     schema = json.loads((REPO / "policies" / "schema" / "spend.schema.json").read_text())
     assert schema == SpendFile.model_json_schema(by_alias=True)
     assert load_spend(REPO / "policies").file.plans["pro"].degrade_to == "gpt-4o-mini"
+    schema = json.loads((REPO / "policies" / "schema" / "retention.schema.json").read_text())
+    assert schema == RetentionFile.model_json_schema(by_alias=True)
+    shipped = load_retention(REPO / "policies").of("basic")
+    assert (shipped.conversation_s, shipped.facts_s, shipped.episodes) == (30 * 86400, None, 50)
 
 
 def test_check_config_rejects_patterns_that_cannot_run_in_linear_time(tmp_path: Path) -> None:

@@ -253,7 +253,7 @@ class WindowBuilder:
         if not fresh:
             return facts, 0
         kept = current_facts([*facts, *fresh])
-        await self.conversations.save_facts(record.tenant, fkey, kept)
+        await self.conversations.save_facts(record.tenant, fkey, kept, record.plan)
         return kept, len(fresh)
 
     async def _compact(
@@ -300,7 +300,11 @@ class WindowBuilder:
                 return 0, inp, 0, None  # compacting would not even shrink it: keep them
             # else: within quota, or over (the opening or last turns alone are too big)
             # but smaller than keeping everything: sent, and counted as over quota.
-        learned = await self.conversations.add_facts(record.tenant, fkey, new_facts) if fkey else 0
+        learned = (
+            await self.conversations.add_facts(record.tenant, fkey, new_facts, record.plan)
+            if fkey
+            else 0
+        )
         record.remember(memory)
         record.summary_recompressions += int(recompressed)
         await self.conversations.save(record)  # persisted before the request is sent
@@ -391,7 +395,8 @@ class WindowBuilder:
         record.opening = transcript[:head]
         # Everything not yet in the summary (bounded by the quota): the episode summary
         # of this conversation is made from summary + opening + these.
-        record.recent = transcript[max(record.cursor, head) :]
+        record.recent_at = max(record.cursor, head)
+        record.recent = transcript[record.recent_at :]
         try:
             if turn.to_index:
                 await self.conversations.register(record)

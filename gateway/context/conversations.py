@@ -1,9 +1,13 @@
 """What the gateway keeps per conversation and per customer, namespaced by tenant.
 
-Documents in the store (`Store.get_doc` / `put_doc`):
-  conversation / {conversation id}      ConversationRecord
-  episodes     / {customer, quoted}/{conv id}   an earlier conversation's channel and summary
-  facts        / customer:{quoted id}   the customer's durable facts (or conversation:{id})
+Documents in the store (`Store.get_doc` / `patch_doc`), each with the expiry of
+`policies/retention.yaml` (gateway.context.retention):
+  conversation / {conversation id}    ConversationRecord, field by field: each verbatim
+                                      message after the summary is a field of its own
+                                      (`m:{place}`), so a turn writes what it changed
+  episodes     / {customer, quoted}   the customer's index: one field per conversation
+                                      (its channel and card), the newest N kept
+  facts        / customer:{quoted id} the customer's durable facts (or conversation:{id})
 """
 
 from __future__ import annotations
@@ -15,7 +19,10 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
+import orjson
+
 from gateway.context.people import current_facts
+from gateway.context.retention import Retention
 from gateway.context.types import Episode, Fact, Memory
 from gateway.messages import SYSTEM_ROLES, message_text, role
 from gateway.store import Store
@@ -56,7 +63,10 @@ class ConversationRecord:
     escalations: int = 0
     loop_state: dict[str, Any] | None = None  # gateway.loops.detector.LoopState, as JSON
     last_event: str | None = None  # the app's latest event: progress / resolved
+    recent_at: int = 0  # the transcript place of recent[0]
     degraded: bool = False  # built while the store was down: not persisted
+    # Each stored field as last read or written (orjson): a save writes what differs.
+    stored: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def memory(self) -> Memory:
@@ -73,8 +83,28 @@ class ConversationRecord:
 
     @classmethod
     def from_json(cls, doc: dict[str, Any]) -> ConversationRecord:
-        names = {f.name for f in dataclasses.fields(cls)}
-        return cls(**{k: v for k, v in doc.items() if k in names})
+        return cls(**{k: v for k, v in doc.items() if k in _RECORD_NAMES})
+
+    def to_fields(self) -> dict[str, Any]:
+        """As stored: `recent` as one field per message, named by its transcript place."""
+        doc = self.to_json()
+        del doc["recent"]
+        for place, message in enumerate(self.recent, self.recent_at):
+            doc[f"{MESSAGE_FIELD}{place}"] = message
+        return doc
+
+    @classmethod
+    def from_fields(cls, doc: dict[str, Any]) -> ConversationRecord:
+        places = sorted(
+            (int(k.removeprefix(MESSAGE_FIELD)), k) for k in doc if k.startswith(MESSAGE_FIELD)
+        )
+        values = {k: v for k, v in doc.items() if k in _RECORD_NAMES}
+        if places:  # else a record of an earlier version: `recent` is a field
+            values["recent"] = [doc[k] for _, k in places]
+            values["recent_at"] = places[0][0]
+        record = cls(**values)
+        record.stored = {k: orjson.dumps(v) for k, v in doc.items()}
+        return record
 
     def public(self) -> dict[str, Any]:
         """What `GET /v1/conversations/{id}` shows the tenant."""
@@ -87,6 +117,7 @@ class ConversationRecord:
             "tenant",
             "degraded",
             "loop_state",
+            "recent_at",
         ):
             doc.pop(private)
         doc["class"] = doc.pop("conversation_class")
@@ -99,7 +130,9 @@ class ConversationRecord:
         return doc
 
 
-_RECORD_FIELDS = dataclasses.fields(ConversationRecord)
+MESSAGE_FIELD = "m:"
+_RECORD_FIELDS = tuple(f for f in dataclasses.fields(ConversationRecord) if f.name != "stored")
+_RECORD_NAMES = frozenset(f.name for f in _RECORD_FIELDS)
 
 
 FINGERPRINT_PREFIX = "fp-"  # ids the gateway made; an app's own ids should not start so
@@ -177,8 +210,11 @@ def facts_key(customer: str | None, conversation: str | None) -> str | None:
     return None
 
 
+CONVERSATION_FACTS = "conversation:"
+
+
 def conversation_facts_key(conversation: str) -> str:
-    return "conversation:" + quote(conversation, safe="")
+    return CONVERSATION_FACTS + quote(conversation, safe="")
 
 
 def customer_facts_key(customer: str) -> str:
@@ -190,32 +226,53 @@ def customer_key(customer: str) -> str:
 
 
 class ConversationStore:
-    """Typed access to the documents above."""
+    """Typed access to the documents above, with the retention of each plan."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, retention: Retention | None = None) -> None:
         self._store = store
+        self._retention = retention or Retention()
 
     async def load(self, tenant: str, conversation: str) -> ConversationRecord | None:
         doc = await self._store.get_doc(CONVERSATION, tenant, conversation)
-        return None if doc is None else ConversationRecord.from_json(doc)
+        return None if doc is None else ConversationRecord.from_fields(doc)
 
     async def save(self, record: ConversationRecord) -> None:
-        await self._store.put_doc(CONVERSATION, record.tenant, record.id, record.to_json())
+        """Write the fields that changed since the record was read or last saved (a turn:
+        its counters, its new messages, the summary when it moved); the conversation
+        expires once idle for its plan's retention."""
+        fields = record.to_fields()
+        dumped = {k: orjson.dumps(v) for k, v in fields.items()}
+        changed = {k: fields[k] for k, b in dumped.items() if record.stored.get(k) != b}
+        removed = [k for k in record.stored if k not in dumped]
+        ttl = self._retention.of(record.plan).conversation_s
+        await self._store.patch_doc(CONVERSATION, record.tenant, record.id, changed, removed, ttl)
+        record.stored = dumped
 
     async def register(self, record: ConversationRecord) -> None:
-        """List a new conversation among its customer's episodes (summary made later)."""
-        if record.customer:
-            await self._store.put_doc(
-                EPISODES,
-                record.tenant,
-                f"{customer_key(record.customer)}/{record.id}",
-                {
-                    "conversation": record.id,
-                    "channel": record.channel,
-                    "summary": None,
-                    "summarized_at": 0.0,
-                },
-            )
+        """List a conversation in its customer's episode index (its card made later). The
+        index keeps the customer's newest conversations: one past the plan's
+        `episodes_kept` forgets the oldest, with its record and the facts kept under its
+        id, so what is held about a customer stays bounded and findable for an erasure."""
+        if not record.customer:
+            return
+        kept = self._retention.of(record.plan)
+        key = customer_key(record.customer)
+        index = await self._store.get_doc(EPISODES, record.tenant, key) or {}
+        others = sorted((c for c in index if c != record.id), key=lambda c: _entry_at(index[c]))
+        forgotten = others[: max(0, len(others) + 1 - kept.episodes)]
+        entry = {
+            "conversation": record.id,
+            "channel": record.channel,
+            "summary": None,
+            "summarized_at": 0.0,
+            "at": record.started or record.last_seen,
+        }
+        await self._store.patch_doc(
+            EPISODES, record.tenant, key, {record.id: entry}, forgotten, kept.episodes_s
+        )
+        for conversation in forgotten:
+            await self._store.delete_doc(CONVERSATION, record.tenant, conversation)
+            await self._store.delete_doc(FACTS, record.tenant, conversation_facts_key(conversation))
 
     async def load_with_facts(
         self, tenant: str, conversation: str, facts_key_: str | None
@@ -226,7 +283,7 @@ class ConversationStore:
             wanted.append((FACTS, facts_key_))
         docs = await self._store.get_docs(tenant, wanted)
         conv, facts = docs[0], (docs[1] if len(docs) > 1 else None)
-        record = None if conv is None else ConversationRecord.from_json(conv)
+        record = None if conv is None else ConversationRecord.from_fields(conv)
         return record, [fact_from_json(f) for f in (facts or {}).get("facts", [])]
 
     async def facts(self, tenant: str, key: str) -> list[Fact]:
@@ -236,13 +293,18 @@ class ConversationStore:
     async def customer_facts(self, tenant: str, customer: str) -> list[Fact]:
         return await self.facts(tenant, customer_facts_key(customer))
 
-    async def save_facts(self, tenant: str, key: str, facts: list[Fact]) -> None:
-        await self._store.put_doc(FACTS, tenant, key, {"facts": [fact_to_json(f) for f in facts]})
+    async def save_facts(self, tenant: str, key: str, facts: list[Fact], plan: str = "") -> None:
+        """A customer's facts are kept per the plan's `facts_days` (by default until
+        deleted); a conversation's own facts as long as the conversation."""
+        kept = self._retention.of(plan)
+        ttl = kept.conversation_s if key.startswith(CONVERSATION_FACTS) else kept.facts_s
+        doc = {"facts": [fact_to_json(f) for f in facts]}
+        await self._store.put_doc(FACTS, tenant, key, doc, ttl)
 
     async def delete_facts(self, tenant: str, key: str) -> bool:
         return await self._store.delete_doc(FACTS, tenant, key)
 
-    async def add_facts(self, tenant: str, key: str, new: list[Fact]) -> int:
+    async def add_facts(self, tenant: str, key: str, new: list[Fact], plan: str = "") -> int:
         """Merge facts by id; a fact already known (perhaps confirmed) is kept as it is.
         What a newer fact supersedes (a corrected city, a fifth order number) leaves the
         document: it stays small (gateway.context.people.current_facts)."""
@@ -252,23 +314,30 @@ class ConversationStore:
         ids = {f.id for f in known}
         added = [f for f in new if f.id not in ids]
         if added:
-            await self.save_facts(tenant, key, current_facts(known + added))
+            await self.save_facts(tenant, key, current_facts(known + added), plan)
         return len(added)
 
     async def episode_index(self, tenant: str, customer: str) -> list[dict[str, Any]]:
-        return await self._store.list_docs(EPISODES, tenant, f"{customer_key(customer)}/")
+        """The customer's conversations, oldest first."""
+        index = await self._store.get_doc(EPISODES, tenant, customer_key(customer)) or {}
+        return sorted(index.values(), key=_entry_at)
 
-    async def save_episode(self, tenant: str, customer: str, episode: Episode, at: float) -> None:
-        await self._store.put_doc(
-            EPISODES,
-            tenant,
-            f"{customer_key(customer)}/{episode.conversation}",
-            {
-                "conversation": episode.conversation,
-                "channel": episode.channel,
-                "summary": episode.summary,
-                "ended_at": episode.ended_at,
-                "summarized_at": at,
-                "private": [fact_to_json(f) for f in episode.private],
-            },
-        )
+    async def save_episode(
+        self, tenant: str, customer: str, episode: Episode, at: float, plan: str = ""
+    ) -> None:
+        entry = {
+            "conversation": episode.conversation,
+            "channel": episode.channel,
+            "summary": episode.summary,
+            "ended_at": episode.ended_at,
+            "summarized_at": at,
+            "at": max(at, episode.ended_at),
+            "private": [fact_to_json(f) for f in episode.private],
+        }
+        ttl = self._retention.of(plan).episodes_s
+        key = customer_key(customer)
+        await self._store.patch_doc(EPISODES, tenant, key, {episode.conversation: entry}, (), ttl)
+
+
+def _entry_at(entry: dict[str, Any]) -> float:
+    return float(entry.get("at") or 0.0)

@@ -19,6 +19,7 @@ from gateway.context.conversations import (
     CONVERSATION,
     EPISODES,
     FACTS,
+    ConversationRecord,
     ConversationStore,
     conversation_facts_key,
     customer_facts_key,
@@ -38,13 +39,9 @@ async def documents(
     conversations: ConversationStore, tenant: str, customer: str
 ) -> list[tuple[str, str]]:
     """Every (kind, key) document that holds something of the customer."""
-    found = [(FACTS, customer_facts_key(customer))]
+    found = [(FACTS, customer_facts_key(customer)), (EPISODES, customer_key(customer))]
     for conversation in _ids(await conversations.episode_index(tenant, customer)):
-        found += [
-            (CONVERSATION, conversation),
-            (FACTS, conversation_facts_key(conversation)),
-            (EPISODES, f"{customer_key(customer)}/{conversation}"),
-        ]
+        found += [(CONVERSATION, conversation), (FACTS, conversation_facts_key(conversation))]
     return found
 
 
@@ -86,7 +83,9 @@ async def export(
         "customer": customer,
         "facts": (facts or {}).get("facts", []),
         "episodes": index,
-        "conversations": [r for r in records if r is not None],
+        "conversations": [
+            ConversationRecord.from_fields(r).to_json() for r in records if r is not None
+        ],
         "conversation_facts": {
             c: d.get("facts", []) for c, d in zip(ids, docs[1 + len(ids) :], strict=True) if d
         },

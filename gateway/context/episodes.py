@@ -101,7 +101,9 @@ class EpisodeBook:
         private = tuple(f for f in facts if f.scope != BASIC_SCOPE)
         episode = Episode(record.id, record.channel, card, record.last_seen, private)
         if record.customer:
-            await self.conversations.save_episode(record.tenant, record.customer, episode, now)
+            await self.conversations.save_episode(
+                record.tenant, record.customer, episode, now, record.plan
+            )
         return episode
 
 

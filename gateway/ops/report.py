@@ -133,7 +133,7 @@ async def gather(
     ledger: list[UsageRecord] = []
     for name in names:
         docs = await store.list_docs(CONVERSATION, name, "")
-        records = [ConversationRecord.from_json(d) for d in docs]
+        records = [ConversationRecord.from_fields(d) for d in docs]
         conversations += [c for c in records if period_of(c.last_seen) == period]
         ledger += await store.ledger(period, name, limit=1_000_000)
     return compute(period, spend, conversations, ledger)

@@ -159,7 +159,7 @@ async def put_facts(request: Request) -> RawResponse:
     key = customer_facts_key(customer)
     known = {f.id: f for f in await store.facts(caller.tenant.name, key)}
     known.update({f.id: f for f in new})  # the app's version of a fact wins
-    await store.save_facts(caller.tenant.name, key, list(known.values()))
+    await store.save_facts(caller.tenant.name, key, list(known.values()), caller.tenant.plan)
     return json_response(orjson.dumps({"facts": [fact_to_json(f) for f in known.values()]}))
 
 
@@ -183,7 +183,7 @@ async def delete_facts(request: Request) -> RawResponse:
         facts = await store.facts(caller.tenant.name, key)
         kept = [f for f in facts if f.id != one]
         deleted = len(facts) - len(kept)
-        await store.save_facts(caller.tenant.name, key, kept)
+        await store.save_facts(caller.tenant.name, key, kept, caller.tenant.plan)
     return json_response(orjson.dumps({"deleted": deleted}))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -70,20 +70,42 @@ class Store(Protocol):
     async def budgets(self, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
         """(spent, held by live reservations) per budget key, in 1e-10 USD units."""
 
+    # Documents: JSON objects (conversation state, a customer's facts, ...) by tenant,
+    # kind and key, stored field by field: `patch_doc` writes only the top-level fields
+    # that changed. Each document may expire `ttl_s` after its last write.
+
     async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
-        """A JSON document (conversation state, a customer's facts, ...), by tenant."""
+        """The document (its top-level fields), or None when absent or expired."""
 
     async def get_docs(
         self, tenant: str, wanted: Sequence[tuple[str, str]]
     ) -> list[dict[str, Any] | None]:
         """Several (kind, key) documents in one round trip, in the order asked."""
 
-    async def put_doc(self, kind: str, tenant: str, key: str, doc: dict[str, Any]) -> None: ...
+    async def put_doc(
+        self, kind: str, tenant: str, key: str, doc: dict[str, Any], ttl_s: float | None = None
+    ) -> None:
+        """Replace the whole document; it expires `ttl_s` from now (None: never)."""
+
+    async def patch_doc(
+        self,
+        kind: str,
+        tenant: str,
+        key: str,
+        changed: Mapping[str, Any],
+        removed: Sequence[str] = (),
+        ttl_s: float | None = None,
+    ) -> None:
+        """Set the `changed` fields and drop the `removed` ones, in one atomic step,
+        creating the document when absent; the other fields are not rewritten. The
+        expiry restarts as in `put_doc`."""
 
     async def delete_doc(self, kind: str, tenant: str, key: str) -> bool: ...
 
     async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:
-        """Every document of the kind whose key starts with `prefix`, in key order."""
+        """Every live document of the kind whose key starts with `prefix`, in key order.
+        Reads the tenant's every document of the kind (Redis: a SCAN of the keyspace):
+        for offline reports, never on a request's path."""
 
     async def customer_ledger(self, tenant: str, customer: str, limit: int) -> list[UsageRecord]:
         """The tenant's ledger rows naming the customer, oldest first, at most `limit`."""

@@ -158,3 +158,15 @@ def customer_budget(key: str, tenant: str, customer: str) -> str | None:
     prefix = f"{tenant}|customer:{customer}|"
     tail = key[len(prefix) :] if key.startswith(prefix) else ""
     return tail if _BUDGET_TAIL.fullmatch(tail) else None
+
+
+def legacy_doc(kind: str, key: str, doc: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A document as earlier versions stored it (whole, one per key), in today's layout:
+    a customer's episodes were one document each (`episodes`, `{customer}/{conversation}`)
+    and are now the fields of the customer's index (`episodes`, `{customer}`), one per
+    conversation (gateway.context.conversations). Other documents keep their key."""
+    if kind == "episodes" and "/" in key:
+        customer, conversation = key.split("/", 1)
+        at = max(float(doc.get("summarized_at") or 0.0), float(doc.get("ended_at") or 0.0))
+        return customer, {conversation: {**doc, "at": at}}
+    return key, doc

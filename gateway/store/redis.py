@@ -7,7 +7,8 @@ Keys (all under the `gw:` prefix):
   gw:periods                   set of periods ever booked
   gw:ledger:{period}           list of JSON ledger records of the period
   gw:ledger:{period}:{tenant}  the same, for one tenant
-  gw:doc:{kind}:{tenant}       hash of JSON documents (conversations, facts, ...) by key
+  gw:d:{kind}:{tenant}:{key}   a JSON document (a conversation, a customer's facts, ...) as a
+                               hash of its top-level fields (JSON each), with its own TTL
   gw:budget:{key}, gw:resv:{key}, gw:resvamt:{key}   spend budgets (see redis_scripts)
 Not for Redis Cluster: a booking touches keys of several hash slots.
 """
@@ -17,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 import redis.asyncio as aioredis
@@ -177,8 +179,7 @@ class RedisStore:
 
     async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
         with self._errors():
-            raw = await self._redis.hget(f"gw:doc:{kind}:{tenant}", key)
-        return None if raw is None else dict(orjson.loads(raw))
+            return _doc(await self._redis.hgetall(doc_key(kind, tenant, key)))
 
     async def get_docs(
         self, tenant: str, wanted: Sequence[tuple[str, str]]
@@ -186,27 +187,63 @@ class RedisStore:
         with self._errors():
             async with self._redis.pipeline(transaction=False) as pipe:
                 for kind, key in wanted:
-                    pipe.hget(f"gw:doc:{kind}:{tenant}", key)
+                    pipe.hgetall(doc_key(kind, tenant, key))
                 raw = await pipe.execute()
-        return [None if r is None else dict(orjson.loads(r)) for r in raw]
+        return [_doc(h) for h in raw]
 
-    async def put_doc(self, kind: str, tenant: str, key: str, doc: dict[str, Any]) -> None:
+    async def put_doc(
+        self, kind: str, tenant: str, key: str, doc: dict[str, Any], ttl_s: float | None = None
+    ) -> None:
+        await self._write_doc(doc_key(kind, tenant, key), doc, (), ttl_s, replace=True)
+
+    async def patch_doc(
+        self,
+        kind: str,
+        tenant: str,
+        key: str,
+        changed: Mapping[str, Any],
+        removed: Sequence[str] = (),
+        ttl_s: float | None = None,
+    ) -> None:
+        await self._write_doc(doc_key(kind, tenant, key), changed, removed, ttl_s, replace=False)
+
+    async def _write_doc(
+        self,
+        name: str,
+        changed: Mapping[str, Any],
+        removed: Sequence[str],
+        ttl_s: float | None,
+        *,
+        replace: bool,
+    ) -> None:
+        """One MULTI on one key: Redis Cluster keeps it on one slot."""
         with self._errors():
-            await self._redis.hset(f"gw:doc:{kind}:{tenant}", key, orjson.dumps(doc))
+            async with self._redis.pipeline(transaction=True) as pipe:
+                if replace:
+                    pipe.delete(name)
+                if removed:
+                    pipe.hdel(name, *removed)
+                if changed:
+                    pipe.hset(name, mapping={k: orjson.dumps(v) for k, v in changed.items()})
+                if ttl_s is None:
+                    pipe.persist(name)
+                else:
+                    pipe.pexpire(name, max(1, int(ttl_s * 1000)))
+                await pipe.execute()
 
     async def delete_doc(self, kind: str, tenant: str, key: str) -> bool:
         with self._errors():
-            return bool(await self._redis.hdel(f"gw:doc:{kind}:{tenant}", key))
+            return bool(await self._redis.delete(doc_key(kind, tenant, key)))
 
     async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:
-        pattern = _GLOB_SPECIAL.sub(r"\\\g<0>", prefix) + "*"
-        found: dict[str, bytes] = {}
+        head = doc_key(kind, tenant, "")
+        found: dict[str, dict[str, Any]] = {}
         with self._errors():
-            async for key, value in self._redis.hscan_iter(
-                f"gw:doc:{kind}:{tenant}", match=pattern, count=500
-            ):
-                found[_s(key)] = value
-        return [dict(orjson.loads(found[k])) for k in sorted(found)]
+            async for raw in self._redis.scan_iter(match=_glob(head + prefix) + "*", count=1000):
+                doc = _doc(await self._redis.hgetall(raw))
+                if doc is not None:
+                    found[_s(raw)] = doc
+        return [found[k] for k in sorted(found)]
 
     async def customer_ledger(self, tenant: str, customer: str, limit: int) -> list[UsageRecord]:
         """Every period's list of the tenant, read a chunk at a time, rows matched as text
@@ -231,9 +268,9 @@ class RedisStore:
         script per list), then the customer's budget keys renamed. A booking that lands
         during the erasure may still name the customer: erase once their traffic ends."""
         with self._errors():
-            async with self._redis.pipeline(transaction=True) as pipe:
+            async with self._redis.pipeline(transaction=False) as pipe:
                 for kind, key in docs:
-                    pipe.hdel(f"gw:doc:{kind}:{tenant}", key)
+                    pipe.delete(doc_key(kind, tenant, key))
                 deleted = sum(await pipe.execute())
             named, renamed = _json(customer), _json(alias)
             args = [
@@ -271,7 +308,7 @@ class RedisStore:
         renamed = 0
         for family in ("budget", "resv", "resvamt"):
             head = f"gw:{family}:"
-            pattern = _GLOB_SPECIAL.sub(r"\\\g<0>", f"{head}{tenant}|customer:{customer}|") + "*"
+            pattern = _glob(f"{head}{tenant}|customer:{customer}|") + "*"
             async for raw in self._redis.scan_iter(match=pattern, count=500):
                 key = _s(raw)
                 tail = customer_budget(key.removeprefix(head), tenant, customer)
@@ -301,6 +338,21 @@ class RedisStore:
 
     async def close(self) -> None:
         await self._redis.aclose()
+
+
+def doc_key(kind: str, tenant: str, key: str) -> str:
+    """A document's own key. The tenant is quoted (no ':'), so no tenant's keys can
+    pose as another's."""
+    return f"gw:d:{kind}:{quote(tenant, safe='')}:{key}"
+
+
+def _doc(fields: Mapping[bytes | str, bytes | str]) -> dict[str, Any] | None:
+    return {_s(k): orjson.loads(v) for k, v in fields.items()} if fields else None
+
+
+def _glob(text: str) -> str:
+    """`text` matched literally in a SCAN pattern."""
+    return _GLOB_SPECIAL.sub(r"\\\g<0>", text)
 
 
 def _json(text: str) -> str:

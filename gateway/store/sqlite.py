@@ -12,12 +12,11 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
-import orjson
-
 from gateway.errors import StoreUnavailable
+from gateway.store import sqlite_docs
 from gateway.store.base import Erased, StoreHealth
 from gateway.store.options import SQLiteConfig
 from gateway.store.records import (
@@ -38,6 +37,7 @@ from gateway.store.sqlite_threads import (
 
 T = TypeVar("T")
 _HEALTH_WAIT_S = 0.4  # each of /healthz's two probes; it answers within a second
+_PURGE_EVERY_S = 60.0  # expired documents are deleted at most this often
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger (
@@ -60,13 +60,6 @@ CREATE TABLE IF NOT EXISTS ledger (
 );
 CREATE INDEX IF NOT EXISTS ledger_period ON ledger (period, tenant, ts);
 CREATE INDEX IF NOT EXISTS ledger_customer ON ledger (tenant, customer);
-CREATE TABLE IF NOT EXISTS docs (
-    kind TEXT NOT NULL,
-    tenant TEXT NOT NULL,
-    key TEXT NOT NULL,
-    body BLOB NOT NULL,
-    PRIMARY KEY (kind, tenant, key)
-);
 CREATE TABLE IF NOT EXISTS budget (
     key TEXT PRIMARY KEY,
     spent_units INTEGER NOT NULL DEFAULT 0
@@ -164,7 +157,8 @@ def _setup(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA secure_delete=ON")
     # A reset write-ahead log is cut to nothing: stale frames do not outlive the reset.
     conn.execute("PRAGMA journal_size_limit=0")
-    conn.executescript(_SCHEMA)
+    conn.executescript(_SCHEMA + sqlite_docs.SCHEMA)
+    sqlite_docs.setup(conn)
 
 
 def _no_setup(conn: sqlite3.Connection) -> None:
@@ -179,6 +173,7 @@ class SQLiteStore:
         self._reader = SQLiteThread(path, "reader", timeout, _setup)
         # The probe only takes the lock: no set-up that could itself wait for it.
         self._prober = SQLiteThread(path, "health", timeout, _no_setup)
+        self._purge_at = 0.0
 
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """A write (or anything that must not run beside a write of this process)."""
@@ -238,38 +233,58 @@ class SQLiteStore:
         return await self._read(read)
 
     async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
-        sql = "SELECT body FROM docs WHERE kind = ? AND tenant = ? AND key = ?"
-        row = await self._read(lambda conn: conn.execute(sql, (kind, tenant, key)).fetchone())
-        return None if row is None else dict(orjson.loads(row[0]))
+        now = time.time()
+        return await self._read(lambda conn: sqlite_docs.read(conn, (kind, tenant, key), now))
 
     async def get_docs(
         self, tenant: str, wanted: Sequence[tuple[str, str]]
     ) -> list[dict[str, Any] | None]:
-        sql = "SELECT body FROM docs WHERE kind = ? AND tenant = ? AND key = ?"
+        now = time.time()
+        return await self._read(
+            lambda conn: [sqlite_docs.read(conn, (kind, tenant, key), now) for kind, key in wanted]
+        )
 
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any] | None]:
-            rows = [conn.execute(sql, (kind, tenant, key)).fetchone() for kind, key in wanted]
-            return [None if r is None else dict(orjson.loads(r[0])) for r in rows]
+    async def put_doc(
+        self, kind: str, tenant: str, key: str, doc: dict[str, Any], ttl_s: float | None = None
+    ) -> None:
+        await self._write_doc((kind, tenant, key), doc, (), ttl_s, replace=True)
 
-        return await self._read(read)
+    async def patch_doc(
+        self,
+        kind: str,
+        tenant: str,
+        key: str,
+        changed: Mapping[str, Any],
+        removed: Sequence[str] = (),
+        ttl_s: float | None = None,
+    ) -> None:
+        await self._write_doc((kind, tenant, key), changed, removed, ttl_s, replace=False)
 
-    async def put_doc(self, kind: str, tenant: str, key: str, doc: dict[str, Any]) -> None:
-        sql = "INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?)"
-        body = orjson.dumps(doc)
-        await self._run(lambda conn: conn.execute(sql, (kind, tenant, key, body)))
+    async def _write_doc(
+        self,
+        ident: tuple[str, str, str],
+        changed: Mapping[str, Any],
+        removed: Sequence[str],
+        ttl_s: float | None,
+        *,
+        replace: bool,
+    ) -> None:
+        now = time.time()
+        await self._run(
+            lambda conn: sqlite_docs.write(
+                conn, ident, changed, removed, ttl_s, now, replace=replace
+            )
+        )
+        if now >= self._purge_at:  # expired documents go a batch at a time, off the reads
+            self._purge_at = now + _PURGE_EVERY_S
+            await self._run(lambda conn: sqlite_docs.purge(conn, now))
 
     async def delete_doc(self, kind: str, tenant: str, key: str) -> bool:
-        sql = "DELETE FROM docs WHERE kind = ? AND tenant = ? AND key = ?"
-        return await self._run(lambda conn: conn.execute(sql, (kind, tenant, key)).rowcount > 0)
+        return await self._run(lambda conn: sqlite_docs.delete(conn, (kind, tenant, key)))
 
     async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:
-        sql = (
-            "SELECT body FROM docs WHERE kind = ? AND tenant = ? AND key >= ? AND key < ? "
-            "ORDER BY key"
-        )
-        args = (kind, tenant, prefix, prefix + "\U0010ffff")
-        rows = await self._read(lambda conn: conn.execute(sql, args).fetchall())
-        return [dict(orjson.loads(r[0])) for r in rows]
+        now = time.time()
+        return await self._read(lambda conn: sqlite_docs.listing(conn, kind, tenant, prefix, now))
 
     async def customer_ledger(self, tenant: str, customer: str, limit: int) -> list[UsageRecord]:
         return await self._read(lambda conn: customer_rows(conn, tenant, customer, limit))

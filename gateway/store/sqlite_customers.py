@@ -13,6 +13,7 @@ from typing import Any
 from gateway.ledger.usage import TokenUsage
 from gateway.store.base import Erased
 from gateway.store.records import UsageRecord, customer_budget
+from gateway.store.sqlite_docs import delete_many
 from gateway.store.sqlite_threads import rollback
 
 _TRUNCATE_WAIT_MS = 50  # the WAL truncation waits this long per try for readers
@@ -30,12 +31,7 @@ def erase(
     named, renamed = f"{tenant}|customer:{customer}|", f"{tenant}|customer:{alias}|"
     conn.execute("BEGIN IMMEDIATE")
     try:
-        deleted = sum(
-            conn.execute(
-                "DELETE FROM docs WHERE kind = ? AND tenant = ? AND key = ?", (kind, tenant, key)
-            ).rowcount
-            for kind, key in docs
-        )
+        deleted = delete_many(conn, tenant, docs)
         rows = conn.execute(
             "UPDATE ledger SET customer = ? WHERE tenant = ? AND customer = ?",
             (alias, tenant, customer),

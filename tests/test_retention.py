@@ -1,0 +1,189 @@
+"""State with a bounded footprint (policies/retention.yaml): documents expire, a
+customer's episode index keeps their newest conversations, a turn writes what it
+changed, and a SQLite file of an earlier version keeps its documents."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import statistics
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import redis
+from openai.types.chat import ChatCompletionMessageParam
+
+from gateway.store import open_store
+from gateway.store.redis import doc_key
+from tests.inprocess import InProcessGateway, running
+
+DAY = 86_400
+
+
+def test_documents_expire_and_a_patch_keeps_the_other_fields(store_url: str) -> None:
+    async def scenario() -> None:
+        store = open_store(store_url)
+        try:
+            await store.put_doc("conversation", "acme", "c/1", {"a": 1, "b": [1, 2], "c": "x"}, 0.4)
+            await store.patch_doc("conversation", "acme", "c/1", {"a": 2}, ["b"], 0.4)
+            assert await store.get_doc("conversation", "acme", "c/1") == {"a": 2, "c": "x"}
+            # the same key of another tenant, or another kind, is another document
+            assert await store.get_doc("conversation", "acme:c", "1") is None
+            assert await store.get_doc("facts", "acme", "c/1") is None
+            await store.put_doc("facts", "acme", "customer:k", {"facts": [1]})  # never expires
+            await asyncio.sleep(0.6)
+            assert await store.get_doc("conversation", "acme", "c/1") is None
+            assert await store.get_docs(
+                "acme", [("conversation", "c/1"), ("facts", "customer:k")]
+            ) == [
+                None,
+                {"facts": [1]},
+            ]
+            # a patch of an expired document starts it afresh: nothing old comes back
+            await store.patch_doc("conversation", "acme", "c/1", {"d": 4}, (), 60)
+            assert await store.get_doc("conversation", "acme", "c/1") == {"d": 4}
+            assert [d["d"] for d in await store.list_docs("conversation", "acme", "c/")] == [4]
+            assert await store.delete_doc("conversation", "acme", "c/1")
+            assert not await store.delete_doc("conversation", "acme", "c/1")
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+
+
+def _say(gw: InProcessGateway, customer: str, conversation: str, lines: list[str]) -> None:
+    client = gw.openai()
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": "You are the support agent of an online store."}
+    ]
+    for line in lines:
+        messages.append({"role": "user", "content": line})
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={"X-Customer-Id": customer, "X-Conversation-Id": conversation},
+        )
+        messages.append({"role": "assistant", "content": reply.choices[0].message.content or ""})
+
+
+def _status(gw: InProcessGateway, conversation: str) -> int:
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    return int(gw.http.get(f"{gw.v1}/conversations/{conversation}", headers=auth).status_code)
+
+
+def test_a_customer_keeps_their_newest_conversations_and_each_document_its_expiry(
+    tmp_path: Path, store_url: str
+) -> None:
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "retention.yaml").write_text(
+        "episodes_kept: 5\nplans: {pro: {episodes_kept: 2, conversation_idle_days: 3}}\n"
+    )
+    for gw in running(tmp_path, store_url):
+        for n in range(1, 5):
+            _say(gw, "marta", f"conv-{n}", [f"Order {n}00123 has not arrived. My name is Marta."])
+            time.sleep(0.01)  # registration times differ
+        # acme is on plan pro: two conversations kept, the older two forgotten whole
+        assert [_status(gw, f"conv-{n}") for n in range(1, 5)] == [404, 404, 200, 200]
+        auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+        export = gw.http.get(f"{gw.v1}/customers/marta/export", headers=auth).json()
+        assert [e["conversation"] for e in export["episodes"]] == ["conv-3", "conv-4"]
+        assert sorted(c["id"] for c in export["conversations"]) == ["conv-3", "conv-4"]
+        if store_url.startswith("redis"):
+            client = redis.Redis.from_url(store_url)
+            conv = client.ttl(doc_key("conversation", "acme", "conv-4"))
+            index = client.ttl(doc_key("episodes", "acme", "marta"))
+            facts = client.ttl(doc_key("facts", "acme", "customer:marta"))
+            client.close()
+            assert 3 * DAY - 60 < conv <= 3 * DAY  # the plan's idle days
+            assert 180 * DAY - 60 < index <= 180 * DAY  # the file's default
+            assert facts == -1  # a customer's facts stay until deleted
+            assert any(f["value"] for f in export["facts"])
+
+
+def _net_in(client: redis.Redis) -> int:
+    return int(client.info("stats")["total_net_input_bytes"])
+
+
+def test_a_turn_writes_what_it_changed_not_the_whole_conversation(
+    tmp_path: Path, redis_url: str
+) -> None:
+    """Bytes Redis receives for one turn (every command of the gateway: reads, the
+    conversation's changed fields, the booking), early in a conversation and late in
+    it, against the size of the stored record (bounded by the window's quota)."""
+    client = redis.Redis.from_url(redis_url)
+    for gw in running(tmp_path, redis_url):
+        api = gw.openai()
+        messages: list[Any] = [{"role": "system", "content": "You are the support agent."}]
+        sent: dict[int, int] = {}
+        for turn in range(1, 37):
+            line = f"Turn {turn}: the parcel with tracking code BR{turn:06d} " + "is late. " * 100
+            messages.append({"role": "user", "content": line})
+            before = _net_in(client)
+            reply = api.chat.completions.create(
+                model="gpt-4o-mini", messages=messages, extra_headers={"X-Conversation-Id": "grow"}
+            )
+            sent[turn] = _net_in(client) - before
+            messages.append(
+                {"role": "assistant", "content": reply.choices[0].message.content or ""}
+            )
+        stored = client.hgetall(doc_key("conversation", "acme", "grow"))
+        size = sum(len(k) + len(v) for k, v in stored.items())
+        early = statistics.median(sent[t] for t in range(3, 9))
+        late = statistics.median(sent[t] for t in range(25, 37))
+        assert late < size, (size, late)  # a turn writes less than the record (with its booking)...
+        assert late < 1.3 * early, (early, late)  # ...and no more as the conversation grows
+    client.close()
+
+
+def test_a_sqlite_file_of_an_earlier_version_keeps_its_documents(tmp_path: Path) -> None:
+    path = tmp_path / "gateway.db"
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE docs (kind TEXT, tenant TEXT, key TEXT, body BLOB, "
+        "PRIMARY KEY (kind, tenant, key))"
+    )
+    rows = [
+        (
+            "conversation",
+            "acme",
+            "c1",
+            {
+                "id": "c1",
+                "tenant": "acme",
+                "turns": 3,
+                "recent": [{"role": "user", "content": "hi"}],
+            },
+        ),
+        ("facts", "acme", "customer:m", {"facts": [{"id": "f1"}]}),
+        (
+            "episodes",
+            "acme",
+            "m/c0",
+            {"conversation": "c0", "summary": "old", "summarized_at": 5.0},
+        ),
+        ("episodes", "acme", "m/c1", {"conversation": "c1", "summary": None, "summarized_at": 0.0}),
+    ]
+    conn.executemany(
+        "INSERT INTO docs VALUES (?, ?, ?, ?)",
+        [(k, t, key, orjson.dumps(d)) for k, t, key, d in rows],
+    )
+    conn.commit()
+    conn.close()
+
+    async def scenario() -> None:
+        store = open_store(f"sqlite:///{path}")
+        try:
+            conv = await store.get_doc("conversation", "acme", "c1")
+            assert conv is not None and conv["turns"] == 3 and conv["recent"][0]["content"] == "hi"
+            assert await store.get_doc("facts", "acme", "customer:m") == {"facts": [{"id": "f1"}]}
+            index = await store.get_doc("episodes", "acme", "m")
+            assert index is not None and sorted(index) == ["c0", "c1"]
+            assert index["c0"]["summary"] == "old" and index["c0"]["at"] == 5.0
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+    tables = {r[0] for r in sqlite3.connect(path).execute("SELECT name FROM sqlite_master")}
+    assert "docs" not in tables and "doc_field" in tables
