@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, field_validator
+from pydantic import Field, field_validator, model_validator
 
 from gateway.context.policy import Policies, load_policies
 from gateway.context.retention import Retention, load_retention
 from gateway.errors import ConfigError
 from gateway.spend.ceilings import SPEND_FILE, SpendRules, load_spend, spend_problems
 from gateway.spend.pricing import PriceEntry, Pricer
-from gateway.store.options import RedisConfig, SQLiteConfig
+from gateway.store.options import PostgresConfig, RedisConfig, SQLiteConfig
 from gateway.yamlfile import Strict, read_yaml, validate
 
 SIMULATOR = "simulator"
@@ -65,15 +65,34 @@ class Config(Strict):
     limits: LimitsConfig = LimitsConfig()
     redis: RedisConfig = RedisConfig()
     sqlite: SQLiteConfig = SQLiteConfig()
+    # The durable ledger for several replicas: postgresql://... (with a Redis store)
+    ledger: str | None = None
+    postgres: PostgresConfig = PostgresConfig()
     store_failure: Literal["fail_open", "fail_closed"] = "fail_open"
     prices: dict[str, PriceEntry] = {}
 
     @field_validator("store")
     @classmethod
     def _known_store(cls, value: str) -> str:
-        if not value.startswith(("sqlite:///", "redis://", "rediss://")):
-            raise ValueError("must start with sqlite:/// or redis://")
+        if not value.startswith(("sqlite:///", "redis://", "rediss://", "redis-cluster://")):
+            raise ValueError("must start with sqlite:///, redis://, rediss:// or redis-cluster://")
         return value
+
+    @field_validator("ledger")
+    @classmethod
+    def _known_ledger(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must start with postgresql://")
+        return value
+
+    @model_validator(mode="after")
+    def _ledger_beside_redis(self) -> Config:
+        if self.ledger is not None and self.store.startswith("sqlite:///"):
+            raise ValueError(
+                "ledger: a PostgreSQL ledger goes with a Redis store (store: redis://...); "
+                "the embedded SQLite store keeps its own ledger"
+            )
+        return self
 
 
 class TenantEntry(Strict):
@@ -123,6 +142,8 @@ def _apply_env(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
         raw["upstream"] = {**(raw.get("upstream") or {}), "base_url": env["GATEWAY_UPSTREAM_URL"]}
     if "GATEWAY_STORE_URL" in env:
         raw["store"] = env["GATEWAY_STORE_URL"]
+    if "GATEWAY_LEDGER_URL" in env:
+        raw["ledger"] = env["GATEWAY_LEDGER_URL"] or None
     if "GATEWAY_POLICIES" in env:
         raw["policies"] = env["GATEWAY_POLICIES"]
     return raw

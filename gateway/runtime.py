@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import httpx
 from prometheus_client import CollectorRegistry
 
-from gateway.config import Settings, UpstreamConfig
+from gateway.config import Config, Settings, UpstreamConfig
 from gateway.context.builder import WindowBuilder
 from gateway.context.conversations import ConversationStore
 from gateway.context.summarizer import Summarizer
@@ -79,6 +79,19 @@ class Gateway:
         await self.store.close()
 
 
+def open_configured_store(config: Config) -> Store:
+    """The store config.yaml names; with `ledger: postgresql://...`, a Redis store that
+    keeps no ledger rows, beside the PostgreSQL ledger (gateway.store.ledgered)."""
+    if config.ledger is None:
+        return open_store(config.store, config.sqlite, config.redis)
+    from gateway.store.ledgered import LedgeredStore
+    from gateway.store.postgres import PostgresLedger
+    from gateway.store.redis import RedisStore
+
+    hot = RedisStore(config.store, config.redis, keep_ledger=False)
+    return LedgeredStore(hot, PostgresLedger(config.ledger, config.postgres))
+
+
 async def build_gateway(
     settings: Settings, upstream_url: str, registry: CollectorRegistry | None = None
 ) -> Gateway:
@@ -86,7 +99,7 @@ async def build_gateway(
     metrics = GatewayMetrics(registry or CollectorRegistry())
     # Loading encodings reads a few MB from disk: keep it off the event loop.
     tokens = await asyncio.to_thread(TokenCounter)
-    store = open_store(settings.store_url, config.sqlite, config.redis)
+    store = open_configured_store(config)
     try:
         await store.ping()
     except StoreUnavailable as exc:

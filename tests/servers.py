@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import redis
 import yaml
 
 from gateway.context.policy import DEFAULT_POLICY
@@ -204,3 +205,108 @@ def edit_policy(root: Path, change: dict[str, Any]) -> None:
             node = node[key]
         node[leaf] = value
     path.write_text(yaml.safe_dump(policy))
+
+
+@dataclass
+class RedisCluster:
+    """A Redis Cluster of masters only, each a `redis-server` on a loopback port."""
+
+    procs: list[subprocess.Popen[bytes]]
+    ports: list[int]
+
+    @property
+    def url(self) -> str:
+        return "redis-cluster://" + ",".join(f"127.0.0.1:{p}" for p in self.ports)
+
+    def stop(self) -> None:
+        for proc in self.procs:
+            stop(proc)
+
+
+def redis_client(url: str) -> redis.Redis | redis.RedisCluster:
+    """A synchronous client of a store's Redis URL, to read back what the store wrote: a
+    plain Redis, or a whole cluster (`redis-cluster://`; its SCAN visits every master)."""
+    if not url.startswith("redis-cluster://"):
+        return redis.Redis.from_url(url)
+    host, _, port = url.removeprefix("redis-cluster://").split(",")[0].rpartition(":")
+    return redis.RedisCluster(host=host, port=int(port))
+
+
+def start_redis_cluster(tmp: Path, masters: int = 3) -> RedisCluster:
+    """`masters` nodes with `--cluster-enabled yes`, joined by `redis-cli --cluster
+    create`; returns once every node says `cluster_state:ok`."""
+    server, cli = shutil.which("redis-server"), shutil.which("redis-cli")
+    if server is None or cli is None:
+        raise RuntimeError("a Redis Cluster needs redis-server and redis-cli on PATH")
+    ports = [free_port() for _ in range(masters)]
+    cluster = RedisCluster([], ports)
+    try:
+        for port in ports:
+            cluster.procs.append(_cluster_node(server, tmp, port))
+        for port, proc in zip(ports, cluster.procs, strict=True):
+            _wait_port(port, proc)
+        nodes = [f"127.0.0.1:{p}" for p in ports]
+        subprocess.run(
+            [cli, "--cluster", "create", *nodes, "--cluster-replicas", "0", "--cluster-yes"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            timeout=30,
+        )
+        for port in ports:
+            _wait_cluster_ok(cli, port)
+    except BaseException:
+        cluster.stop()
+        raise
+    return cluster
+
+
+def _cluster_node(server: str, tmp: Path, port: int) -> subprocess.Popen[bytes]:
+    # The bus port defaults to port + 10000, past 65535 for a high ephemeral port.
+    return subprocess.Popen(
+        [
+            server,
+            "--port",
+            str(port),
+            "--cluster-enabled",
+            "yes",
+            "--cluster-port",
+            str(free_port()),
+            "--cluster-config-file",
+            str(tmp / f"nodes-{port}.conf"),
+            "--save",
+            "",
+            "--appendonly",
+            "no",
+            "--dir",
+            str(tmp),
+            "--bind",
+            "127.0.0.1",
+            "--daemonize",
+            "no",
+        ],
+        stdout=subprocess.DEVNULL,
+    )
+
+
+def _wait_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"redis-server on port {port} exited with {proc.returncode}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.02)
+    raise TimeoutError(f"redis-server on port {port} did not start")
+
+
+def _wait_cluster_ok(cli: str, port: int, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        info = subprocess.run(
+            [cli, "-p", str(port), "cluster", "info"], check=False, capture_output=True, timeout=5
+        ).stdout
+        if b"cluster_state:ok" in info:
+            return
+        time.sleep(0.05)
+    raise TimeoutError(f"the cluster node on port {port} never reached cluster_state:ok")

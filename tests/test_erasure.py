@@ -9,10 +9,9 @@ from urllib.parse import quote
 
 import httpx
 import openai
-import redis
 from openai.types.chat import ChatCompletionMessageParam
 
-from tests.servers import GatewayProc
+from tests.servers import GatewayProc, redis_client
 
 ERASED = "cust-erase-7731"
 KEPT = "cust-keep-4402"
@@ -56,7 +55,7 @@ def _raw_bytes(gw: GatewayProc, store_url: str) -> bytes:
     """Every byte the backend holds: the SQLite files, or every Redis key and value."""
     if store_url.startswith("sqlite"):
         return b"".join(p.read_bytes() for p in gw.root.glob("gateway.db*"))
-    client = redis.Redis.from_url(store_url)
+    client = redis_client(store_url)
     out: list[object] = []
     for key in client.scan_iter(count=1000):
         out.append(key)

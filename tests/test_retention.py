@@ -18,6 +18,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from gateway.store import open_store
 from gateway.store.redis import doc_key
 from tests.inprocess import InProcessGateway, running
+from tests.servers import redis_client
 
 DAY = 86_400
 
@@ -91,7 +92,7 @@ def test_a_customer_keeps_their_newest_conversations_and_each_document_its_expir
         assert [e["conversation"] for e in export["episodes"]] == ["conv-3", "conv-4"]
         assert sorted(c["id"] for c in export["conversations"]) == ["conv-3", "conv-4"]
         if store_url.startswith("redis"):
-            client = redis.Redis.from_url(store_url)
+            client = redis_client(store_url)
             conv = client.ttl(doc_key("conversation", "acme", "conv-4"))
             index = client.ttl(doc_key("episodes", "acme", "marta"))
             facts = client.ttl(doc_key("facts", "acme", "customer:marta"))

@@ -331,7 +331,7 @@ class ConversationStore:
             "summary": episode.summary,
             "ended_at": episode.ended_at,
             "summarized_at": at,
-            "at": max(at, episode.ended_at),
+            "at": episode.ended_at or at,  # its last turn: the index keeps the newest
             "private": [fact_to_json(f) for f in episode.private],
         }
         ttl = self._retention.of(plan).episodes_s
@@ -339,5 +339,6 @@ class ConversationStore:
         await self._store.patch_doc(EPISODES, tenant, key, {episode.conversation: entry}, (), ttl)
 
 
-def _entry_at(entry: dict[str, Any]) -> float:
-    return float(entry.get("at") or 0.0)
+def _entry_at(entry: dict[str, Any]) -> tuple[float, str]:
+    """An index entry's place: its conversation's last known activity, then its id."""
+    return float(entry.get("at") or 0.0), str(entry.get("conversation") or "")

@@ -78,15 +78,25 @@ async def spend(request: Request) -> RawResponse:
 
 
 async def ledger(request: Request) -> RawResponse:
+    """A period's records oldest first; with `cursor` (empty for the first page), pages
+    newest first across periods (`period` then only filters) and `next_cursor`."""
     gw: Gateway = request.app.state.gateway
     authenticate_admin(request.headers, gw.settings.admin_key)
     limit_text = request.query_params.get("limit", "1000")
     if not _LIMIT.fullmatch(limit_text) or not 0 < int(limit_text) <= 100_000:
         raise InvalidRequest("'limit' must be an integer from 1 to 100000.", param="limit")
-    records = await gw.store.ledger(
-        _period(request), request.query_params.get("tenant"), int(limit_text)
-    )
-    return json_response(orjson.dumps({"records": [r.to_json() for r in records]}))
+    tenant = request.query_params.get("tenant")
+    cursor = request.query_params.get("cursor")
+    if cursor is None:
+        records = await gw.store.ledger(_period(request), tenant, int(limit_text))
+        return json_response(orjson.dumps({"records": [r.to_json() for r in records]}))
+    period = _period(request) if request.query_params.get("period") else None
+    try:
+        page, after = await gw.store.ledger_page(tenant, period, cursor or None, int(limit_text))
+    except ValueError as exc:
+        raise InvalidRequest(str(exc), param="cursor") from exc
+    body = {"records": [r.to_json() for r in page], "next_cursor": after}
+    return json_response(orjson.dumps(body))
 
 
 async def report(request: Request) -> RawResponse:

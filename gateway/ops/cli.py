@@ -49,6 +49,11 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("--plan", required=True)
     add.add_argument("--config", default="config.yaml")
 
+    migrate = sub.add_parser(
+        "migrate", help="prepare the stores for this version (PostgreSQL schema, Redis layout)"
+    )
+    migrate.add_argument("--config", default="config.yaml")
+
     sim = sub.add_parser("simulate-upstream", help="run the simulated upstream alone")
     sim.add_argument("--host", default="127.0.0.1")
     sim.add_argument("--port", type=int, default=9000)
@@ -109,7 +114,7 @@ def _spend_warnings(settings: Settings) -> list[str]:
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    if _check_config(args.config) != 0:
+    if _check_config(args.config) != 0 or _check_schema(args.config) != 0:
         return 1
     os.environ["GATEWAY_CONFIG"] = str(Path(args.config).resolve())
     if args.workers > 1 and "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
@@ -126,6 +131,38 @@ def _serve(args: argparse.Namespace) -> int:
         access_log=args.access_log,
         log_level="info",
     )
+    return 0
+
+
+def _check_schema(config: str) -> int:
+    import asyncio
+
+    from gateway.ops.migrate import schema_problem
+
+    problem = asyncio.run(schema_problem(load_settings(Path(config)).config))
+    if problem is None:
+        return 0
+    for line in problem.lines():
+        print(f"error: {line}", file=sys.stderr)
+    return 1
+
+
+def _migrate(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from gateway.errors import StoreUnavailable
+    from gateway.ops.migrate import migrate
+
+    try:
+        lines = asyncio.run(migrate(load_settings(Path(args.config)).config))
+    except ConfigError as exc:
+        for line in exc.lines():
+            print(f"error: {line}", file=sys.stderr)
+        return 1
+    except StoreUnavailable as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 1
+    print("\n".join(lines))
     return 0
 
 
@@ -159,7 +196,7 @@ def _report(args: argparse.Namespace) -> int:
 
     from gateway.errors import StoreUnavailable
     from gateway.ops.report import as_csv, as_table, gather, plot
-    from gateway.store import open_store
+    from gateway.runtime import open_configured_store
     from gateway.store.records import period_of
 
     try:
@@ -172,7 +209,7 @@ def _report(args: argparse.Namespace) -> int:
     tenants = sorted({t.name for t in settings.tenants_by_hash.values()})
 
     async def read() -> Any:
-        store = open_store(settings.store_url, settings.config.sqlite, settings.config.redis)
+        store = open_configured_store(settings.config)
         try:
             return await gather(store, tenants, period, args.tenant)
         finally:
@@ -209,6 +246,7 @@ def cli_logic(argv: list[str]) -> int:
         "tenants": _tenants_add,
         "simulate-upstream": _simulate,
         "report": _report,
+        "migrate": _migrate,
         "demo": _demo,
         "workload": _workload,
         "replay": _replay,

@@ -1,7 +1,8 @@
 """Durable state behind one Protocol (`base.Store`): bookings, budgets and reservations,
 conversation documents. Backends, picked by URL: SQLite (`sqlite.py`, the default) and
-Redis (`redis.py`). A store imports no config, HTTP or pricing: only its own records,
-options and `gateway.errors` / `gateway.spend.money`."""
+Redis or Redis Cluster (`redis.py`: `redis://`, `rediss://`, `redis-cluster://`). A store
+imports no config, HTTP or pricing: only its own records, options and `gateway.errors` /
+`gateway.spend.money`."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ def open_store(
         from gateway.store.sqlite import SQLiteStore
 
         return SQLiteStore(url.removeprefix("sqlite:///"), sqlite or SQLiteConfig())
-    if url.startswith(("redis://", "rediss://")):
+    if url.startswith(("redis://", "rediss://", "redis-cluster://")):
         from gateway.store.redis import RedisStore
 
         return RedisStore(url, redis or RedisConfig())

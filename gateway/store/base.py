@@ -52,6 +52,13 @@ class Store(Protocol):
     ) -> list[UsageRecord]:
         """Ledger records of a period, oldest first."""
 
+    async def ledger_page(
+        self, tenant: str | None, period: str | None, before: str | None, limit: int
+    ) -> tuple[list[UsageRecord], str | None]:
+        """Ledger records newest first, from the cursor `before` a previous page returned
+        (None: the newest), and the next page's cursor (None after the last). Raises
+        ValueError for a cursor no page returned."""
+
     async def reserve(
         self, reservation: str, budgets: Sequence[tuple[str, int]], amount: int, ttl_s: float
     ) -> str | None:

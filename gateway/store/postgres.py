@@ -15,13 +15,10 @@ one place, `_errors`. Error texts name the error, never a row's contents.
 from __future__ import annotations
 
 import asyncio
-import base64
-import binascii
 import contextlib
 import functools
 import math
 import re
-import struct
 from collections.abc import AsyncIterator, Iterator, Sequence
 from importlib import resources
 from typing import Any
@@ -36,6 +33,7 @@ from psycopg_pool import AsyncConnectionPool, PoolTimeout
 from gateway.errors import ConfigError, StoreRejected, StoreUnavailable
 from gateway.ledger.usage import TokenUsage
 from gateway.store.base import StoreHealth
+from gateway.store.cursor import decode_cursor, encode_cursor
 from gateway.store.options import PostgresConfig
 from gateway.store.records import (
     COUNTER_FIELDS,
@@ -308,7 +306,7 @@ class PostgresLedger:
                 args.append(value)
         if before is not None:
             where.append("(ts, id) < (%s, %s)")
-            args.extend(_decode_cursor(before))
+            args.extend(decode_cursor(before))
         sql = (
             f"SELECT {_COLUMNS} FROM ledger WHERE {' AND '.join(where)} "
             "ORDER BY ts DESC, id DESC LIMIT %s"
@@ -316,7 +314,7 @@ class PostgresLedger:
         rows = await self._records(sql, [*args, limit + 1])
         if len(rows) <= limit:
             return rows, None
-        return rows[:limit], _encode_cursor(rows[limit - 1])
+        return rows[:limit], encode_cursor(rows[limit - 1])
 
     async def customer_ledger(self, tenant: str, customer: str, limit: int) -> list[UsageRecord]:
         """The tenant's ledger rows naming the customer, oldest first, at most `limit`."""
@@ -484,30 +482,3 @@ def _record(r: Sequence[Any]) -> UsageRecord:
 def _pseudonymized(key: str, tenant: str, customer: str, alias: str) -> str:
     tail = customer_budget(key, tenant, customer)
     return key if tail is None else f"{tenant}|customer:{alias}|{tail}"
-
-
-# A page cursor: version byte, the last row's ts (a double, exact) and its id, in
-# URL-safe base64 without padding.
-_CURSOR_VERSION = 1
-_CURSOR_HEAD = struct.Struct(">Bd")
-_CURSOR_TEXT = re.compile(r"[A-Za-z0-9_-]+")
-
-
-def _encode_cursor(record: UsageRecord) -> str:
-    raw = _CURSOR_HEAD.pack(_CURSOR_VERSION, record.ts) + record.id.encode()
-    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
-
-
-def _decode_cursor(cursor: str) -> tuple[float, str]:
-    problem = ValueError("malformed ledger cursor: pass back one a previous page returned")
-    if not _CURSOR_TEXT.fullmatch(cursor) or len(cursor) % 4 == 1:
-        raise problem
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4))
-        version, ts = _CURSOR_HEAD.unpack_from(raw)
-        row_id = raw[_CURSOR_HEAD.size :].decode()
-    except (binascii.Error, struct.error, UnicodeDecodeError):
-        raise problem from None
-    if version != _CURSOR_VERSION or not math.isfinite(ts) or not row_id:
-        raise problem
-    return ts, row_id

@@ -1,16 +1,10 @@
-"""Redis backend: many gateway replicas share one Redis; bookings are atomic Lua calls.
+"""Redis backend: many gateway replicas share one Redis (`redis://`, `rediss://`) or one
+Redis Cluster (`redis-cluster://host:port[,host:port...]`); bookings are atomic Lua calls.
 
-Keys (all under the `gw:` prefix):
-  gw:booked:{id}               idempotency marker of a ledger record (expires after 40 days)
-  gw:month:{period}:{tenant}   hash of the tenant-month counters, plus `plan`
-  gw:tenants:{period}          set of tenants booked in the period
-  gw:periods                   set of periods ever booked
-  gw:ledger:{period}           list of JSON ledger records of the period
-  gw:ledger:{period}:{tenant}  the same, for one tenant
-  gw:d:{kind}:{tenant}:{key}   a JSON document (a conversation, a customer's facts, ...) as a
-                               hash of its top-level fields (JSON each), with its own TTL
-  gw:budget:{key}, gw:resv:{key}, gw:resvamt:{key}   spend budgets (see redis_scripts)
-Not for Redis Cluster: a booking touches keys of several hash slots.
+Key layout in redis_keys: a tenant's counters, budgets, reservations, bookings and ledger
+share one hash slot (one shard of a cluster), so every script touches one slot; the
+global indexes (periods, tenants of a period) are written by commands of their own, and
+documents are one key each, spread over every shard.
 """
 
 from __future__ import annotations
@@ -18,18 +12,27 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import orjson
 import redis.asyncio as aioredis
+from redis.asyncio.cluster import ClusterNode, RedisCluster
+from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError, ResponseError
+from redis.exceptions import (
+    NoScriptError,
+    RedisClusterException,
+    RedisError,
+    ResponseError,
+)
 
 from gateway.errors import StoreRejected, StoreUnavailable
+from gateway.store import redis_keys as keys
 from gateway.store import redis_scripts as scripts
 from gateway.store.base import Erased, StoreHealth
+from gateway.store.cursor import decode_cursor, encode_cursor
 from gateway.store.options import RedisConfig
 from gateway.store.records import (
     COUNTER_FIELDS,
@@ -37,41 +40,81 @@ from gateway.store.records import (
     UsageRecord,
     customer_budget,
     increments,
+    legacy_doc,
+    period_of,
 )
+from gateway.store.redis_keys import doc_key
 
+CLUSTER_SCHEME = "redis-cluster://"
 _MARKER_TTL_S = 40 * 24 * 3600
 _BUDGET_TTL_S = 400 * 24 * 3600
 _GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
 _ERASE_CHUNK = 2000  # ledger rows an erasure script reads and rewrites per call
 _HEALTH_WAIT_S = 0.8  # /healthz answers within a second
 
+__all__ = ["CLUSTER_SCHEME", "RedisStore", "doc_key"]
+
 
 class RedisStore:
-    def __init__(self, url: str, config: RedisConfig) -> None:
-        self._url = url
+    """`keep_ledger=False` keeps no ledger rows (another store holds them): counters,
+    booked markers, budgets and settlement are unchanged, `ledger()` and
+    `customer_ledger()` answer [] and an erasure renames budgets only."""
+
+    def __init__(self, url: str, config: RedisConfig, keep_ledger: bool = True) -> None:
         self._config = config
-        # A blocking pool: the call past `max_connections` waits (boundedly) for a free
-        # connection instead of failing at once: a busy pool is load, not an outage.
-        pool = aioredis.BlockingConnectionPool.from_url(
-            url,
-            max_connections=config.max_connections,
-            timeout=config.pool_timeout_s,
-            socket_connect_timeout=config.connect_timeout_s,
-            socket_timeout=config.socket_timeout_s,
-            health_check_interval=30,
-        )
-        self._redis = aioredis.Redis.from_pool(pool)
+        self._keep_ledger = keep_ledger
+        self._redis: aioredis.Redis | RedisCluster
+        # A busy pool is load, not an outage: the call past `max_connections` waits
+        # (boundedly) for a free connection instead of failing at once. A standalone
+        # Redis has a blocking pool for that; RedisCluster's node pools fail at once when
+        # full, so a cluster store admits at most `max_connections` calls at a time.
+        self._gate: asyncio.Semaphore | None = None
+        if url.startswith(CLUSTER_SCHEME):
+            self._redis = _cluster_client(url, config)
+            self._gate = asyncio.Semaphore(config.max_connections)
+        else:
+            pool = aioredis.BlockingConnectionPool.from_url(
+                url,
+                max_connections=config.max_connections,
+                timeout=config.pool_timeout_s,
+                socket_connect_timeout=config.connect_timeout_s,
+                socket_timeout=config.socket_timeout_s,
+                health_check_interval=30,
+            )
+            self._redis = aioredis.Redis.from_pool(pool)
         self._book_script = self._redis.register_script(scripts.BOOK)
         self._reserve_script = self._redis.register_script(scripts.RESERVE)
         self._release_script = self._redis.register_script(scripts.RELEASE)
         self._renew_script = self._redis.register_script(scripts.RENEW)
         self._pseudonymize_script = self._redis.register_script(scripts.PSEUDONYMIZE)
 
+    @contextlib.asynccontextmanager
+    async def _call(self) -> AsyncIterator[None]:
+        """One store call: admitted (a cluster store: within its bound), with redis-py's
+        errors translated. Helpers called inside one never open another."""
+        with self._errors():
+            if self._gate is None or isinstance(self._redis, aioredis.Redis):
+                yield
+                return
+            try:
+                async with asyncio.timeout(self._config.pool_timeout_s):
+                    await self._gate.acquire()
+            except TimeoutError:
+                raise _busy(self._config.pool_timeout_s) from None
+            try:
+                # redis-py routes a command by its keys only once the client knows the
+                # cluster (else to a random primary, answered MOVED; every fifth MOVED
+                # drops every connection): learn it first (a no-op once known).
+                await self._redis.initialize()
+                yield
+            finally:
+                self._gate.release()
+
     @contextlib.contextmanager
     def _errors(self) -> Iterator[None]:
         """redis-py's errors, translated in one place: a command Redis refuses (a counter
         would overflow) is the data's fault and retrying cannot help; anything else means
-        the store cannot answer now."""
+        the store cannot answer now (on a cluster also: a shard down, slots moving)."""
         try:
             yield
         except ResponseError as exc:
@@ -80,87 +123,116 @@ class RedisStore:
             raise _unavailable(exc) from exc
         except RedisConnectionError as exc:
             if isinstance(exc.__cause__, asyncio.TimeoutError):  # the pool's bounded wait
-                wait = self._config.pool_timeout_s
-                raise StoreUnavailable(
-                    f"store (redis) busy: no connection free within {wait:g} s"
-                ) from exc
+                raise _busy(self._config.pool_timeout_s) from exc
             raise _unavailable(exc) from exc
-        except (RedisError, OSError) as exc:
+        except (RedisError, RedisClusterException, OSError) as exc:
             raise _unavailable(exc) from exc
 
+    async def _scripts(
+        self, script: AsyncScript, calls: Sequence[tuple[list[str], list[Any]]]
+    ) -> list[Any]:
+        """Calls of one script in one round trip (a cluster: one per shard), not atomic
+        together; each runs alone. The first error is raised once all have run."""
+        if isinstance(self._redis, aioredis.Redis):
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for call_keys, args in calls:
+                    await script(keys=call_keys, args=args, client=pipe)
+                return list(await pipe.execute())
+        # redis-py takes no script objects in a cluster pipeline: plain EVALSHA, and a
+        # call whose shard lacks the script (a new or restarted primary) runs again
+        # through the script object, which loads it.
+        async with self._redis.pipeline() as cpipe:
+            for call_keys, args in calls:
+                cpipe.execute_command("EVALSHA", script.sha, len(call_keys), *call_keys, *args)
+            results = list(await cpipe.execute(raise_on_error=False))
+        for n, result in enumerate(results):
+            if isinstance(result, NoScriptError):
+                results[n] = await script(keys=calls[n][0], args=calls[n][1])
+        for result in results:
+            if isinstance(result, Exception):
+                raise result
+        return results
+
     def _book_call(self, record: UsageRecord) -> tuple[list[str], list[Any]]:
-        period, tenant = record.period, record.tenant
-        keys = [
-            f"gw:booked:{record.id}",
-            f"gw:month:{period}:{tenant}",
-            f"gw:tenants:{period}",
-            "gw:periods",
-            f"gw:ledger:{period}",
-            f"gw:ledger:{period}:{tenant}",
+        tenant, period = record.tenant, record.period
+        call_keys = [
+            keys.booked_key(tenant, record.id),
+            keys.month_key(tenant, period),
+            keys.ledger_key(tenant, period),
         ]
         for budget in record.budgets:
-            keys += scripts.budget_keys(budget)
-        args: list[Any] = [_MARKER_TTL_S, tenant, period, record.plan]
-        args += [orjson.dumps(record.to_json()), record.reservation or ""]
+            call_keys += keys.budget_keys(budget)
+        row = orjson.dumps(record.to_json()) if self._keep_ledger else b""
+        args: list[Any] = [_MARKER_TTL_S, record.plan, row, record.reservation or ""]
         args += [record.cost_units or 0, _BUDGET_TTL_S]
         for name, value in increments(record).items():
             args += [name, value]
-        return keys, args
+        return call_keys, args
 
     async def reserve(
         self, reservation: str, budgets: Sequence[tuple[str, int]], amount: int, ttl_s: float
     ) -> str | None:
         if not budgets:
             return None
-        keys = [k for key, _ in budgets for k in scripts.budget_keys(key)]
+        call_keys = [k for key, _ in budgets for k in keys.budget_keys(key)]
         args: list[Any] = [reservation, amount, ttl_s, *(limit for _, limit in budgets)]
-        with self._errors():
-            blocked = int(await self._reserve_script(keys=keys, args=args))
+        async with self._call():
+            blocked = int(await self._reserve_script(keys=call_keys, args=args))
         return None if blocked == 0 else budgets[blocked - 1][0]
 
     async def release(self, reservation: str, budgets: Sequence[str]) -> None:
-        keys = [k for key in budgets for k in scripts.budget_keys(key)]
-        if not keys:
+        call_keys = [k for key in budgets for k in keys.budget_keys(key)]
+        if not call_keys:
             return
-        with self._errors():
-            await self._release_script(keys=keys, args=[reservation])
+        async with self._call():
+            await self._release_script(keys=call_keys, args=[reservation])
 
     async def renew(self, reservation: str, budgets: Sequence[str], ttl_s: float) -> bool:
-        keys = [k for key in budgets for k in scripts.budget_keys(key)]
-        if not keys:
+        call_keys = [k for key in budgets for k in keys.budget_keys(key)]
+        if not call_keys:
             return False
-        with self._errors():
-            return bool(await self._renew_script(keys=keys, args=[reservation, ttl_s]))
+        async with self._call():
+            return bool(await self._renew_script(keys=call_keys, args=[reservation, ttl_s]))
 
-    async def budgets(self, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
-        with self._errors():
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for key in keys:
-                    pipe.hmget(f"gw:budget:{key}", "spent", "open")
-                rows = await pipe.execute()
-        return {k: (int(r[0] or 0), int(r[1] or 0)) for k, r in zip(keys, rows, strict=True)}
+    async def budgets(self, budget_keys: Sequence[str]) -> dict[str, tuple[int, int]]:
+        async with self._call(), self._redis.pipeline(transaction=False) as pipe:
+            for key in budget_keys:
+                pipe.hmget(keys.budget_key("budget", key), "spent", "open")
+            rows = await pipe.execute()
+        return {k: (int(r[0] or 0), int(r[1] or 0)) for k, r in zip(budget_keys, rows, strict=True)}
 
     async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
-        """One round trip for the batch; each record's script runs alone (nothing interleaves)."""
-        with self._errors():
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for record in records:
-                    keys, args = self._book_call(record)
-                    await self._book_script(keys=keys, args=args, client=pipe)
-                results = await pipe.execute()
+        """The indexes first (so they never miss a booked tenant), then one script per
+        record, all in one round trip; each script runs alone (nothing interleaves)."""
+        if not records:
+            return []
+        async with self._call():
+            await self._index(records)
+            results = await self._scripts(self._book_script, [self._book_call(r) for r in records])
         return [bool(r) for r in results]
 
+    async def _index(self, records: Sequence[UsageRecord]) -> None:
+        by_period: dict[str, set[str]] = {}
+        for record in records:
+            by_period.setdefault(record.period, set()).add(record.tenant)
+        async with self._redis.pipeline(transaction=False) as pipe:
+            pipe.sadd(keys.PERIODS, *by_period)
+            for period, tenants in by_period.items():
+                pipe.sadd(keys.tenants_key(period), *tenants)
+            await pipe.execute()
+
     async def spend(self, period: str | None) -> list[SpendRow]:
-        with self._errors():
-            periods = [period] if period else await self._periods()
-            totals: dict[str, SpendRow] = {}
-            for p in periods:
-                tenants = sorted(_s(t) for t in await self._redis.smembers(f"gw:tenants:{p}"))
+        totals: dict[str, SpendRow] = {}
+        async with self._call():
+            for p in [period] if period else await self._periods():
+                tenants = await self._tenants(p)
                 async with self._redis.pipeline(transaction=False) as pipe:
                     for t in tenants:
-                        pipe.hgetall(f"gw:month:{p}:{t}")
+                        pipe.hgetall(keys.month_key(t, p))
                     hashes = await pipe.execute()
                 for t, h in zip(tenants, hashes, strict=True):
+                    if not h:  # indexed, but its booking was refused
+                        continue
                     row = _row(t, h)
                     if t in totals:
                         totals[t].add(row)
@@ -172,29 +244,66 @@ class RedisStore:
     async def ledger(
         self, period: str, tenant: str | None = None, limit: int = 1000
     ) -> list[UsageRecord]:
-        key = f"gw:ledger:{period}" + (f":{tenant}" if tenant else "")
-        with self._errors():
-            raw = await self._redis.lrange(key, 0, limit - 1)
-        return [UsageRecord.from_json(orjson.loads(item)) for item in raw]
+        """One tenant's list, or the first `limit` rows of every tenant's list of the
+        period, merged oldest first."""
+        if not self._keep_ledger:
+            return []
+        async with self._call():
+            tenants = [tenant] if tenant else await self._tenants(period)
+            rows = await self._lists(period, tenants, limit - 1)
+        if len(tenants) > 1:
+            rows.sort(key=lambda r: r.ts)
+        return rows[:limit]
+
+    async def ledger_page(
+        self, tenant: str | None, period: str | None, before: str | None, limit: int
+    ) -> tuple[list[UsageRecord], str | None]:
+        """Newest period first, each read whole (its rows are all newer than an older
+        period's) until the page is full: for the admin API, never on a request's path."""
+        after = None if before is None else decode_cursor(before)
+        if not self._keep_ledger:
+            return [], None
+        rows: list[UsageRecord] = []
+        async with self._call():
+            for p in sorted([period] if period else await self._periods(), reverse=True):
+                if len(rows) > limit:
+                    break
+                if after is not None and p > period_of(after[0]):
+                    continue  # every row of the period is newer than the cursor
+                tenants = [tenant] if tenant is not None else await self._tenants(p)
+                found = await self._lists(p, tenants, -1)
+                found = [r for r in found if after is None or (r.ts, r.id) < after]
+                rows += sorted(found, key=lambda r: (r.ts, r.id), reverse=True)
+        if len(rows) <= limit:
+            return rows, None
+        return rows[:limit], encode_cursor(rows[limit - 1])
+
+    async def _lists(self, period: str, tenants: list[str], last: int) -> list[UsageRecord]:
+        """Rows 0..`last` of each tenant's ledger list of the period."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for t in tenants:
+                pipe.lrange(keys.ledger_key(t, period), 0, last)
+            lists = await pipe.execute()
+        return [UsageRecord.from_json(orjson.loads(raw)) for items in lists for raw in items]
 
     async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
-        with self._errors():
+        async with self._call():
             return _doc(await self._redis.hgetall(doc_key(kind, tenant, key)))
 
     async def get_docs(
         self, tenant: str, wanted: Sequence[tuple[str, str]]
     ) -> list[dict[str, Any] | None]:
-        with self._errors():
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for kind, key in wanted:
-                    pipe.hgetall(doc_key(kind, tenant, key))
-                raw = await pipe.execute()
+        async with self._call(), self._redis.pipeline(transaction=False) as pipe:
+            for kind, key in wanted:
+                pipe.hgetall(doc_key(kind, tenant, key))
+            raw = await pipe.execute()
         return [_doc(h) for h in raw]
 
     async def put_doc(
         self, kind: str, tenant: str, key: str, doc: dict[str, Any], ttl_s: float | None = None
     ) -> None:
-        await self._write_doc(doc_key(kind, tenant, key), doc, (), ttl_s, replace=True)
+        async with self._call():
+            await self._write_doc(doc_key(kind, tenant, key), doc, (), ttl_s, replace=True)
 
     async def patch_doc(
         self,
@@ -205,7 +314,10 @@ class RedisStore:
         removed: Sequence[str] = (),
         ttl_s: float | None = None,
     ) -> None:
-        await self._write_doc(doc_key(kind, tenant, key), changed, removed, ttl_s, replace=False)
+        async with self._call():
+            await self._write_doc(
+                doc_key(kind, tenant, key), changed, removed, ttl_s, replace=False
+            )
 
     async def _write_doc(
         self,
@@ -217,28 +329,28 @@ class RedisStore:
         replace: bool,
     ) -> None:
         """One MULTI on one key: Redis Cluster keeps it on one slot."""
-        with self._errors():
-            async with self._redis.pipeline(transaction=True) as pipe:
-                if replace:
-                    pipe.delete(name)
-                if removed:
-                    pipe.hdel(name, *removed)
-                if changed:
-                    pipe.hset(name, mapping={k: orjson.dumps(v) for k, v in changed.items()})
-                if ttl_s is None:
-                    pipe.persist(name)
-                else:
-                    pipe.pexpire(name, max(1, int(ttl_s * 1000)))
-                await pipe.execute()
+        async with self._redis.pipeline(transaction=True) as pipe:
+            if replace:
+                pipe.delete(name)
+            if removed:
+                pipe.hdel(name, *removed)
+            if changed:
+                pipe.hset(name, mapping={k: orjson.dumps(v) for k, v in changed.items()})
+            if ttl_s is None:
+                pipe.persist(name)
+            else:
+                pipe.pexpire(name, max(1, int(ttl_s * 1000)))
+            await pipe.execute()
 
     async def delete_doc(self, kind: str, tenant: str, key: str) -> bool:
-        with self._errors():
+        async with self._call():
             return bool(await self._redis.delete(doc_key(kind, tenant, key)))
 
     async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:
+        """A SCAN of every shard."""
         head = doc_key(kind, tenant, "")
         found: dict[str, dict[str, Any]] = {}
-        with self._errors():
+        async with self._call():
             async for raw in self._redis.scan_iter(match=_glob(head + prefix) + "*", count=1000):
                 doc = _doc(await self._redis.hgetall(raw))
                 if doc is not None:
@@ -248,11 +360,13 @@ class RedisStore:
     async def customer_ledger(self, tenant: str, customer: str, limit: int) -> list[UsageRecord]:
         """Every period's list of the tenant, read a chunk at a time, rows matched as text
         first (the customer field as orjson writes it), then parsed."""
+        if not self._keep_ledger:
+            return []
         needle = f'"customer":{_json(customer)}'.encode()
         found: list[UsageRecord] = []
-        with self._errors():
+        async with self._call():
             for period in await self._periods():
-                key = f"gw:ledger:{period}:{tenant}"
+                key = keys.ledger_key(tenant, period)
                 for first, last in await self._chunks(key):
                     for raw in await self._redis.lrange(key, first, last):
                         if needle in raw:
@@ -264,26 +378,27 @@ class RedisStore:
     async def erase_customer(
         self, tenant: str, customer: str, alias: str, docs: Sequence[tuple[str, str]]
     ) -> Erased:
-        """Documents deleted, then each period's ledger lists rewritten atomically (a
-        script per list), then the customer's budget keys renamed. A booking that lands
-        during the erasure may still name the customer: erase once their traffic ends."""
-        with self._errors():
+        """Documents deleted, then each period's ledger list of the tenant rewritten
+        atomically (a script per chunk), then the customer's budget keys renamed. A
+        booking that lands during the erasure may still name the customer: erase once
+        their traffic ends."""
+        rows = 0
+        async with self._call():
             async with self._redis.pipeline(transaction=False) as pipe:
                 for kind, key in docs:
                     pipe.delete(doc_key(kind, tenant, key))
                 deleted = sum(await pipe.execute())
-            named, renamed = _json(customer), _json(alias)
-            args = [
-                f'"customer":{named}',
-                f'"customer":{renamed}',
-                f'"tenant":{_json(tenant)}',
-                f"|customer:{named[1:-1]}|",
-                f"|customer:{renamed[1:-1]}|",
-            ]
-            rows = 0  # counted once: the all-tenants list holds the same rows
-            for period in await self._periods():
-                rows += await self._pseudonymize(f"gw:ledger:{period}:{tenant}", args)
-                await self._pseudonymize(f"gw:ledger:{period}", args)
+            if self._keep_ledger:
+                named, renamed = _json(customer), _json(alias)
+                args = [
+                    f'"customer":{named}',
+                    f'"customer":{renamed}',
+                    f'"tenant":{_json(tenant)}',
+                    f"|customer:{named[1:-1]}|",
+                    f"|customer:{renamed[1:-1]}|",
+                ]
+                for period in await self._periods():
+                    rows += await self._pseudonymize(keys.ledger_key(tenant, period), args)
             budgets = await self._rename_budgets(tenant, customer, alias)
         return Erased(documents=int(deleted), ledger_rows=rows, budgets=budgets)
 
@@ -296,7 +411,10 @@ class RedisStore:
         return changed
 
     async def _periods(self) -> list[str]:
-        return sorted(_s(p) for p in await self._redis.smembers("gw:periods"))
+        return sorted(_s(p) for p in await self._redis.smembers(keys.PERIODS))
+
+    async def _tenants(self, period: str) -> list[str]:
+        return sorted(_s(t) for t in await self._redis.smembers(keys.tenants_key(period)))
 
     async def _chunks(self, key: str) -> list[tuple[int, int]]:
         """A list's index ranges, _ERASE_CHUNK rows each (lists only grow at the end)."""
@@ -304,28 +422,92 @@ class RedisStore:
         return [(first, first + _ERASE_CHUNK - 1) for first in range(0, length, _ERASE_CHUNK)]
 
     async def _rename_budgets(self, tenant: str, customer: str, alias: str) -> int:
-        """gw:budget / gw:resv / gw:resvamt keys of the customer, under the pseudonym."""
-        renamed = 0
-        for family in ("budget", "resv", "resvamt"):
-            head = f"gw:{family}:"
-            pattern = _glob(f"{head}{tenant}|customer:{customer}|") + "*"
-            async for raw in self._redis.scan_iter(match=pattern, count=500):
-                key = _s(raw)
-                tail = customer_budget(key.removeprefix(head), tenant, customer)
-                if tail is None:
-                    continue
-                try:
-                    await self._redis.rename(key, f"{head}{tenant}|customer:{alias}|{tail}")
-                except ResponseError as exc:  # expired meanwhile, or SCAN said it twice
-                    if "no such key" not in str(exc).lower():
-                        raise
-                    continue
-                renamed += family == "budget"
+        """The customer's budget / resv / resvamt keys, under the pseudonym (a SCAN of
+        every shard: during a resharding a slot's keys may be on two)."""
+        renamed, stem = 0, f"{tenant}|customer:{customer}|"
+        for family in keys.BUDGET_FAMILIES:
+            pattern = keys.budget_key(family, stem)
+            head = pattern.removesuffix(stem)
+            async for raw in self._redis.scan_iter(match=_glob(pattern) + "*", count=500):
+                tail = customer_budget(_s(raw).removeprefix(head), tenant, customer)
+                if tail is not None and await self._rename(
+                    _s(raw), keys.budget_key(family, f"{tenant}|customer:{alias}|{tail}")
+                ):
+                    renamed += family == "budget"
         return renamed
 
+    async def _rename(self, old: str, new: str) -> bool:
+        try:
+            await self._redis.rename(old, new)
+        except ResponseError as exc:  # expired meanwhile, or SCAN said it twice
+            if "no such key" not in str(exc).lower():
+                raise
+            return False
+        return True
+
+    async def migrate_layout(self) -> dict[str, int]:
+        """Move what earlier versions wrote on a standalone Redis into today's layout:
+        each `gw:doc:<kind>:<tenant>` hash into documents of their own (records.
+        legacy_doc), the untagged markers, counters, ledger lists and budgets renamed
+        (the old all-tenants ledger list dropped: the tenants' lists hold its rows).
+        Idempotent; run it while nothing else writes. Counts per kind of key."""
+        counts: dict[str, int] = {}
+        async with self._call():
+            counts["documents"], counts["doc"] = await self._migrate_docs()
+            for family in ("month", "ledger", *keys.BUDGET_FAMILIES):
+                counts |= await self._migrate_family(family)
+            counts["booked"], counts["booked_unmatched"] = await self._migrate_markers()
+        return counts
+
+    async def _legacy(self, family: str) -> list[str]:
+        pattern = keys.LEGACY_PATTERNS[family]
+        return sorted({_s(raw) async for raw in self._redis.scan_iter(match=pattern, count=1000)})
+
+    async def _migrate_docs(self) -> tuple[int, int]:
+        documents = hashes = 0
+        for name in await self._legacy("doc"):
+            kind, tenant = keys.legacy_doc_hash(name)
+            for field, body in (await self._redis.hgetall(name)).items():
+                key, fields = legacy_doc(kind, _s(field), dict(orjson.loads(body)))
+                await self._write_doc(doc_key(kind, tenant, key), fields, (), None, replace=False)
+                documents += 1
+            hashes += await self._redis.delete(name)
+        return documents, hashes
+
+    async def _migrate_family(self, family: str) -> dict[str, int]:
+        counts = {family: 0, "ledger_all": 0} if family == "ledger" else {family: 0}
+        for name in await self._legacy(family):
+            new = keys.legacy_renamed(family, name)
+            if new is None:
+                counts["ledger_all"] += await self._redis.delete(name)
+            elif await self._rename(name, new):
+                counts[family] += 1
+        return counts
+
+    async def _migrate_markers(self) -> tuple[int, int]:
+        """A marker names no tenant: each is matched to its ledger row (already moved
+        to the tenant's list), newest period first. One without a row stays and expires."""
+        ids = {_s(name).removeprefix("gw:booked:") for name in await self._legacy("booked")}
+        moved = 0
+        for period in reversed(await self._periods()):
+            if not ids:
+                break
+            for tenant in await self._tenants(period):
+                for raw in await self._redis.lrange(keys.ledger_key(tenant, period), 0, -1):
+                    record_id = orjson.loads(raw)["id"]
+                    if record_id in ids:
+                        ids.discard(record_id)
+                        moved += await self._rename(
+                            f"gw:booked:{record_id}", keys.booked_key(tenant, record_id)
+                        )
+        return moved, len(ids)
+
     async def ping(self) -> None:
-        with self._errors():
-            await self._redis.ping()
+        async with self._call():
+            if isinstance(self._redis, RedisCluster):
+                await self._redis.ping(target_nodes=RedisCluster.PRIMARIES)
+            else:
+                await self._redis.ping()
 
     async def health(self) -> StoreHealth:
         try:
@@ -340,10 +522,28 @@ class RedisStore:
         await self._redis.aclose()
 
 
-def doc_key(kind: str, tenant: str, key: str) -> str:
-    """A document's own key. The tenant is quoted (no ':'), so no tenant's keys can
-    pose as another's."""
-    return f"gw:d:{kind}:{quote(tenant, safe='')}:{key}"
+def _cluster_client(url: str, config: RedisConfig) -> RedisCluster:
+    """`redis-cluster://[user:password@]host:port[,host:port...][?password=...]`: the
+    startup nodes; the client finds the rest of the cluster from them."""
+    split = urlsplit(url)
+    userinfo, _, hosts = split.netloc.rpartition("@")
+    username, _, password = userinfo.partition(":")
+    query = dict(parse_qsl(split.query))
+    nodes = []
+    for node in hosts.split(","):
+        host, _, port = node.rpartition(":")
+        if not host or not port.isdigit():
+            raise ValueError(f"redis-cluster URL: {node!r} is not host:port")
+        nodes.append(ClusterNode(host.strip("[]"), int(port)))
+    return RedisCluster(
+        startup_nodes=nodes,
+        username=unquote(username) or query.get("username"),
+        password=unquote(password) or query.get("password"),
+        max_connections=config.max_connections,
+        socket_connect_timeout=config.connect_timeout_s,
+        socket_timeout=config.socket_timeout_s,
+        health_check_interval=30,
+    )
 
 
 def _doc(fields: Mapping[bytes | str, bytes | str]) -> dict[str, Any] | None:
@@ -358,6 +558,10 @@ def _glob(text: str) -> str:
 def _json(text: str) -> str:
     """A string as orjson writes it inside a ledger row (quoted, escaped)."""
     return orjson.dumps(text).decode()
+
+
+def _busy(wait: float) -> StoreUnavailable:
+    return StoreUnavailable(f"store (redis) busy: no connection free within {wait:g} s")
 
 
 def _unavailable(exc: Exception) -> StoreUnavailable:

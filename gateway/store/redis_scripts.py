@@ -1,45 +1,48 @@
 """The Redis backend's Lua scripts. Each runs atomically: that is what makes bookings
-and spend reservations hold across any number of gateway replicas.
+and spend reservations hold across any number of gateway replicas. Every key a script
+takes belongs to one tenant and carries its hash tag (redis_keys), so on a Redis Cluster
+each call touches one slot.
 
-A budget (see gateway.spend.ceilings) is three keys:
-  gw:budget:{key}    hash: `spent` (settled cost) and `open` (sum of live reservations),
-                     in 1e-10 USD units
-  gw:resv:{key}      sorted set: reservation id -> expiry (unix seconds, Redis's clock)
-  gw:resvamt:{key}   hash: reservation id -> reserved amount
+A budget (see gateway.spend.ceilings) is three keys (redis_keys.budget_keys):
+  gw:{<tenant>}:budget:<key>    hash: `spent` (settled cost) and `open` (sum of live
+                                reservations), in 1e-10 USD units
+  gw:{<tenant>}:resv:<key>      sorted set: reservation id -> expiry (unix seconds, Redis's
+                                clock)
+  gw:{<tenant>}:resvamt:<key>   hash: reservation id -> reserved amount
 A reservation whose replica died is never settled; it expires and is dropped by the next
 reservation against the same budget. Lua numbers are doubles: budgets stay exact up to
 about $900,000 per period.
 """
 
-# Book one ledger record and settle its reservation.
-# KEYS[1] booked marker  KEYS[2] tenant-month hash  KEYS[3] tenants-of-period set
-# KEYS[4] periods set    KEYS[5] period ledger list  KEYS[6] tenant ledger list
-# KEYS[7..] one (budget hash, reservation zset, amount hash) triple per budget
-# ARGV[1] marker ttl (s)  ARGV[2] tenant  ARGV[3] period  ARGV[4] plan  ARGV[5] record JSON
-# ARGV[6] reservation id ('' for none)  ARGV[7] cost units  ARGV[8] budget ttl (s)
-# ARGV[9..] counter name, increment, counter name, increment, ...
+# Book one ledger record and settle its reservation. The global indexes (periods, the
+# tenants of a period) are added to before the call, by their own commands.
+# KEYS[1] booked marker  KEYS[2] tenant-month hash  KEYS[3] tenant ledger list
+# KEYS[4..] one (budget hash, reservation zset, amount hash) triple per budget
+# ARGV[1] marker ttl (s)  ARGV[2] plan  ARGV[3] record JSON ('' to keep no ledger row)
+# ARGV[4] reservation id ('' for none)  ARGV[5] cost units  ARGV[6] budget ttl (s)
+# ARGV[7..] counter name, increment, counter name, increment, ...
 # Returns 1 when booked, 0 when the id was booked before (the reservation is settled
 # either way), an error reply when a counter would pass 9e18 (64-bit counters end at
 # 9.22e18): Redis does not undo a script's earlier writes when a later command fails, so
 # every counter is checked before anything is written, and the booked marker is set
 # last: a record that failed is never taken for booked (the bookkeeper sets it aside).
 BOOK = """
-local rid = ARGV[6]
+local rid = ARGV[4]
 local function overflows(key, field, add)
   local n = tonumber(add)
   return not n or n < 0 or n + tonumber(redis.call('HGET', key, field) or '0') > 9e18
 end
-for i = 9, #ARGV, 2 do
+for i = 7, #ARGV, 2 do
   if overflows(KEYS[2], ARGV[i], ARGV[i + 1]) then
     return redis.error_reply('counter ' .. ARGV[i] .. ' would overflow')
   end
 end
-for b = 7, #KEYS, 3 do
-  if overflows(KEYS[b], 'spent', ARGV[7]) then
+for b = 4, #KEYS, 3 do
+  if overflows(KEYS[b], 'spent', ARGV[5]) then
     return redis.error_reply('budget would overflow')
   end
 end
-for b = 7, #KEYS, 3 do
+for b = 4, #KEYS, 3 do
   if rid ~= '' then
     local amount = redis.call('HGET', KEYS[b + 2], rid)
     if amount then
@@ -52,18 +55,17 @@ end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
-for i = 9, #ARGV, 2 do
+for i = 7, #ARGV, 2 do
   redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
 end
-for b = 7, #KEYS, 3 do
-  redis.call('HINCRBY', KEYS[b], 'spent', ARGV[7])
-  redis.call('EXPIRE', KEYS[b], tonumber(ARGV[8]))
+for b = 4, #KEYS, 3 do
+  redis.call('HINCRBY', KEYS[b], 'spent', ARGV[5])
+  redis.call('EXPIRE', KEYS[b], tonumber(ARGV[6]))
 end
-redis.call('HSET', KEYS[2], 'plan', ARGV[4])
-redis.call('SADD', KEYS[3], ARGV[2])
-redis.call('SADD', KEYS[4], ARGV[3])
-redis.call('RPUSH', KEYS[5], ARGV[5])
-redis.call('RPUSH', KEYS[6], ARGV[5])
+redis.call('HSET', KEYS[2], 'plan', ARGV[2])
+if ARGV[3] ~= '' then
+  redis.call('RPUSH', KEYS[3], ARGV[3])
+end
 redis.call('SET', KEYS[1], '1', 'EX', tonumber(ARGV[1]))
 return 1
 """
@@ -137,15 +139,10 @@ return held
 """
 
 
-def budget_keys(key: str) -> list[str]:
-    return [f"gw:budget:{key}", f"gw:resv:{key}", f"gw:resvamt:{key}"]
-
-
-# Privacy erasure: every row of a ledger list that names the customer (and, on the
-# all-tenants list, the tenant) gets the pseudonym, in one atomic step (bookings append
-# meanwhile). The rows are compact JSON (orjson), so the id is replaced as text, in the
-# customer field and in the budget keys the row lists: no decode and re-encode that
-# could round a number.
+# Privacy erasure: every row of a tenant's ledger list that names the customer (and the
+# tenant) gets the pseudonym, in one atomic step (bookings append meanwhile). The rows
+# are compact JSON (orjson), so the id is replaced as text, in the customer field and in
+# the budget keys the row lists: no decode and re-encode that could round a number.
 # KEYS[1] the list; ARGV[1] '"customer":"<id>"', ARGV[2] '"customer":"<alias>"',
 # ARGV[3] '"tenant":"<tenant>"', ARGV[4] '|customer:<id>|', ARGV[5] '|customer:<alias>|',
 # ARGV[6] and ARGV[7] the first and last index of the chunk this call rewrites (a list is

@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from gateway.errors import StoreUnavailable
 from gateway.store import sqlite_docs
 from gateway.store.base import Erased, StoreHealth
+from gateway.store.cursor import decode_cursor, encode_cursor
 from gateway.store.options import SQLiteConfig
 from gateway.store.records import (
     COUNTER_FIELDS,
@@ -60,6 +61,7 @@ CREATE TABLE IF NOT EXISTS ledger (
 );
 CREATE INDEX IF NOT EXISTS ledger_period ON ledger (period, tenant, ts);
 CREATE INDEX IF NOT EXISTS ledger_customer ON ledger (tenant, customer);
+CREATE INDEX IF NOT EXISTS ledger_recent ON ledger (tenant, ts, id);
 CREATE TABLE IF NOT EXISTS budget (
     key TEXT PRIMARY KEY,
     spent_units INTEGER NOT NULL DEFAULT 0
@@ -192,6 +194,15 @@ class SQLiteStore:
         self, period: str, tenant: str | None = None, limit: int = 1000
     ) -> list[UsageRecord]:
         return await self._read(lambda conn: _ledger(conn, period, tenant, limit))
+
+    async def ledger_page(
+        self, tenant: str | None, period: str | None, before: str | None, limit: int
+    ) -> tuple[list[UsageRecord], str | None]:
+        after = None if before is None else decode_cursor(before)
+        rows = await self._read(lambda conn: _page(conn, tenant, period, after, limit + 1))
+        if len(rows) <= limit:
+            return rows, None
+        return rows[:limit], encode_cursor(rows[limit - 1])
 
     async def reserve(
         self, reservation: str, budgets: Sequence[tuple[str, int]], amount: int, ttl_s: float
@@ -402,6 +413,26 @@ def _spend(conn: sqlite3.Connection, period: str | None) -> list[SpendRow]:
         args,
     ).fetchall()
     return [SpendRow(r[0], r[1], *r[2:]) for r in rows]
+
+
+def _page(
+    conn: sqlite3.Connection,
+    tenant: str | None,
+    period: str | None,
+    after: tuple[float, str] | None,
+    limit: int,
+) -> list[UsageRecord]:
+    where: list[str] = ["1"]
+    args: list[Any] = []
+    for column, value in (("tenant", tenant), ("period", period)):
+        if value is not None:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if after is not None:
+        where.append("(ts, id) < (?, ?)")
+        args += after
+    sql = f"SELECT * FROM ledger WHERE {' AND '.join(where)} ORDER BY ts DESC, id DESC LIMIT ?"
+    return records_of(conn.execute(sql, (*args, limit)))
 
 
 def _ledger(

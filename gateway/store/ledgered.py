@@ -1,0 +1,131 @@
+"""A hot store (Redis) with the ledger in PostgreSQL: the deployment for many replicas.
+
+Redis keeps what every request reads and must be fast and atomic across replicas: spend
+counters, budgets, reservations, idempotency markers, conversation documents. PostgreSQL
+keeps the record of every call, for finance (`/admin/spend`, `/admin/ledger`, `gateway
+report` and the customer export read it).
+
+A booking goes to Redis first (its counters and its reservation's settlement, idempotent
+on the record's id), then to PostgreSQL in one transaction per batch (group commit,
+idempotent on the id). When PostgreSQL is down the batch raises `StoreUnavailable`: the
+bookkeeper keeps it (in memory, then in the replica's spill file) and books it again
+later; Redis then answers "booked before" and changes nothing, PostgreSQL takes the
+rows. So every call is counted once in each, whatever fails in between.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from gateway.store.base import Erased, Store, StoreHealth
+from gateway.store.postgres import PostgresLedger
+from gateway.store.records import SpendRow, UsageRecord
+
+
+class LedgeredStore:
+    def __init__(self, hot: Store, ledger: PostgresLedger) -> None:
+        self.hot = hot
+        self.ledger_db = ledger
+        self._opened = False
+
+    async def _open(self) -> None:
+        """The pool starts on first use, and the schema is checked then: a gateway
+        never writes to a database `gateway migrate` has not prepared (ConfigError)."""
+        if not self._opened:
+            await self.ledger_db.open()
+            await self.ledger_db.check_schema()
+            self._opened = True
+
+    async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
+        await self.hot.book_many(records)
+        await self._open()
+        return await self.ledger_db.append(records)
+
+    async def spend(self, period: str | None) -> list[SpendRow]:
+        await self._open()
+        return await self.ledger_db.spend(period)
+
+    async def ledger(
+        self, period: str, tenant: str | None = None, limit: int = 1000
+    ) -> list[UsageRecord]:
+        await self._open()
+        return await self.ledger_db.ledger(period, tenant, limit)
+
+    async def ledger_page(
+        self, tenant: str | None, period: str | None, before: str | None, limit: int
+    ) -> tuple[list[UsageRecord], str | None]:
+        await self._open()
+        return await self.ledger_db.ledger_page(tenant, period, before, limit)
+
+    async def customer_ledger(self, tenant: str, customer: str, limit: int) -> list[UsageRecord]:
+        await self._open()
+        return await self.ledger_db.customer_ledger(tenant, customer, limit)
+
+    async def erase_customer(
+        self, tenant: str, customer: str, alias: str, docs: Sequence[tuple[str, str]]
+    ) -> Erased:
+        await self._open()
+        hot = await self.hot.erase_customer(tenant, customer, alias, docs)
+        rows = await self.ledger_db.pseudonymize(tenant, customer, alias)
+        return dataclasses.replace(hot, ledger_rows=rows)
+
+    async def reserve(
+        self, reservation: str, budgets: Sequence[tuple[str, int]], amount: int, ttl_s: float
+    ) -> str | None:
+        return await self.hot.reserve(reservation, budgets, amount, ttl_s)
+
+    async def release(self, reservation: str, budgets: Sequence[str]) -> None:
+        await self.hot.release(reservation, budgets)
+
+    async def renew(self, reservation: str, budgets: Sequence[str], ttl_s: float) -> bool:
+        return await self.hot.renew(reservation, budgets, ttl_s)
+
+    async def budgets(self, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
+        return await self.hot.budgets(keys)
+
+    async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
+        return await self.hot.get_doc(kind, tenant, key)
+
+    async def get_docs(
+        self, tenant: str, wanted: Sequence[tuple[str, str]]
+    ) -> list[dict[str, Any] | None]:
+        return await self.hot.get_docs(tenant, wanted)
+
+    async def put_doc(
+        self, kind: str, tenant: str, key: str, doc: dict[str, Any], ttl_s: float | None = None
+    ) -> None:
+        await self.hot.put_doc(kind, tenant, key, doc, ttl_s)
+
+    async def patch_doc(
+        self,
+        kind: str,
+        tenant: str,
+        key: str,
+        changed: Mapping[str, Any],
+        removed: Sequence[str] = (),
+        ttl_s: float | None = None,
+    ) -> None:
+        await self.hot.patch_doc(kind, tenant, key, changed, removed, ttl_s)
+
+    async def delete_doc(self, kind: str, tenant: str, key: str) -> bool:
+        return await self.hot.delete_doc(kind, tenant, key)
+
+    async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:
+        return await self.hot.list_docs(kind, tenant, prefix)
+
+    async def ping(self) -> None:
+        await self.hot.ping()
+        await self._open()
+        await self.ledger_db.ping()
+
+    async def health(self) -> StoreHealth:
+        hot = await self.hot.health()
+        return hot if not hot.ok else await self.ledger_db.health()
+
+    async def close(self) -> None:
+        try:
+            await self.hot.close()
+        finally:
+            await self.ledger_db.close()
