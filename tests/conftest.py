@@ -10,6 +10,7 @@ import pytest
 import redis
 
 from tests.inprocess import InProcessGateway, SimulatorLog, running
+from tests.ledger_db import create_database, drop_database, empty_ledger
 from tests.servers import (
     GatewayProc,
     RedisCluster,
@@ -88,11 +89,6 @@ def redis_cluster_url(redis_cluster: RedisCluster) -> str:
     return redis_cluster.url
 
 
-# Tests whose own helper reads the raw Redis with `redis.Redis.from_url(store_url)`, which
-# takes no redis-cluster:// URL (ValueError): on the cluster they wait for the helper to
-# use `tests.servers.redis_client` (test_erasure.py `_raw_bytes`, test_retention.py).
-
-
 @pytest.fixture(params=["sqlite", "redis", "redis-cluster"])
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
@@ -135,3 +131,18 @@ def app_log(request: pytest.FixtureRequest) -> SimulatorLog:
         if name in request.fixturenames:
             return SimulatorLog(request.getfixturevalue(name))
     raise LookupError("app_log needs app_gateway or sqlite_app_gateway")
+
+
+@pytest.fixture(scope="session")
+def postgres_ledger_db() -> Iterator[str]:
+    """A PostgreSQL database of this session, migrated (GATEWAY_TEST_POSTGRES_URL's server)."""
+    url = create_database("gw_session")
+    yield url
+    drop_database(url)
+
+
+@pytest.fixture
+def postgres_ledger_url(postgres_ledger_db: str) -> str:
+    """The session's ledger database, emptied for this test."""
+    empty_ledger(postgres_ledger_db)
+    return postgres_ledger_db

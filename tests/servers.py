@@ -147,6 +147,7 @@ def write_config(root: Path, upstream_url: str, store_url: str, **extra: Any) ->
     (policies / "tenants.yaml").write_text(yaml.safe_dump({"tenants": tenants}))
     # The packaged policy, copied as an operator would to customize it (edit_policy).
     (policies / "context.yaml").write_text(DEFAULT_POLICY.read_text())
+    store_url, _, ledger = store_url.partition(" + ")  # tests.ledger_db.LEDGER_SEP
     config: dict[str, Any] = {
         "upstream": {"base_url": upstream_url, "api_key_env": "TEST_PROVIDER_KEY"},
         "store": store_url,
@@ -154,6 +155,8 @@ def write_config(root: Path, upstream_url: str, store_url: str, **extra: Any) ->
         "policies": "policies",
         "prices": {"local-llama": {"input_per_mtok": "0.05", "output_per_mtok": "0.10"}},
     }
+    if ledger:
+        config["ledger"] = ledger
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(config.get(key), dict):
             config[key] = {**config[key], **value}

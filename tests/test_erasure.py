@@ -3,14 +3,18 @@ SDK, on each store backend; the raw stores are then searched byte by byte."""
 
 from __future__ import annotations
 
+import subprocess
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import httpx
 import openai
+import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
+from tests.ledger_db import LEDGER_SEP
 from tests.servers import GatewayProc, redis_client
 
 ERASED = "cust-erase-7731"
@@ -51,8 +55,28 @@ def _auth(gw: GatewayProc) -> dict[str, str]:
     return {"Authorization": f"Bearer {gw.keys['acme']}"}
 
 
+@pytest.fixture(params=["sqlite", "redis", "redis-cluster", "redis+postgresql"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Every backend, and Redis with the PostgreSQL ledger beside it."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'gateway.db'}"
+    if request.param == "redis":
+        return str(request.getfixturevalue("redis_url"))
+    if request.param == "redis-cluster":
+        return str(request.getfixturevalue("redis_cluster_url"))
+    hot = request.getfixturevalue("redis_url")
+    return f"{hot}{LEDGER_SEP}{request.getfixturevalue('postgres_ledger_url')}"
+
+
 def _raw_bytes(gw: GatewayProc, store_url: str) -> bytes:
-    """Every byte the backend holds: the SQLite files, or every Redis key and value."""
+    """Every byte the backend holds: the SQLite files, or every Redis key and value, and
+    with the PostgreSQL ledger, a dump of its database's data (pg_dump)."""
+    if LEDGER_SEP in store_url:
+        hot, ledger = store_url.split(LEDGER_SEP)
+        dump = subprocess.run(
+            ["pg_dump", "--data-only", ledger], check=True, capture_output=True, timeout=60
+        ).stdout
+        return _raw_bytes(gw, hot) + dump
     if store_url.startswith("sqlite"):
         return b"".join(p.read_bytes() for p in gw.root.glob("gateway.db*"))
     client = redis_client(store_url)

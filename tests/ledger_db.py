@@ -1,0 +1,69 @@
+"""PostgreSQL for the tests: databases of their own on the machine's server
+(`GATEWAY_TEST_POSTGRES_URL`, default the local trust-auth `postgres` user), and the
+store that pairs a Redis store with the PostgreSQL ledger as `gateway serve` builds it
+(`ledger:`), named in tests by a store URL of the form `redis://... + postgresql://...`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+
+import psycopg
+import pytest
+from psycopg import sql
+
+from gateway.config import Config, UpstreamConfig
+from gateway.runtime import open_configured_store
+from gateway.store import Store, open_store
+from gateway.store.options import PostgresConfig
+from gateway.store.postgres import PostgresLedger
+
+ADMIN_URL = os.environ.get("GATEWAY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+LEDGER_SEP = " + "
+
+
+def _admin() -> psycopg.Connection[tuple[object, ...]]:
+    try:
+        return psycopg.connect(ADMIN_URL, autocommit=True, connect_timeout=5)
+    except psycopg.OperationalError as exc:
+        pytest.fail(f"PostgreSQL unreachable at {ADMIN_URL} (GATEWAY_TEST_POSTGRES_URL): {exc}")
+
+
+def create_database(prefix: str) -> str:
+    """A new, migrated database; its URL."""
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with _admin() as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = f"{ADMIN_URL.rsplit('/', 1)[0]}/{name}"
+
+    async def migrate() -> None:
+        ledger = PostgresLedger(url, PostgresConfig())
+        await ledger.open()
+        try:
+            await ledger.migrate()
+        finally:
+            await ledger.close()
+
+    asyncio.run(migrate())
+    return url
+
+
+def drop_database(url: str) -> None:
+    with _admin() as conn:
+        name = url.rsplit("/", 1)[1]
+        conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def empty_ledger(url: str) -> None:
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("TRUNCATE ledger, spend_month")
+
+
+def open_test_store(url: str) -> Store:
+    """`open_store`, and `redis://... + postgresql://...` as serve builds it."""
+    if LEDGER_SEP not in url:
+        return open_store(url)
+    hot, ledger = url.split(LEDGER_SEP)
+    config = Config(upstream=UpstreamConfig(base_url="simulator"), store=hot, ledger=ledger)
+    return open_configured_store(config)
