@@ -289,8 +289,18 @@ def test_instruct_asks_the_model_to_offer_a_human(
 def test_dispute_past_its_ceiling_without_progress_escalates_and_progress_prevents_it(
     sqlite_gateway: GatewayProc,
 ) -> None:
-    for conv, report_progress in (("dispute-stuck", False), ("dispute-moving", True)):
+    """Progress is an event the app posts, or a fact of the customer it confirms
+    (PUT /v1/customers/{id}/facts) between turns; without either, the ceiling escalates,
+    with or without a customer id."""
+    auth = {"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"}
+    for conv, customer, progress in (
+        ("dispute-stuck", None, None),
+        ("dispute-stuck-customer", "cust-stuck", None),
+        ("dispute-moving", None, "event"),
+        ("dispute-confirmed", "cust-confirms", "facts"),
+    ):
         messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+        who = {"X-Customer-Id": customer} if customer else {}
         seen = []
         for n, point in enumerate(DISPUTE_POINTS, start=1):
             _, headers = _turn(
@@ -300,19 +310,27 @@ def test_dispute_past_its_ceiling_without_progress_escalates_and_progress_preven
                 None,
                 conv,
                 stream=False,  # named, so mypy knows the header dict below cannot fill it
-                **{"X-Conversation-Class": "dispute"},
+                **{"X-Conversation-Class": "dispute", **who},
             )
             seen.append(headers.get("x-gateway-escalation"))
-            if report_progress:
+            if progress == "event":
                 httpx.post(
                     f"{sqlite_gateway.v1}/conversations/{conv}/events",
                     json={"type": "progress"},
-                    headers={"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"},
+                    headers=auth,
                 )
-        if report_progress:
-            assert seen == [None] * 9
+            elif progress == "facts":
+                fact = {"text": f"refund step {n} agreed", "confirmed": True}
+                put = httpx.put(
+                    f"{sqlite_gateway.v1}/customers/{customer}/facts",
+                    json={"facts": [fact]},
+                    headers=auth,
+                )
+                assert put.status_code == 200, put.text
+        if progress:
+            assert seen == [None] * 9, (conv, seen)
         else:  # ceiling 6, no progress in the last 3 turns: turn 7, then 4 turns later
-            assert seen.index("turn_ceiling") == 6 and seen.count("turn_ceiling") == 1
+            assert seen.index("turn_ceiling") == 6 and seen.count("turn_ceiling") == 1, conv
 
 
 def test_a_long_progressing_conversation_does_not_escalate(sqlite_gateway: GatewayProc) -> None:

@@ -48,6 +48,7 @@ from gateway.context.summarizer import Summarizer
 from gateway.context.types import Fact, WindowPolicy
 from gateway.errors import StoreUnavailable
 from gateway.ledger.tokens import TokenCounter
+from gateway.loops.detector import LoopState, progressed
 from gateway.messages import leading_system
 from gateway.offload import content_chars
 from gateway.ops.metrics import GatewayMetrics
@@ -201,6 +202,11 @@ class WindowBuilder:
         record.customer = caller.customer or record.customer
         record.channel = caller.channel or record.channel
         record.plan, record.model, record.closed = tenant.plan, model, False
+        if not new and _confirmed_since(facts, record.last_seen):
+            # The app confirmed a fact of the customer's since the last turn (PUT facts):
+            # the conversation moved on, before the turn ceiling is checked.
+            state = LoopState.from_json(record.loop_state)
+            record.loop_state = progressed(state, record.turns).to_json()
         record.conversation_class = self._classify(req, record, new)
         policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
         facts, heard = await self._facts_of_the_turn(record, messages, facts, fkey, now)
@@ -403,3 +409,8 @@ class WindowBuilder:
             await self.conversations.save(record)
         except StoreUnavailable as exc:
             warn_throttled(log, "conversation not updated this turn: %s", exc.message)
+
+
+def _confirmed_since(facts: list[Fact], since: float) -> bool:
+    """A fact the app confirmed (or put again confirmed) after `since`."""
+    return any(f.confirmed and max(f.confirmed_at or 0.0, f.created_at) > since for f in facts)
