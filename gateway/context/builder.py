@@ -28,6 +28,7 @@ from gateway.context.engine import (
     WindowInput,
     assemble,
     compacted_memory,
+    edited_within,
     plan_compaction,
     summary_room,
 )
@@ -41,15 +42,15 @@ from gateway.context.heard import (
     one_problem,
 )
 from gateway.context.linear_regex import compile_linear
-from gateway.context.people import current_facts
+from gateway.context.people import crowded_out, current_facts
 from gateway.context.policy import Policies
 from gateway.context.summaries import Pattern, recompress
 from gateway.context.summarizer import Summarizer
-from gateway.context.types import Fact, WindowPolicy
+from gateway.context.types import Fact, Memory, WindowPolicy
 from gateway.errors import StoreUnavailable
 from gateway.ledger.tokens import TokenCounter
 from gateway.loops.detector import LoopState, progressed
-from gateway.messages import leading_system
+from gateway.messages import leading_system, message_text
 from gateway.offload import content_chars
 from gateway.ops.metrics import GatewayMetrics
 from gateway.proxy.identity import Caller
@@ -194,10 +195,12 @@ class WindowBuilder:
         # "Hi" first: it gets no facts document of its own to share.
         fkey = facts_key(caller.customer, caller.conversation)
         record, facts = await self.conversations.load_with_facts(tenant.name, conv_id, fkey)
-        record = continued(record, messages)  # anonymous: only a history that extends it
+        stored, record = record, continued(record, messages)  # anonymous: only its own
         new = record is None
         if record is None:
             record = ConversationRecord(id=conv_id, tenant=tenant.name, started=now)
+            if stored is not None:  # another user's: replaced whole (of the version read)
+                record.version, record.stored = stored.version, stored.stored
         named = bool(caller.customer) and caller.customer != record.customer  # to index
         record.customer = caller.customer or record.customer
         record.channel = caller.channel or record.channel
@@ -209,6 +212,8 @@ class WindowBuilder:
             record.loop_state = progressed(state, record.turns).to_json()
         record.conversation_class = self._classify(req, record, new)
         policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
+        if edited_within(messages, record.memory):
+            facts = await self._forget_edited(record, messages, facts, fkey)
         facts, heard = await self._facts_of_the_turn(record, messages, facts, fkey, now)
         # The request loaded the customer's document when it named the customer.
         loaded = facts if caller.customer else None
@@ -259,8 +264,25 @@ class WindowBuilder:
         if not fresh:
             return facts, 0
         kept = current_facts([*facts, *fresh])
-        await self.conversations.save_facts(record.tenant, fkey, kept, record.plan)
+        await self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
         return kept, len(fresh)
+
+    async def _forget_edited(
+        self, record: ConversationRecord, messages: list[Any], facts: list[Fact], fkey: str | None
+    ) -> list[Fact]:
+        """The app edited (perhaps redacted) a message the summary was made from: the
+        summary is made again from the messages as they are now, and a fact this
+        conversation heard whose value no longer appears in them goes too."""
+        record.remember(Memory(cursor=0))
+        text = "\n".join(message_text(m) for m in messages if isinstance(m, dict))
+        kept = [
+            f
+            for f in facts
+            if not (f.extracted and f.created_at >= record.started and f.value) or f.value in text
+        ]
+        if fkey is not None and len(kept) < len(facts):
+            await self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
+        return kept
 
     async def _compact(
         self,
@@ -284,7 +306,11 @@ class WindowBuilder:
         opening = inp.messages[leading_system(inp.messages) :][: compaction.head_end]
         mine = heard_here(inp.facts, record.started)
         heard = await self._heard.of_fold(opening, compaction.fold, record.channel, now, mine)
-        new_facts = not_heard_before(heard, inp.facts, record.started)
+        new_facts = [
+            f
+            for f in not_heard_before(heard, inp.facts, record.started)
+            if not crowded_out(f, mine)
+        ]
         until = max([now, *(f.created_at for f in new_facts)])  # they are dated past `now`
         memory = compacted_memory(inp.messages, compaction, summary, until)
         candidate = dataclasses.replace(

@@ -12,8 +12,10 @@ Documents in the store (`Store.get_doc` / `patch_doc`), each with the expiry of
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hashlib
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,8 +24,10 @@ from urllib.parse import quote
 import orjson
 
 from gateway.context.people import current_facts
+from gateway.context.record_merge import MESSAGE_FIELD, merge
 from gateway.context.retention import Retention
 from gateway.context.types import Episode, Fact, Memory
+from gateway.errors import StoreUnavailable
 from gateway.messages import SYSTEM_ROLES, message_text, role
 from gateway.store import Store
 
@@ -63,6 +67,8 @@ class ConversationRecord:
     escalations: int = 0
     loop_state: dict[str, Any] | None = None  # gateway.loops.detector.LoopState, as JSON
     last_event: str | None = None  # the app's latest event: progress / resolved
+    events: int = 0  # events the app posted
+    version: int = 0  # of the stored record: each write adds one (ConversationStore.save)
     recent_at: int = 0  # the transcript place of recent[0]
     degraded: bool = False  # built while the store was down: not persisted
     # Each stored field as last read or written (orjson): a save writes what differs.
@@ -88,7 +94,7 @@ class ConversationRecord:
     def to_fields(self) -> dict[str, Any]:
         """As stored: `recent` as one field per message, named by its transcript place."""
         doc = self.to_json()
-        del doc["recent"]
+        del doc["recent"], doc["version"]
         for place, message in enumerate(self.recent, self.recent_at):
             doc[f"{MESSAGE_FIELD}{place}"] = message
         return doc
@@ -99,11 +105,12 @@ class ConversationRecord:
             (int(k.removeprefix(MESSAGE_FIELD)), k) for k in doc if k.startswith(MESSAGE_FIELD)
         )
         values = {k: v for k, v in doc.items() if k in _RECORD_NAMES}
+        values["version"] = int(doc.get("version") or 0)
         if places:  # else a record of an earlier version: `recent` is a field
             values["recent"] = [doc[k] for _, k in places]
             values["recent_at"] = places[0][0]
         record = cls(**values)
-        record.stored = {k: orjson.dumps(v) for k, v in doc.items()}
+        record.stored = {k: orjson.dumps(v) for k, v in doc.items() if k != "version"}
         return record
 
     def public(self) -> dict[str, Any]:
@@ -130,7 +137,6 @@ class ConversationRecord:
         return doc
 
 
-MESSAGE_FIELD = "m:"
 _RECORD_FIELDS = tuple(f for f in dataclasses.fields(ConversationRecord) if f.name != "stored")
 _RECORD_NAMES = frozenset(f.name for f in _RECORD_FIELDS)
 
@@ -187,6 +193,21 @@ def continued(record: ConversationRecord | None, messages: list[Any]) -> Convers
     return None
 
 
+FACT_FIELD = "f:"  # a facts document holds each fact in a field of its own, by id
+
+
+def facts_in(doc: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """The facts a stored facts document holds, oldest first (an earlier version's
+    `facts` list, then the fields; a field wins over a listed fact with its id)."""
+    if not doc:
+        return []
+    found = {f["id"]: f for f in doc.get("facts") or () if isinstance(f, dict) and "id" in f}
+    found.update(
+        {k.removeprefix(FACT_FIELD): v for k, v in doc.items() if k.startswith(FACT_FIELD)}
+    )
+    return sorted(found.values(), key=lambda f: (f.get("created_at") or 0.0, str(f["id"])))
+
+
 def fact_to_json(fact: Fact) -> dict[str, Any]:
     doc = dataclasses.asdict(fact)
     doc["tags"] = list(fact.tags)
@@ -225,6 +246,9 @@ def customer_key(customer: str) -> str:
     return quote(customer, safe="")
 
 
+SAVE_TRIES = 16  # a write that keeps losing to others gives up (the turn is still answered)
+
+
 class ConversationStore:
     """Typed access to the documents above, with the retention of each plan."""
 
@@ -236,17 +260,38 @@ class ConversationStore:
         doc = await self._store.get_doc(CONVERSATION, tenant, conversation)
         return None if doc is None else ConversationRecord.from_fields(doc)
 
-    async def save(self, record: ConversationRecord) -> None:
+    async def save(self, record: ConversationRecord) -> int:
         """Write the fields that changed since the record was read or last saved (a turn:
-        its counters, its new messages, the summary when it moved); the conversation
-        expires once idle for its plan's retention."""
-        fields = record.to_fields()
-        dumped = {k: orjson.dumps(v) for k, v in fields.items()}
-        changed = {k: fields[k] for k, b in dumped.items() if record.stored.get(k) != b}
-        removed = [k for k in record.stored if k not in dumped]
+        its counters, its new messages, the summary when it moved), if nobody wrote the
+        record meanwhile (its version); else read what was written, merge this write
+        into it (gateway.context.record_merge) and try again, at most SAVE_TRIES times.
+        The conversation expires once idle for its plan's retention. Returns the tries
+        that lost to another write."""
         ttl = self._retention.of(record.plan).conversation_s
-        await self._store.patch_doc(CONVERSATION, record.tenant, record.id, changed, removed, ttl)
-        record.stored = dumped
+        for lost in range(SAVE_TRIES):
+            fields = record.to_fields()
+            dumped = {k: orjson.dumps(v) for k, v in fields.items()}
+            changed = {k: fields[k] for k, b in dumped.items() if record.stored.get(k) != b}
+            removed = [k for k in record.stored if k not in dumped and k != "version"]
+            if await self._store.swap_doc(
+                CONVERSATION, record.tenant, record.id, changed, removed, ttl, record.version
+            ):
+                record.version += 1
+                record.stored = dumped
+                return lost
+            if lost:  # a crowd of writers: let the others through, at random
+                await asyncio.sleep(random.uniform(0, 0.002 * lost))
+            theirs = await self._store.get_doc(CONVERSATION, record.tenant, record.id) or {}
+            merged = merge(record.stored, fields, theirs)
+            fresh = ConversationRecord.from_fields({**merged, "version": theirs.get("version", 0)})
+            fresh.stored = {k: orjson.dumps(v) for k, v in theirs.items() if k != "version"}
+            fresh.degraded = record.degraded
+            for f in _RECORD_FIELDS:
+                setattr(record, f.name, getattr(fresh, f.name))
+            record.stored = fresh.stored
+        raise StoreUnavailable(
+            f"conversation {record.id!r} changed under {SAVE_TRIES} writes in a row; not saved"
+        )
 
     async def register(self, record: ConversationRecord) -> None:
         """List a conversation in its customer's episode index (its card made later). The
@@ -284,22 +329,37 @@ class ConversationStore:
         docs = await self._store.get_docs(tenant, wanted)
         conv, facts = docs[0], (docs[1] if len(docs) > 1 else None)
         record = None if conv is None else ConversationRecord.from_fields(conv)
-        return record, [fact_from_json(f) for f in (facts or {}).get("facts", [])]
+        return record, [fact_from_json(f) for f in facts_in(facts)]
 
     async def facts(self, tenant: str, key: str) -> list[Fact]:
         doc = await self._store.get_doc(FACTS, tenant, key)
-        return [fact_from_json(f) for f in (doc or {}).get("facts", [])]
+        return [fact_from_json(f) for f in facts_in(doc)]
 
     async def customer_facts(self, tenant: str, customer: str) -> list[Fact]:
         return await self.facts(tenant, customer_facts_key(customer))
 
-    async def save_facts(self, tenant: str, key: str, facts: list[Fact], plan: str = "") -> None:
-        """A customer's facts are kept per the plan's `facts_days` (by default until
+    async def save_facts(
+        self,
+        tenant: str,
+        key: str,
+        facts: list[Fact],
+        plan: str = "",
+        before: list[Fact] | None = None,
+    ) -> None:
+        """`facts` become the document: only what differs from `before` (the facts read)
+        is written, a field per fact, so two turns that learn facts at once keep both.
+        A customer's facts are kept per the plan's `facts_days` (by default until
         deleted); a conversation's own facts as long as the conversation."""
         kept = self._retention.of(plan)
         ttl = kept.conversation_s if key.startswith(CONVERSATION_FACTS) else kept.facts_s
-        doc = {"facts": [fact_to_json(f) for f in facts]}
-        await self._store.put_doc(FACTS, tenant, key, doc, ttl)
+        new = {FACT_FIELD + f.id: fact_to_json(f) for f in facts}
+        if before is None:
+            await self._store.put_doc(FACTS, tenant, key, new, ttl)
+            return
+        old = {FACT_FIELD + f.id: fact_to_json(f) for f in before}
+        changed = {k: v for k, v in new.items() if old.get(k) != v}
+        removed = [k for k in old if k not in new]
+        await self._store.patch_doc(FACTS, tenant, key, changed, removed, ttl)
 
     async def delete_facts(self, tenant: str, key: str) -> bool:
         return await self._store.delete_doc(FACTS, tenant, key)
@@ -314,7 +374,7 @@ class ConversationStore:
         ids = {f.id for f in known}
         added = [f for f in new if f.id not in ids]
         if added:
-            await self.save_facts(tenant, key, current_facts(known + added), plan)
+            await self.save_facts(tenant, key, current_facts(known + added), plan, known)
         return len(added)
 
     async def episode_index(self, tenant: str, customer: str) -> list[dict[str, Any]]:

@@ -24,6 +24,7 @@ from gateway.context.conversations import (
     conversation_facts_key,
     customer_facts_key,
     customer_key,
+    facts_in,
 )
 from gateway.store.base import Store
 
@@ -81,13 +82,13 @@ async def export(
     ledger = [r.to_json() for r in await store.customer_ledger(tenant, customer, LEDGER_ROWS)]
     return {
         "customer": customer,
-        "facts": (facts or {}).get("facts", []),
+        "facts": facts_in(facts),
         "episodes": index,
         "conversations": [
             ConversationRecord.from_fields(r).to_json() for r in records if r is not None
         ],
         "conversation_facts": {
-            c: d.get("facts", []) for c, d in zip(ids, docs[1 + len(ids) :], strict=True) if d
+            c: facts_in(d) for c, d in zip(ids, docs[1 + len(ids) :], strict=True) if d
         },
         "ledger": ledger,
     }

@@ -103,8 +103,37 @@ def fingerprint(message: Any) -> str:
     ).hexdigest()
 
 
+_ENDS = 32  # hex digits of an anchor that fingerprint the span's first and last message
+
+
 def _anchor(transcript: Sequence[Any], head_end: int, cursor: int) -> str:
-    return fingerprint(transcript[head_end]) + fingerprint(transcript[cursor - 1])
+    """The summarized span's identity: its first and last message, then a hash of every
+    message in it, so an app's edit (a redaction) strictly inside the span is noticed."""
+    span = hashlib.blake2b(digest_size=8)
+    for message in transcript[head_end:cursor]:
+        span.update(fingerprint(message).encode())
+    ends = fingerprint(transcript[head_end]) + fingerprint(transcript[cursor - 1])
+    return ends + span.hexdigest()
+
+
+def _anchored(transcript: Sequence[Any], head_end: int, cursor: int, anchor: str) -> bool:
+    """Does the span still hold what was summarized? (An anchor of an earlier version
+    holds the ends only.)"""
+    now = _anchor(transcript, head_end, cursor)
+    return now == anchor or (len(anchor) == _ENDS and now[:_ENDS] == anchor)
+
+
+def edited_within(messages: Sequence[Any], memory: Memory) -> bool:
+    """The app changed a message strictly inside the summarized span: its ends are the
+    ones summarized, what lies between is not."""
+    transcript = messages[leading_system(messages) :]
+    first_user = next((i for i, m in enumerate(transcript) if role(m) == "user"), -1)
+    head_end, cursor = first_user + 1, memory.cursor
+    if not memory.summary or not head_end < cursor <= len(transcript):
+        return False
+    now = _anchor(transcript, head_end, cursor)
+    anchor = memory.anchor
+    return len(anchor) > _ENDS and now[:_ENDS] == anchor[:_ENDS] and now != anchor
 
 
 # -- segmentation ---------------------------------------------------------------------
@@ -130,7 +159,7 @@ def _split(messages: Sequence[Any], memory: Memory) -> _Segments:
         memory.summary
         and head_end < cursor <= len(transcript)
         and (cursor == len(transcript) or role(transcript[cursor]) != "tool")
-        and _anchor(transcript, head_end, cursor) == memory.anchor
+        and _anchored(transcript, head_end, cursor, memory.anchor)
     )
     if not valid:
         memory = Memory(cursor=head_end)

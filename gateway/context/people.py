@@ -179,6 +179,17 @@ def extract_people_facts(
     return sorted(facts.values(), key=lambda f: f.created_at)
 
 
+def crowded_out(fact: Fact, known: Sequence[Fact]) -> bool:
+    """A fact heard again in a turn leaving the window, whose kind already holds as many
+    facts heard later as `current_facts` keeps: it was superseded before, and dated now
+    it would push out the newer ones it lost to."""
+    kind = fact_kind(fact)
+    if kind not in KINDS or not fact.extracted:
+        return False
+    same = sum(fact_kind(f) == kind and f.extracted for f in known)
+    return same >= (1 if kind in SINGLE_VALUED else KEEP_PER_KIND)
+
+
 def current_facts(facts: Sequence[Fact]) -> list[Fact]:
     """The facts still true: of a single-valued kind (name, city, address, phone, email)
     the newest; of the others the KEEP_PER_KIND newest, less the one a correction

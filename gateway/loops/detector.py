@@ -356,3 +356,28 @@ def escalated(state: LoopState, turn: int) -> LoopState:
 def progressed(state: LoopState, turn: int) -> LoopState:
     """A fact learned or confirmed, or the app said so (`progress` / `resolved`)."""
     return replace(state, last_progress_turn=turn, streak=0)
+
+
+def merge_states(base: Any, mine: Any, theirs: Any, added: int) -> dict[str, object]:
+    """Two writers each folded their own turns into the state they both read (`base`):
+    the result holds both. `theirs` was stored first; the `added` turns `mine` folded go
+    after its turns, counters add both increments, the latest progress stands. Each
+    state is as stored (JSON), or None."""
+    b, m, t = (LoopState.from_json(x) for x in (base, mine, theirs))
+    new = m.turns[len(m.turns) - min(added, len(m.turns)) :] if added > 0 else ()
+    base_tally = dict(b.tally)
+    tally = dict(t.tally)
+    for lang, count in m.tally:
+        tally[lang] = tally.get(lang, 0) + count - base_tally.get(lang, 0)
+    known = set(t.formulas)
+    formulas = t.formulas + tuple(f for f in m.formulas if f not in known)
+    reset = m.streak < b.streak or m.last_progress_turn > b.last_progress_turn
+    merged = LoopState(
+        turns=(t.turns + new)[-WINDOW:],
+        formulas=formulas[-MAX_FORMULAS:],
+        tally=tuple(sorted((k, v) for k, v in tally.items() if v > 0)),
+        streak=m.streak if reset else t.streak + m.streak - b.streak,
+        loop_turns=t.loop_turns + m.loop_turns - b.loop_turns,
+        last_progress_turn=max(t.last_progress_turn, m.last_progress_turn),
+    )
+    return merged.to_json()

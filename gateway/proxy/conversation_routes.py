@@ -95,6 +95,7 @@ async def post_event(request: Request) -> RawResponse:
     record = await _addressable(gw, caller, request.path_params["conversation"])
     record.loop_state = progressed(LoopState.from_json(record.loop_state), record.turns).to_json()
     record.last_event = kind
+    record.events += 1
     await gw.windows.conversations.save(record)
     return json_response(orjson.dumps(record.public()))
 
@@ -157,9 +158,11 @@ async def put_facts(request: Request) -> RawResponse:
     new = [_fact(f, customer, now) for f in raw_facts]
     store = gw.windows.conversations
     key = customer_facts_key(customer)
-    known = {f.id: f for f in await store.facts(caller.tenant.name, key)}
+    before = await store.facts(caller.tenant.name, key)
+    known = {f.id: f for f in before}
     known.update({f.id: f for f in new})  # the app's version of a fact wins
-    await store.save_facts(caller.tenant.name, key, list(known.values()), caller.tenant.plan)
+    tenant = caller.tenant
+    await store.save_facts(tenant.name, key, list(known.values()), tenant.plan, before)
     return json_response(orjson.dumps({"facts": [fact_to_json(f) for f in known.values()]}))
 
 
@@ -183,7 +186,7 @@ async def delete_facts(request: Request) -> RawResponse:
         facts = await store.facts(caller.tenant.name, key)
         kept = [f for f in facts if f.id != one]
         deleted = len(facts) - len(kept)
-        await store.save_facts(caller.tenant.name, key, kept, caller.tenant.plan)
+        await store.save_facts(caller.tenant.name, key, kept, caller.tenant.plan, facts)
     return json_response(orjson.dumps({"deleted": deleted}))
 
 

@@ -107,6 +107,20 @@ class Store(Protocol):
         creating the document when absent; the other fields are not rewritten. The
         expiry restarts as in `put_doc`."""
 
+    async def swap_doc(
+        self,
+        kind: str,
+        tenant: str,
+        key: str,
+        changed: Mapping[str, Any],
+        removed: Sequence[str],
+        ttl_s: float | None,
+        version: int,
+    ) -> bool:
+        """`patch_doc` if the document's `version` field still equals `version` (an
+        absent or expired document is version 0), setting it to `version` + 1, in one
+        atomic step; False, writing nothing, when another write came first."""
+
     async def delete_doc(self, kind: str, tenant: str, key: str) -> bool: ...
 
     async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:

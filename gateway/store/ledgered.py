@@ -109,6 +109,18 @@ class LedgeredStore:
     ) -> None:
         await self.hot.patch_doc(kind, tenant, key, changed, removed, ttl_s)
 
+    async def swap_doc(
+        self,
+        kind: str,
+        tenant: str,
+        key: str,
+        changed: Mapping[str, Any],
+        removed: Sequence[str],
+        ttl_s: float | None,
+        version: int,
+    ) -> bool:
+        return await self.hot.swap_doc(kind, tenant, key, changed, removed, ttl_s, version)
+
     async def delete_doc(self, kind: str, tenant: str, key: str) -> bool:
         return await self.hot.delete_doc(kind, tenant, key)
 

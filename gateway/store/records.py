@@ -165,6 +165,14 @@ def legacy_doc(kind: str, key: str, doc: dict[str, Any]) -> tuple[str, dict[str,
     a customer's episodes were one document each (`episodes`, `{customer}/{conversation}`)
     and are now the fields of the customer's index (`episodes`, `{customer}`), one per
     conversation (gateway.context.conversations). Other documents keep their key."""
+    listed = doc.get("facts")
+    if (
+        kind == "facts"
+        and isinstance(listed, list)
+        and len(doc) == 1
+        and all(isinstance(f, dict) and "id" in f for f in listed)
+    ):  # a field per fact
+        return key, {f"f:{f['id']}": f for f in listed}
     if kind == "episodes" and "/" in key:
         customer, conversation = key.split("/", 1)
         at = max(float(doc.get("summarized_at") or 0.0), float(doc.get("ended_at") or 0.0))

@@ -87,6 +87,7 @@ class RedisStore:
         self._release_script = self._redis.register_script(scripts.RELEASE)
         self._renew_script = self._redis.register_script(scripts.RENEW)
         self._pseudonymize_script = self._redis.register_script(scripts.PSEUDONYMIZE)
+        self._swap_script = self._redis.register_script(scripts.SWAP)
 
     @contextlib.asynccontextmanager
     async def _call(self) -> AsyncIterator[None]:
@@ -318,6 +319,25 @@ class RedisStore:
             await self._write_doc(
                 doc_key(kind, tenant, key), changed, removed, ttl_s, replace=False
             )
+
+    async def swap_doc(
+        self,
+        kind: str,
+        tenant: str,
+        key: str,
+        changed: Mapping[str, Any],
+        removed: Sequence[str],
+        ttl_s: float | None,
+        version: int,
+    ) -> bool:
+        ttl = "" if ttl_s is None else str(max(1, int(ttl_s * 1000)))
+        args: list[Any] = [version, ttl, len(removed), *removed]
+        for name, value in changed.items():
+            args += [name, orjson.dumps(value)]
+        async with self._call():
+            call = [([doc_key(kind, tenant, key)], args)]
+            (done,) = await self._scripts(self._swap_script, call)
+        return bool(done)
 
     async def _write_doc(
         self,

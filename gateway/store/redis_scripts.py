@@ -172,3 +172,30 @@ for i, row in ipairs(rows) do
 end
 return changed
 """
+
+
+# Compare-and-set of a document (a hash of JSON fields, see RedisStore.patch_doc): the
+# write applies only while the `version` field is the one the writer read.
+# KEYS[1] the document  ARGV[1] the version read (absent: 0)  ARGV[2] ttl in ms ('' none)
+# ARGV[3] how many fields to drop, then those fields, then field, JSON value, ...
+# Returns 1 when written (version now ARGV[1] + 1), 0 when another write came first.
+SWAP = """
+local v = tonumber(redis.call('HGET', KEYS[1], 'version') or '0')
+if v ~= tonumber(ARGV[1]) then
+  return 0
+end
+local n = tonumber(ARGV[3])
+for i = 4, 3 + n do
+  redis.call('HDEL', KEYS[1], ARGV[i])
+end
+for i = 4 + n, #ARGV, 2 do
+  redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+end
+redis.call('HSET', KEYS[1], 'version', tostring(v + 1))
+if ARGV[2] == '' then
+  redis.call('PERSIST', KEYS[1])
+else
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 1
+"""

@@ -271,6 +271,22 @@ class SQLiteStore:
     ) -> None:
         await self._write_doc((kind, tenant, key), changed, removed, ttl_s, replace=False)
 
+    async def swap_doc(
+        self,
+        kind: str,
+        tenant: str,
+        key: str,
+        changed: Mapping[str, Any],
+        removed: Sequence[str],
+        ttl_s: float | None,
+        version: int,
+    ) -> bool:
+        now = time.time()
+        ident = (kind, tenant, key)
+        return await self._run(
+            lambda conn: sqlite_docs.swap(conn, ident, changed, removed, ttl_s, now, version)
+        )
+
     async def _write_doc(
         self,
         ident: tuple[str, str, str],

@@ -115,6 +115,50 @@ def write(
         raise
 
 
+def swap(
+    conn: sqlite3.Connection,
+    ident: tuple[str, str, str],
+    changed: Mapping[str, Any],
+    removed: Sequence[str],
+    ttl_s: float | None,
+    now: float,
+    version: int,
+) -> bool:
+    """`write` while the document's `version` field is `version` (absent or expired: 0),
+    setting it one higher; False, writing nothing, when another write came first."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        expired = _expired(conn, ident, now)
+        row = (
+            None
+            if expired
+            else conn.execute(
+                f"SELECT body FROM doc_field WHERE {_WHERE} AND field = 'version'", ident
+            ).fetchone()
+        )
+        if (int(orjson.loads(row[0])) if row else 0) != version:
+            conn.execute("ROLLBACK")
+            return False
+        if expired:
+            _drop(conn, ident)
+        conn.executemany(
+            f"DELETE FROM doc_field WHERE {_WHERE} AND field = ?",
+            [(*ident, name) for name in removed],
+        )
+        _set(conn, ident, {**changed, "version": version + 1})
+        if ttl_s is None:
+            conn.execute(f"DELETE FROM doc_expiry WHERE {_WHERE}", ident)
+        else:
+            conn.execute(
+                "INSERT OR REPLACE INTO doc_expiry VALUES (?, ?, ?, ?)", (*ident, now + ttl_s)
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
+    return True
+
+
 def delete(conn: sqlite3.Connection, ident: tuple[str, str, str]) -> bool:
     conn.execute("BEGIN IMMEDIATE")
     try:

@@ -1,0 +1,77 @@
+"""Two writes to one conversation record that both read the same version: what the
+second writer stores once it finds the first one's write (optimistic concurrency, see
+ConversationStore.save). Pure: field dicts in (as stored, `ConversationRecord.to_fields`),
+a field dict out.
+
+- counters add both writers' increments (two turns are two turns);
+- the summary, its cursor, anchor and facts horizon move together: the writer whose
+  compaction reached further wins, so two turns that fold the same span leave one
+  summary of it (never two, never none);
+- verbatim messages (`m:{place}` fields) of both are kept above the summary's cursor;
+- the loop state holds both writers' turns (gateway.loops.detector.merge_states);
+- any other field: the value of the writer that changed it, the second one when both
+  did (an event, a close, the app's state).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from gateway.loops.detector import merge_states
+
+MESSAGE_FIELD = "m:"
+_COUNTERS = (
+    "turns",
+    "cost_units",
+    "quota_hits",
+    "over_quota_turns",
+    "summary_recompressions",
+    "escalations",
+    "events",
+)
+_COMPACTION = ("summary", "cursor", "anchor", "facts_until")
+
+
+def merge(base: dict[str, bytes], mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+    """`base`: the fields both writers read (serialized); `mine`: this writer's record;
+    `theirs`: the record as the other writer stored it."""
+
+    def was(name: str, default: Any = None) -> Any:
+        raw = base.get(name)
+        return default if raw is None else orjson.loads(raw)
+
+    changed = {k for k, v in mine.items() if base.get(k) != orjson.dumps(v)}
+    changed |= {k for k in base if k not in mine}
+    out = {k: v for k, v in theirs.items() if k not in _COUNTERS}
+    for name in _COUNTERS:
+        out[name] = (theirs.get(name) or 0) + (mine.get(name) or 0) - (was(name) or 0)
+    if changed & set(_COMPACTION) and (mine.get("cursor") or 0) > (theirs.get("cursor") or 0):
+        out.update({k: mine.get(k) for k in _COMPACTION})
+    if "loop_state" in changed:
+        added = (mine.get("turns") or 0) - (was("turns") or 0)
+        out["loop_state"] = merge_states(
+            was("loop_state"), mine.get("loop_state"), theirs.get("loop_state"), added
+        )
+    skip = {*_COUNTERS, *_COMPACTION, "loop_state", "version", "last_seen", "started"}
+    for name in changed - skip:
+        if name in mine:
+            out[name] = mine[name]
+        elif not name.startswith(MESSAGE_FIELD):
+            out.pop(name, None)
+    _times(out, mine, theirs)
+    # Verbatim messages: both writers', from the summary's cursor (or the opening) on.
+    floor = max(out.get("cursor") or 0, len(out.get("opening") or ()))
+    for name in [k for k in out if k.startswith(MESSAGE_FIELD)]:
+        if int(name.removeprefix(MESSAGE_FIELD)) < floor:
+            del out[name]
+    return out
+
+
+def _times(out: dict[str, Any], mine: dict[str, Any], theirs: dict[str, Any]) -> None:
+    out["last_seen"] = max(mine.get("last_seen") or 0.0, theirs.get("last_seen") or 0.0)
+    starts = [s for s in (mine.get("started"), theirs.get("started")) if s]
+    out["started"] = min(starts) if starts else 0.0
+    if theirs.get("first_turn_cost_units") is not None:
+        out["first_turn_cost_units"] = theirs["first_turn_cost_units"]

@@ -1,0 +1,120 @@
+"""No lost updates to a conversation (issue 15): two turns of one conversation at once,
+each through its own gateway replica (two processes on one store), and app events
+posted while turns are in flight. The stored record is read back afterwards."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+
+from gateway.loops.detector import WINDOW, LoopState
+from gateway.store import open_store
+from tests.servers import GatewayProc, start_gateway
+
+ROUNDS = 100
+PAD = "I waited all week at home and nobody answers the phone at the depot, it is tiring."
+
+
+@pytest.fixture
+def replicas(tmp_path: Path, simulator_url: str, store_url: str) -> Any:
+    first = start_gateway(tmp_path / "a", simulator_url, store_url)
+    second = start_gateway(tmp_path / "b", simulator_url, store_url)
+    yield first, second
+    first.stop()
+    second.stop()
+
+
+def _ask(gw: GatewayProc, history: list[Any], text: str, conv: str) -> str:
+    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0, timeout=30)
+    reply = client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[*history, {"role": "user", "content": text}],
+        extra_headers={"X-Conversation-Id": conv, "X-Customer-Id": f"cust-{conv}"},
+    )
+    return reply.choices[0].message.content or ""
+
+
+def _stored(store_url: str, conv: str) -> dict[str, Any]:
+    async def read() -> dict[str, Any] | None:
+        store = open_store(store_url)
+        try:
+            return await store.get_doc("conversation", "acme", conv)
+        finally:
+            await store.close()
+
+    doc = asyncio.run(read())
+    assert doc is not None
+    return doc
+
+
+def _facts(gw: GatewayProc, customer: str) -> str:
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    return httpx.get(f"{gw.v1}/customers/{customer}/facts", headers=auth).text
+
+
+def test_two_turns_at_once_lose_nothing(replicas: Any, store_url: str) -> None:
+    one, two = replicas
+    history: list[Any] = [{"role": "system", "content": "You are the support agent."}]
+    pool = ThreadPoolExecutor(2)
+    for r in range(1, ROUNDS + 1):
+        a = f"Round {r}: my parcel BR{r:05d}1 is late, the courier never came. {PAD}"
+        b = f"Round {r}: also the invoice INV-{r:05d}2 is wrong, please fix it. {PAD}"
+        reply_a = pool.submit(_ask, one, history, a, "race")
+        reply_b = pool.submit(_ask, two, history, b, "race")
+        answer, _ = reply_a.result(), reply_b.result()
+        history += [{"role": "user", "content": a}, {"role": "assistant", "content": answer}]
+        if r <= 3:  # the loop detector's window got both turns of every round so far
+            window = LoopState.from_json(_stored(store_url, "race")["loop_state"]).turns
+            assert len(window) == min(2 * r, WINDOW), (r, len(window))
+        if r % 10 == 0:  # the facts each turn heard are both kept
+            facts = _facts(one, "cust-race")
+            values = [f.get("value") for f in httpx.Response(200, content=facts).json()["facts"]]
+            assert f"BR{r:05d}1" in facts and f"INV-{r:05d}2" in facts, (r, values[-6:])
+    doc = _stored(store_url, "race")
+    assert doc["turns"] == 2 * ROUNDS  # no turn's counters lost
+    assert doc["version"] >= 2 * ROUNDS
+    summary = doc["summary"]
+    assert doc["cursor"] > 0 and summary  # the conversation was compacted
+    # every folded round appears in the summary at most once: one summary per span
+    folded = [r for r in range(1, ROUNDS + 1) if f"Round {r}:" in summary]
+    assert all(summary.count(f"Round {r}: my parcel") <= 1 for r in folded)
+    pool.shutdown()
+
+
+def test_events_posted_while_turns_run_are_all_kept(replicas: Any, store_url: str) -> None:
+    one, two = replicas
+    auth = {"Authorization": f"Bearer {one.keys['acme']}"}
+    history: list[Any] = [{"role": "system", "content": "You are the support agent."}]
+    _ask(one, history, "Hello, my order has not arrived.", "evented")
+    stop = threading.Event()
+    turns = 0
+
+    def talk() -> None:
+        nonlocal turns
+        while not stop.is_set():
+            _ask(two, history, f"Any news on my order? ({turns})", "evented")
+            turns += 1
+
+    thread = threading.Thread(target=talk)
+    thread.start()
+    try:
+        for n in range(ROUNDS):
+            kind = "progress" if n % 2 else "resolved"
+            posted = httpx.post(
+                f"{one.v1}/conversations/evented/events", json={"type": kind}, headers=auth
+            )
+            assert posted.status_code == 200, posted.text
+    finally:
+        stop.set()
+        thread.join()
+    doc = _stored(store_url, "evented")
+    assert doc["events"] == ROUNDS
+    assert doc["turns"] == turns + 1
+    assert turns > 10  # turns did run meanwhile
