@@ -168,7 +168,7 @@ async def main() -> None:
     parser.add_argument("--keep-ledger", action="store_true", help="ledger rows in Redis too")
     args = parser.parse_args()
     raw = sync_redis.Redis.from_url(args.redis)
-    raw.flushdb()
+    raw.flushdb(asynchronous=True)
     base = int(raw.info("memory")["used_memory"])
     store = RedisStore(args.redis, RedisConfig(max_connections=300), keep_ledger=args.keep_ledger)
     print(
@@ -209,7 +209,7 @@ async def main() -> None:
         )
     finally:
         await store.close()
-        raw.flushdb()
+        raw.flushdb(asynchronous=True)
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ from gateway.context.types import Fact, Memory, WindowPolicy
 from gateway.errors import StoreUnavailable
 from gateway.ledger.tokens import TokenCounter
 from gateway.loops.detector import LoopState, progressed
-from gateway.messages import leading_system, message_text
+from gateway.messages import leading_system, message_text, role
 from gateway.offload import content_chars
 from gateway.ops.metrics import GatewayMetrics
 from gateway.proxy.identity import Caller
@@ -306,10 +306,13 @@ class WindowBuilder:
         opening = inp.messages[leading_system(inp.messages) :][: compaction.head_end]
         mine = heard_here(inp.facts, record.started)
         heard = await self._heard.of_fold(opening, compaction.fold, record.channel, now, mine)
+        # A customer's fact is heard as it is said (of_latest): one heard again only now,
+        # its kind full of facts heard since, lost to them before (an agent's is new).
+        said = "\n".join(message_text(m) for m in compaction.fold if role(m) == "user")
         new_facts = [
             f
             for f in not_heard_before(heard, inp.facts, record.started)
-            if not crowded_out(f, mine)
+            if not (f.value and f.value in said and crowded_out(f, mine))
         ]
         until = max([now, *(f.created_at for f in new_facts)])  # they are dated past `now`
         memory = compacted_memory(inp.messages, compaction, summary, until)
