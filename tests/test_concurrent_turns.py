@@ -118,3 +118,44 @@ def test_events_posted_while_turns_run_are_all_kept(replicas: Any, store_url: st
     assert doc["events"] == ROUNDS
     assert doc["turns"] == turns + 1
     assert turns > 10  # turns did run meanwhile
+
+
+def test_a_save_after_the_record_vanished_writes_it_whole(store_url: str) -> None:
+    """Expired, erased or forgotten while a turn ran: the turn's save writes the record
+    whole again (from version 0), never a merge into nothing."""
+    from gateway.context.conversations import ConversationRecord, ConversationStore
+
+    async def scenario() -> None:
+        store = open_store(store_url)
+        try:
+            conversations = ConversationStore(store)
+            await conversations.save(ConversationRecord(id="v", tenant="acme", turns=3))
+            record = await conversations.load("acme", "v")
+            assert record is not None and record.version == 1
+            await store.delete_doc("conversation", "acme", "v")
+            record.turns += 1
+            await conversations.save(record)
+            again = await conversations.load("acme", "v")
+            assert again is not None and (again.turns, again.id, again.version) == (4, "v", 1)
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_merge_keeps_a_summary_the_other_writer_did_not_touch_and_a_reset() -> None:
+    import orjson
+
+    from gateway.context.record_merge import merge
+
+    base = {"summary": "LONG SUMMARY", "cursor": 6, "anchor": "a", "facts_until": 1.0, "turns": 5}
+    raw = {k: orjson.dumps(v) for k, v in base.items()}
+    theirs = {**base, "turns": 6}
+    shorter = {**base, "summary": "SHORT", "summary_recompressions": 1}
+    merged = merge(raw, shorter, theirs)
+    assert merged["summary"] == "SHORT" and merged["turns"] == 6
+    reset = {**base, "summary": "", "cursor": 0, "anchor": ""}
+    moved = {**theirs, "summary": "THEIR FOLD", "cursor": 8}
+    assert merge(raw, reset, moved)["summary"] == ""  # an edit's reset wins
+    further = {**base, "summary": "MINE", "cursor": 7}
+    assert merge(raw, further, moved)["summary"] == "THEIR FOLD"  # theirs folded further

@@ -201,6 +201,7 @@ class WindowBuilder:
             record = ConversationRecord(id=conv_id, tenant=tenant.name, started=now)
             if stored is not None:  # another user's: replaced whole (of the version read)
                 record.version, record.stored = stored.version, stored.stored
+                record.replacing = True
         named = bool(caller.customer) and caller.customer != record.customer  # to index
         record.customer = caller.customer or record.customer
         record.channel = caller.channel or record.channel
@@ -273,12 +274,17 @@ class WindowBuilder:
         """The app edited (perhaps redacted) a message the summary was made from: the
         summary is made again from the messages as they are now, and a fact this
         conversation heard whose value no longer appears in them goes too."""
+        # What this conversation held (its summary, its stored turns), not what it holds
+        # now: only facts that came from the removed text go, not the customer's others.
+        held = "\n".join(
+            [record.summary, *(message_text(m) for m in [*record.opening, *record.recent])]
+        )
         record.remember(Memory(cursor=0))
         text = "\n".join(message_text(m) for m in messages if isinstance(m, dict))
         kept = [
             f
             for f in facts
-            if not (f.extracted and f.created_at >= record.started and f.value) or f.value in text
+            if not (f.extracted and f.value and f.value in held and f.value not in text)
         ]
         if fkey is not None and len(kept) < len(facts):
             await self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)

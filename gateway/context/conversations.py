@@ -69,6 +69,7 @@ class ConversationRecord:
     last_event: str | None = None  # the app's latest event: progress / resolved
     events: int = 0  # events the app posted
     version: int = 0  # of the stored record: each write adds one (ConversationStore.save)
+    replacing: bool = False  # replaces another user's record whole (never merged into it)
     recent_at: int = 0  # the transcript place of recent[0]
     degraded: bool = False  # built while the store was down: not persisted
     # Each stored field as last read or written (orjson): a save writes what differs.
@@ -94,7 +95,7 @@ class ConversationRecord:
     def to_fields(self) -> dict[str, Any]:
         """As stored: `recent` as one field per message, named by its transcript place."""
         doc = self.to_json()
-        del doc["recent"], doc["version"]
+        del doc["recent"], doc["version"], doc["replacing"]
         for place, message in enumerate(self.recent, self.recent_at):
             doc[f"{MESSAGE_FIELD}{place}"] = message
         return doc
@@ -125,6 +126,7 @@ class ConversationRecord:
             "degraded",
             "loop_state",
             "recent_at",
+            "replacing",
         ):
             doc.pop(private)
         doc["class"] = doc.pop("conversation_class")
@@ -278,10 +280,17 @@ class ConversationStore:
             ):
                 record.version += 1
                 record.stored = dumped
+                record.replacing = False
                 return lost
             if lost:  # a crowd of writers: let the others through, at random
                 await asyncio.sleep(random.uniform(0, 0.002 * lost))
             theirs = await self._store.get_doc(CONVERSATION, record.tenant, record.id) or {}
+            if not theirs or record.replacing:
+                # Gone meanwhile (expired, erased, forgotten): written whole, from version 0.
+                # Or this record replaces another user's (anonymous): whole again.
+                record.version = int(theirs.get("version") or 0)
+                record.stored = {k: orjson.dumps(v) for k, v in theirs.items() if k != "version"}
+                continue
             merged = merge(record.stored, fields, theirs)
             fresh = ConversationRecord.from_fields({**merged, "version": theirs.get("version", 0)})
             fresh.stored = {k: orjson.dumps(v) for k, v in theirs.items() if k != "version"}
@@ -356,10 +365,10 @@ class ConversationStore:
         if before is None:
             await self._store.put_doc(FACTS, tenant, key, new, ttl)
             return
-        old = {FACT_FIELD + f.id: fact_to_json(f) for f in before}
-        changed = {k: v for k, v in new.items() if old.get(k) != v}
-        removed = [k for k in old if k not in new]
-        await self._store.patch_doc(FACTS, tenant, key, changed, removed, ttl)
+        # Every fact is written (a facts document is small) and an earlier version's
+        # `facts` list dropped, so nothing removed here comes back from it.
+        removed = [FACT_FIELD + f.id for f in before if FACT_FIELD + f.id not in new]
+        await self._store.patch_doc(FACTS, tenant, key, new, [*removed, "facts"], ttl)
 
     async def delete_facts(self, tenant: str, key: str) -> bool:
         return await self._store.delete_doc(FACTS, tenant, key)

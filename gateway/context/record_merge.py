@@ -47,7 +47,7 @@ def merge(base: dict[str, bytes], mine: dict[str, Any], theirs: dict[str, Any]) 
     out = {k: v for k, v in theirs.items() if k not in _COUNTERS}
     for name in _COUNTERS:
         out[name] = (theirs.get(name) or 0) + (mine.get(name) or 0) - (was(name) or 0)
-    if changed & set(_COMPACTION) and (mine.get("cursor") or 0) > (theirs.get("cursor") or 0):
+    if changed & set(_COMPACTION) and _mine_wins(was, mine, theirs):
         out.update({k: mine.get(k) for k in _COMPACTION})
     if "loop_state" in changed:
         added = (mine.get("turns") or 0) - (was("turns") or 0)
@@ -67,6 +67,15 @@ def merge(base: dict[str, bytes], mine: dict[str, Any], theirs: dict[str, Any]) 
         if int(name.removeprefix(MESSAGE_FIELD)) < floor:
             del out[name]
     return out
+
+
+def _mine_wins(was: Any, mine: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    """This writer changed the summary: it stands when the other did not touch it, when
+    it is a reset (an edit inside the summarized span: made again from cursor 0), or
+    when it folded further."""
+    if all(theirs.get(k) == was(k) for k in _COMPACTION) or not mine.get("cursor"):
+        return True
+    return bool((mine.get("cursor") or 0) > (theirs.get("cursor") or 0))
 
 
 def _times(out: dict[str, Any], mine: dict[str, Any], theirs: dict[str, Any]) -> None:

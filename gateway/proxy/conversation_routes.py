@@ -141,7 +141,8 @@ def _fact(raw: Any, customer: str, now: float) -> Fact:
         scope=str(raw.get("scope", "basic")),
         source_channel=str(raw.get("source_channel", "api")),
         confirmed=confirmed,
-        confirmed_at=(confirmed_at or (now if confirmed else None)),
+        # never in the future: a fact confirmed "later" would be progress on every turn
+        confirmed_at=min(confirmed_at, now) if confirmed_at else (now if confirmed else None),
         created_at=now,
         value=value.strip(),
     )

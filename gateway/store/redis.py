@@ -47,6 +47,10 @@ from gateway.store.redis_keys import doc_key
 
 CLUSTER_SCHEME = "redis-cluster://"
 _MARKER_TTL_S = 40 * 24 * 3600
+# Beside a PostgreSQL ledger (idempotent on the id for good) a marker only keeps a
+# replayed booking from counting twice against a budget: a replica's spill replayed
+# later than this would at worst hold a budget too high, never book a row twice.
+_MARKER_TTL_LEDGERED_S = 2 * 24 * 3600
 _BUDGET_TTL_S = 400 * 24 * 3600
 _GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
 _ERASE_CHUNK = 2000  # ledger rows an erasure script reads and rewrites per call
@@ -164,7 +168,8 @@ class RedisStore:
         for budget in record.budgets:
             call_keys += keys.budget_keys(budget)
         row = orjson.dumps(record.to_json()) if self._keep_ledger else b""
-        args: list[Any] = [_MARKER_TTL_S, record.plan, row, record.reservation or ""]
+        marker_ttl = _MARKER_TTL_S if self._keep_ledger else _MARKER_TTL_LEDGERED_S
+        args: list[Any] = [marker_ttl, record.plan, row, record.reservation or ""]
         args += [record.cost_units or 0, _BUDGET_TTL_S]
         for name, value in increments(record).items():
             args += [name, value]
