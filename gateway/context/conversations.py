@@ -16,6 +16,7 @@ import asyncio
 import dataclasses
 import hashlib
 import random
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -257,12 +258,27 @@ class ConversationStore:
     def __init__(self, store: Store, retention: Retention | None = None) -> None:
         self._store = store
         self._retention = retention or Retention()
+        # One save at a time per conversation in this process: concurrent turns of one
+        # conversation then lose at most one race each here (to another replica's write
+        # only), instead of retrying against each other.
+        self._saving: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
+
+    async def save(self, record: ConversationRecord) -> int:
+        """`_save` under this process's lock of the conversation."""
+        key = (record.tenant, record.id)
+        lock = self._saving.get(key)
+        if lock is None:
+            lock = self._saving[key] = asyncio.Lock()
+        async with lock:
+            return await self._save(record)
 
     async def load(self, tenant: str, conversation: str) -> ConversationRecord | None:
         doc = await self._store.get_doc(CONVERSATION, tenant, conversation)
         return None if doc is None else ConversationRecord.from_fields(doc)
 
-    async def save(self, record: ConversationRecord) -> int:
+    async def _save(self, record: ConversationRecord) -> int:
         """Write the fields that changed since the record was read or last saved (a turn:
         its counters, its new messages, the summary when it moved), if nobody wrote the
         record meanwhile (its version); else read what was written, merge this write

@@ -109,9 +109,10 @@ _ENDS = 32  # hex digits of an anchor that fingerprint the span's first and last
 def _anchor(transcript: Sequence[Any], head_end: int, cursor: int) -> str:
     """The summarized span's identity: its first and last message, then a hash of every
     message in it, so an app's edit (a redaction) strictly inside the span is noticed."""
-    span = hashlib.blake2b(digest_size=8)
-    for message in transcript[head_end:cursor]:
-        span.update(fingerprint(message).encode())
+    span = hashlib.blake2b(
+        orjson.dumps(list(transcript[head_end:cursor]), option=orjson.OPT_SORT_KEYS),
+        digest_size=8,
+    )
     ends = fingerprint(transcript[head_end]) + fingerprint(transcript[cursor - 1])
     return ends + span.hexdigest()
 
