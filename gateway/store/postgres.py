@@ -31,7 +31,6 @@ from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from gateway.errors import ConfigError, StoreRejected, StoreUnavailable
-from gateway.ledger.usage import TokenUsage
 from gateway.store.base import StoreHealth
 from gateway.store.cursor import decode_cursor, encode_cursor
 from gateway.store.options import PostgresConfig
@@ -41,6 +40,7 @@ from gateway.store.records import (
     UsageRecord,
     customer_budget,
     increments,
+    record_of_row,
 )
 
 Connection = psycopg.AsyncConnection[TupleRow]
@@ -463,20 +463,7 @@ def _values(record: UsageRecord) -> tuple[Any, ...]:
 
 
 def _record(r: Sequence[Any]) -> UsageRecord:
-    return UsageRecord(
-        id=r[0],
-        ts=r[1],
-        tenant=r[3],
-        plan=r[4],
-        customer=r[5],
-        conversation=r[6],
-        model=r[7],
-        route=r[8],
-        usage=TokenUsage(r[9], r[10], r[11], r[12], r[13], r[15]),
-        cost_units=r[14],
-        budgets=tuple(r[16]),
-        reservation=r[17],
-    )
+    return record_of_row(r, tuple(r[16]), r[17])
 
 
 def _pseudonymized(key: str, tenant: str, customer: str, alias: str) -> str:

@@ -84,6 +84,27 @@ class UsageRecord:
         )
 
 
+def record_of_row(
+    r: Any, budgets: tuple[str, ...] = (), reservation: str | None = None
+) -> UsageRecord:
+    """A ledger row as the SQL stores keep it (id, ts, period, tenant, plan, customer,
+    conversation, model, route, the five token counts, cost_units, estimated)."""
+    return UsageRecord(
+        id=r[0],
+        ts=r[1],
+        tenant=r[3],
+        plan=r[4],
+        customer=r[5],
+        conversation=r[6],
+        model=r[7],
+        route=r[8],
+        usage=TokenUsage(r[9], r[10], r[11], r[12], r[13], bool(r[15])),
+        cost_units=r[14],
+        budgets=budgets,
+        reservation=reservation,
+    )
+
+
 @dataclass(slots=True)
 class SpendRow:
     tenant: str

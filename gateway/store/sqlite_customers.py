@@ -10,9 +10,8 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from gateway.ledger.usage import TokenUsage
 from gateway.store.base import Erased
-from gateway.store.records import UsageRecord, customer_budget
+from gateway.store.records import UsageRecord, customer_budget, record_of_row
 from gateway.store.sqlite_docs import delete_many
 from gateway.store.sqlite_threads import rollback
 
@@ -79,18 +78,4 @@ def customer_rows(
 
 
 def records_of(rows: Iterable[Any]) -> list[UsageRecord]:
-    return [
-        UsageRecord(
-            id=r[0],
-            ts=r[1],
-            tenant=r[3],
-            plan=r[4],
-            customer=r[5],
-            conversation=r[6],
-            model=r[7],
-            route=r[8],
-            usage=TokenUsage(r[9], r[10], r[11], r[12], r[13], bool(r[15])),
-            cost_units=r[14],
-        )
-        for r in rows
-    ]
+    return [record_of_row(r) for r in rows]
