@@ -14,6 +14,7 @@ import httpx
 import openai
 import pytest
 
+from gateway.context.engine import _anchor
 from gateway.loops.detector import WINDOW, LoopState
 from gateway.store import open_store
 from tests.servers import GatewayProc, start_gateway
@@ -85,6 +86,12 @@ def test_two_turns_at_once_lose_nothing(replicas: Any, store_url: str) -> None:
     # every folded round appears in the summary at most once: one summary per span
     folded = [r for r in range(1, ROUNDS + 1) if f"Round {r}:" in summary]
     assert all(summary.count(f"Round {r}: my parcel") <= 1 for r in folded)
+    # ... and the summary stands for exactly one contiguous span of the app's history:
+    # from the opening turn to the cursor, each message once (its anchor hashes every
+    # message of the span), none skipped; everything after the cursor is still sent
+    transcript = history[1:]
+    assert doc["anchor"] == _anchor(transcript, 1, doc["cursor"])
+    assert doc["cursor"] < len(transcript)
     pool.shutdown()
 
 
