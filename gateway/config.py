@@ -6,12 +6,14 @@ other runs. Unknown keys are errors that name the file and the key.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
@@ -20,10 +22,13 @@ from gateway.context.retention import Retention, load_retention
 from gateway.errors import ConfigError
 from gateway.spend.ceilings import SPEND_FILE, SpendRules, load_spend, spend_problems
 from gateway.spend.pricing import PriceEntry, Pricer
+from gateway.spend.rate_limits import RateLimitsFile, RateRules
+from gateway.spend.rate_policy import limits_problems, load_limits
 from gateway.store.options import PostgresConfig, RedisConfig, SQLiteConfig
 from gateway.yamlfile import Strict, read_yaml, validate
 
 SIMULATOR = "simulator"
+_T = TypeVar("_T")
 _SHA256_HEX = re.compile(r"^[0-9a-f]{64}$")
 
 
@@ -57,6 +62,13 @@ class LimitsConfig(Strict):
     max_pending_bookings: int = Field(default=100_000, gt=0)
 
 
+class LoggingConfig(Strict):
+    # One line per request on the `gateway.access` logger: JSON, key=value, or none.
+    access_log: Literal["json", "plain", "off"] = "json"
+    # OpenTelemetry traces (the `otel` extra); also on when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+    traces: bool = False
+
+
 class Config(Strict):
     upstream: UpstreamConfig
     store: str = "sqlite:///gateway.db"
@@ -70,6 +82,7 @@ class Config(Strict):
     postgres: PostgresConfig = PostgresConfig()
     store_failure: Literal["fail_open", "fail_closed"] = "fail_open"
     prices: dict[str, PriceEntry] = {}
+    logging: LoggingConfig = LoggingConfig()
 
     @field_validator("store")
     @classmethod
@@ -113,8 +126,14 @@ class TenantsFile(Strict):
 
 @dataclass(frozen=True)
 class Tenant:
+    """Who a key authenticates: the tenant, its plan, and the key itself (its id, and
+    the per-key rate limits set on it; None means the plan's)."""
+
     name: str
     plan: str
+    key_id: str = ""
+    rpm_limit: int | None = None
+    tpm_limit: int | None = None
 
 
 @dataclass(frozen=True)
@@ -130,10 +149,18 @@ class Settings:
     admin_key: str | None
     provider_key: str | None
     retention: Retention = field(default_factory=Retention)
+    rate_limits: RateRules = field(default_factory=lambda: RateRules(RateLimitsFile()))
+    sha: str = ""  # of the files read (config_sha): which config a replica runs
+    # The environment it was loaded with (a reload reads the files again with it).
+    env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def store_url(self) -> str:
         return self.config.store
+
+    @property
+    def known_plans(self) -> frozenset[str]:
+        return known_plans(self.policies, self.spend)
 
 
 def _apply_env(raw: dict[str, Any], env: Mapping[str, str]) -> dict[str, Any]:
@@ -175,7 +202,7 @@ def load_tenants(policies_dir: Path) -> dict[str, Tenant]:
     for name, entry in parsed.tenants.items():
         if entry.key_sha256 in by_hash:
             problems.append((str(path), f"tenants.{name}.key_sha256", "same key as another tenant"))
-        by_hash[entry.key_sha256] = Tenant(name=name, plan=entry.plan)
+        by_hash[entry.key_sha256] = Tenant(name=name, plan=entry.plan, key_id=f"file:{name}")
     if problems:
         raise ConfigError(problems)
     return by_hash
@@ -193,11 +220,76 @@ def pricer_for(config: Config) -> Pricer:
     return Pricer(config.prices, config.upstream.provider, config.upstream.base_url)
 
 
-def _spend_problems(
-    config: Config, spend: SpendRules, policies_dir: Path
+POLICY_FILES = ("context.yaml", "spend.yaml", "tenants.yaml", "retention.yaml", "limits.yaml")
+
+
+def known_plans(policies: Policies, spend: SpendRules) -> frozenset[str]:
+    """The plans a tenant may be on: those spend.yaml or context.yaml define."""
+    return frozenset(spend.file.plans) | frozenset(policies.file.plans)
+
+
+def _stray_files(policies_dir: Path) -> list[tuple[str, str, str]]:
+    """A policy file under another name (`context.yml`, `Spend.yaml`) would be ignored by
+    the loaders: say so rather than run without it."""
+    if not policies_dir.is_dir():
+        return [(str(policies_dir), "-", "the policies folder does not exist")]
+    return [
+        (str(p), "-", f"not a policy file (the policy files are {', '.join(POLICY_FILES)})")
+        for p in sorted(policies_dir.iterdir())
+        if p.suffix in (".yaml", ".yml") and p.name not in POLICY_FILES and p.name[0] != "."
+    ]
+
+
+def _cross_problems(
+    config: Config | None,
+    tenants: Mapping[str, Tenant] | None,
+    policies: Policies | None,
+    spend: SpendRules | None,
+    policies_dir: Path,
 ) -> list[tuple[str, str, str]]:
-    path = str(policies_dir / SPEND_FILE)
-    return [(path, key, reason) for key, reason in spend_problems(spend, pricer_for(config).knows)]
+    """What the files say about each other: every tenant's plan is defined, every
+    spend.yaml tenant exists, every model a ceiling names has a price."""
+    problems: list[tuple[str, str, str]] = []
+    spend_path = str(policies_dir / SPEND_FILE)
+    if tenants is not None and policies is not None and spend is not None:
+        plans = known_plans(policies, spend)
+        listed = ", ".join(sorted(plans)) or "(none defined)"
+        path = str(tenants_path(policies_dir))
+        for t in sorted({t.name: t for t in tenants.values()}.values(), key=lambda t: t.name):
+            if t.plan not in plans:
+                problems.append(
+                    (path, f"tenants.{t.name}.plan", f"unknown plan {t.plan!r} (plans: {listed})")
+                )
+        names = {t.name for t in tenants.values()}
+        for name in sorted(set(spend.file.tenants) - names):
+            problems.append((spend_path, f"tenants.{name}", "not a tenant of tenants.yaml"))
+    if config is not None and spend is not None:
+        priced = pricer_for(config).knows
+        problems += [(spend_path, key, reason) for key, reason in spend_problems(spend, priced)]
+    return problems
+
+
+def config_sha(config_path: Path, policies_dir: Path) -> str:
+    """A short digest of config.yaml and the policy files, as read: equal on two
+    replicas when they run the same files."""
+    digest = hashlib.sha256()
+    for path in (config_path, *(policies_dir / name for name in POLICY_FILES)):
+        digest.update(path.name.encode() + b"\0")
+        with contextlib.suppress(OSError):
+            digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()[:12]
+
+
+def _attempt(
+    load: Callable[[Path], _T], policies_dir: Path, problems: list[tuple[str, str, str]]
+) -> _T | None:
+    """One file's loader; its problems join the list (so one run lists them all)."""
+    try:
+        return load(policies_dir)
+    except ConfigError as exc:
+        problems += exc.problems
+        return None
 
 
 def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
@@ -214,26 +306,19 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
     policies_dir = resolve_relative(
         base, config.policies if config else env.get("GATEWAY_POLICIES", "policies")
     )
-    try:
-        tenants = load_tenants(policies_dir)
-    except ConfigError as exc:
-        problems += exc.problems
-    try:
-        policies = load_policies(policies_dir)
-    except ConfigError as exc:
-        problems += exc.problems
-    try:
-        spend = load_spend(policies_dir)
-    except ConfigError as exc:
-        problems += exc.problems
-    try:
-        retention = load_retention(policies_dir)
-    except ConfigError as exc:
-        problems += exc.problems
-    if config is not None and not problems:
-        problems += _spend_problems(config, spend, policies_dir)
+    problems += _stray_files(policies_dir)
+    tenants = _attempt(load_tenants, policies_dir, problems)
+    policies = _attempt(load_policies, policies_dir, problems)
+    spend = _attempt(load_spend, policies_dir, problems)
+    retention = _attempt(load_retention, policies_dir, problems)
+    rate_limits = _attempt(load_limits, policies_dir, problems)
+    problems += _cross_problems(config, tenants, policies, spend, policies_dir)
+    if rate_limits is not None and policies is not None and spend is not None:
+        problems += limits_problems(rate_limits, known_plans(policies, spend), policies_dir)
     if problems or config is None:
         raise ConfigError(problems)
+    assert tenants is not None and policies is not None and spend is not None
+    assert retention is not None and rate_limits is not None
     return Settings(
         config=config,
         config_path=path,
@@ -244,4 +329,7 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
         admin_key=env.get("GATEWAY_ADMIN_KEY") or env.get(config.admin.key_env) or None,
         provider_key=env.get(config.upstream.api_key_env) or None,
         retention=retention,
+        rate_limits=rate_limits,
+        sha=config_sha(path, policies_dir),
+        env=env,
     )

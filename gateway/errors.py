@@ -62,6 +62,25 @@ class PayloadTooLarge(GatewayError):
     code = "request_too_large"
 
 
+class RateLimited(GatewayError):
+    """429: a requests or tokens rate limit (gateway.spend.rate_limits) is reached. As
+    OpenAI answers it: `type` "requests" or "tokens", code `rate_limit_exceeded`, with
+    `Retry-After` (a retry then can pass: the SDKs wait for it and retry) and the
+    `x-ratelimit-*` headers; `x-should-retry: false` for a call larger than the limit."""
+
+    status = 429
+    type = "requests"
+    code = "rate_limit_exceeded"
+
+    def __init__(self, message: str, *, kind: str, headers: list[tuple[bytes, bytes]]) -> None:
+        super().__init__(message)
+        self.type = kind
+        self._headers = headers
+
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        return list(self._headers)
+
+
 class ClientClosedRequest(GatewayError):
     """The client went away before its request was read; nobody is left to answer."""
 
@@ -111,3 +130,25 @@ class ConfigError(Exception):
 
     def lines(self) -> list[str]:
         return [f"{file}: {key}: {reason}" for file, key, reason in self.problems]
+
+
+class ConfigRejected(GatewayError):
+    """A reload found problems: every one is listed, and nothing changed."""
+
+    status = 400
+    type = "invalid_request_error"
+    code = "invalid_config"
+
+    def __init__(self, problems: list[tuple[str, str, str]]):
+        self.problems = problems
+        lines = [f"{file}: {key}: {reason}" for file, key, reason in problems]
+        super().__init__(
+            f"The config was not reloaded ({len(lines)} problem(s); the running config "
+            "stays): " + "; ".join(lines)
+        )
+        self.lines = lines
+
+    def body(self) -> bytes:
+        error = orjson.loads(super().body())
+        error["error"]["problems"] = self.lines
+        return orjson.dumps(error)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -25,7 +26,9 @@ from gateway.proxy.transport import HTTP11Transport
 from gateway.proxy.upstream import Upstream
 from gateway.spend.guard import SpendGuard
 from gateway.spend.pricing import Pricer
+from gateway.spend.rate_guard import RateGuard
 from gateway.store import Store, open_store
+from gateway.tenancy.registry import Registry
 
 log = logging.getLogger("gateway")
 
@@ -49,6 +52,8 @@ class Gateway:
     windows: WindowBuilder
     guard: SpendGuard
     escalations: Escalations
+    registry: Registry
+    rates: RateGuard  # reads the rate limits of `settings` per call: a reload applies at once
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _store_ok_at: float = -1e9
 
@@ -66,7 +71,37 @@ class Gateway:
 
     async def start(self) -> None:
         self.bookkeeper.load_spill()
+        with contextlib.suppress(StoreUnavailable):  # run() keeps trying
+            await self.registry.refresh(force=True)
         self._tasks.append(asyncio.create_task(self.bookkeeper.run(), name="bookkeeper"))
+        self._tasks.append(asyncio.create_task(self.registry.run(), name="registry"))
+
+    def reconfigured(self, settings: Settings) -> Gateway:
+        """This gateway under reloaded policies and tenants: a new generation that shares
+        every connection, queue and task with this one. Requests in flight hold the old
+        generation and finish on the config they started with."""
+        guard = self.guard.with_rules(settings.spend)
+        summarizer = Summarizer(
+            self.upstream, self.accountant, self.tokens, settings.policies, guard
+        )
+        conversations = self.windows.conversations
+        conversations.retention = settings.retention  # only sets TTLs of later writes
+        windows = WindowBuilder(
+            conversations,
+            self.tokens,
+            settings.policies,
+            summarizer,
+            self.metrics,
+            fail_open=settings.config.store_failure == "fail_open",
+        )
+        self.registry.configure(settings.tenants_by_hash, settings.known_plans)
+        return dataclasses.replace(
+            self,
+            settings=settings,
+            guard=guard,
+            windows=windows,
+            escalations=self.escalations.with_policies(settings.policies),
+        )
 
     async def close(self) -> None:
         for task in self._tasks:
@@ -97,6 +132,7 @@ async def build_gateway(
 ) -> Gateway:
     config = settings.config
     metrics = GatewayMetrics(registry or CollectorRegistry())
+    metrics.set_config(settings.sha)
     # Loading encodings reads a few MB from disk: keep it off the event loop.
     tokens = await asyncio.to_thread(TokenCounter)
     store = open_configured_store(config)
@@ -118,6 +154,7 @@ async def build_gateway(
         transport=TRANSPORTS[config.upstream.transport](config.upstream),
     )
     upstream.max_reply_bytes = config.limits.max_reply_bytes
+    upstream.observe = metrics.observe_upstream
     pricer = Pricer(config.prices, config.upstream.provider, upstream_url)
     accountant = Accountant(tokens, pricer, bookkeeper, metrics)
     guard = SpendGuard(
@@ -134,6 +171,8 @@ async def build_gateway(
         metrics=metrics,
         guard=guard,
         escalations=Escalations(settings.policies, metrics),
+        registry=Registry(store, settings.tenants_by_hash, settings.known_plans),
+        rates=RateGuard(store, fail_open=config.store_failure == "fail_open"),
         windows=WindowBuilder(
             ConversationStore(store, settings.retention),
             tokens,

@@ -30,12 +30,14 @@ def _admin() -> psycopg.Connection[tuple[object, ...]]:
         pytest.fail(f"PostgreSQL unreachable at {ADMIN_URL} (GATEWAY_TEST_POSTGRES_URL): {exc}")
 
 
-def create_database(prefix: str) -> str:
-    """A new, migrated database; its URL."""
+def create_database(prefix: str, migrated: bool = True) -> str:
+    """A new database (migrated unless told not to); its URL."""
     name = f"{prefix}_{uuid.uuid4().hex[:12]}"
     with _admin() as conn:
         conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
     url = f"{ADMIN_URL.rsplit('/', 1)[0]}/{name}"
+    if not migrated:
+        return url
 
     async def migrate() -> None:
         ledger = PostgresLedger(url, PostgresConfig())

@@ -19,7 +19,7 @@ import redis
 import yaml
 
 from gateway.context.policy import DEFAULT_POLICY
-from gateway.proxy.identity import key_hash
+from gateway.tenancy.keys import key_hash
 
 REPO = Path(__file__).resolve().parents[1]
 ADMIN_KEY = "test-admin-key"

@@ -1,4 +1,4 @@
-"""Config and tenants: strict loading, env overrides, `gateway tenants add`."""
+"""Config and tenants: strict loading, env overrides."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import yaml
 
 from gateway.config import TenantsFile, load_settings
 from gateway.errors import ConfigError
-from gateway.proxy.identity import key_hash
 from tests.servers import write_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,51 +58,6 @@ def test_each_error_names_file_and_key(tmp_path: Path, change: dict[str, Any], k
     with pytest.raises(ConfigError) as info:
         load_settings(config, {})
     assert any(f == str(config) and k == key for f, k, _ in info.value.problems), info.value.lines()
-
-
-def test_tenants_add_prints_the_key_once_and_stores_its_hash(tmp_path: Path) -> None:
-    config = write_config(tmp_path, "simulator", "sqlite:///a.db")
-    run = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
-        [
-            sys.executable,
-            "-m",
-            "gateway",
-            "tenants",
-            "add",
-            "initech",
-            "--plan",
-            "pro",
-            "--config",
-            str(config),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert run.returncode == 0, run.stderr
-    key = run.stdout.strip()
-    text = (tmp_path / "policies" / "tenants.yaml").read_text()
-    assert key not in text and key_hash(key) in text and text.startswith("$schema:")
-    settings = load_settings(config, {})
-    assert settings.tenants_by_hash[key_hash(key)].plan == "pro"
-    again = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
-        [
-            sys.executable,
-            "-m",
-            "gateway",
-            "tenants",
-            "add",
-            "initech",
-            "--plan",
-            "pro",
-            "--config",
-            str(config),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert again.returncode == 1 and "already exists" in again.stderr
 
 
 def test_shipped_config_is_valid_and_schema_is_current() -> None:

@@ -320,7 +320,9 @@ def test_response_headers_are_the_gateways_own(gw: GatewayProc) -> None:
         assert name not in answer.headers
     assert len(answer.headers.get_list("date")) == 1
     assert len(answer.headers.get_list("server")) == 1
-    assert answer.headers["x-request-id"] == "req_123"  # the provider's request id is kept
+    # the provider's request id is kept, renamed: x-request-id is the gateway's own
+    assert answer.headers["x-upstream-request-id"] == "req_123"
+    assert len(answer.headers.get_list("x-request-id")) == 1
 
 
 # -- 17: one layer of percent-decoding must not open a path ---------------------------

@@ -378,8 +378,8 @@ def test_a_stream_longer_than_the_reservation_ttl_keeps_its_hold(
 
 def test_check_config_warns_of_unpriced_blocking_and_a_short_ttl(tmp_path: Path) -> None:
     config = write_config(tmp_path, "http://127.0.0.1:9/v1", "sqlite:///g.db")
-    spend = {
-        "plans": {"basic": {"monthly_usd": "5", "degrade_to": "vllm-small", "action": "degrade"}},
+    spend: dict[str, Any] = {
+        "plans": {"basic": {"monthly_usd": "5"}},
         "reservation_ttl_s": 30,
     }
     (tmp_path / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
@@ -388,15 +388,21 @@ def test_check_config_warns_of_unpriced_blocking_and_a_short_ttl(tmp_path: Path)
         assert cli_logic(["check-config", "--config", str(config)]) == 0
     text = err.getvalue()
     assert "tenants globex have a spend ceiling and no `unpriced` policy" in text
-    assert "degrade_to 'vllm-small' has no price" in text
     assert "reservation_ttl_s (30 s) is below upstream.timeout_s (300 s)" in text
 
-    spend["plans"]["basic"]["price_as"] = "vllm-large"  # type: ignore[index]
+    spend["plans"]["basic"]["price_as"] = "vllm-large"
+    spend["plans"]["pro"] = {"monthly_usd": "5", "action": "degrade", "degrade_to": "vllm-small"}
+    spend["tenants"] = {"initech": {"daily_usd": "1"}}
     (tmp_path / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
+    (tmp_path / "policies" / "context.yml").write_text("defaults: {}\n")
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         assert cli_logic(["check-config", "--config", str(config)]) == 1
-    assert "plans.basic.price_as: 'vllm-large' has no price itself" in err.getvalue()
+    text = err.getvalue()  # every problem, in one run
+    assert "plans.basic.price_as: 'vllm-large' has no price itself" in text
+    assert "plans.pro.degrade_to: 'vllm-small' has no price" in text
+    assert "tenants.initech: not a tenant of tenants.yaml" in text
+    assert "context.yml" in text and "not a policy file" in text
 
 
 def test_renewing_a_reservation_keeps_it_past_its_ttl(store_url: str) -> None:

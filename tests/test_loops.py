@@ -234,7 +234,7 @@ def test_a_scripted_loop_escalates_at_the_configured_turn(sqlite_gateway: Gatewa
     ).json()
     assert state["escalation"] == "loop" and state["escalations"] == 1
     metrics = sqlite_gateway.admin("/metrics").text
-    assert 'conversation_escalations_total{class="support",reason="loop"} 1.0' in metrics
+    assert 'gateway_conversation_escalations_total{class="support",reason="loop"} 1.0' in metrics
 
 
 def _with_policy(gw: GatewayProc, change: dict[str, Any]) -> None:

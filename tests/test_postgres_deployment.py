@@ -13,7 +13,6 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,25 +20,21 @@ import openai
 import psycopg
 import pytest
 import redis
-from psycopg import sql
 
+from tests.ledger_db import create_database, drop_database
 from tests.servers import GatewayProc, free_port, start_gateway, write_config
 
-ADMIN_URL = os.environ.get("GATEWAY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
 
 
 @pytest.fixture
 def ledger_url() -> Iterator[str]:
     """A fresh database on the machine's PostgreSQL."""
-    name = f"gw_deploy_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(ADMIN_URL, autocommit=True, connect_timeout=5) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    url = create_database("gw_deploy", migrated=False)
     try:
-        yield f"{ADMIN_URL.rsplit('/', 1)[0]}/{name}"
+        yield url
     finally:
-        with psycopg.connect(ADMIN_URL, autocommit=True) as conn:
-            conn.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+        drop_database(url)
 
 
 def _cli(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:

@@ -200,10 +200,9 @@ def test_sqlite_with_two_workers_never_passes_the_ceiling_and_metrics_are_whole(
             }
             assert statuses.get("200", 0) == results.count("ok")
             assert statuses.get("429", 0) == results.count("429")
+            series = 'gateway_conversation_cost_usd_total{plan="basic",tenant="globex"}'
             cost = next(
-                float(line.split()[-1])
-                for line in text.splitlines()
-                if line.startswith('conversation_cost_usd_total{plan="basic",tenant="globex"}')
+                float(line.split()[-1]) for line in text.splitlines() if line.startswith(series)
             )
             assert cost == pytest.approx(float(booked), abs=1e-9)
     finally:

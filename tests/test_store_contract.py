@@ -196,6 +196,51 @@ def test_concurrent_reservations_from_many_replicas_never_overshoot(store_url: s
     assert sum(r is None for r in results) == 14  # 14 x 70 = 980 <= 1000 < 15 x 70
 
 
+def test_rate_counters_count_all_or_nothing_and_settle_into_the_calls_bucket(
+    store_url: str,
+) -> None:
+    """Store.count_rate (gateway.spend.rate_limits): 10 s buckets, the 6 before the
+    current one count too, so nothing here leaves the window while the test runs."""
+    size, span = 10_000, 6
+
+    def total(use: Any, n: int) -> int:
+        return sum(amount for _, amount in use.used[n])
+
+    async def scenario() -> list[bool]:
+        store = open_test_store(store_url)
+        try:
+            both = [("tenant:requests", 3, 1), ("key:k1:tokens", 100, 40)]
+            first = await store.count_rate("acme", both, size, span)
+            assert first.admitted and (total(first, 0), total(first, 1)) == (1, 40)
+            second = await store.count_rate("acme", both, size, span)
+            assert second.admitted and (total(second, 0), total(second, 1)) == (2, 80)
+            third = await store.count_rate("acme", both, size, span)  # 120 tokens > 100
+            assert not third.admitted and (total(third, 0), total(third, 1)) == (2, 80)
+            assert third.now_ms // size == third.bucket  # the store's clock and bucket
+            # a reply's output settles into its call's bucket without a check
+            output = [("key:k1:tokens", 100, 30)]
+            settled = await store.count_rate("acme", output, size, span, first.bucket)
+            assert settled.admitted and total(settled, 0) == 110
+            nothing = await store.count_rate("acme", [("key:k1:tokens", 100, 0)], size, span)
+            assert not nothing.admitted  # over the limit until the window moves on
+            other = await store.count_rate("globex", both, size, span)
+            assert other.admitted and total(other, 1) == 40  # each tenant its own
+        finally:
+            await store.close()
+        stores = [open_test_store(store_url) for _ in range(3)]
+        try:
+            seven = [("tenant:requests", 7, 1)]
+            uses = await asyncio.gather(
+                *(stores[n % 3].count_rate("initech", seven, size, span) for n in range(20))
+            )
+            return [u.admitted for u in uses]
+        finally:
+            for s in stores:
+                await s.close()
+
+    assert sum(run(scenario())) == 7  # concurrent replicas never pass the limit
+
+
 def test_a_record_the_store_cannot_count_is_refused_and_never_taken_for_booked(
     store_url: str,
 ) -> None:

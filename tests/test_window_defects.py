@@ -360,5 +360,5 @@ def test_a_long_system_message_is_sent_whole_and_counted(
     )
     assert app_log.since()[-1]["messages"][0]["content"] == system
     registry = sqlite_app_gateway.gateway.metrics.registry
-    name = "context_class_turns_system_over_budget_total"
+    name = "gateway_context_class_turns_system_over_budget_total"
     assert registry.get_sample_value(name, {"class": "default"}) == 1

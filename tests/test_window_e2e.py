@@ -91,7 +91,7 @@ def test_a_150_turn_conversation_stays_in_quota_and_keeps_what_matters(
     evicted = next(
         line
         for line in metrics.splitlines()
-        if line.startswith('context_turns_evicted_total{reason="quota"}')
+        if line.startswith('gateway_context_turns_evicted_total{reason="quota"}')
     )
     assert float(evicted.split()[-1]) >= state["evicted_messages"] > 0
 
@@ -347,9 +347,9 @@ def test_stateless_apps_are_recognised_and_classes_move_up(
     )
     assert other.status_code == 404  # another tenant cannot see it
     metrics = sqlite_app_gateway.admin("/metrics").text
-    assert 'context_class_turns_total{class="support"} 2.0' in metrics
-    assert 'context_class_turns_total{class="dispute"} 1.0' in metrics
-    assert "context_window_used_tokens_bucket" in metrics
+    assert 'gateway_context_class_turns_total{class="support"} 2.0' in metrics
+    assert 'gateway_context_class_turns_total{class="dispute"} 1.0' in metrics
+    assert "gateway_context_window_used_tokens_bucket" in metrics
 
 
 def _summary_of(entry: dict[str, Any]) -> str | None:

@@ -411,6 +411,8 @@ class WindowBuilder:
         self._metrics.class_turns.labels(cls).inc()
         if report.at_ceiling or evicted_now:
             self._metrics.class_turns_at_ceiling.labels(cls).inc()
+        if evicted_now or report.over_quota:
+            self._metrics.quota_hits.labels(cls).inc()
         if report.over_quota:
             self._metrics.over_quota.labels(cls).inc()
         if report.system_over_budget:

@@ -257,7 +257,7 @@ class ConversationStore:
 
     def __init__(self, store: Store, retention: Retention | None = None) -> None:
         self._store = store
-        self._retention = retention or Retention()
+        self.retention = retention or Retention()
         # One save at a time per conversation in this process: concurrent turns of one
         # conversation then lose at most one race each here (to another replica's write
         # only), instead of retrying against each other.
@@ -285,7 +285,7 @@ class ConversationStore:
         into it (gateway.context.record_merge) and try again, at most SAVE_TRIES times.
         The conversation expires once idle for its plan's retention. Returns the tries
         that lost to another write."""
-        ttl = self._retention.of(record.plan).conversation_s
+        ttl = self.retention.of(record.plan).conversation_s
         for lost in range(SAVE_TRIES):
             fields = record.to_fields()
             dumped = {k: orjson.dumps(v) for k, v in fields.items()}
@@ -325,7 +325,7 @@ class ConversationStore:
         id, so what is held about a customer stays bounded and findable for an erasure."""
         if not record.customer:
             return
-        kept = self._retention.of(record.plan)
+        kept = self.retention.of(record.plan)
         key = customer_key(record.customer)
         index = await self._store.get_doc(EPISODES, record.tenant, key) or {}
         others = sorted((c for c in index if c != record.id), key=lambda c: _entry_at(index[c]))
@@ -375,7 +375,7 @@ class ConversationStore:
         is written, a field per fact, so two turns that learn facts at once keep both.
         A customer's facts are kept per the plan's `facts_days` (by default until
         deleted); a conversation's own facts as long as the conversation."""
-        kept = self._retention.of(plan)
+        kept = self.retention.of(plan)
         ttl = kept.conversation_s if key.startswith(CONVERSATION_FACTS) else kept.facts_s
         new = {FACT_FIELD + f.id: fact_to_json(f) for f in facts}
         if before is None:
@@ -419,7 +419,7 @@ class ConversationStore:
             "at": episode.ended_at or at,  # its last turn: the index keeps the newest
             "private": [fact_to_json(f) for f in episode.private],
         }
-        ttl = self._retention.of(plan).episodes_s
+        ttl = self.retention.of(plan).episodes_s
         key = customer_key(customer)
         await self._store.patch_doc(EPISODES, tenant, key, {episode.conversation: entry}, (), ttl)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -247,14 +248,20 @@ async def serve_simulator_in_background() -> AsyncIterator[tuple[str, SimulatorS
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     app = create_simulator_app()
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    # No log_config or log_level: uvicorn applies those to the process's shared
+    # `uvicorn.*` loggers, which silenced the gateway's own "Uvicorn running on" line.
+    config = uvicorn.Config(app, log_config=None, lifespan="off")
+    config.access_log = False  # after __init__, which would empty the shared access logger
+    server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve(sockets=[sock]))
     while not server.started:
         if task.done():
             task.result()
         await asyncio.sleep(0.01)
+    url = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    logging.getLogger("gateway.dev.simulator").info("built-in simulated upstream on %s", url)
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/v1", app.state.sim
+        yield url, app.state.sim
     finally:
         server.should_exit = True
         await task

@@ -7,6 +7,7 @@ import logging
 import time
 import uuid
 from collections.abc import Callable
+from decimal import Decimal
 from typing import Any
 
 from gateway.ledger.booking import Bookkeeper
@@ -81,7 +82,9 @@ class Accountant:
         reservation: str | None = None,
         fallback_model: str | None = None,
     ) -> UsageRecord:
-        cost = self._pricer.cost(model, usage)
+        # A call that bills no tokens costs nothing, priced or not (no "unpriced" warning).
+        billed = usage.input_total or usage.output or usage.reasoning
+        cost = self._pricer.cost(model, usage) if billed else Decimal(0)
         if cost is None and fallback_model and fallback_model != model:
             # The upstream named a model we cannot price (e.g. a dated variant): the
             # requested model's price is the honest guess, and what was reserved.

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import time
 import uuid
 from collections import deque
 from collections.abc import Iterable
@@ -63,11 +64,17 @@ class Bookkeeper:
         self._store_down = False
         self._spilled = False  # this run wrote records to the spill file
         self._replaying: list[Path] = []
+        self._progress_at = time.monotonic()  # last write, or when the queue filled
 
     @property
     def pending(self) -> int:
         """Bookings not yet written to the store (held in memory)."""
         return len(self._queue)
+
+    def stalled_for(self, now: float) -> float:
+        """Seconds bookings have waited with none written (0 with none waiting): a
+        writer that cannot drain while the store answers is wedged."""
+        return now - self._progress_at if self._queue else 0.0
 
     async def book(self, record: UsageRecord) -> None:
         """Queue the record; return once it is written, or at once while the store is down."""
@@ -77,6 +84,8 @@ class Bookkeeper:
             self._metrics.bookings_spilled.inc()
             self._spilled = True
             return
+        if not self._queue:
+            self._progress_at = time.monotonic()
         self._queue.append(record)
         self._wake.set()
         if self._store_down:
@@ -141,6 +150,7 @@ class Bookkeeper:
 
     def _written(self, count: int) -> None:
         batch = [self._queue.popleft() for _ in range(count)]
+        self._progress_at = time.monotonic()
         self._release(batch)
         self._metrics.pending_bookings.set(len(self._queue))
         if self._store_down:

@@ -5,7 +5,10 @@ progress escalates, and the class's action applies: `signal` (response header
 `X-Gateway-Escalation`, a metric, the state in GET /v1/conversations/{id}), `instruct`
 (signal, and tell the model to offer a human), `handoff` (signal, and answer with the
 class's handoff message without calling the model, booked at zero cost). A tenant's
-webhook gets a JSON event, POSTed off the request path and retried with backoff.
+webhook gets a JSON event, POSTed off the request path and retried with backoff,
+signed when $GATEWAY_WEBHOOK_SECRET is set: `X-Gateway-Signature: t=<unix time>,
+v1=<hex HMAC-SHA256 of "<t>.<body>" keyed with the secret>` (Stripe's scheme: the
+receiver recomputes it, compares in constant time and refuses an old `t`).
 After the reply, the turn is folded into the conversation's loop state.
 """
 
@@ -13,7 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import hashlib
+import hmac
 import logging
+import os
 import time
 from typing import Any
 
@@ -46,6 +53,15 @@ WHY = {
     "turn_ceiling": "has gone on for many turns without progress",
 }
 _RETRIES = (0.5, 2.0, 8.0)
+SECRET_ENV = "GATEWAY_WEBHOOK_SECRET"
+SIGNATURE_HEADER = "x-gateway-signature"
+
+
+def signature(secret: str, body: bytes, timestamp: int) -> str:
+    """The `X-Gateway-Signature` value of `body` sent at `timestamp` (unix seconds)."""
+    signed = f"{timestamp}.".encode() + body
+    digest = hmac.new(secret.encode(), signed, hashlib.sha256).hexdigest()
+    return f"t={timestamp},v1={digest}"
 
 
 class Escalations:
@@ -54,6 +70,18 @@ class Escalations:
         self._metrics = metrics
         self._client: httpx.AsyncClient | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._secret = os.environ.get(SECRET_ENV) or None
+        if policies.file.webhooks and self._secret is None:
+            log.warning("escalation webhooks are sent unsigned: %s is not set", SECRET_ENV)
+
+    def with_policies(self, policies: Policies) -> Escalations:
+        """These escalations under reloaded policies (calls in flight keep the old
+        object); both share the webhook client and the deliveries in flight."""
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=5.0)
+        other = copy.copy(self)
+        other._policies = policies
+        return other
 
     def _settings(self, record: ConversationRecord) -> LoopSettings:
         return self._policies.loop(record.plan, record.conversation_class or "default")
@@ -123,11 +151,13 @@ class Escalations:
     async def _post(self, url: str, event: dict[str, Any]) -> None:
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=5.0)
+        body = orjson.dumps(event)
         for attempt, pause in enumerate((*_RETRIES, None)):
+            headers = {"content-type": "application/json"}
+            if self._secret is not None:  # signed anew per attempt: a fresh timestamp
+                headers[SIGNATURE_HEADER] = signature(self._secret, body, int(time.time()))
             try:
-                response = await self._client.post(
-                    url, content=orjson.dumps(event), headers={"content-type": "application/json"}
-                )
+                response = await self._client.post(url, content=body, headers=headers)
                 if response.is_success:
                     return
                 log.warning("escalation webhook answered %s", response.status_code)

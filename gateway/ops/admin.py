@@ -12,6 +12,7 @@ import orjson
 from starlette.requests import Request
 
 from gateway.errors import InvalidRequest, StoreUnavailable
+from gateway.ops.metrics import tenant_ceilings
 from gateway.proxy.http_responses import RawResponse, json_response
 from gateway.proxy.identity import authenticate_admin
 from gateway.runtime import Gateway
@@ -20,6 +21,8 @@ from gateway.store import StoreHealth
 from gateway.store.records import SpendRow, period_of
 
 HEALTH_WAIT_S = 0.9  # /healthz answers within a second
+# Bookings waiting this long with none written, while the store answers: not ready.
+BOOKINGS_STALLED_S = 30.0
 _PERIOD = re.compile(r"[0-9]{4}-(0[1-9]|1[0-2])")  # ASCII digits only (not \d: "²", "٣")
 _LIMIT = re.compile(r"[0-9]{1,6}")
 SPEND_COLUMNS = (
@@ -37,19 +40,27 @@ SPEND_COLUMNS = (
 )
 
 
-def _period(request: Request) -> str:
+def requested_period(request: Request) -> str:
+    """The `period` query parameter, checked (YYYY-MM); this month when absent."""
     period = request.query_params.get("period") or period_of(time.time())
     if not _PERIOD.fullmatch(period):
         raise InvalidRequest("'period' must look like YYYY-MM.", param="period")
     return period
 
 
+def wanted_format(request: Request, formats: tuple[str, ...] = ("json",)) -> str:
+    """The `format` query parameter, one of `formats` (the first is the default): any
+    other (`xml`) is a 400, never JSON silently."""
+    wanted = request.query_params.get("format", formats[0])
+    if wanted not in formats:
+        raise InvalidRequest(f"'format' is one of {', '.join(formats)}.", param="format")
+    return wanted
+
+
 def spend_rows(gw: Gateway, booked: list[SpendRow]) -> list[SpendRow]:
     """Booked rows plus a zero row for every configured tenant that spent nothing."""
     seen = {row.tenant for row in booked}
-    idle = [
-        SpendRow(t.name, t.plan) for t in gw.settings.tenants_by_hash.values() if t.name not in seen
-    ]
+    idle = [SpendRow(t.name, t.plan) for t in gw.registry.tenants() if t.name not in seen]
     return sorted(booked + idle, key=lambda r: r.tenant)
 
 
@@ -65,10 +76,8 @@ def spend_csv(rows: list[SpendRow]) -> str:
 async def spend(request: Request) -> RawResponse:
     gw: Gateway = request.app.state.gateway
     authenticate_admin(request.headers, gw.settings.admin_key)
-    period = _period(request)
-    wanted = request.query_params.get("format", "json")
-    if wanted not in ("json", "csv"):
-        raise InvalidRequest("'format' is json (the default) or csv.", param="format")
+    period = requested_period(request)
+    wanted = wanted_format(request, ("json", "csv"))
     rows = spend_rows(gw, await gw.store.spend(period))
     if wanted == "csv":
         return RawResponse(
@@ -82,15 +91,16 @@ async def ledger(request: Request) -> RawResponse:
     newest first across periods (`period` then only filters) and `next_cursor`."""
     gw: Gateway = request.app.state.gateway
     authenticate_admin(request.headers, gw.settings.admin_key)
+    wanted_format(request)
     limit_text = request.query_params.get("limit", "1000")
     if not _LIMIT.fullmatch(limit_text) or not 0 < int(limit_text) <= 100_000:
         raise InvalidRequest("'limit' must be an integer from 1 to 100000.", param="limit")
     tenant = request.query_params.get("tenant")
     cursor = request.query_params.get("cursor")
     if cursor is None:
-        records = await gw.store.ledger(_period(request), tenant, int(limit_text))
+        records = await gw.store.ledger(requested_period(request), tenant, int(limit_text))
         return json_response(orjson.dumps({"records": [r.to_json() for r in records]}))
-    period = _period(request) if request.query_params.get("period") else None
+    period = requested_period(request) if request.query_params.get("period") else None
     try:
         page, after = await gw.store.ledger_page(tenant, period, cursor or None, int(limit_text))
     except ValueError as exc:
@@ -100,13 +110,20 @@ async def ledger(request: Request) -> RawResponse:
 
 
 async def report(request: Request) -> RawResponse:
-    """GET /admin/report?period=YYYY-MM[&tenant=T]: what `gateway report` prints, as JSON."""
-    from gateway.ops.report import gather
+    """GET /admin/report?period=YYYY-MM[&tenant=T][&format=json|csv]: what `gateway
+    report` prints."""
+    from gateway.ops.report import as_csv, gather
 
     gw: Gateway = request.app.state.gateway
     authenticate_admin(request.headers, gw.settings.admin_key)
-    tenants = sorted({t.name for t in gw.settings.tenants_by_hash.values()})
-    found = await gather(gw.store, tenants, _period(request), request.query_params.get("tenant"))
+    wanted = wanted_format(request, ("json", "csv"))
+    tenants = [t.name for t in gw.registry.tenants()]
+    period, tenant = requested_period(request), request.query_params.get("tenant")
+    found = await gather(gw.store, tenants, period, tenant)
+    if wanted == "csv":
+        return RawResponse(
+            200, [(b"content-type", b"text/csv; charset=utf-8")], as_csv(found).encode()
+        )
     return json_response(orjson.dumps(found.to_json()))
 
 
@@ -114,8 +131,9 @@ async def budgets(request: Request) -> RawResponse:
     """GET /admin/budgets?tenant=T[&customer=C]: spent, held and ceiling per budget."""
     gw: Gateway = request.app.state.gateway
     authenticate_admin(request.headers, gw.settings.admin_key)
+    wanted_format(request)
     name = request.query_params.get("tenant")
-    tenant = next((t for t in gw.settings.tenants_by_hash.values() if t.name == name), None)
+    tenant = gw.registry.tenant(name) if name else None
     if tenant is None:
         raise InvalidRequest("'tenant' must name a configured tenant.", param="tenant")
     policy = gw.settings.spend.policy(
@@ -145,26 +163,53 @@ async def metrics(request: Request) -> RawResponse:
     authenticate_admin(request.headers, gw.settings.admin_key)
     try:
         booked = await gw.store.spend(None)
+        # Tenants that booked something, on their current plan where it is configured.
+        plans = {r.tenant: r.plan for r in booked}
+        plans |= {t.name: t.plan for t in gw.registry.tenants() if t.name in plans}
+        ceilings = await tenant_ceilings(gw.store, gw.settings.spend, plans, time.time())
     except StoreUnavailable:
-        booked = None
-    body = gw.metrics.render(booked)
+        booked, ceilings = None, []
+    body = gw.metrics.render(booked, ceilings)
     return RawResponse(200, [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")], body)
 
 
 async def healthz(request: Request) -> RawResponse:
-    """Answers within a second, whatever the store does, and names what is wrong. 503
-    when the gateway refuses calls (`fail_closed` and the store not ok); with `fail_open`
-    it still serves, so 200 with status `degraded`."""
+    """Readiness (/healthz, /readyz): answers within a second, whatever the store does,
+    and names what is wrong. 503 when the store is unreachable, when bookings wait
+    without any being written for `BOOKINGS_STALLED_S` (the booking writer is wedged),
+    or, under `fail_closed`, when the store is not ok; other store trouble under
+    `fail_open` still serves: 200 with status `degraded`."""
     gw: Gateway = request.app.state.gateway
     try:
         health = await asyncio.wait_for(gw.store.health(), HEALTH_WAIT_S)
     except TimeoutError:
         health = StoreHealth("slow", f"the store did not answer within {HEALTH_WAIT_S} s")
-    serving = health.ok or gw.settings.config.store_failure == "fail_open"
+    reason = _not_ready(gw, health)
+    serving = reason is None and (health.ok or gw.settings.config.store_failure == "fail_open")
     body = {
-        "status": "ok" if health.ok else "degraded" if serving else "unavailable",
+        "status": "ok" if health.ok and serving else "degraded" if serving else "unavailable",
         "store": health.state,
         "detail": health.detail,
         "pending_bookings": gw.bookkeeper.pending,
+        "config": gw.settings.sha,
     }
+    if not serving:
+        body["reason"] = reason or f"store {health.state} under fail_closed"
     return json_response(orjson.dumps(body), 200 if serving else 503)
+
+
+def _not_ready(gw: Gateway, health: StoreHealth) -> str | None:
+    if health.state in ("unreachable", "writer_wedged"):
+        return f"store {health.state}: {health.detail}"
+    stalled = gw.bookkeeper.stalled_for(time.monotonic())
+    if stalled > BOOKINGS_STALLED_S:
+        return (
+            f"booking writer wedged: {gw.bookkeeper.pending} bookings pending, none written "
+            f"for {stalled:.0f} s"
+        )
+    return None
+
+
+async def livez(request: Request) -> RawResponse:
+    """Liveness: 200 while the process serves requests; it checks nothing else."""
+    return json_response(b'{"status":"ok"}')

@@ -10,8 +10,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from gateway.config import Settings, load_settings, resolve_relative
+from gateway.config import Settings, load_settings
 from gateway.errors import ConfigError
+from gateway.ops import tenant_cli
 
 DESCRIPTION = (
     "An OpenAI-compatible gateway that budgets each conversation's context and books every "
@@ -37,17 +38,17 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--workers", type=int, default=1)
-    serve.add_argument("--access-log", action="store_true")
+    serve.add_argument(
+        "--access-log",
+        choices=["json", "plain", "off"],
+        default=None,
+        help="one line per request on stderr (default: logging.access_log in config.yaml)",
+    )
 
     check = sub.add_parser("check-config", help="validate config.yaml and the policies")
     check.add_argument("--config", default="config.yaml")
 
-    tenants = sub.add_parser("tenants", help="manage tenants")
-    tenants_sub = tenants.add_subparsers(dest="tenants_command", required=True)
-    add = tenants_sub.add_parser("add", help="create a tenant; prints its key once")
-    add.add_argument("name")
-    add.add_argument("--plan", required=True)
-    add.add_argument("--config", default="config.yaml")
+    tenant_cli.add_parsers(sub)
 
     migrate = sub.add_parser(
         "migrate", help="prepare the stores for this version (PostgreSQL schema, Redis layout)"
@@ -96,6 +97,12 @@ def _check_config(config: str) -> int:
         return 1
     for warning in _spend_warnings(settings):
         print(f"warning: {warning}", file=sys.stderr)
+    if not (settings.policies_dir / "context.yaml").exists():
+        print(
+            f"note: no context.yaml in {settings.policies_dir}: the packaged window "
+            "policies apply (gateway/data/context.yaml)",
+            file=sys.stderr,
+        )
     print(f"ok: {config} ({len(settings.tenants_by_hash)} tenants, store {settings.store_url})")
     return 0
 
@@ -122,13 +129,17 @@ def _serve(args: argparse.Namespace) -> int:
         import tempfile
 
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="gateway-metrics-")
+    from gateway.proxy.request_log import logging_config
+
+    access = args.access_log or load_settings(Path(args.config)).config.logging.access_log
     uvicorn.run(
         "gateway.proxy.app:create_app_from_env",
         factory=True,
         host=args.host,
         port=args.port,
         workers=args.workers,
-        access_log=args.access_log,
+        access_log=False,  # the gateway's own access line replaces uvicorn's
+        log_config=logging_config(access),
         log_level="info",
     )
     return 0
@@ -166,39 +177,31 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tenants_add(args: argparse.Namespace) -> int:
-    import yaml
-
-    from gateway.ops.tenants import add_tenant
-
-    config = Path(args.config)
-    policies = "policies"
-    if config.exists():
-        raw = yaml.safe_load(config.read_text()) or {}
-        policies = os.environ.get("GATEWAY_POLICIES") or raw.get("policies", policies)
+def _registry(args: argparse.Namespace) -> int:
     try:
-        key = add_tenant(resolve_relative(config.resolve().parent, policies), args.name, args.plan)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        settings = load_settings(Path(args.config))
+    except ConfigError as exc:
+        for line in exc.lines():
+            print(f"error: {line}", file=sys.stderr)
         return 1
-    print(key)
-    print(
-        f"tenant {args.name!r} (plan {args.plan}) added; the key above is shown only once.",
-        file=sys.stderr,
-    )
-    return 0
+    return tenant_cli.run(settings, args)
 
 
 def _report(args: argparse.Namespace) -> int:
     import asyncio
-    import json
     import time
 
     from gateway.errors import StoreUnavailable
-    from gateway.ops.report import as_csv, as_table, gather, plot
+    from gateway.ops.report import PlotUnavailable, gather, pyplot
     from gateway.runtime import open_configured_store
     from gateway.store.records import period_of
 
+    if args.plot:  # before reading the store: a missing extra is known at once
+        try:
+            pyplot()
+        except PlotUnavailable as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
     try:
         settings = load_settings(Path(args.config))
     except ConfigError as exc:
@@ -206,11 +209,15 @@ def _report(args: argparse.Namespace) -> int:
             print(f"error: {line}", file=sys.stderr)
         return 1
     period = args.period or period_of(time.time())
-    tenants = sorted({t.name for t in settings.tenants_by_hash.values()})
 
     async def read() -> Any:
+        from gateway.tenancy.registry import Registry
+
         store = open_configured_store(settings.config)
         try:
+            registry = Registry(store, settings.tenants_by_hash, settings.known_plans)
+            await registry.refresh(force=True)
+            tenants = [t.name for t in registry.tenants()]
             return await gather(store, tenants, period, args.tenant)
         finally:
             await store.close()
@@ -220,6 +227,14 @@ def _report(args: argparse.Namespace) -> int:
     except StoreUnavailable as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1
+    return _print_report(report, args)
+
+
+def _print_report(report: Any, args: argparse.Namespace) -> int:
+    import json
+
+    from gateway.ops.report import as_csv, as_table, plot
+
     if args.format == "json":
         print(json.dumps(report.to_json(), indent=2))
     elif args.format == "csv":
@@ -227,7 +242,11 @@ def _report(args: argparse.Namespace) -> int:
     else:
         print(as_table(report))
     if args.plot:
-        plot(report, args.plot)
+        try:
+            plot(report, args.plot)
+        except OSError as exc:  # an unwritable path: a line, not a traceback
+            print(f"error: cannot write the plot to {args.plot}: {exc.strerror}", file=sys.stderr)
+            return 1
         print(f"plot written to {args.plot}", file=sys.stderr)
     return 0
 
@@ -243,7 +262,8 @@ def cli_logic(argv: list[str]) -> int:
     commands = {
         "serve": _serve,
         "check-config": lambda a: _check_config(a.config),
-        "tenants": _tenants_add,
+        "tenants": _registry,
+        "keys": _registry,
         "simulate-upstream": _simulate,
         "report": _report,
         "migrate": _migrate,

@@ -1,16 +1,20 @@
 """Every Prometheus metric of the gateway, on an injected registry.
 
 Two kinds: process metrics (latency, statuses) live in the registry; per-tenant money
-and token totals are read from the store at scrape time, so they are durable across
-restarts and whole across workers and replicas. Labels stay bounded: tenant, plan,
-route, status, token kind; never a conversation id.
+and token totals, and each tenant's spend against its ceilings, are read from the store
+at scrape time, so they are durable across restarts and whole across workers and
+replicas. Every exported name starts with `gateway_` and passes `promtool check
+metrics` (tests/test_observability.py); deploy/grafana and deploy/prometheus read them.
+Labels stay bounded: tenant, plan, class, turn bucket, route, status, reason, token
+kind; never a conversation or customer id.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
-from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -26,6 +30,11 @@ from prometheus_client.registry import Collector
 from gateway.spend.money import from_units
 from gateway.store.records import SpendRow
 
+if TYPE_CHECKING:
+    from gateway.spend.ceilings import SpendRules
+    from gateway.store import Store
+
+_LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 _OVERHEAD_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5)
 # Turn numbers as a bounded label (and the report's columns): the one place they are cut.
 TURN_BUCKETS = ("1-5", "6-15", "16-40", "41+")
@@ -46,10 +55,24 @@ class GatewayMetrics:
     def __init__(self, registry: CollectorRegistry) -> None:
         self.registry = registry
         self._unpriced_models: set[str] = set()
+        self._config_sha: str | None = None
+        self._requests(registry)
+        self._bookings(registry)
+        self._window(registry)
+        self._conversations(registry)
+
+    def _requests(self, registry: CollectorRegistry) -> None:
         self.requests = Counter(
             "gateway_requests",
             "Requests answered, by route and HTTP status.",
             ["route", "status"],
+            registry=registry,
+        )
+        self.request_duration = Histogram(
+            "gateway_request_duration_seconds",
+            "Time from a request's arrival to its last byte sent (streams included), by route.",
+            ["route"],
+            buckets=_LATENCY_BUCKETS,
             registry=registry,
         )
         self.overhead = Histogram(
@@ -59,6 +82,22 @@ class GatewayMetrics:
             buckets=_OVERHEAD_BUCKETS,
             registry=registry,
         )
+        self.upstream_responses = Counter(
+            "gateway_upstream_responses",
+            "Upstream answers by status class (2xx..5xx), or timeout / unreachable when the "
+            "upstream failed before or while answering.",
+            ["status_class"],
+            registry=registry,
+        )
+        self.config_info = Gauge(
+            "gateway_config_info",
+            "1 for the sha of the configuration this process runs.",
+            ["sha"],
+            multiprocess_mode="max",
+            registry=registry,
+        )
+
+    def _bookings(self, registry: CollectorRegistry) -> None:
         self.unpriced = Counter(
             "gateway_unpriced_requests",
             "Upstream calls booked without a price, by model.",
@@ -98,97 +137,147 @@ class GatewayMetrics:
             registry=registry,
         )
 
+    def _window(self, registry: CollectorRegistry) -> None:
         self.turns_evicted = Counter(
-            "context_turns_evicted",
+            "gateway_context_turns_evicted",
             "Messages folded into a summary and left out of the window.",
             ["reason"],
             registry=registry,
         )
         self.summary_recompressed = Counter(
-            "context_summary_recompressed",
+            "gateway_context_recompressions",
             "Running summaries recompressed to stay under their ceiling.",
             registry=registry,
         )
         self.window_used = Histogram(
-            "context_window_used_tokens",
+            "gateway_context_window_used_tokens",
             "History tokens a turn carried (everything but the app's system message).",
             ["at_ceiling"],
             buckets=(250, 500, 1000, 2000, 4000, 6000, 8000, 12000, 16000, 32000, 64000),
             registry=registry,
         )
         self.class_turns = Counter(
-            "context_class_turns",
+            "gateway_context_class_turns",
             "Turns by conversation class.",
             ["class"],
             registry=registry,
         )
         self.class_turns_at_ceiling = Counter(
-            "context_class_turns_at_ceiling",
+            "gateway_context_class_turns_at_ceiling",
             "Turns that reached the class's quota (compacted, or at 95% of it).",
             ["class"],
             registry=registry,
         )
+        self.quota_hits = Counter(
+            "gateway_context_quota_hits",
+            "Turns that hit the class's quota: history left the window, or it went over.",
+            ["class"],
+            registry=registry,
+        )
         self.over_quota = Counter(
-            "context_class_turns_over_quota",
+            "gateway_context_class_turns_over_quota",
             "Turns sent above the quota because nothing could hold the turns leaving it.",
             ["class"],
             registry=registry,
         )
         self.system_over_budget = Counter(
-            "context_class_turns_system_over_budget",
+            "gateway_context_class_turns_system_over_budget",
             "Turns whose app system message(s) passed the class's system_budget (sent whole).",
             ["class"],
             registry=registry,
         )
 
+    def _conversations(self, registry: CollectorRegistry) -> None:
+        self.conversations = Counter(
+            "gateway_conversations_started",
+            "Conversations started, by class (at their first turn).",
+            ["class"],
+            registry=registry,
+        )
+        self.conversations_quota_hit = Counter(
+            "gateway_conversations_quota_hit",
+            "Conversations that hit their class's quota for the first time, by class (the "
+            "report's alarm: over 10% of a class's conversations means its quota is wrong).",
+            ["class"],
+            registry=registry,
+        )
         self.spend_blocks = Counter(
-            "spend_ceiling_blocks",
+            "gateway_spend_ceiling_blocks",
             "Calls refused at a spend ceiling (HTTP 429).",
             ["plan"],
             registry=registry,
         )
         self.spend_degrades = Counter(
-            "spend_ceiling_degrades",
+            "gateway_spend_ceiling_degrades",
             "Calls sent to the plan's cheaper model at a spend ceiling.",
             ["plan"],
             registry=registry,
         )
         self.turn_cost = Histogram(
-            "conversation_turn_cost_usd",
+            "gateway_conversation_turn_cost_usd",
             "Cost of one turn (fresh, cached and output priced apart).",
             ["plan", "turn_bucket"],
             registry=registry,
             buckets=(0.00001, 0.0001, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5),
         )
         self.turn_history = Histogram(
-            "conversation_turn_history_tokens",
+            "gateway_conversation_turn_history_tokens",
             "Input tokens (history included) of one turn.",
             ["plan", "turn_bucket"],
             registry=registry,
             buckets=(500, 1000, 2000, 4000, 8000, 16000, 32000, 64000, 128000),
         )
         self.turn_marginal = Histogram(
-            "conversation_turn_marginal_cost_ratio",
+            "gateway_conversation_turn_marginal_cost_ratio",
             "Cost of a turn divided by the cost of the same conversation's first turn.",
             ["plan", "turn_bucket"],
             registry=registry,
             buckets=(0.5, 1, 1.5, 2, 3, 5, 8, 13, 21, 34, 55),
         )
         self.escalations = Counter(
-            "conversation_escalations",
+            "gateway_conversation_escalations",
             "Escalations to a human, by class and reason (loop, turn_ceiling).",
             ["class", "reason"],
             registry=registry,
         )
         self.conversation_cost = Counter(
-            "conversation_cost_usd",
+            "gateway_conversation_cost_usd",
             "Cost of chat turns, per tenant (USD).",
             ["tenant", "plan"],
             registry=registry,
         )
 
-    def observe_turn(self, record: Any, cost_units: int | None, history_tokens: int) -> None:
-        """Per-turn telemetry, labelled by plan and turn bucket (never the turn itself)."""
+    def observe_request(self, route: str, status: int, seconds: float) -> None:
+        """One answered request (the outermost layer calls it once per request)."""
+        self.requests.labels(route, str(status)).inc()
+        self.request_duration.labels(route).observe(seconds)
+
+    def observe_upstream(self, status_class: str) -> None:
+        """One upstream answer: "2xx".."5xx", or "timeout" / "unreachable"."""
+        self.upstream_responses.labels(status_class).inc()
+
+    def set_config(self, sha: str) -> None:
+        """`gateway_config_info{sha}` is 1 for this sha only (at start-up and each reload)."""
+        previous, self._config_sha = self._config_sha, sha
+        if previous is not None and previous != sha:
+            # Under PROMETHEUS_MULTIPROC_DIR the old value stays in this process's file:
+            # 0 says it is no longer run here.
+            self.config_info.labels(previous).set(0)
+            self.config_info.remove(previous)
+        self.config_info.labels(sha).set(1)
+
+    def observe_turn(
+        self, record: Any, cost_units: int | None, history_tokens: int, quota_hit: bool = False
+    ) -> None:
+        """An answered turn, labelled by plan and turn bucket (never the turn itself), and
+        its conversation by class: started (its first answered turn), or at the quota for
+        the first time (`record` counts this turn's hit already, not yet the turn)."""
+        if not record.degraded:  # a degraded record (store down) has no past: no first
+            cls = record.conversation_class or "default"
+            if record.turns == 0:
+                self.conversations.labels(cls).inc()
+            if quota_hit and record.quota_hits == 1:
+                self.conversations_quota_hit.labels(cls).inc()
         turn = record.turns + 1
         bucket = turn_bucket(turn)
         self.turn_history.labels(record.plan, bucket).observe(history_tokens)
@@ -208,8 +297,9 @@ class GatewayMetrics:
         self._unpriced_models.add(model)
         self.unpriced.labels(model).inc()
 
-    def render(self, spend: list[SpendRow] | None) -> bytes:
-        """The exposition text: process metrics, then tenant totals from the store."""
+    def render(self, spend: list[SpendRow] | None, ceilings: Sequence[CeilingRow] = ()) -> bytes:
+        """The exposition text: process metrics, then tenant totals and ceilings from the
+        store (`spend` None: the store did not answer)."""
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             # Several workers: every process's samples, summed, not just this one's.
             merged = CollectorRegistry(auto_describe=False)
@@ -218,13 +308,44 @@ class GatewayMetrics:
         else:
             text = generate_latest(self.registry)
         extra = CollectorRegistry(auto_describe=False)
-        extra.register(_TenantTotals(spend))
+        extra.register(_TenantTotals(spend, ceilings))
         return text + generate_latest(extra)
 
 
+@dataclass(frozen=True, slots=True)
+class CeilingRow:
+    """A tenant's spend in one ceiling's period, and that ceiling, in 1e-10 USD units."""
+
+    tenant: str
+    period: str  # "day" or "month"
+    spent_units: int
+    limit_units: int
+
+
+async def tenant_ceilings(
+    store: Store, rules: SpendRules, tenants: Mapping[str, str], now: float
+) -> list[CeilingRow]:
+    """Spend against every tenant-wide ceiling of `tenants` (name -> plan), in one store
+    read. Customer ceilings are left out: a customer id is no label. Raises
+    StoreUnavailable as the store does."""
+    budgets = [
+        (name, b)
+        for name, plan in sorted(tenants.items())
+        for b in rules.policy(name, plan, None, now).guarded
+        if b.scope == "tenant"
+    ]
+    if not budgets:
+        return []
+    counters = await store.budgets([b.key for _, b in budgets])
+    return [
+        CeilingRow(name, b.period, counters[b.key][0], b.limit_units or 0) for name, b in budgets
+    ]
+
+
 class _TenantTotals(Collector):
-    def __init__(self, spend: list[SpendRow] | None) -> None:
+    def __init__(self, spend: list[SpendRow] | None, ceilings: Sequence[CeilingRow]) -> None:
         self._spend = spend
+        self._ceilings = ceilings
 
     def collect(self) -> Iterator[Metric]:
         up = GaugeMetricFamily(
@@ -235,6 +356,24 @@ class _TenantTotals(Collector):
         if self._spend is None:
             return
         yield from _tenant_families(self._spend)
+        yield from _ceiling_families(self._ceilings)
+
+
+def _ceiling_families(ceilings: Iterable[CeilingRow]) -> Iterator[Metric]:
+    spent = GaugeMetricFamily(
+        "gateway_tenant_ceiling_spent_usd",
+        "Booked spend of a tenant in the current period of its spend ceiling (USD).",
+        labels=["tenant", "period"],
+    )
+    limit = GaugeMetricFamily(
+        "gateway_tenant_ceiling_usd",
+        "A tenant's spend ceiling for the period, from spend.yaml (USD).",
+        labels=["tenant", "period"],
+    )
+    for row in ceilings:
+        spent.add_metric([row.tenant, row.period], float(from_units(row.spent_units)))
+        limit.add_metric([row.tenant, row.period], float(from_units(row.limit_units)))
+    yield from (spent, limit)
 
 
 def _tenant_families(spend: Iterable[SpendRow]) -> Iterator[Metric]:

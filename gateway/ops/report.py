@@ -4,7 +4,8 @@ Per-tenant cost for finance; conversation length percentiles; the share of cost 
 top 5% and 1% of conversations; the marginal cost of a turn by turn bucket, relative to
 the same conversation's first turn; the fraction of conversations at the quota ceiling
 per class, with an ALARM above 10% (that class's quota is wrong); the cached share of
-input. `compute` is pure; `gather` reads the store.
+input; the period's most recent escalations. `compute` is pure; `gather` reads the
+store; `plot` draws with matplotlib (an extra), `gateway.ops.report_svg` without it.
 """
 
 from __future__ import annotations
@@ -25,11 +26,18 @@ from gateway.store import Store
 from gateway.store.records import SpendRow, UsageRecord, period_of
 
 ALARM_SHARE = 0.10
+RECENT_ESCALATIONS = 20  # the newest escalated conversations a report lists
+PLOT_EXTRA = "pip install 'context-quota-gateway[plot]'"
+
+
+class PlotUnavailable(Exception):
+    """`--plot` without matplotlib: the message says how to install it."""
 
 
 @dataclass
 class Report:
     period: str
+    tenant: str | None = None  # the one tenant reported on, or None for all
     tenants: list[dict[str, Any]] = field(default_factory=list)
     conversations: int = 0
     length_percentiles: dict[str, float] = field(default_factory=dict)
@@ -39,6 +47,11 @@ class Report:
     alarms: list[str] = field(default_factory=list)
     cached_share: float = 0.0
     concentration: list[tuple[float, float]] = field(default_factory=list)
+    escalations: list[dict[str, Any]] = field(default_factory=list)  # newest first
+
+    @property
+    def title(self) -> str:
+        return f"{self.tenant or 'all tenants'}, {self.period}"
 
     def to_json(self) -> dict[str, Any]:
         out = dict(self.__dict__)
@@ -84,13 +97,31 @@ def _marginal(ledger: Sequence[UsageRecord]) -> dict[str, dict[str, float]]:
     }
 
 
+def _escalations(conversations: Sequence[ConversationRecord]) -> list[dict[str, Any]]:
+    escalated = [c for c in conversations if c.escalations]
+    escalated.sort(key=lambda c: (c.last_seen, c.id), reverse=True)
+    return [
+        {
+            "tenant": c.tenant,
+            "conversation": c.id,
+            "class": c.conversation_class or "default",
+            "reason": c.escalation,
+            "escalations": c.escalations,
+            "turns": c.turns,
+            "last_seen": c.last_seen,
+        }
+        for c in escalated[:RECENT_ESCALATIONS]
+    ]
+
+
 def compute(
     period: str,
     spend: Sequence[SpendRow],
     conversations: Sequence[ConversationRecord],
     ledger: Sequence[UsageRecord],
+    tenant: str | None = None,
 ) -> Report:
-    report = Report(period=period, conversations=len(conversations))
+    report = Report(period=period, tenant=tenant, conversations=len(conversations))
     report.tenants = [row.to_json() for row in spend]
     lengths = [c.turns for c in conversations]
     report.length_percentiles = {f"p{q}": percentile(lengths, q) for q in (50, 90, 95, 99)}
@@ -121,6 +152,7 @@ def compute(
     cached = sum(r.cached_input_tokens for r in spend)
     written = sum(r.cache_write_tokens for r in spend)
     report.cached_share = cached / (fresh + cached + written) if fresh + cached + written else 0.0
+    report.escalations = _escalations(conversations)
     return report
 
 
@@ -136,11 +168,11 @@ async def gather(
         records = [ConversationRecord.from_fields(d) for d in docs]
         conversations += [c for c in records if period_of(c.last_seen) == period]
         ledger += await store.ledger(period, name, limit=1_000_000)
-    return compute(period, spend, conversations, ledger)
+    return compute(period, spend, conversations, ledger, tenant)
 
 
 def as_table(report: Report) -> str:
-    lines = [f"Report for {report.period}", "", "Cost per tenant:"]
+    lines = [f"Report for {report.title}", "", "Cost per tenant:"]
     lines.append(f"  {'tenant':<12} {'plan':<8} {'requests':>9} {'cost USD':>14} {'cached in':>10}")
     for t in report.tenants:
         total_in = t["fresh_input_tokens"] + t["cached_input_tokens"] + t["cache_write_tokens"]
@@ -171,6 +203,13 @@ def as_table(report: Report) -> str:
             f"  {name:<12} {q['at_ceiling']:>4} of {q['conversations']:<5} {q['share']:.1%}"
         )
     lines += ["", *report.alarms] if report.alarms else []
+    if report.escalations:
+        lines += ["", "Most recent escalations:"]
+        lines += [
+            f"  {e['tenant']:<12} {e['conversation']:<24} {e['class']:<12} {e['reason']} "
+            f"(x{e['escalations']}, {e['turns']} turns)"
+            for e in report.escalations
+        ]
     return "\n".join(lines)
 
 
@@ -185,6 +224,10 @@ def _rows(report: Report) -> list[list[Any]]:
         rows += [[section, name, k, v] for name, values in table.items() for k, v in values.items()]
     rows.append(["input", "all", "cached_share", f"{report.cached_share:.6f}"])
     rows += [["alarm", "", "", alarm] for alarm in report.alarms]
+    rows += [
+        ["escalation", f"{e['tenant']}/{e['conversation']}", e["reason"], e["escalations"]]
+        for e in report.escalations
+    ]
     return rows
 
 
@@ -196,23 +239,54 @@ def as_csv(report: Report) -> str:
     return out.getvalue()
 
 
-def plot(report: Report, path: str) -> None:
-    """The concentration curve and the cost by turn bucket, as a PNG."""
-    import matplotlib
+def pyplot() -> Any:
+    """matplotlib's pyplot on the file-only Agg backend; PlotUnavailable without it."""
+    try:
+        import matplotlib
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise PlotUnavailable(f"--plot needs matplotlib ({PLOT_EXTRA})") from exc
+    return plt
 
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
+
+def figure(report: Report) -> Any:
+    """The concentration curve (percent of cost by percent of conversations) and the
+    mean cost of a turn by turn bucket, titled with the tenant and the period."""
+    plt = pyplot()
+    from matplotlib.ticker import PercentFormatter
+
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.6))
+    fig.suptitle(f"Cost report: {report.title}")
     xs = [0.0] + [x for x, _ in report.concentration]
     ys = [0.0] + [y for _, y in report.concentration]
     left.plot(xs, ys, label="conversations, costliest first")
     left.plot([0, 1], [0, 1], linestyle=":", label="every conversation alike")
     left.axvline(0.05, color="grey", linewidth=0.8)
-    left.set(title="Concentration of cost", xlabel="share of conversations", ylabel="share of cost")
+    left.set(
+        title=f"Concentration of cost ({report.period})",
+        xlabel="share of conversations",
+        ylabel="share of cost",
+        xlim=(0, 1),
+        ylim=(0, 1),
+    )
+    for axis in (left.xaxis, left.yaxis):
+        axis.set_major_formatter(PercentFormatter(1.0))
     left.legend()
     names = list(report.marginal_cost)
     right.bar(names, [report.marginal_cost[n]["mean_cost_usd"] for n in names])
-    right.set(title="Mean cost of a turn by turn bucket", xlabel="turns", ylabel="USD")
+    right.set(
+        title=f"Mean cost of a turn by turn bucket ({report.period})", xlabel="turns", ylabel="USD"
+    )
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    return fig
+
+
+def plot(report: Report, path: str) -> None:
+    """`figure` as a PNG."""
+    fig = figure(report)
+    try:
+        fig.savefig(path, dpi=110)
+    finally:
+        pyplot().close(fig)

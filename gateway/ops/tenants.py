@@ -1,21 +1,17 @@
-"""`gateway tenants add`: mint a tenant key, print it once, store only its hash."""
+"""Write a tenant into tenants.yaml (the declarative source): for the dev tools that
+build a fresh policy folder (demo, replay). Operators use the registry instead:
+`gateway tenants add` and the admin API (gateway.tenancy)."""
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 
 import yaml
 
 from gateway.config import tenants_path
-from gateway.proxy.identity import key_hash
+from gateway.tenancy.keys import key_hash, new_key
 
-KEY_PREFIX = "gk-"
 SCHEMA_LINE = "$schema: ./schema/tenants.schema.json"
-
-
-def new_key() -> str:
-    return KEY_PREFIX + secrets.token_urlsafe(32)
 
 
 def add_tenant(policies_dir: Path, name: str, plan: str) -> str:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
 import logging
 import os
-from collections.abc import AsyncIterator
+import signal
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from time import perf_counter
 from typing import Any
 
 from starlette.applications import Starlette
@@ -18,11 +22,14 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.config import SIMULATOR, Settings, load_settings
 from gateway.errors import GatewayError, NotFound
-from gateway.ops import admin
+from gateway.ops import admin, admin_page, tracing
+from gateway.ops import tenant_routes as tenants
+from gateway.ops.reload import reload_on_signal
 from gateway.proxy import conversation_routes as conv
 from gateway.proxy.chat import chat_completions
 from gateway.proxy.http_responses import RawResponse, error_response
 from gateway.proxy.passthrough import passthrough
+from gateway.proxy.request_log import RequestLog
 from gateway.runtime import build_gateway
 
 log = logging.getLogger("gateway")
@@ -50,7 +57,7 @@ class ErrorLayer:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        status = 0
+        status, started = 0, perf_counter()
 
         async def tracked(message: Message) -> None:
             nonlocal status
@@ -72,7 +79,9 @@ class ErrorLayer:
         finally:
             gw = getattr(scope["app"].state, "gateway", None)
             if gw is not None:
-                gw.metrics.requests.labels(_route_label(scope["path"]), str(status)).inc()
+                gw.metrics.observe_request(
+                    _route_label(scope["path"]), status, perf_counter() - started
+                )
 
 
 async def _http_error(request: Request, exc: Exception) -> RawResponse:
@@ -84,6 +93,24 @@ async def _http_error(request: Request, exc: Exception) -> RawResponse:
     )
     err.status, err.type = exc.status_code, "invalid_request_error"
     return error_response(err)
+
+
+def _on_hangup(app: Starlette) -> Callable[[], object]:
+    """SIGHUP reloads the policies and tenants (where the loop may take signals: the
+    main thread); returns what undoes it."""
+    loop = asyncio.get_running_loop()
+    tasks: set[asyncio.Task[None]] = set()
+
+    def hangup() -> None:
+        task = loop.create_task(reload_on_signal(app))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    try:
+        loop.add_signal_handler(signal.SIGHUP, hangup)
+    except (ValueError, RuntimeError, NotImplementedError):  # not the main thread
+        return lambda: None
+    return functools.partial(loop.remove_signal_handler, signal.SIGHUP)
 
 
 def create_app(settings: Settings) -> Starlette:
@@ -99,6 +126,8 @@ def create_app(settings: Settings) -> Starlette:
             gateway = await build_gateway(settings, upstream_url)
             stack.push_async_callback(gateway.close)
             app.state.gateway = gateway
+            app.state.reload_lock = asyncio.Lock()
+            stack.callback(_on_hangup(app))
             yield
 
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
@@ -119,13 +148,35 @@ def create_app(settings: Settings) -> Starlette:
         Route("/admin/ledger", admin.ledger, methods=["GET"]),
         Route("/admin/budgets", admin.budgets, methods=["GET"]),
         Route("/admin/report", admin.report, methods=["GET"]),
+        Route(admin_page.PAGE, admin_page.page, methods=["GET"]),
+        Route(admin_page.LOGIN, admin_page.login_form, methods=["GET"]),
+        Route(admin_page.LOGIN, admin_page.login, methods=["POST"]),
+        Route("/admin/ui/logout", admin_page.logout, methods=["POST"]),
+        Route("/admin/tenants", tenants.list_tenants, methods=["GET"]),
+        Route("/admin/tenants", tenants.create_tenant, methods=["POST"]),
+        Route("/admin/tenants/{name}", tenants.patch_tenant, methods=["PATCH"]),
+        Route("/admin/tenants/{name}/keys", tenants.create_key, methods=["POST"]),
+        Route("/admin/tenants/{name}/keys", tenants.list_keys, methods=["GET"]),
+        Route("/admin/keys/{key}", tenants.revoke_key, methods=["DELETE"]),
+        Route("/admin/keys/{key}/rotate", tenants.rotate_key, methods=["POST"]),
+        Route("/admin/reload", tenants.reload, methods=["POST"]),
         Route("/metrics", admin.metrics, methods=["GET"]),
         Route("/healthz", admin.healthz, methods=["GET"]),
+        Route("/readyz", admin.healthz, methods=["GET"]),
+        Route("/livez", admin.livez, methods=["GET"]),
     ]
     handlers: dict[Any, Any] = {HTTPException: _http_error}
     return Starlette(
         routes=routes,
-        middleware=[Middleware(ErrorLayer)],
+        middleware=[
+            Middleware(
+                RequestLog,
+                route_label=_route_label,
+                access=settings.config.logging.access_log,
+                tracer=tracing.make_tracer(settings.config.logging.traces, os.environ),
+            ),
+            Middleware(ErrorLayer),
+        ],
         exception_handlers=handlers,
         lifespan=lifespan,
     )

@@ -22,6 +22,8 @@ from gateway.context.builder import Turn, TurnRequest
 from gateway.errors import InvalidRequest
 from gateway.ledger.usage import TokenUsage
 from gateway.loops.escalation import handoff_response
+from gateway.ops import tracing
+from gateway.proxy import request_log
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
 from gateway.proxy.request_body import (
@@ -36,6 +38,7 @@ from gateway.proxy.upstream import response_headers
 from gateway.runtime import Gateway
 from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
+from gateway.spend.rate_guard import UNLIMITED, RateTicket
 
 ROUTE = "chat"
 REASONING = ("o1", "o3", "o4", "gpt-5")
@@ -115,21 +118,29 @@ def window_headers(turn: Turn, spend: Reservation | None) -> list[tuple[bytes, b
 async def chat_completions(request: Request) -> ASGIApp:
     gw: Gateway = request.app.state.gateway
     started = perf_counter()
-    caller = identify(request.headers, authenticate(request.headers, gw.settings.tenants_by_hash))
+    caller = identify(request.headers, await authenticate(request.headers, gw.registry.find))
+    request_log.note(tenant=caller.tenant.name, key_id=caller.tenant.key_id)
     raw = await read_body(request, gw.settings.config.limits.max_body_bytes)
     call = parse_chat(await offload.sized(len(raw), json_object, raw))
     await gw.guard_store()
-    turn = await gw.windows.build(
-        TurnRequest(
-            caller,
-            call.model,
-            call.messages,
-            call.client_max_tokens,
-            request.headers.get("x-operational-state"),
-            time.time(),
+    with tracing.span("window.build"):
+        turn = await gw.windows.build(
+            TurnRequest(
+                caller,
+                call.model,
+                call.messages,
+                call.client_max_tokens,
+                request.headers.get("x-operational-state"),
+                time.time(),
+            )
         )
-    )
     turn.escalation = gw.escalations.check(turn.record, turn.policy)
+    request_log.note(
+        model=call.model,
+        conversation_class=turn.record.conversation_class,
+        window_tokens=turn.window.report.history_tokens,
+        escalation=turn.escalation,
+    )
     if turn.escalation and turn.policy.escalation_action == "handoff":
         return await _handoff(gw, caller, call, turn)
     if turn.escalation and turn.policy.escalation_action == "instruct":
@@ -142,11 +153,14 @@ async def chat_completions(request: Request) -> ASGIApp:
             code="context_length_exceeded",
         )
     input_estimate = await _input_tokens(gw, call, turn)
+    rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, input_estimate)
     worst = WorstCase.of(
         input_estimate, gw.tokens.factor(call.model), turn.window.report.max_tokens, call.replies
     )
-    spend = await gw.guard.reserve(caller, call.model, worst.input_tokens, worst.output_tokens)
-    ctx = _Context(gw, caller, call, turn, spend, input_estimate)
+    with tracing.span("spend.guard"):
+        spend = await gw.guard.reserve(caller, call.model, worst.input_tokens, worst.output_tokens)
+    request_log.note(degraded_to=spend.model if spend.degraded_from else None)
+    ctx = _Context(gw, caller, call, turn, spend, input_estimate, rate=rate)
     # On an error after the upstream was reached the call may be billed: book an estimate.
     async with gw.guard.held(spend, lambda: _settle(ctx, spend.model, None)) as ctx.hold:
         response = await gw.upstream.send(
@@ -173,6 +187,7 @@ class _Context:
     spend: Reservation
     input_estimate: int  # raw count of everything sent: messages, tools, schemas
     hold: Hold | None = None
+    rate: RateTicket = UNLIMITED  # its rate-limit headers, and where its output settles
 
 
 async def _handoff(gw: Gateway, caller: Caller, call: ChatCall, turn: Turn) -> RawResponse:
@@ -199,20 +214,23 @@ async def _settle(ctx: _Context, model: str, reported: Any, output_text: Any = N
     usage = gw.accountant.usage(call.model, reported, ctx.input_estimate, output_text)
     cost = None
     if usage is not None:
-        record = await gw.accountant.book(
-            ctx.caller,
-            model,
-            usage,
-            ROUTE,
-            conversation=ctx.turn.record.id,
-            budgets=ctx.spend.budgets,
-            reservation=ctx.spend.id,
-            fallback_model=ctx.spend.priced_as,
-        )
+        with tracing.span("booking"):
+            record = await gw.accountant.book(
+                ctx.caller,
+                model,
+                usage,
+                ROUTE,
+                conversation=ctx.turn.record.id,
+                budgets=ctx.spend.budgets,
+                reservation=ctx.spend.id,
+                fallback_model=ctx.spend.priced_as,
+            )
+        request_log.note_usage(model, usage, record.cost_units)
         if ctx.hold is not None:
             ctx.hold.settled()
         cost = record.cost_units
-        gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total)
+        await gw.rates.settle(ctx.rate, usage.output)
+        gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total, ctx.turn.quota_hit)
     if output_text is not None:  # None: the call failed after reaching the upstream
         if ctx.turn.escalation:
             gw.escalations.commit(ctx.turn.record, ctx.turn.escalation)
@@ -232,7 +250,11 @@ async def _json(ctx: _Context, response: httpx.Response, before_upstream: float)
         model = obj.get("model") if isinstance(obj.get("model"), str) else ctx.spend.model
         await _settle(ctx, model or ctx.spend.model, obj.get("usage"), lambda: _reply_text(obj))
     gw.metrics.overhead.labels(ROUTE, "false").observe(before_upstream + perf_counter() - after)
-    headers = [*response_headers(response.headers), *window_headers(ctx.turn, ctx.spend)]
+    headers = [
+        *response_headers(response.headers),
+        *window_headers(ctx.turn, ctx.spend),
+        *ctx.rate.headers,
+    ]
     return RawResponse(response.status_code, headers, body)
 
 
@@ -277,7 +299,11 @@ def _stream(ctx: _Context, response: httpx.Response, before_upstream: float) -> 
 
     return StreamRelay(
         response.status_code,
-        [*response_headers(response.headers), *window_headers(ctx.turn, ctx.spend)],
+        [
+            *response_headers(response.headers),
+            *window_headers(ctx.turn, ctx.spend),
+            *ctx.rate.headers,
+        ],
         gw.upstream.iter_bytes(response),
         response.aclose,
         UsageTap(

@@ -38,9 +38,9 @@ MAX_FACT_CHARS = 2000
 LATEST_TIME = 253402300799  # 9999-12-31T23:59:59Z
 
 
-def _caller(request: Request) -> tuple[Gateway, Caller]:
+async def _caller(request: Request) -> tuple[Gateway, Caller]:
     gw: Gateway = request.app.state.gateway
-    return gw, identify(request.headers, authenticate(request.headers, gw.settings.tenants_by_hash))
+    return gw, identify(request.headers, await authenticate(request.headers, gw.registry.find))
 
 
 async def _record(gw: Gateway, caller: Caller, conversation: str) -> ConversationRecord:
@@ -67,13 +67,13 @@ async def _addressable(gw: Gateway, caller: Caller, conversation: str) -> Conver
 
 
 async def get_conversation(request: Request) -> RawResponse:
-    gw, caller = _caller(request)
+    gw, caller = await _caller(request)
     record = await _record(gw, caller, request.path_params["conversation"])
     return json_response(orjson.dumps(record.public()))
 
 
 async def put_state(request: Request) -> RawResponse:
-    gw, caller = _caller(request)
+    gw, caller = await _caller(request)
     body = json_object(await read_body(request, 64 * 1024))
     state = body.get("state")
     if state is not None and not isinstance(state, str | dict):
@@ -87,7 +87,7 @@ async def put_state(request: Request) -> RawResponse:
 async def post_event(request: Request) -> RawResponse:
     """POST /v1/conversations/{id}/events {"type": "progress" | "resolved"}: the app
     says the conversation moved on, which resets its loop and turn-ceiling clocks."""
-    gw, caller = _caller(request)
+    gw, caller = await _caller(request)
     body = json_object(await read_body(request, 64 * 1024))
     kind = body.get("type")
     if kind not in ("progress", "resolved"):
@@ -101,7 +101,7 @@ async def post_event(request: Request) -> RawResponse:
 
 
 async def close_conversation(request: Request) -> RawResponse:
-    gw, caller = _caller(request)
+    gw, caller = await _caller(request)
     record = await _record(gw, caller, request.path_params["conversation"])
     record.closed = True
     await gw.windows.conversations.save(record)
@@ -149,7 +149,7 @@ def _fact(raw: Any, customer: str, now: float) -> Fact:
 
 
 async def put_facts(request: Request) -> RawResponse:
-    gw, caller = _caller(request)
+    gw, caller = await _caller(request)
     customer = request.path_params["customer"]
     body = json_object(await read_body(request, 1024 * 1024))
     raw_facts = body.get("facts")
@@ -168,7 +168,7 @@ async def put_facts(request: Request) -> RawResponse:
 
 
 async def get_facts(request: Request) -> RawResponse:
-    gw, caller = _caller(request)
+    gw, caller = await _caller(request)
     # The customer's key, as PUT and DELETE use: the raw id would reach any document of
     # the facts collection ("customer:x", "conversation:y").
     key = customer_facts_key(request.path_params["customer"])
@@ -177,7 +177,7 @@ async def get_facts(request: Request) -> RawResponse:
 
 
 async def delete_facts(request: Request) -> RawResponse:
-    gw, caller = _caller(request)
+    gw, caller = await _caller(request)
     key, store = customer_facts_key(request.path_params["customer"]), gw.windows.conversations
     one = request.query_params.get("id")
     if one is None:
@@ -202,7 +202,7 @@ def _customer(request: Request) -> str:
 async def erase_customer(request: Request) -> RawResponse:
     """Privacy erasure (gateway.context.customers): facts, episodes and conversations
     deleted on the tenant's store, ledger rows and spend counters pseudonymized."""
-    gw, caller = _caller(request)
+    gw, caller = await _caller(request)
     erased = await customers.erase(
         gw.store, gw.windows.conversations, caller.tenant.name, _customer(request)
     )
@@ -210,7 +210,7 @@ async def erase_customer(request: Request) -> RawResponse:
 
 
 async def export_customer(request: Request) -> RawResponse:
-    gw, caller = _caller(request)
+    gw, caller = await _caller(request)
     found = await customers.export(
         gw.store, gw.windows.conversations, caller.tenant.name, _customer(request)
     )

@@ -4,9 +4,8 @@ context the app declares in its own headers."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import hmac
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from starlette.datastructures import Headers
@@ -14,6 +13,7 @@ from starlette.datastructures import Headers
 from gateway.config import Tenant
 from gateway.context.types import BASIC_SCOPE
 from gateway.errors import AuthenticationFailed
+from gateway.tenancy.keys import key_hash
 
 MAX_HEADER_VALUE = 256
 
@@ -29,21 +29,19 @@ class Caller:
     subject_tags: tuple[str, ...] = ()
 
 
-def key_hash(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
-
-
 def bearer(headers: Headers) -> str | None:
     value = headers.get("authorization", "")
     scheme, _, token = value.partition(" ")
     return token.strip() or None if scheme.lower() == "bearer" else None
 
 
-def authenticate(headers: Headers, tenants_by_hash: Mapping[str, Tenant]) -> Tenant:
+async def authenticate(headers: Headers, find: Callable[[str], Awaitable[Tenant | None]]) -> Tenant:
+    """The tenant the bearer key authenticates; `find` maps a key's sha256 to it (the
+    registry: tenants.yaml's keys and the live keys made through the admin API)."""
     token = bearer(headers)
     if token is None:
         raise AuthenticationFailed("Missing API key: send 'Authorization: Bearer <tenant key>'.")
-    tenant = tenants_by_hash.get(key_hash(token))
+    tenant = await find(key_hash(token))
     if tenant is None:
         raise AuthenticationFailed("Incorrect API key provided.")
     return tenant

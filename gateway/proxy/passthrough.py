@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp
 
 from gateway.errors import InvalidRequest, NotFound
+from gateway.proxy import request_log
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
 from gateway.proxy.passthrough_cost import PassCall, read_call
@@ -28,6 +29,7 @@ from gateway.proxy.upstream import response_headers
 from gateway.runtime import Gateway
 from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
+from gateway.spend.rate_guard import UNLIMITED, RateTicket
 
 # (method, path under /v1) of the stateless routes; a trailing "/*" allows one more segment.
 ALLOWED = frozenset(
@@ -90,6 +92,7 @@ class _Booking:
     call: PassCall
     spend: Reservation
     hold: Hold | None = None
+    rate: RateTicket = UNLIMITED  # its rate-limit headers, and where its output settles
 
     async def book(self, reported: Any, model: str | None, text: Callable[[], str]) -> None:
         """Reported usage, else (for a call whose input was counted) an estimate."""
@@ -100,7 +103,7 @@ class _Booking:
             usage = gw.accountant.usage(model, None, call.raw_input, text)
         if usage is None:
             return  # nothing counted: leaving `held()` releases the reservation
-        await gw.accountant.book(
+        record = await gw.accountant.book(
             self.caller,
             model,
             usage,
@@ -109,8 +112,10 @@ class _Booking:
             reservation=self.spend.id,
             fallback_model=self.spend.priced_as,
         )
+        request_log.note_usage(model, usage, record.cost_units)
         if self.hold is not None:
             self.hold.settled()
+        await gw.rates.settle(self.rate, usage.output)
 
 
 async def _reserve(gw: Gateway, caller: Caller, call: PassCall) -> Reservation:
@@ -125,14 +130,17 @@ async def _reserve(gw: Gateway, caller: Caller, call: PassCall) -> Reservation:
 
 async def passthrough(request: Request) -> ASGIApp:
     gw: Gateway = request.app.state.gateway
-    caller = identify(request.headers, authenticate(request.headers, gw.settings.tenants_by_hash))
+    caller = identify(request.headers, await authenticate(request.headers, gw.registry.find))
+    request_log.note(tenant=caller.tenant.name, key_id=caller.tenant.key_id)
     check_route(request.method, request.scope.get("raw_path", b"").decode("latin-1").split("?")[0])
     body = await read_body(request, gw.settings.config.limits.max_body_bytes)
     await gw.guard_store()
     defaults = gw.settings.spend.file.default_max_output_tokens
     call = read_call(_route(request.url.path), body, gw.tokens, defaults)
+    request_log.note(model=call.model)
+    rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, call.raw_input)
     spend = await _reserve(gw, caller, call)
-    booking = _Booking(gw, caller, call, spend)
+    booking = _Booking(gw, caller, call, spend, rate=rate)
     # On an error after the upstream was reached the call may be billed: book an estimate.
     estimate = (lambda: booking.book(None, None, str)) if call.estimated else None
     async with gw.guard.held(spend, estimate) as booking.hold:
@@ -151,7 +159,8 @@ async def passthrough(request: Request) -> ASGIApp:
             obj = _json_object(content)
             reported, model = _usage_of(obj)
             await booking.book(reported, model, lambda: _output_text(obj))
-        return RawResponse(response.status_code, response_headers(response.headers), content)
+        headers = [*response_headers(response.headers), *rate.headers]
+        return RawResponse(response.status_code, headers, content)
 
 
 def _stream(booking: _Booking, response: httpx.Response) -> StreamRelay:
@@ -163,7 +172,7 @@ def _stream(booking: _Booking, response: httpx.Response) -> StreamRelay:
 
     return StreamRelay(
         response.status_code,
-        response_headers(response.headers),
+        [*response_headers(response.headers), *booking.rate.headers],
         booking.gw.upstream.iter_bytes(response),
         response.aclose,
         UsageTap(hide_usage=booking.call.hide_usage, hold_on_finish=booking.call.replies == 1),

@@ -6,7 +6,7 @@ upstream; a response is always closed by whoever holds it (see `StreamRelay`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from urllib.parse import quote
 
@@ -19,6 +19,8 @@ from gateway.errors import (
     UpstreamTimeout,
     UpstreamUnreachable,
 )
+from gateway.ops import tracing
+from gateway.proxy.request_log import REQUEST_ID
 from gateway.proxy.upstream_errors import ERROR_BODY_LIMIT, scrubbed_error
 
 # What a decoded request path may keep as it is when it is encoded again for the upstream.
@@ -69,6 +71,8 @@ class Upstream:
             s for s in (api_key, parsed.password, parsed.username) if s and len(s) >= 4
         )
         self._auth = f"Bearer {api_key}".encode() if api_key else None
+        # Told each answer's status class ("2xx".."5xx", "timeout", "unreachable"): metrics.
+        self.observe: Callable[[str], None] = lambda status_class: None
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s),
             limits=httpx.Limits(max_connections=512, max_keepalive_connections=128),
@@ -94,6 +98,8 @@ class Upstream:
             if _forwarded(name := k.decode("latin-1").lower()) and name not in named
         ]
         out.append((b"accept-encoding", b"identity"))
+        if (rid := REQUEST_ID.get()) != "-":  # the provider's logs name our request
+            out.append((b"x-request-id", rid.encode()))
         if self._auth is not None:
             out.append((b"authorization", self._auth))
         return out
@@ -109,7 +115,9 @@ class Upstream:
                 "The request path cannot be forwarded.", code="invalid_path"
             ) from exc
         try:
-            response = await self._client.send(request, stream=True)
+            with tracing.span("upstream", method=method):
+                response = await self._client.send(request, stream=True)
+            self.observe(f"{response.status_code // 100}xx")
             return await self._scrubbed(response) if response.status_code >= 400 else response
         except httpx.HTTPError as exc:
             raise self._translate(exc) from exc
@@ -174,6 +182,7 @@ class Upstream:
             error = UpstreamUnreachable(
                 f"upstream {self.display} unreachable or failed ({type(exc).__name__})"
             )
+        self.observe("timeout" if isinstance(error, UpstreamTimeout) else "unreachable")
         # Past connecting, the request may have been processed: the caller books an estimate.
         error.reached_upstream = not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
         return error

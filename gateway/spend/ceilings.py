@@ -197,12 +197,19 @@ def _entries(file: SpendFile) -> list[tuple[str, Ceiling]]:
 
 def spend_problems(rules: SpendRules, priced: Callable[[str], bool]) -> list[tuple[str, str]]:
     """(key, reason) per error `serve` must refuse: a `price_as` model without a price
-    would hold nothing."""
-    return [
+    would hold nothing; an unpriced `degrade_to` would refuse calls at the ceiling
+    instead of degrading them."""
+    out = [
         (f"{key}.price_as", f"{c.price_as!r} has no price itself")
         for key, c in _entries(rules.file)
         if c.price_as and not priced(c.price_as)
     ]
+    out += [
+        (f"{key}.degrade_to", f"{c.degrade_to!r} has no price (add it to config.yaml prices)")
+        for key, c in _entries(rules.file)
+        if c.degrade_to and not priced(c.degrade_to) and not c.price_as
+    ]
+    return out
 
 
 def spend_warnings(
@@ -227,12 +234,6 @@ def spend_warnings(
             "self-hosted models, image and audio routes) are refused (400 model_not_priced); "
             "add prices in config.yaml or set `unpriced: allow` or `price_as: MODEL`"
         )
-    for key, c in _entries(rules.file):
-        if c.degrade_to and not priced(c.degrade_to) and not c.price_as:
-            out.append(
-                f"{SPEND_FILE}: {key}.degrade_to {c.degrade_to!r} has no price: at the "
-                "ceiling calls are refused instead of degraded"
-            )
     if rules.ttl_s < upstream_timeout_s:
         out.append(
             f"{SPEND_FILE}: reservation_ttl_s ({rules.ttl_s:g} s) is below upstream.timeout_s "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
 import logging
 import math
 import time
@@ -93,6 +94,13 @@ class SpendGuard:
         self._pricer = pricer
         self._metrics = metrics
         self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def with_rules(self, rules: SpendRules) -> SpendGuard:
+        """This guard under reloaded rules: calls in flight keep the old object, and both
+        share the queue of calls waiting for a hold to settle."""
+        guard = copy.copy(self)
+        guard._rules = rules
+        return guard
 
     def worst_case(self, model: str, input_tokens: int, max_output: int) -> int | None:
         """Every input token fresh (plus the margin), the whole output ceiling used, in

@@ -34,6 +34,18 @@ class Erased:
     scrubbed: bool = True
 
 
+@dataclass(frozen=True, slots=True)
+class RateUse:
+    """What `Store.count_rate` saw (gateway.spend.rate_limits reads it): whether the call
+    was admitted, the store's clock (ms) and the bucket the amounts went to, and per
+    counter its (bucket, amount) pairs still in the span, this call's included."""
+
+    admitted: bool
+    now_ms: int
+    bucket: int
+    used: tuple[tuple[tuple[int, int], ...], ...]
+
+
 class Store(Protocol):
     """Durable bookings. Every method raises `StoreUnavailable` when the backend is down
     or does not answer within its bounded wait."""
@@ -76,6 +88,22 @@ class Store(Protocol):
 
     async def budgets(self, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
         """(spent, held by live reservations) per budget key, in 1e-10 USD units."""
+
+    async def count_rate(
+        self,
+        tenant: str,
+        counters: Sequence[tuple[str, int, int]],
+        bucket_ms: int,
+        span: int,
+        settle_bucket: int | None = None,
+    ) -> RateUse:
+        """Rate-limit counters of one tenant, each (name, limit, amount), counted in
+        buckets of `bucket_ms` (bucket = store's now // bucket_ms); a counter's use is the
+        sum of the current bucket and the `span` before it. Atomically: when every
+        counter's use plus its amount stays within its limit, add every amount to the
+        current bucket and admit; else add nothing. With `settle_bucket`: add the amounts
+        to that bucket without a check (a reply's output tokens), unless it has left the
+        span."""
 
     # Documents: JSON objects (conversation state, a customer's facts, ...) by tenant,
     # kind and key, stored field by field: `patch_doc` writes only the top-level fields

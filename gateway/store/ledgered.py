@@ -19,7 +19,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gateway.store.base import Erased, Store, StoreHealth
+from gateway.store.base import Erased, RateUse, Store, StoreHealth
 from gateway.store.postgres import PostgresLedger
 from gateway.store.records import SpendRow, UsageRecord
 
@@ -84,6 +84,16 @@ class LedgeredStore:
 
     async def budgets(self, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
         return await self.hot.budgets(keys)
+
+    async def count_rate(
+        self,
+        tenant: str,
+        counters: Sequence[tuple[str, int, int]],
+        bucket_ms: int,
+        span: int,
+        settle_bucket: int | None = None,
+    ) -> RateUse:
+        return await self.hot.count_rate(tenant, counters, bucket_ms, span, settle_bucket)
 
     async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
         return await self.hot.get_doc(kind, tenant, key)

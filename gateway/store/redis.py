@@ -31,7 +31,7 @@ from redis.exceptions import (
 from gateway.errors import StoreRejected, StoreUnavailable
 from gateway.store import redis_keys as keys
 from gateway.store import redis_scripts as scripts
-from gateway.store.base import Erased, StoreHealth
+from gateway.store.base import Erased, RateUse, StoreHealth
 from gateway.store.cursor import decode_cursor, encode_cursor
 from gateway.store.options import RedisConfig
 from gateway.store.records import (
@@ -92,6 +92,7 @@ class RedisStore:
         self._renew_script = self._redis.register_script(scripts.RENEW)
         self._pseudonymize_script = self._redis.register_script(scripts.PSEUDONYMIZE)
         self._swap_script = self._redis.register_script(scripts.SWAP)
+        self._rate_script = self._redis.register_script(scripts.RATE)
 
     @contextlib.asynccontextmanager
     async def _call(self) -> AsyncIterator[None]:
@@ -206,6 +207,22 @@ class RedisStore:
                 pipe.hmget(keys.budget_key("budget", key), "spent", "open")
             rows = await pipe.execute()
         return {k: (int(r[0] or 0), int(r[1] or 0)) for k, r in zip(budget_keys, rows, strict=True)}
+
+    async def count_rate(
+        self,
+        tenant: str,
+        counters: Sequence[tuple[str, int, int]],
+        bucket_ms: int,
+        span: int,
+        settle_bucket: int | None = None,
+    ) -> RateUse:
+        call_keys = [keys.rate_key(tenant, name) for name, _, _ in counters]
+        args: list[Any] = [bucket_ms, span, "" if settle_bucket is None else settle_bucket]
+        for _, limit, amount in counters:
+            args += [limit, amount]
+        async with self._call():
+            reply = await self._rate_script(keys=call_keys, args=args)
+        return rate_use([int(v) for v in reply], len(counters))
 
     async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
         """The indexes first (so they never miss a booked tenant), then one script per
@@ -569,6 +586,17 @@ def _cluster_client(url: str, config: RedisConfig) -> RedisCluster:
         socket_timeout=config.socket_timeout_s,
         health_check_interval=30,
     )
+
+
+def rate_use(flat: list[int], counters: int) -> RateUse:
+    """scripts.RATE's flat reply, read back."""
+    used, at = [], 3
+    for _ in range(counters):
+        n = flat[at]
+        pairs = flat[at + 1 : at + 1 + 2 * n]
+        used.append(tuple(zip(pairs[::2], pairs[1::2], strict=True)))
+        at += 1 + 2 * n
+    return RateUse(bool(flat[0]), flat[1], flat[2], tuple(used))
 
 
 def _doc(fields: Mapping[bytes | str, bytes | str]) -> dict[str, Any] | None:

@@ -8,6 +8,7 @@ on a Redis Cluster all of them share one slot:
   gw:{<tenant>}:budget:<key>       a budget (gateway.spend.ceilings; redis_scripts),
   gw:{<tenant>}:resv:<key>         its live reservations
   gw:{<tenant>}:resvamt:<key>      and their amounts
+  gw:{<tenant>}:rate:<name>        a rate-limit counter's buckets (redis_scripts.RATE)
 The tag holds the tenant's name percent-quoted up to its first "|" and the quoted rest
 follows it, because a budget key ("acme|customer:c1|day|2026-11-30") names its tenant only
 up to the first "|": a tenant's budgets, its customers' budgets and its bookings then share
@@ -62,6 +63,12 @@ def budget_key(family: str, key: str) -> str:
 def budget_keys(key: str) -> list[str]:
     """The (budget hash, reservation zset, amount hash) triple the scripts take."""
     return [budget_key(family, key) for family in BUDGET_FAMILIES]
+
+
+def rate_key(tenant: str, name: str) -> str:
+    """A rate-limit counter of the tenant (its own, or one of its keys'): hash of
+    bucket -> amount, on the tenant's slot so one script counts them all."""
+    return f"{tenant_prefix(tenant)}:rate:{name}"
 
 
 def doc_key(kind: str, tenant: str, key: str) -> str:

@@ -139,6 +139,78 @@ return held
 """
 
 
+# Count a call against rate-limit counters (gateway.spend.rate_limits), or none of them.
+# KEYS: one hash per counter (redis_keys.rate_key): field = bucket (ms // bucket ms),
+# value = amount counted in it
+# ARGV[1] bucket length (ms)  ARGV[2] span: buckets before the current one that count
+# ARGV[3] bucket to settle into without a check ('' to check and count now)
+# ARGV[4..] limit, amount of each counter, in KEYS order
+# Buckets older than the span are deleted as they are read. Returns {admitted (1 or 0),
+# now (ms, Redis's clock), bucket counted in, then per counter: its number of live
+# buckets n and n (bucket, amount) pairs, this call's amount included}.
+RATE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local size = tonumber(ARGV[1])
+local span = tonumber(ARGV[2])
+local current = math.floor(now / size)
+local oldest = current - span
+local bucket = current
+local settle = ARGV[3] ~= ''
+if settle then
+  bucket = tonumber(ARGV[3])
+end
+local live = {}
+local admitted = 1
+for i, key in ipairs(KEYS) do
+  local flat = redis.call('HGETALL', key)
+  local found, sum = {}, 0
+  for j = 1, #flat, 2 do
+    local b = tonumber(flat[j])
+    if b < oldest then
+      redis.call('HDEL', key, flat[j])
+    else
+      local n = tonumber(flat[j + 1])
+      found[#found + 1] = {b, n}
+      sum = sum + n
+    end
+  end
+  live[i] = found
+  if not settle and sum + tonumber(ARGV[3 + 2 * i]) > tonumber(ARGV[2 + 2 * i]) then
+    admitted = 0
+  end
+end
+if admitted == 1 and bucket >= oldest then
+  for i, key in ipairs(KEYS) do
+    local add = tonumber(ARGV[3 + 2 * i])
+    if add > 0 then
+      redis.call('HINCRBY', key, bucket, add)
+      redis.call('PEXPIRE', key, (span + 2) * size)
+      local merged = false
+      for _, pair in ipairs(live[i]) do
+        if pair[1] == bucket then
+          pair[2] = pair[2] + add
+          merged = true
+        end
+      end
+      if not merged then
+        live[i][#live[i] + 1] = {bucket, add}
+      end
+    end
+  end
+end
+local out = {admitted, now, bucket}
+for i = 1, #KEYS do
+  out[#out + 1] = #live[i]
+  for _, pair in ipairs(live[i]) do
+    out[#out + 1] = pair[1]
+    out[#out + 1] = pair[2]
+  end
+end
+return out
+"""
+
+
 # Privacy erasure: every row of a tenant's ledger list that names the customer (and the
 # tenant) gets the pseudonym, in one atomic step (bookings append meanwhile). The rows
 # are compact JSON (orjson), so the id is replaced as text, in the customer field and in

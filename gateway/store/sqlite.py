@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from gateway.errors import StoreUnavailable
-from gateway.store import sqlite_docs
-from gateway.store.base import Erased, StoreHealth
+from gateway.store import sqlite_docs, sqlite_rates
+from gateway.store.base import Erased, RateUse, StoreHealth
 from gateway.store.cursor import decode_cursor, encode_cursor
 from gateway.store.options import SQLiteConfig
 from gateway.store.records import (
@@ -159,7 +159,7 @@ def _setup(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA secure_delete=ON")
     # A reset write-ahead log is cut to nothing: stale frames do not outlive the reset.
     conn.execute("PRAGMA journal_size_limit=0")
-    conn.executescript(_SCHEMA + sqlite_docs.SCHEMA)
+    conn.executescript(_SCHEMA + sqlite_docs.SCHEMA + sqlite_rates.SCHEMA)
     sqlite_docs.setup(conn)
 
 
@@ -242,6 +242,21 @@ class SQLiteStore:
             return out
 
         return await self._read(read)
+
+    async def count_rate(
+        self,
+        tenant: str,
+        counters: Sequence[tuple[str, int, int]],
+        bucket_ms: int,
+        span: int,
+        settle_bucket: int | None = None,
+    ) -> RateUse:
+        now_ms = int(time.time() * 1000)
+        return await self._run(
+            lambda conn: sqlite_rates.count(
+                conn, tenant, counters, bucket_ms, span, settle_bucket, now_ms
+            )
+        )
 
     async def get_doc(self, kind: str, tenant: str, key: str) -> dict[str, Any] | None:
         now = time.time()

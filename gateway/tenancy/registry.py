@@ -1,0 +1,306 @@
+"""The tenant and key registry every replica shares: tenants and keys made through the
+admin API or the CLI live in the store (one document, written by compare-and-set), the
+keys of `tenants.yaml` beside them. Each replica keeps the live keys in memory and looks
+for a change every `REFRESH_S` (one small read), so a revoked key stops working on every
+replica within a second; the request path never waits on the store to authenticate."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from gateway.config import Tenant
+from gateway.errors import StoreUnavailable
+from gateway.store import Store
+from gateway.tenancy.keys import (
+    KeyRecord,
+    RegistryRefused,
+    RegistryState,
+    TenantRecord,
+    by_hash,
+    check_key_name,
+    check_limit,
+    check_plan,
+    check_tenant_name,
+    key_field,
+    key_hash,
+    new_key,
+    new_key_id,
+    revoked,
+    tenant_field,
+)
+
+log = logging.getLogger("gateway")
+
+KIND = "registry"
+SCOPE = "_gateway"  # the registry is the gateway's, not a tenant's
+MAIN, REV, USED = "main", "rev", "used"
+REFRESH_S = 0.25
+MISS_REFRESH_S = 0.1  # an unknown key looks in the store at most this often per replica
+USED_FLUSH_S = 5.0
+_TRIES = 16
+FILE_KEY = "file:"  # the id of a tenants.yaml key (gateway.config.load_tenants)
+
+
+class Registry:
+    def __init__(
+        self, store: Store, file_tenants: Mapping[str, Tenant], known_plans: Iterable[str]
+    ) -> None:
+        self._store = store
+        self._file = dict(file_tenants)
+        self._plans = frozenset(known_plans)
+        self._state = RegistryState({}, {})
+        self._live: dict[str, tuple[Tenant, float | None]] = by_hash(self._state, self._file, 0)
+        self._rev: Any = None
+        self._used: dict[str, float] = {}
+        self._flushed: dict[str, float] = {}
+        self._missed_at = -1e9
+        self._refreshing: asyncio.Task[None] | None = None
+
+    # -- the request path ---------------------------------------------------------
+
+    def lookup(self, digest: str) -> Tenant | None:
+        """The tenant a key's sha256 authenticates, if the key is live; notes its use."""
+        hit = self._live.get(digest)
+        if hit is None:
+            return None
+        tenant, expires = hit
+        now = time.time()
+        if expires is not None and expires <= now:
+            return None
+        if not tenant.key_id.startswith(FILE_KEY):  # the registry's keys: last used
+            self._used[tenant.key_id] = now
+        return tenant
+
+    async def find(self, digest: str) -> Tenant | None:
+        """`lookup`, and for a key not known here a look at the store first (a key just
+        made on another replica works at once). Unknown keys cause at most one small
+        store read per MISS_REFRESH_S, shared by every request waiting on it."""
+        tenant = self.lookup(digest)
+        if tenant is not None:
+            return tenant
+        if self._refreshing is None:
+            now = time.monotonic()
+            if now - self._missed_at < MISS_REFRESH_S:
+                return None
+            self._missed_at = now
+            self._refreshing = asyncio.create_task(self._refresh_quietly())
+        await asyncio.shield(self._refreshing)
+        return self.lookup(digest)
+
+    async def _refresh_quietly(self) -> None:
+        try:
+            with contextlib.suppress(StoreUnavailable):
+                await self.refresh()
+        finally:
+            self._refreshing = None
+
+    # -- what the replica holds ---------------------------------------------------
+
+    @property
+    def known_plans(self) -> frozenset[str]:
+        return self._plans
+
+    def configure(self, file_tenants: Mapping[str, Tenant], known_plans: Iterable[str]) -> None:
+        """A reload: the new tenants.yaml and policies' plans."""
+        self._file = dict(file_tenants)
+        self._plans = frozenset(known_plans)
+        self._live = by_hash(self._state, self._file, time.time())
+
+    def tenants(self) -> list[TenantRecord]:
+        """Every tenant, tenants.yaml's first (its plan wins for a name in both)."""
+        out = {t.name: TenantRecord(t.name, t.plan, 0.0, "file") for t in self._file.values()}
+        for record in self._state.tenants.values():
+            out.setdefault(record.name, record)
+        return sorted(out.values(), key=lambda t: t.name)
+
+    def tenant(self, name: str) -> TenantRecord | None:
+        return next((t for t in self.tenants() if t.name == name), None)
+
+    def keys(self, tenant: str) -> list[dict[str, Any]]:
+        found = [k for k in self._state.keys.values() if k.tenant == tenant]
+        out = [k.public(self._used.get(k.id) or self._flushed.get(k.id)) for k in found]
+        for t in self._file.values():
+            if t.name == tenant:  # a tenants.yaml key: managed in the file
+                out.append({"id": t.key_id, "tenant": tenant, "source": "file", "name": ""})
+        return sorted(out, key=lambda k: (k.get("created") or 0, k["id"]))
+
+    # -- keeping up with the other replicas ----------------------------------------
+
+    async def refresh(self, force: bool = False) -> None:
+        rev = await self._store.get_doc(KIND, SCOPE, REV)
+        if not force and rev == self._rev and self._rev is not None:
+            return
+        doc = await self._store.get_doc(KIND, SCOPE, MAIN)
+        used = await self._store.get_doc(KIND, SCOPE, USED)
+        self._install(RegistryState.from_doc(doc), rev)
+        self._flushed = {k: float(v) for k, v in (used or {}).items() if k != "version"}
+
+    def _install(self, state: RegistryState, rev: Any) -> None:
+        self._state, self._rev = state, rev
+        self._live = by_hash(state, self._file, time.time())
+
+    async def run(self) -> None:
+        """Follow the store: a changed revision reloads the registry; key use is
+        written every USED_FLUSH_S (last used to within that)."""
+        flushed_at = time.monotonic()
+        while True:
+            with contextlib.suppress(StoreUnavailable):
+                await self.refresh()
+                if time.monotonic() - flushed_at >= USED_FLUSH_S:
+                    await self.flush_used()
+                    flushed_at = time.monotonic()
+            await asyncio.sleep(REFRESH_S)
+
+    async def flush_used(self) -> None:
+        if not self._used:
+            return
+        used, self._used = self._used, {}
+        try:
+            await self._store.patch_doc(KIND, SCOPE, USED, used)
+        except StoreUnavailable:
+            for key, at in used.items():  # keep them for the next flush
+                self._used.setdefault(key, at)
+            raise
+        self._flushed.update(used)
+
+    # -- operators' changes ---------------------------------------------------------
+
+    async def _change(self, edit: Callable[[RegistryState], dict[str, Any]]) -> dict[str, Any]:
+        """Apply `edit` to the current registry by compare-and-set, retrying on a
+        concurrent change; `edit` returns the changed fields (and may raise)."""
+        for _ in range(_TRIES):
+            doc = await self._store.get_doc(KIND, SCOPE, MAIN)
+            version = int((doc or {}).get("version") or 0)
+            state = RegistryState.from_doc(doc)
+            changed = edit(state)
+            if await self._store.swap_doc(KIND, SCOPE, MAIN, changed, (), None, version):
+                await self._store.patch_doc(KIND, SCOPE, REV, {"rev": version + 1})
+                await self.refresh(force=True)
+                return changed
+        raise StoreUnavailable("The registry kept changing under this write; try again.")
+
+    async def add_tenant(self, name: Any, plan: Any) -> TenantRecord:
+        name, plan = check_tenant_name(name), check_plan(plan, self._plans)
+        record = TenantRecord(name, plan, round(time.time(), 3))
+
+        def edit(state: RegistryState) -> dict[str, Any]:
+            if name in state.tenants or any(t.name == name for t in self._file.values()):
+                raise RegistryRefused(f"Tenant {name!r} already exists.", 409, "conflict")
+            return dict([tenant_field(record)])
+
+        await self._change(edit)
+        return record
+
+    def _api_tenant(self, name: str, state: RegistryState) -> TenantRecord | None:
+        if any(t.name == name for t in self._file.values()):
+            return None  # tenants.yaml's
+        found = state.tenants.get(name)
+        if found is None:
+            raise RegistryRefused(f"No tenant {name!r}.", 404, "not_found")
+        return found
+
+    async def set_plan(self, name: str, plan: Any) -> TenantRecord:
+        plan = check_plan(plan, self._plans)
+        out: list[TenantRecord] = []
+
+        def edit(state: RegistryState) -> dict[str, Any]:
+            found = self._api_tenant(name, state)
+            if found is None:
+                raise RegistryRefused(
+                    f"Tenant {name!r} is declared in tenants.yaml: change its plan there "
+                    "(the file wins for the tenants it declares).",
+                    409,
+                    "conflict",
+                )
+            out[:] = [replace(found, plan=plan)]
+            return dict([tenant_field(out[0])])
+
+        await self._change(edit)
+        return out[0]
+
+    async def create_key(
+        self,
+        tenant: str,
+        name: Any = None,
+        expires: float | None = None,
+        rpm_limit: Any = None,
+        tpm_limit: Any = None,
+        now: float | None = None,
+    ) -> tuple[KeyRecord, str]:
+        """A new key for the tenant: (its record, the key itself, shown once)."""
+        key = new_key()
+        now = time.time() if now is None else now
+        record = KeyRecord(
+            id=new_key_id(),
+            tenant=tenant,
+            sha256=key_hash(key),
+            name=check_key_name(name),
+            created=round(now, 3),
+            expires=expires,
+            rpm_limit=check_limit(rpm_limit, "rpm_limit"),
+            tpm_limit=check_limit(tpm_limit, "tpm_limit"),
+        )
+        if expires is not None and expires <= now:
+            raise RegistryRefused("'expires_at' is in the past.")
+
+        def edit(state: RegistryState) -> dict[str, Any]:
+            self._api_tenant(tenant, state)  # exists (in the file or the registry)
+            return dict([key_field(record)])
+
+        await self._change(edit)
+        return record, key
+
+    async def revoke(self, key_id: str, at: float | None = None) -> KeyRecord:
+        """Revoke now (or let it expire at `at`, for a rotation's grace period)."""
+        out: list[KeyRecord] = []
+
+        def edit(state: RegistryState) -> dict[str, Any]:
+            found = state.keys.get(key_id)
+            if found is None:
+                file_key = key_id.startswith(FILE_KEY)
+                raise RegistryRefused(
+                    f"Key {key_id!r} is a tenants.yaml key: remove it from the file."
+                    if file_key
+                    else f"No key {key_id!r}.",
+                    409 if file_key else 404,
+                    "conflict" if file_key else "not_found",
+                )
+            now = time.time()
+            if at is None or at <= now:
+                out[:] = [revoked(found, now)]
+            else:
+                out[:] = [replace(found, expires=min(found.expires or at, at))]
+            return dict([key_field(out[0])])
+
+        await self._change(edit)
+        return out[0]
+
+    async def rotate(self, key_id: str, grace_s: float = 0.0) -> tuple[KeyRecord, str, KeyRecord]:
+        """A new key with the old one's tenant, name and limits; the old one revoked now
+        or after `grace_s`. Returns (new record, new key, old record)."""
+        old = self._state.keys.get(key_id)
+        if old is None:
+            await self.refresh(force=True)
+            old = self._state.keys.get(key_id)
+        if old is None or not old.live(time.time()):
+            raise RegistryRefused(f"No live key {key_id!r}.", 404, "not_found")
+        new, key = await self.create_key(
+            old.tenant, old.name or None, old.expires, old.rpm_limit, old.tpm_limit
+        )
+        before = await self.revoke(key_id, time.time() + grace_s if grace_s > 0 else None)
+        return new, key, before
+
+    def problems_with(self, known_plans: Iterable[str]) -> list[tuple[str, str, str]]:
+        """Registry tenants whose plan a reload's policies no longer define."""
+        plans = frozenset(known_plans)
+        return [
+            ("registry", f"tenants.{t.name}.plan", f"plan {t.plan!r} is no longer defined")
+            for t in self._state.tenants.values()
+            if t.plan not in plans
+        ]

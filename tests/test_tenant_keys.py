@@ -1,0 +1,285 @@
+"""Tenants and keys as data (issue 13): the admin API and CLI, a key made on one replica
+working on another at once, a revoke reaching every replica within a second, unknown
+plans refused everywhere, and hot reload of the policies and tenants."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+import yaml
+
+from gateway.ops.cli import cli_logic
+from gateway.tenancy.keys import key_hash
+from tests.inprocess import InProcessGateway
+from tests.servers import ADMIN_KEY, GatewayProc, start_gateway
+
+ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
+GATEWAY = [sys.executable, "-m", "gateway"]
+ASK = [{"role": "user", "content": "Where is my parcel?"}]
+
+
+@pytest.fixture
+def replicas(tmp_path: Path, simulator_url: str, store_url: str) -> Any:
+    first = start_gateway(tmp_path / "a", simulator_url, store_url)
+    second = start_gateway(tmp_path / "b", simulator_url, store_url)
+    yield first, second
+    first.stop()
+    second.stop()
+
+
+def _post(gw: GatewayProc, path: str, body: dict[str, Any]) -> httpx.Response:
+    return httpx.post(f"{gw.url}{path}", json=body, headers=ADMIN, timeout=10)
+
+
+def _chat(url: str, key: str) -> str:
+    client = openai.OpenAI(base_url=f"{url}/v1", api_key=key, max_retries=0, timeout=10)
+    reply = client.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    return reply.choices[0].message.content or ""
+
+
+def _refused(url: str, key: str) -> bool:
+    try:
+        _chat(url, key)
+    except openai.AuthenticationError:
+        return True
+    return False
+
+
+def test_a_key_made_on_one_replica_works_on_the_other_and_a_revoke_reaches_both(
+    replicas: Any,
+) -> None:
+    one, two = replicas
+    made = _post(one, "/admin/tenants", {"name": "initech", "plan": "basic"})
+    assert made.status_code == 201, made.text
+    assert made.json()["plan"] == "basic" and made.json()["source"] == "api"
+    created = _post(one, "/admin/tenants/initech/keys", {"name": "ci", "rpm_limit": 600})
+    assert created.status_code == 201, created.text
+    key, key_id = created.json()["key"], created.json()["id"]
+    assert _chat(two.url, key)  # on the other replica, at once
+    assert _chat(one.url, key)
+    listed = httpx.get(f"{two.url}/admin/tenants/initech/keys", headers=ADMIN).json()
+    assert [k["id"] for k in listed["keys"]] == [key_id]
+    assert listed["keys"][0]["rpm_limit"] == 600 and listed["keys"][0]["name"] == "ci"
+    text = httpx.get(f"{two.url}/admin/tenants/initech/keys", headers=ADMIN).text
+    assert key not in text and key_hash(key) not in text  # never the key nor its hash
+    tenants = httpx.get(f"{two.url}/admin/tenants", headers=ADMIN).json()["tenants"]
+    assert {"acme", "globex", "initech"} <= {t["name"] for t in tenants}
+
+    revoked = httpx.delete(f"{one.url}/admin/keys/{key_id}", headers=ADMIN)
+    assert revoked.status_code == 200 and revoked.json()["revoked"] is not None
+    at = time.monotonic()
+    refused = {one.url: False, two.url: False}
+    while not all(refused.values()) and time.monotonic() - at < 1.0:
+        for url, done in refused.items():
+            refused[url] = done or _refused(url, key)
+    assert all(refused.values()), refused  # 401 on both replicas within a second
+    assert _chat(two.url, one.keys["acme"])  # the other tenants' keys still work
+
+
+@pytest.fixture
+def gw(sqlite_app_gateway: InProcessGateway) -> InProcessGateway:
+    return sqlite_app_gateway
+
+
+def _api(gw: InProcessGateway, method: str, path: str, body: Any = None) -> Any:
+    return gw.http.request(method, path, json=body, headers=ADMIN)
+
+
+def test_keys_rotate_expire_and_refuse_bad_input(gw: InProcessGateway) -> None:
+    assert _api(gw, "POST", "/admin/tenants", {"name": "hooli", "plan": "pro"}).status_code == 201
+    first = _api(gw, "POST", "/admin/tenants/hooli/keys", {}).json()
+    client = openai.OpenAI(base_url=gw.v1, api_key=first["key"], max_retries=0, http_client=gw.http)
+    assert client.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    used = _api(gw, "GET", "/admin/tenants/hooli/keys").json()["keys"]
+    assert used[0]["last_used"] is not None
+
+    # rotate with a grace period: both work until the old one expires
+    rotated = _api(gw, "POST", f"/admin/keys/{first['id']}/rotate", {"grace_s": 3600})
+    assert rotated.status_code == 201, rotated.text
+    second = rotated.json()
+    assert second["replaces"]["id"] == first["id"] and second["replaces"]["expires"] > time.time()
+    for key in (first["key"], second["key"]):
+        ok = openai.OpenAI(base_url=gw.v1, api_key=key, max_retries=0, http_client=gw.http)
+        assert ok.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    # rotate without one: the old key stops at once
+    third = _api(gw, "POST", f"/admin/keys/{second['id']}/rotate").json()
+    old = openai.OpenAI(base_url=gw.v1, api_key=second["key"], max_retries=0, http_client=gw.http)
+    with pytest.raises(openai.AuthenticationError):
+        old.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    assert third["key"] != second["key"]
+
+    # a key that expires
+    soon = _api(gw, "POST", "/admin/tenants/hooli/keys", {"expires_at": time.time() + 0.3})
+    assert soon.status_code == 201
+    time.sleep(0.4)
+    late = openai.OpenAI(
+        base_url=gw.v1, api_key=soon.json()["key"], max_retries=0, http_client=gw.http
+    )
+    with pytest.raises(openai.AuthenticationError):
+        late.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+
+    cases = [
+        ("POST", "/admin/tenants", {"name": "hooli", "plan": "pro"}, 409, "conflict"),
+        ("POST", "/admin/tenants", {"name": "acme", "plan": "pro"}, 409, "conflict"),
+        ("POST", "/admin/tenants", {"name": "bad name!", "plan": "pro"}, 400, "invalid_request"),
+        (
+            "POST",
+            "/admin/tenants",
+            {"name": "x", "plan": "pro", "extra": 1},
+            400,
+            "invalid_request",
+        ),
+        ("POST", "/admin/tenants/nobody/keys", {}, 404, "not_found"),
+        ("POST", "/admin/tenants/hooli/keys", {"rpm_limit": -1}, 400, "invalid_request"),
+        ("POST", "/admin/tenants/hooli/keys", {"expires_at": 1}, 400, "invalid_request"),
+        ("PATCH", "/admin/tenants/acme", {"plan": "basic"}, 409, "conflict"),
+        ("DELETE", "/admin/keys/key_0000", None, 404, "not_found"),
+        ("DELETE", "/admin/keys/file:acme", None, 409, "conflict"),
+        ("GET", "/admin/tenants/nobody/keys", None, 404, "not_found"),
+    ]
+    for method, path, body, status, code in cases:
+        answer = _api(gw, method, path, body)
+        assert answer.status_code == status, (path, body, answer.text)
+        assert answer.json()["error"]["code"] == code, (path, answer.text)
+    raw = gw.http.post("/admin/tenants", content=b"{not json", headers=ADMIN)
+    assert raw.status_code == 400 and "error" in raw.json()
+    assert gw.http.get("/admin/tenants").status_code == 401  # no admin key
+    patched = _api(gw, "PATCH", "/admin/tenants/hooli", {"plan": "basic"})
+    assert patched.status_code == 200 and patched.json()["plan"] == "basic"
+
+
+def _check_config(config: Path) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli_logic(["check-config", "--config", str(config)])
+    return code, err.getvalue()
+
+
+def test_an_unknown_plan_is_refused_by_the_api_the_cli_check_config_and_start_up(
+    gw: InProcessGateway,
+) -> None:
+    answer = _api(gw, "POST", "/admin/tenants", {"name": "initech", "plan": "platinum"})
+    assert answer.status_code == 400 and answer.json()["error"]["code"] == "unknown_plan"
+    assert "basic, pro" in answer.json()["error"]["message"]
+    assert (
+        _api(gw, "POST", "/admin/tenants", {"name": "initech", "plan": "basic"}).status_code == 201
+    )
+    moved = _api(gw, "PATCH", "/admin/tenants/initech", {"plan": "platinum"})
+    assert moved.status_code == 400 and moved.json()["error"]["code"] == "unknown_plan"
+
+    env = {**os.environ, "TEST_ADMIN_KEY": ADMIN_KEY, "TEST_PROVIDER_KEY": "sk"}
+    cli = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
+        [*GATEWAY, "tenants", "add", "umbrella", "--plan", "platinum", "--config", str(gw.config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert cli.returncode == 2 and "Unknown plan 'platinum'" in cli.stderr
+    added = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
+        [*GATEWAY, "tenants", "add", "umbrella", "--plan", "pro", "--config", str(gw.config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert added.returncode == 0, added.stderr
+    key = yaml.safe_load(added.stdout)["key"]
+    # made by the CLI on the store, it works on the running gateway
+    client = openai.OpenAI(base_url=gw.v1, api_key=key, max_retries=0, http_client=gw.http)
+    assert client.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+
+    tenants = gw.root / "policies" / "tenants.yaml"
+    doc = yaml.safe_load(tenants.read_text())
+    doc["tenants"]["globex"]["plan"] = "platinum"
+    tenants.write_text(yaml.safe_dump(doc))
+    code, err = _check_config(gw.config)
+    assert code == 1 and "tenants.globex.plan: unknown plan 'platinum'" in err
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert cli_logic(["serve", "--config", str(gw.config)]) == 1  # start-up refuses
+
+
+def _metric_sha(gw: InProcessGateway) -> str:
+    text = gw.http.get("/metrics", headers=ADMIN).text
+    line = next(x for x in text.splitlines() if x.startswith("gateway_config_info{"))
+    return line.split('sha="')[1].split('"')[0]
+
+
+def test_a_reload_applies_to_the_next_request_and_a_broken_file_changes_nothing(
+    gw: InProcessGateway,
+) -> None:
+    policies = gw.root / "policies"
+    globex = gw.openai("globex")
+    assert globex.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    before = _metric_sha(gw)
+    good_spend = yaml.safe_dump({"plans": {"basic": {"monthly_usd": 0.000001}}})
+    (policies / "spend.yaml").write_text(good_spend)
+    tenants = yaml.safe_load((policies / "tenants.yaml").read_text())
+    tenants["tenants"]["hooli"] = {"plan": "pro", "key_sha256": key_hash("gk-hooli")}
+    (policies / "tenants.yaml").write_text(yaml.safe_dump(tenants))
+
+    reloaded = gw.http.post("/admin/reload", headers=ADMIN)
+    assert reloaded.status_code == 200, reloaded.text
+    assert reloaded.json()["changed"] is True and reloaded.json()["restart_required"] == []
+    sha = reloaded.json()["sha"]
+    assert sha != before and _metric_sha(gw) == sha
+    assert gw.http.get("/healthz").json()["config"] == sha
+    with pytest.raises(openai.RateLimitError):  # the new ceiling, on the next request
+        globex.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    hooli = openai.OpenAI(base_url=gw.v1, api_key="gk-hooli", max_retries=0, http_client=gw.http)
+    assert hooli.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+
+    # broken: a YAML error in one file, a bad key hash in another: both reported
+    (policies / "spend.yaml").write_text("plans: {basic: [unclosed\n")
+    tenants["tenants"]["hooli"]["key_sha256"] = "platinum"
+    (policies / "tenants.yaml").write_text(yaml.safe_dump(tenants))
+    refused = gw.http.post("/admin/reload", headers=ADMIN)
+    assert refused.status_code == 400, refused.text
+    error = refused.json()["error"]
+    assert error["code"] == "invalid_config"
+    assert any("spend.yaml" in p for p in error["problems"]), error
+    assert any("tenants.hooli.key_sha256" in p for p in error["problems"]), error
+    assert _metric_sha(gw) == sha  # nothing changed
+    with pytest.raises(openai.RateLimitError):
+        globex.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    assert hooli.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    assert gw.http.post("/admin/reload").status_code == 401
+
+    # config.yaml is read at start-up: a change there is reported, not applied
+    (policies / "spend.yaml").write_text(good_spend)
+    tenants["tenants"]["hooli"]["key_sha256"] = key_hash("gk-hooli")
+    (policies / "tenants.yaml").write_text(yaml.safe_dump(tenants))
+    config = yaml.safe_load(gw.config.read_text())
+    config["limits"] = {"max_body_bytes": 1234}
+    gw.config.write_text(yaml.safe_dump(config))
+    again = gw.http.post("/admin/reload", headers=ADMIN).json()
+    assert again["restart_required"] == ["limits"]
+
+
+def test_sighup_reloads_the_tenants(tmp_path: Path, simulator_url: str) -> None:
+    gw = start_gateway(tmp_path, simulator_url, f"sqlite:///{tmp_path / 'g.db'}")
+    try:
+        assert _refused(gw.url, "gk-sighup")
+        path = tmp_path / "policies" / "tenants.yaml"
+        tenants = yaml.safe_load(path.read_text())
+        tenants["tenants"]["sighup"] = {"plan": "basic", "key_sha256": key_hash("gk-sighup")}
+        path.write_text(yaml.safe_dump(tenants))
+        gw.proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while _refused(gw.url, "gk-sighup") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _chat(gw.url, "gk-sighup")
+        assert "config reloaded" in gw.stderr()
+    finally:
+        gw.stop()
