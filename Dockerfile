@@ -43,9 +43,11 @@ USER 10001:10001
 WORKDIR /data
 EXPOSE 8080
 
-# No curl in slim images: the interpreter asks /healthz (200 while the gateway serves,
-# 503 with fail_closed and the store down). urlopen raises on a non-2xx answer.
+# No curl in slim images: the interpreter asks /livez (200 while the process serves).
+# Liveness, not readiness: /readyz answers 503 while the store is down, which should take
+# a replica out of a load balancer, not mark the container for a restart.
+# urlopen raises on a non-2xx answer.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=20s --retries=3 \
-    CMD ["python", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8080/healthz', timeout=2)"]
+    CMD ["python", "-c", "import urllib.request as u; u.urlopen('http://127.0.0.1:8080/livez', timeout=2)"]
 
 CMD ["gateway", "serve", "--config", "/data/config.yaml", "--host", "0.0.0.0", "--port", "8080"]

@@ -151,6 +151,7 @@ class Settings:
     retention: Retention = field(default_factory=Retention)
     rate_limits: RateRules = field(default_factory=lambda: RateRules(RateLimitsFile()))
     sha: str = ""  # of the files read (config_sha): which config a replica runs
+    config_digest: str = ""  # of config.yaml as loaded (file_digest)
     # The environment it was loaded with (a reload reads the files again with it).
     env: Mapping[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -269,14 +270,22 @@ def _cross_problems(
     return problems
 
 
-def config_sha(config_path: Path, policies_dir: Path) -> str:
-    """A short digest of config.yaml and the policy files, as read: equal on two
-    replicas when they run the same files."""
-    digest = hashlib.sha256()
-    for path in (config_path, *(policies_dir / name for name in POLICY_FILES)):
-        digest.update(path.name.encode() + b"\0")
+def file_digest(path: Path) -> str:
+    """sha256 of a file's bytes ("" when it cannot be read)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def config_sha(config_digest: str, policies_dir: Path) -> str:
+    """A short digest of config.yaml (its `file_digest` as loaded) and the policy files:
+    equal on two replicas when they run the same files."""
+    digest = hashlib.sha256(config_digest.encode() + b"\0")
+    for name in POLICY_FILES:
+        digest.update(name.encode() + b"\0")
         with contextlib.suppress(OSError):
-            digest.update(path.read_bytes())
+            digest.update((policies_dir / name).read_bytes())
         digest.update(b"\0")
     return digest.hexdigest()[:12]
 
@@ -298,6 +307,7 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
     base = path.resolve().parent
     problems: list[tuple[str, str, str]] = []
     config: Config | None = None
+    config_digest = file_digest(path)
     try:
         config = _absolute_store(load_config(path, env), base)
     except ConfigError as exc:
@@ -315,6 +325,12 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
     problems += _cross_problems(config, tenants, policies, spend, policies_dir)
     if rate_limits is not None and policies is not None and spend is not None:
         problems += limits_problems(rate_limits, known_plans(policies, spend), policies_dir)
+    if rate_limits is not None and tenants is not None:
+        names = {t.name for t in tenants.values()}
+        problems += [
+            (str(policies_dir / "limits.yaml"), f"tenants.{name}", "not a tenant of tenants.yaml")
+            for name in sorted(set(rate_limits.file.tenants) - names)
+        ]
     if problems or config is None:
         raise ConfigError(problems)
     assert tenants is not None and policies is not None and spend is not None
@@ -330,6 +346,7 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
         provider_key=env.get(config.upstream.api_key_env) or None,
         retention=retention,
         rate_limits=rate_limits,
-        sha=config_sha(path, policies_dir),
+        sha=config_sha(config_digest, policies_dir),
+        config_digest=config_digest,
         env=env,
     )

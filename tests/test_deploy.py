@@ -197,7 +197,7 @@ def test_image_has_a_healthcheck_on_a_real_route_without_curl() -> None:
     _, check = one(final_stage(), "HEALTHCHECK")
     assert "CMD" in check.args and "curl" not in check.args
     assert "urllib.request" in check.args
-    assert "/healthz" in check.args
+    assert "/livez" in check.args  # liveness: a down store must not restart it
 
 
 def test_image_installs_from_the_lock_and_copies_the_example_config() -> None:

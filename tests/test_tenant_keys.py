@@ -4,6 +4,7 @@ plans refused everywhere, and hot reload of the policies and tenants."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import os
@@ -20,7 +21,9 @@ import pytest
 import yaml
 
 from gateway.ops.cli import cli_logic
+from gateway.store import open_store
 from gateway.tenancy.keys import key_hash
+from gateway.tenancy.registry import Registry
 from tests.inprocess import InProcessGateway
 from tests.servers import ADMIN_KEY, GatewayProc, start_gateway
 
@@ -283,3 +286,53 @@ def test_sighup_reloads_the_tenants(tmp_path: Path, simulator_url: str) -> None:
         assert "config reloaded" in gw.stderr()
     finally:
         gw.stop()
+
+
+def test_a_stored_tenant_whose_plan_goes_away_is_refused_not_unlimited(
+    gw: InProcessGateway,
+) -> None:
+    policies = gw.root / "policies"
+    (policies / "spend.yaml").write_text(yaml.safe_dump({"plans": {"gold": {"monthly_usd": 5}}}))
+    assert gw.http.post("/admin/reload", headers=ADMIN).status_code == 200
+    assert _api(gw, "POST", "/admin/tenants", {"name": "golden", "plan": "gold"}).status_code == 201
+    key = _api(gw, "POST", "/admin/tenants/golden/keys", {}).json()["key"]
+    client = openai.OpenAI(base_url=gw.v1, api_key=key, max_retries=0, http_client=gw.http)
+    assert client.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+
+    (policies / "spend.yaml").unlink()  # the plan is gone
+    refused = gw.http.post("/admin/reload", headers=ADMIN)
+    assert refused.status_code == 400
+    assert any("tenants.golden.plan" in p for p in refused.json()["error"]["problems"])
+    gw.restart()  # a restart has no running config to keep: the tenant's keys are refused
+    client = openai.OpenAI(base_url=gw.v1, api_key=key, max_retries=0, http_client=gw.http)
+    with pytest.raises(openai.AuthenticationError):  # never "no plan, no ceiling"
+        client.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    assert gw.openai("acme").chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+
+
+def test_the_registry_reads_what_a_newer_version_wrote_and_skips_what_it_cannot(
+    tmp_path: Path,
+) -> None:
+    async def run() -> None:
+        store = open_store(f"sqlite:///{tmp_path / 'r.db'}")
+        try:
+            registry = Registry(store, {}, ["basic"])
+            await registry.add_tenant("initech", "basic")
+            record, key = await registry.create_key("initech", "ci", time.time() + 3600)
+            field = f"k:{record.id}"
+            doc = await store.get_doc("registry", "_gateway", "main")
+            assert doc is not None
+            newer = {**doc[field], "scopes": ["chat"]}  # a field this version does not know
+            broken = {"id": "key_broken"}  # no hash: cannot authenticate anything
+            await store.patch_doc("registry", "_gateway", "main", {field: newer, "k:x": broken})
+            follower = Registry(store, {}, ["basic"])
+            await follower.refresh(force=True)
+            found = await follower.find(key_hash(key))
+            assert found is not None and found.name == "initech" and found.key_id == record.id
+            # a rotation keeps name and limits, not the expiry (keys are rotated as they age)
+            new, _, old = await registry.rotate(record.id)
+            assert new.expires is None and new.name == "ci" and old.revoked is not None
+        finally:
+            await store.close()
+
+    asyncio.run(run())

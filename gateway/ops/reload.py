@@ -14,7 +14,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 
-from gateway.config import Settings, load_settings
+from gateway.config import Settings, config_sha, load_settings
 from gateway.errors import ConfigError, ConfigRejected
 from gateway.runtime import Gateway
 
@@ -47,11 +47,13 @@ async def reload_gateway(app: Starlette) -> dict[str, Any]:
             log.warning("config reload refused: %s", "; ".join(f"{k}: {r}" for _, k, r in problems))
             raise ConfigRejected(problems)
         restart = _restart_needed(running, read)
-        settings = dataclasses.replace(
+        settings = dataclasses.replace(  # config.yaml stays as it was loaded
             read,
             config=running.config,
             admin_key=running.admin_key,
             provider_key=running.provider_key,
+            config_digest=running.config_digest,
+            sha=config_sha(running.config_digest, read.policies_dir),
         )
         changed = settings.sha != running.sha
         if changed:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -15,6 +16,7 @@ import orjson
 
 from gateway.config import Settings
 from gateway.errors import GatewayError, StoreUnavailable
+from gateway.tenancy.keys import RegistryRefused
 
 if TYPE_CHECKING:
     from gateway.tenancy.registry import Registry
@@ -53,7 +55,7 @@ def add_parsers(sub: Any) -> None:
 async def _tenants(registry: Registry, args: argparse.Namespace) -> Any:
     if args.tenants_command == "list":
         return [
-            {"name": t.name, "plan": t.plan, "source": t.source, "keys": len(registry.keys(t.name))}
+            {"name": t.name, "plan": t.plan, "source": t.source, "keys": registry.live_keys(t.name)}
             for t in registry.tenants()
         ]
     if args.tenants_command == "add":
@@ -68,6 +70,8 @@ async def _tenants(registry: Registry, args: argparse.Namespace) -> Any:
 async def _keys(registry: Registry, args: argparse.Namespace) -> Any:
     if args.keys_command == "create":
         days = args.expires_in_days
+        if days is not None and not (math.isfinite(days) and days > 0):
+            raise RegistryRefused("--expires-in-days must be a positive number.")
         expires = time.time() + days * 86400 if days is not None else None
         record, key = await registry.create_key(args.tenant, args.name, expires, args.rpm, args.tpm)
         return {"id": record.id, "tenant": record.tenant, "key": key}

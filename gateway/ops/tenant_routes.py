@@ -54,7 +54,7 @@ def _tenant_json(gw: Gateway, record: TenantRecord) -> dict[str, Any]:
         "plan": record.plan,
         "source": record.source,
         "created": record.created or None,
-        "keys": len(gw.registry.keys(record.name)),
+        "keys": gw.registry.live_keys(record.name),
     }
 
 

@@ -7,7 +7,7 @@ import hashlib
 import re
 import secrets
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from gateway.config import Tenant
@@ -120,15 +120,33 @@ class RegistryState:
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any] | None) -> RegistryState:
+        """Decoded leniently: a field this version does not know (written by a newer
+        one during a rolling upgrade) is ignored; an entry that cannot be read is left
+        out (its key does not authenticate) rather than stopping the registry."""
         tenants, keys = {}, {}
         for field, value in (doc or {}).items():
-            if field.startswith(TENANT_FIELD) and isinstance(value, dict):
+            if not isinstance(value, dict):
+                continue
+            if field.startswith(TENANT_FIELD):
                 name = field.removeprefix(TENANT_FIELD)
-                tenants[name] = TenantRecord(name, str(value.get("plan", "")), value["created"])
-            elif field.startswith(KEY_FIELD) and isinstance(value, dict):
-                record = KeyRecord(**value)
-                keys[record.id] = record
+                created = value.get("created")
+                tenants[name] = TenantRecord(
+                    name,
+                    str(value.get("plan", "")),
+                    float(created) if isinstance(created, int | float) else 0.0,
+                )
+            elif field.startswith(KEY_FIELD):
+                known = {k: v for k, v in value.items() if k in _KEY_FIELDS}
+                try:
+                    record = KeyRecord(**known)
+                except TypeError:  # a required field missing
+                    continue
+                if isinstance(record.id, str) and isinstance(record.sha256, str):
+                    keys[record.id] = record
         return cls(tenants, keys)
+
+
+_KEY_FIELDS = frozenset(f.name for f in fields(KeyRecord))
 
 
 def tenant_field(record: TenantRecord) -> tuple[str, dict[str, Any]]:
@@ -146,19 +164,29 @@ def revoked(record: KeyRecord, now: float) -> KeyRecord:
 
 
 def by_hash(
-    state: RegistryState, file_tenants: Mapping[str, Tenant], now: float
+    state: RegistryState, file_tenants: Mapping[str, Tenant], known_plans: Iterable[str], now: float
 ) -> dict[str, tuple[Tenant, float | None]]:
     """Every live key's sha256 -> (who it authenticates, when it expires). tenants.yaml
-    declares its tenants' plans: for such a tenant the file's plan wins over the store."""
+    declares its tenants' plans: for such a tenant the file's plan wins over the store.
+    A key of a tenant whose plan the policies do not define does not authenticate: an
+    unknown plan would mean no spend ceiling (`stranded` names such tenants)."""
     plans = {t.name: t.plan for t in file_tenants.values()}
+    defined = frozenset(known_plans)
     out: dict[str, tuple[Tenant, float | None]] = {h: (t, None) for h, t in file_tenants.items()}
     for key in state.keys.values():
         tenant = state.tenants.get(key.tenant)
         plan = plans.get(key.tenant) or (tenant.plan if tenant else None)
-        if plan is None or not key.live(now) or key.sha256 in out:
+        if plan not in defined or not key.live(now) or key.sha256 in out:
             continue
         out[key.sha256] = (
             Tenant(key.tenant, plan, key.id, key.rpm_limit, key.tpm_limit),
             key.expires,
         )
     return out
+
+
+def stranded(state: RegistryState, known_plans: Iterable[str]) -> list[TenantRecord]:
+    """The registry's tenants on a plan the policies do not define (their keys are
+    refused until the plan is defined again or the tenant is moved)."""
+    defined = frozenset(known_plans)
+    return [t for t in state.tenants.values() if t.plan not in defined]

@@ -32,8 +32,10 @@ from gateway.tenancy.keys import (
     new_key,
     new_key_id,
     revoked,
+    stranded,
     tenant_field,
 )
+from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway")
 
@@ -55,7 +57,9 @@ class Registry:
         self._file = dict(file_tenants)
         self._plans = frozenset(known_plans)
         self._state = RegistryState({}, {})
-        self._live: dict[str, tuple[Tenant, float | None]] = by_hash(self._state, self._file, 0)
+        self._live: dict[str, tuple[Tenant, float | None]] = by_hash(
+            self._state, self._file, self._plans, 0
+        )
         self._rev: Any = None
         self._used: dict[str, float] = {}
         self._flushed: dict[str, float] = {}
@@ -110,7 +114,7 @@ class Registry:
         """A reload: the new tenants.yaml and policies' plans."""
         self._file = dict(file_tenants)
         self._plans = frozenset(known_plans)
-        self._live = by_hash(self._state, self._file, time.time())
+        self._live = by_hash(self._state, self._file, self._plans, time.time())
 
     def tenants(self) -> list[TenantRecord]:
         """Every tenant, tenants.yaml's first (its plan wins for a name in both)."""
@@ -122,9 +126,17 @@ class Registry:
     def tenant(self, name: str) -> TenantRecord | None:
         return next((t for t in self.tenants() if t.name == name), None)
 
+    def live_keys(self, tenant: str) -> int:
+        now = time.time()
+        mine = sum(1 for k in self._state.keys.values() if k.tenant == tenant and k.live(now))
+        return mine + sum(1 for t in self._file.values() if t.name == tenant)
+
     def keys(self, tenant: str) -> list[dict[str, Any]]:
         found = [k for k in self._state.keys.values() if k.tenant == tenant]
-        out = [k.public(self._used.get(k.id) or self._flushed.get(k.id)) for k in found]
+        out = [
+            k.public(max(self._used.get(k.id, 0), self._flushed.get(k.id, 0)) or None)
+            for k in found
+        ]
         for t in self._file.values():
             if t.name == tenant:  # a tenants.yaml key: managed in the file
                 out.append({"id": t.key_id, "tenant": tenant, "source": "file", "name": ""})
@@ -137,24 +149,45 @@ class Registry:
         if not force and rev == self._rev and self._rev is not None:
             return
         doc = await self._store.get_doc(KIND, SCOPE, MAIN)
-        used = await self._store.get_doc(KIND, SCOPE, USED)
         self._install(RegistryState.from_doc(doc), rev)
-        self._flushed = {k: float(v) for k, v in (used or {}).items() if k != "version"}
+        await self._read_used()
+
+    async def _read_used(self) -> None:
+        used = await self._store.get_doc(KIND, SCOPE, USED)
+        self._flushed = {
+            k: float(v)
+            for k, v in (used or {}).items()
+            if k != "version" and isinstance(v, int | float)
+        }
 
     def _install(self, state: RegistryState, rev: Any) -> None:
         self._state, self._rev = state, rev
-        self._live = by_hash(state, self._file, time.time())
+        self._live = by_hash(state, self._file, self._plans, time.time())
+        for tenant in stranded(state, self._plans):
+            warn_throttled(
+                log,
+                f"tenant {tenant.name!r} is on plan {tenant.plan!r}, which the policies do "
+                "not define: its keys are refused until the plan is defined or the tenant "
+                "moved (PATCH /admin/tenants/{name})",
+            )
 
     async def run(self) -> None:
-        """Follow the store: a changed revision reloads the registry; key use is
-        written every USED_FLUSH_S (last used to within that)."""
+        """Follow the store: a changed revision reloads the registry, and every
+        USED_FLUSH_S it is read whole anyway (should a revision bump have been lost)
+        and key use is written (last used to within that). Nothing stops it: an error
+        is logged and the next tick tries again."""
         flushed_at = time.monotonic()
         while True:
-            with contextlib.suppress(StoreUnavailable):
-                await self.refresh()
-                if time.monotonic() - flushed_at >= USED_FLUSH_S:
-                    await self.flush_used()
+            try:
+                due = time.monotonic() - flushed_at >= USED_FLUSH_S
+                await self.refresh(force=due)
+                if due:
                     flushed_at = time.monotonic()
+                    await self.flush_used()
+            except StoreUnavailable:
+                pass
+            except Exception as exc:  # noqa: BLE001 - the follower must outlive any one read
+                warn_throttled(log, f"registry refresh failed: {type(exc).__name__}: {exc}")
             await asyncio.sleep(REFRESH_S)
 
     async def flush_used(self) -> None:
@@ -180,8 +213,11 @@ class Registry:
             state = RegistryState.from_doc(doc)
             changed = edit(state)
             if await self._store.swap_doc(KIND, SCOPE, MAIN, changed, (), None, version):
-                await self._store.patch_doc(KIND, SCOPE, REV, {"rev": version + 1})
-                await self.refresh(force=True)
+                # Should this bump fail, the other replicas still read the registry whole
+                # within USED_FLUSH_S (Registry.run).
+                with contextlib.suppress(StoreUnavailable):
+                    await self._store.patch_doc(KIND, SCOPE, REV, {"rev": version + 1})
+                    await self.refresh(force=True)
                 return changed
         raise StoreUnavailable("The registry kept changing under this write; try again.")
 
@@ -282,25 +318,40 @@ class Registry:
         return out[0]
 
     async def rotate(self, key_id: str, grace_s: float = 0.0) -> tuple[KeyRecord, str, KeyRecord]:
-        """A new key with the old one's tenant, name and limits; the old one revoked now
-        or after `grace_s`. Returns (new record, new key, old record)."""
-        old = self._state.keys.get(key_id)
-        if old is None:
-            await self.refresh(force=True)
-            old = self._state.keys.get(key_id)
-        if old is None or not old.live(time.time()):
-            raise RegistryRefused(f"No live key {key_id!r}.", 404, "not_found")
-        new, key = await self.create_key(
-            old.tenant, old.name or None, old.expires, old.rpm_limit, old.tpm_limit
-        )
-        before = await self.revoke(key_id, time.time() + grace_s if grace_s > 0 else None)
-        return new, key, before
+        """A new key with the old one's tenant, name and limits (not its expiry: keys
+        are often rotated because they are about to expire), and the old one revoked now
+        or after `grace_s`, in one write. Returns (new record, new key, old record)."""
+        key, now = new_key(), time.time()
+        out: list[KeyRecord] = []
+
+        def edit(state: RegistryState) -> dict[str, Any]:
+            old = state.keys.get(key_id)
+            if old is None or not old.live(now):
+                raise RegistryRefused(f"No live key {key_id!r}.", 404, "not_found")
+            new = KeyRecord(
+                id=new_key_id(),
+                tenant=old.tenant,
+                sha256=key_hash(key),
+                name=old.name,
+                created=round(now, 3),
+                rpm_limit=old.rpm_limit,
+                tpm_limit=old.tpm_limit,
+            )
+            ends = now + grace_s
+            before = (
+                replace(old, expires=min(old.expires or ends, ends))
+                if grace_s > 0
+                else revoked(old, now)
+            )
+            out[:] = [new, before]
+            return dict([key_field(new), key_field(before)])
+
+        await self._change(edit)
+        return out[0], key, out[1]
 
     def problems_with(self, known_plans: Iterable[str]) -> list[tuple[str, str, str]]:
-        """Registry tenants whose plan a reload's policies no longer define."""
-        plans = frozenset(known_plans)
+        """Registry tenants on a plan the given policies do not define."""
         return [
-            ("registry", f"tenants.{t.name}.plan", f"plan {t.plan!r} is no longer defined")
-            for t in self._state.tenants.values()
-            if t.plan not in plans
+            ("registry", f"tenants.{t.name}.plan", f"plan {t.plan!r} is not defined")
+            for t in stranded(self._state, known_plans)
         ]
