@@ -409,3 +409,39 @@ def test_the_pool_recovers_by_itself_when_its_connections_are_killed(pg_url: str
             assert rows == {"acme": 4, "globex": 1}
 
     run(scenario())
+
+
+def test_beside_the_ledger_redis_keeps_no_marker_per_call_and_counts_each_call_once(
+    pg_url: str, redis_url: str
+) -> None:
+    """Nothing in Redis grows per call but counters: a booking's idempotency marker is
+    dropped once the ledger has its row. A replay afterwards (a spill file replayed
+    after a crash) is found in the ledger and counted nowhere again; one replayed while
+    its marker still stands (Redis took it, the ledger did not yet) is kept out by it."""
+    from gateway.store.ledgered import LedgeredStore
+    from gateway.store.options import RedisConfig
+    from gateway.store.redis import RedisStore
+    from tests.servers import redis_client
+
+    async def go() -> tuple[list[SpendRow], list[SpendRow], list[Any]]:
+        hot = RedisStore(redis_url, RedisConfig(), keep_ledger=False)
+        async with migrated(pg_url) as ledger:
+            store = LedgeredStore(hot, ledger)
+            first = [record() for _ in range(20)]
+            await store.book_many(first)
+            once = await hot.spend("2026-11")
+            await store.book_many(first)  # replayed after its markers are gone
+            half = [record() for _ in range(5)]
+            await hot.book_many(half)  # Redis took them, then the process died
+            await store.book_many(half)  # the spill replayed: markers keep them out
+            again = await hot.spend("2026-11")
+            rows = await ledger.ledger("2026-11", limit=100)
+            await hot.close()
+            return once, again, rows
+
+    once, again, rows = run(go())
+    client = redis_client(redis_url)
+    assert list(client.scan_iter(match="*:booked:*")) == []  # no marker left
+    assert len(rows) == 25
+    assert once[0].requests == 20 and again[0].requests == 25  # each call counted once
+    assert again[0].cost_units == 25 * 1234

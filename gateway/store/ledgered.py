@@ -15,17 +15,20 @@ rows. So every call is counted once in each, whatever fails in between.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gateway.store.base import Erased, RateUse, Store, StoreHealth
+from gateway.errors import StoreUnavailable
+from gateway.store.base import Erased, RateUse, StoreHealth
 from gateway.store.postgres import PostgresLedger
 from gateway.store.records import SpendRow, UsageRecord
+from gateway.store.redis import RedisStore
 
 
 class LedgeredStore:
-    def __init__(self, hot: Store, ledger: PostgresLedger) -> None:
+    def __init__(self, hot: RedisStore, ledger: PostgresLedger) -> None:
         self.hot = hot
         self.ledger_db = ledger
         self._opened = False
@@ -39,9 +42,27 @@ class LedgeredStore:
             self._opened = True
 
     async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
-        await self.hot.book_many(records)
+        """Redis first (the counters the spend guard reads stay current through a
+        PostgreSQL outage), then the ledger; then the Redis idempotency markers are
+        dropped, so nothing in Redis grows per call but counters. A record the ledger
+        holds already was counted in Redis before it got there (Redis goes first), so it
+        is not counted again, whether or not its marker is still there (a replayed spill
+        file after a crash). With PostgreSQL down that check is skipped and the markers
+        (kept until the ledger has the rows, else expiring after 2 days) guard the
+        counters alone."""
+        try:
+            await self._open()
+            known = await self.ledger_db.existing([r.id for r in records])
+        except StoreUnavailable:
+            known = set()
+        todo = [r for r in records if r.id not in known]
+        if todo:
+            await self.hot.book_many(todo)
         await self._open()
-        return await self.ledger_db.append(records)
+        booked = await self.ledger_db.append(records)
+        with contextlib.suppress(StoreUnavailable):  # else they expire
+            await self.hot.forget_bookings(todo)
+        return booked
 
     async def spend(self, period: str | None) -> list[SpendRow]:
         await self._open()

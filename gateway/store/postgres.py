@@ -271,6 +271,14 @@ class PostgresLedger:
             booked.discard(record.id)
         return first
 
+    async def existing(self, ids: Sequence[str]) -> set[str]:
+        """Which of these ids the ledger holds already."""
+        if not ids:
+            return set()
+        async with self._connection() as conn:
+            cursor = await conn.execute("SELECT id FROM ledger WHERE id = ANY(%s)", [list(ids)])
+            return {row[0] for row in await cursor.fetchall()}
+
     async def spend(self, period: str | None) -> list[SpendRow]:
         """Counters per tenant for a 'YYYY-MM' period, or all periods summed when None."""
         where, args = ("WHERE period = %s", [period]) if period else ("", [])

@@ -47,9 +47,9 @@ from gateway.store.redis_keys import doc_key
 
 CLUSTER_SCHEME = "redis-cluster://"
 _MARKER_TTL_S = 40 * 24 * 3600
-# Beside a PostgreSQL ledger (idempotent on the id for good) a marker only keeps a
-# replayed booking from counting twice against a budget: a replica's spill replayed
-# later than this would at worst hold a budget too high, never book a row twice.
+# Beside a PostgreSQL ledger (idempotent on the id for good) a marker lives only until the
+# ledger has the row (gateway.store.ledgered drops it then); this expiry bounds the ones
+# a failure left behind.
 _MARKER_TTL_LEDGERED_S = 2 * 24 * 3600
 _BUDGET_TTL_S = 400 * 24 * 3600
 _GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
@@ -233,6 +233,16 @@ class RedisStore:
             await self._index(records)
             results = await self._scripts(self._book_script, [self._book_call(r) for r in records])
         return [bool(r) for r in results]
+
+    async def forget_bookings(self, records: Sequence[UsageRecord]) -> None:
+        """Drop the idempotency markers of records the durable ledger now holds (beside
+        PostgreSQL: gateway.store.ledgered), one round trip."""
+        if not records:
+            return
+        async with self._call(), self._redis.pipeline(transaction=False) as pipe:
+            for record in records:
+                pipe.delete(keys.booked_key(record.tenant, record.id))
+            await pipe.execute()
 
     async def _index(self, records: Sequence[UsageRecord]) -> None:
         by_period: dict[str, set[str]] = {}
