@@ -212,9 +212,13 @@ def facts_in(doc: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def fact_to_json(fact: Fact) -> dict[str, Any]:
-    doc = dataclasses.asdict(fact)
+    # Field by field: dataclasses.asdict deep-copies, and this runs per fact per save.
+    doc = {name: getattr(fact, name) for name in _FACT_NAMES}
     doc["tags"] = list(fact.tags)
     return doc
+
+
+_FACT_NAMES = tuple(f.name for f in dataclasses.fields(Fact))
 
 
 def fact_from_json(doc: dict[str, Any]) -> Fact:
@@ -377,14 +381,20 @@ class ConversationStore:
         deleted); a conversation's own facts as long as the conversation."""
         kept = self.retention.of(plan)
         ttl = kept.conversation_s if key.startswith(CONVERSATION_FACTS) else kept.facts_s
-        new = {FACT_FIELD + f.id: fact_to_json(f) for f in facts}
         if before is None:
+            new = {FACT_FIELD + f.id: fact_to_json(f) for f in facts}
             await self._store.put_doc(FACTS, tenant, key, new, ttl)
             return
-        # Every fact is written (a facts document is small) and an earlier version's
-        # `facts` list dropped, so nothing removed here comes back from it.
-        removed = [FACT_FIELD + f.id for f in before if FACT_FIELD + f.id not in new]
-        await self._store.patch_doc(FACTS, tenant, key, new, [*removed, "facts"], ttl)
+        # Only the facts that changed are written (the write is O(the turn), not O(the
+        # customer's facts)); an earlier version's `facts` list is dropped, so nothing
+        # removed here comes back from it.
+        read = {f.id: f for f in before}
+        changed = {FACT_FIELD + f.id: fact_to_json(f) for f in facts if read.get(f.id) != f}
+        ids = {f.id for f in facts}
+        removed = [FACT_FIELD + f.id for f in before if f.id not in ids]
+        if not changed and not removed and ttl is None:
+            return  # nothing to write, no expiry to restart
+        await self._store.patch_doc(FACTS, tenant, key, changed, [*removed, "facts"], ttl)
 
     async def delete_facts(self, tenant: str, key: str) -> bool:
         return await self._store.delete_doc(FACTS, tenant, key)
