@@ -128,8 +128,8 @@ def test_events_posted_while_turns_run_are_all_kept(replicas: Any, store_url: st
 
 
 def test_a_save_after_the_record_vanished_writes_it_whole(store_url: str) -> None:
-    """Expired, erased or forgotten while a turn ran: the turn's save writes the record
-    whole again (from version 0), never a merge into nothing."""
+    """Expired or forgotten while a turn ran: the turn's save writes the record whole
+    again (from version 0), never a merge into nothing. Erased: it writes nothing."""
     from gateway.context.conversations import ConversationRecord, ConversationStore
 
     async def scenario() -> None:
@@ -144,6 +144,21 @@ def test_a_save_after_the_record_vanished_writes_it_whole(store_url: str) -> Non
             await conversations.save(record)
             again = await conversations.load("acme", "v")
             assert again is not None and (again.turns, again.id, again.version) == (4, "v", 1)
+            # the customer erased while a turn of theirs ran: that turn does not bring
+            # the record back (the erasure is remembered by a digest, not the id)
+            mine = ConversationRecord(id="e", tenant="acme", customer="cust-e", turns=1)
+            await conversations.save(mine)
+            await conversations.mark_erased("acme", "cust-e", 0.0)
+            await store.delete_doc("conversation", "acme", "e")
+            mine.turns += 1
+            await conversations.save(mine)
+            assert await conversations.load("acme", "e") is None
+            other = ConversationRecord(id="o", tenant="acme", customer="cust-o", turns=1)
+            await conversations.save(other)
+            await store.delete_doc("conversation", "acme", "o")
+            other.turns += 1
+            await conversations.save(other)  # not erased: written back
+            assert await conversations.load("acme", "o") is not None
         finally:
             await store.close()
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hashlib
+import logging
 import random
 import weakref
 from collections.abc import Sequence
@@ -142,6 +143,15 @@ class ConversationRecord:
 
 _RECORD_FIELDS = tuple(f for f in dataclasses.fields(ConversationRecord) if f.name != "stored")
 _RECORD_NAMES = frozenset(f.name for f in _RECORD_FIELDS)
+
+
+log = logging.getLogger("gateway.context.conversations")
+ERASED = "erased"  # a document kind: customers erased in the last ERASED_S
+ERASED_S = 86400.0
+
+
+def _erased_key(tenant: str, customer: str) -> str:
+    return hashlib.blake2b(f"{tenant}\x1f{customer}".encode(), digest_size=16).hexdigest()
 
 
 FINGERPRINT_PREFIX = "fp-"  # ids the gateway made; an app's own ids should not start so
@@ -305,6 +315,9 @@ class ConversationStore:
             if lost:  # a crowd of writers: let the others through, at random
                 await asyncio.sleep(random.uniform(0, 0.002 * lost))
             theirs = await self._store.get_doc(CONVERSATION, record.tenant, record.id) or {}
+            if not theirs and record.version and await self.erased(record):
+                log.info("a turn ended after its customer was erased: its record not saved")
+                return lost
             if not theirs or record.replacing:
                 # Gone meanwhile (expired, erased, forgotten): written whole, from version 0.
                 # Or this record replaces another user's (anonymous): whole again.
@@ -321,6 +334,19 @@ class ConversationStore:
         raise StoreUnavailable(
             f"conversation {record.id!r} changed under {SAVE_TRIES} writes in a row; not saved"
         )
+
+    async def mark_erased(self, tenant: str, customer: str, now: float) -> None:
+        """Remember for a day that this customer was erased (by a digest of the id, not
+        the id), so a turn in flight at the erasure does not write its record back."""
+        await self._store.put_doc(
+            ERASED, tenant, _erased_key(tenant, customer), {"at": now}, ERASED_S
+        )
+
+    async def erased(self, record: ConversationRecord) -> bool:
+        if not record.customer:
+            return False
+        key = _erased_key(record.tenant, record.customer)
+        return await self._store.get_doc(ERASED, record.tenant, key) is not None
 
     async def register(self, record: ConversationRecord) -> None:
         """List a conversation in its customer's episode index (its card made later). The

@@ -13,6 +13,7 @@ matched back to it.
 from __future__ import annotations
 
 import secrets
+import time
 from typing import Any
 
 from gateway.context.conversations import (
@@ -51,6 +52,8 @@ async def erase(
 ) -> dict[str, Any]:
     alias = "erased-" + secrets.token_hex(8)
     wanted = await documents(conversations, tenant, customer)
+    # First, so a turn in flight that ends after the erasure finds it and writes nothing.
+    await conversations.mark_erased(tenant, customer, time.time())
     erased = await store.erase_customer(tenant, customer, alias, wanted)
     return {
         "customer": customer,
