@@ -4,6 +4,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -51,11 +52,34 @@ def upstream_log(simulator_url: str) -> UpstreamLog:
     return UpstreamLog(simulator_url)
 
 
+def worker_number() -> int:
+    """This pytest-xdist worker's number (gw0 -> 0, gw1 -> 1, ...); 0 without xdist."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw"))
+
+
+def worker_redis_url(url: str) -> str:
+    """REDIS_URL's database for this xdist worker: the one given plus the worker's number
+    (the tests empty the database they get, so no two workers may share one)."""
+    parts = urlsplit(url)
+    db = int(parts.path.strip("/") or 0) + worker_number()
+    url = parts._replace(path=f"/{db}").geturl()
+    client = redis.Redis.from_url(url)
+    try:
+        client.ping()
+    except redis.ResponseError as exc:  # e.g. past the server's `databases`
+        pytest.fail(f"REDIS_URL plus the worker number gives {url}: {exc}")
+    finally:
+        client.close()
+    return url
+
+
 @pytest.fixture(scope="session")
 def redis_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A Redis database of this session (of this xdist worker): REDIS_URL's, moved up by
+    the worker's number, else a `redis-server` of its own."""
     url = os.environ.get("REDIS_URL")
     if url:
-        yield url
+        yield worker_redis_url(url)
         return
     proc, url = start_redis(tmp_path_factory.mktemp("redis"))
     yield url

@@ -72,7 +72,9 @@ def test_sigkill_mid_traffic_loses_no_completed_call(tmp_path: Path, simulator_u
     threads = [threading.Thread(target=traffic, args=(w,)) for w in range(4)]
     for t in threads:
         t.start()
-    time.sleep(1.5)
+    deadline = time.monotonic() + 30  # mid-traffic: once more than 20 calls completed
+    while len(completed) <= 20 and time.monotonic() < deadline:
+        time.sleep(0.05)
     gw.stop(signal.SIGKILL)
     stop.set()
     for t in threads:

@@ -79,7 +79,10 @@ def hostile_gateway(
         client.flushdb()
         client.close()
         store = redis_server
-    gw = write_spend(start_gateway(root, simulator_url, store, prices=PRICES), SPEND)
+    # spend.yaml in place before the first start: one start, not a start and a restart
+    (root / "policies").mkdir()
+    (root / "policies" / "spend.yaml").write_text(yaml.safe_dump(SPEND))
+    gw = start_gateway(root, simulator_url, store, prices=PRICES)
     yield gw
     gw.stop()
 
