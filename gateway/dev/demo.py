@@ -45,6 +45,8 @@ def _running_gateway(workdir: Path) -> Iterator[str]:
         "upstream:\n  base_url: simulator\nstore: sqlite:///demo.db\npolicies: policies\n"
         "admin:\n  key_env: DEMO_ADMIN_KEY\n"
         "prices:\n  local-llama:\n    input_per_mtok: 0.05\n    output_per_mtok: 0.10\n"
+        # The demo prints its own story; a served gateway logs a line per request.
+        "logging:\n  access_log: 'off'\n"
     )
     settings = load_settings(config, {"DEMO_ADMIN_KEY": ADMIN_KEY})
     port = _free_port()
