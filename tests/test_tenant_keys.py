@@ -268,6 +268,9 @@ def test_a_reload_applies_to_the_next_request_and_a_broken_file_changes_nothing(
     gw.config.write_text(yaml.safe_dump(config))
     again = gw.http.post("/admin/reload", headers=ADMIN).json()
     assert again["restart_required"] == ["limits"]
+    # the sha names what runs: the policies are back as they ran, config.yaml as loaded
+    assert again["sha"] == sha and again["changed"] is False
+    assert gw.http.get("/healthz").json()["config"] == sha
 
 
 def test_sighup_reloads_the_tenants(tmp_path: Path, simulator_url: str) -> None:
