@@ -314,3 +314,31 @@ def test_streams_and_pass_through_routes_count_and_carry_the_headers(
         model="text-embedding-3-small", input="hi"
     )
     assert embedded.headers["x-ratelimit-remaining-requests"] == "98"
+
+
+def test_a_call_over_the_limit_is_refused_before_any_work_is_done_for_it(
+    tmp_path: Path,
+) -> None:
+    """The turn's window is built (and may be summarized, upstream) before its input is
+    counted: a call that cannot pass anyway is refused before that, leaving no trace."""
+    write_limits(tmp_path, plans={"pro": {"rpm": 1}})
+    gw = start_inprocess(tmp_path, f"sqlite:///{tmp_path / 'gateway.db'}")
+    try:
+        client = gw.openai()
+        ask(client)  # the one request of the minute
+        pad = "I waited at home all week and nobody came, nobody answers the phone. " * 8
+        long = [
+            {"role": "user" if n % 2 == 0 else "assistant", "content": f"turn {n}: {pad}"}
+            for n in range(119)
+        ]
+        with pytest.raises(openai.RateLimitError):
+            client.chat.completions.create(
+                model=MODEL, messages=long, extra_headers={"X-Conversation-Id": "refused"}
+            )
+        from tests.servers import TENANT_KEYS
+
+        auth = {"Authorization": f"Bearer {TENANT_KEYS['acme']}"}
+        answer = gw.http.get("/v1/conversations/refused", headers=auth)
+        assert answer.status_code == 404, answer.text  # no window built, nothing saved
+    finally:
+        gw.stop()

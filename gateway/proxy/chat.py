@@ -123,6 +123,7 @@ async def chat_completions(request: Request) -> ASGIApp:
     raw = await read_body(request, gw.settings.config.limits.max_body_bytes)
     call = parse_chat(await offload.sized(len(raw), json_object, raw))
     await gw.guard_store()
+    await gw.rates.precheck(gw.settings.rate_limits, caller.tenant)  # before any work
     with tracing.span("window.build"):
         turn = await gw.windows.build(
             TurnRequest(

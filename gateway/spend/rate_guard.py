@@ -7,7 +7,7 @@ reply is in, settle its output tokens into the same window. The arithmetic is pu
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gateway.config import Tenant
 from gateway.errors import RateLimited, StoreRejected, StoreUnavailable
@@ -15,9 +15,11 @@ from gateway.spend.rate_limits import (
     TOKENS,
     Counter,
     RateRules,
+    Verdict,
     Window,
     amount,
     message,
+    used,
     verdict,
 )
 from gateway.store import Store
@@ -68,14 +70,33 @@ class RateGuard:
         if found.admitted:
             spent = tuple(c for c in counters if c.kind == TOKENS)
             return RateTicket(tenant.name, spent, use.bucket, window, found.headers)
-        assert found.blocked is not None
-        headers = list(found.headers)
-        if found.retry_after_s is None:  # larger than the limit: no wait helps
-            headers.append((b"x-should-retry", b"false"))
-        else:
-            headers.append((b"retry-after", str(found.retry_after_s).encode()))
-        text = message(found, tokens, rules.file.window_s)
-        raise RateLimited(text, kind=found.blocked.kind, headers=headers)
+        raise _refusal(found, tokens, rules)
+
+    async def precheck(self, rules: RateRules, tenant: Tenant) -> None:
+        """Refuse at once a call that could not be admitted anyway (its tenant or key
+        has no request left in the window, or is past its tokens), before any work is
+        done for it: a chat turn builds its window (and may summarize, upstream) before
+        its input is counted by `admit`. Counts nothing."""
+        counters = rules.counters(
+            tenant.name, tenant.plan, tenant.key_id, tenant.rpm_limit, tenant.tpm_limit
+        )
+        if not counters:
+            return
+        window = rules.window
+        try:
+            use = await self._store.count_rate(
+                tenant.name,
+                [(c.name, c.limit, 0) for c in counters],
+                window.bucket_ms,
+                window.buckets,
+            )
+        except StoreUnavailable:
+            if not self._fail_open:
+                raise
+            return  # admit() decides (and warns)
+        full = any(used(use, n, window) + amount(c, 0) > c.limit for n, c in enumerate(counters))
+        if full:
+            raise _refusal(verdict(counters, 0, replace(use, admitted=False), window), 0, rules)
 
     async def settle(self, ticket: RateTicket, output_tokens: int) -> None:
         """Add a reply's output tokens to the window its request was counted in. Never
@@ -94,3 +115,16 @@ class RateGuard:
             )
         except (StoreUnavailable, StoreRejected):
             warn_throttled(log, "store unreachable: output tokens left out of rate limits")
+
+
+def _refusal(found: Verdict, tokens: int, rules: RateRules) -> RateLimited:
+    """The 429 of a refused call: `Retry-After`, or `x-should-retry: false` when no wait
+    would help (a call larger than the limit itself)."""
+    assert found.blocked is not None
+    headers = list(found.headers)
+    if found.retry_after_s is None:
+        headers.append((b"x-should-retry", b"false"))
+    else:
+        headers.append((b"retry-after", str(found.retry_after_s).encode()))
+    text = message(found, tokens, rules.file.window_s)
+    return RateLimited(text, kind=found.blocked.kind, headers=headers)
