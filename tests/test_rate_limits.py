@@ -327,7 +327,7 @@ def test_a_call_over_the_limit_is_refused_before_any_work_is_done_for_it(
         client = gw.openai()
         ask(client)  # the one request of the minute
         pad = "I waited at home all week and nobody came, nobody answers the phone. " * 8
-        long = [
+        long: list[Any] = [
             {"role": "user" if n % 2 == 0 else "assistant", "content": f"turn {n}: {pad}"}
             for n in range(119)
         ]
@@ -335,9 +335,7 @@ def test_a_call_over_the_limit_is_refused_before_any_work_is_done_for_it(
             client.chat.completions.create(
                 model=MODEL, messages=long, extra_headers={"X-Conversation-Id": "refused"}
             )
-        from tests.servers import TENANT_KEYS
-
-        auth = {"Authorization": f"Bearer {TENANT_KEYS['acme']}"}
+        auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
         answer = gw.http.get("/v1/conversations/refused", headers=auth)
         assert answer.status_code == 404, answer.text  # no window built, nothing saved
     finally:
