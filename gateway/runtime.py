@@ -31,6 +31,7 @@ from gateway.store import Store, open_store
 from gateway.tenancy.registry import Registry
 
 log = logging.getLogger("gateway")
+CLOSE_WAIT_S = 5.0
 
 TRANSPORTS: dict[str, Callable[[UpstreamConfig], httpx.AsyncBaseTransport | None]] = {
     "lean": lambda cfg: HTTP11Transport(
@@ -104,10 +105,18 @@ class Gateway:
         )
 
     async def close(self) -> None:
+        self.registry.stop()
         for task in self._tasks:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        # Bounded: a task that swallowed its cancellation (inside a client library) must
+        # not hold the shutdown forever; the bookings it held are written below.
+        if self._tasks:
+            done, stuck = await asyncio.wait(self._tasks, timeout=CLOSE_WAIT_S)
+            for task in stuck:
+                log.warning("task %s did not stop within %g s", task.get_name(), CLOSE_WAIT_S)
+            for task in done:
+                if not task.cancelled() and task.exception() is not None:
+                    log.error("task %s had failed: %r", task.get_name(), task.exception())
         await self.bookkeeper.close()
         await self.escalations.aclose()
         await self.upstream.aclose()

@@ -64,6 +64,7 @@ class Registry:
         self._used: dict[str, float] = {}
         self._flushed: dict[str, float] = {}
         self._missed_at = -1e9
+        self._stopped = False
         self._refreshing: asyncio.Task[None] | None = None
 
     # -- the request path ---------------------------------------------------------
@@ -177,7 +178,7 @@ class Registry:
         and key use is written (last used to within that). Nothing stops it: an error
         is logged and the next tick tries again."""
         flushed_at = time.monotonic()
-        while True:
+        while not self._stopped:
             try:
                 due = time.monotonic() - flushed_at >= USED_FLUSH_S
                 await self.refresh(force=due)
@@ -189,6 +190,10 @@ class Registry:
             except Exception as exc:  # noqa: BLE001 - the follower must outlive any one read
                 warn_throttled(log, f"registry refresh failed: {type(exc).__name__}: {exc}")
             await asyncio.sleep(REFRESH_S)
+
+    def stop(self) -> None:
+        """`run` ends at its next tick (also should its cancellation be lost)."""
+        self._stopped = True
 
     async def flush_used(self) -> None:
         if not self._used:
