@@ -215,9 +215,7 @@ def _report(args: argparse.Namespace) -> int:
 
         store = open_configured_store(settings.config)
         try:
-            registry = Registry(store, settings.tenants_by_hash, settings.known_plans)
-            await registry.refresh(force=True)
-            tenants = [t.name for t in registry.tenants()]
+            tenants = [t.name for t in (await Registry.read(store, settings)).tenants()]
             return await gather(store, tenants, period, args.tenant)
         finally:
             await store.close()

@@ -98,9 +98,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
     async def go() -> Any:
         store = open_configured_store(settings.config)
         try:
-            registry = Registry(store, settings.tenants_by_hash, settings.known_plans)
-            await registry.refresh(force=True)
-            return await action(registry, args)
+            return await action(await Registry.read(store, settings), args)
         finally:
             await store.close()
 

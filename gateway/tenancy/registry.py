@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from gateway.config import Tenant
+from gateway.config import Settings, Tenant
 from gateway.errors import StoreUnavailable
 from gateway.store import Store
 from gateway.tenancy.keys import (
@@ -67,6 +67,13 @@ class Registry:
         self._stopped = False
         self._refreshing: asyncio.Task[None] | None = None
 
+    @classmethod
+    async def read(cls, store: Store, settings: Settings) -> Registry:
+        """The registry as the store holds it now, with no follower (the CLI's)."""
+        registry = cls(store, settings.tenants_by_hash, settings.known_plans)
+        await registry.refresh(force=True)
+        return registry
+
     # -- the request path ---------------------------------------------------------
 
     def lookup(self, digest: str) -> Tenant | None:
@@ -106,10 +113,6 @@ class Registry:
             self._refreshing = None
 
     # -- what the replica holds ---------------------------------------------------
-
-    @property
-    def known_plans(self) -> frozenset[str]:
-        return self._plans
 
     def configure(self, file_tenants: Mapping[str, Tenant], known_plans: Iterable[str]) -> None:
         """A reload: the new tenants.yaml and policies' plans."""
