@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from gateway.context.content_memo import ContentMemo, quick_key
 from gateway.context.fact_blocks import shown_facts, subject_words, visible_facts
 from gateway.context.prompts import (
     context_message,
@@ -106,9 +107,23 @@ def fingerprint(message: Any) -> str:
 _ENDS = 32  # hex digits of an anchor that fingerprint the span's first and last message
 
 
+_ANCHORS: ContentMemo[str] = ContentMemo(4096)  # spans' anchors, by quick_key
+
+
 def _anchor(transcript: Sequence[Any], head_end: int, cursor: int) -> str:
     """The summarized span's identity: its first and last message, then a hash of every
-    message in it, so an app's edit (a redaction) strictly inside the span is noticed."""
+    message in it, so an app's edit (a redaction) strictly inside the span is noticed.
+    A stateless app resends the span every turn: its anchor is remembered by the span's
+    quick key, so the hash over it is made once, not twice per request."""
+    key = quick_key(transcript[head_end:cursor])
+    anchor = _ANCHORS.get(key)
+    if anchor is None:
+        anchor = _span_anchor(transcript, head_end, cursor)
+        _ANCHORS.put(key, anchor)
+    return anchor
+
+
+def _span_anchor(transcript: Sequence[Any], head_end: int, cursor: int) -> str:
     span = hashlib.blake2b(
         orjson.dumps(list(transcript[head_end:cursor]), option=orjson.OPT_SORT_KEYS),
         digest_size=8,

@@ -120,8 +120,15 @@ class FactExtractor:
     ) -> list[Fact]:
         """Facts the newest message states, durable at once, not only when the turn is
         later folded. Read alone: what came before reaches it as `known` (the
-        conversation's facts, oldest first), enough for "scratch that, Boston"."""
-        return await offload.sized(
+        conversation's facts, oldest first), enough for "scratch that, Boston". A message
+        sent again (a retry) with the same facts known is read once."""
+        parts = (channel, *(f"{fact_kind(f)}\x1f{f.value}" for f in known))
+        key = ("latest", content_key(parts, [latest]))
+        hit = self._memo.get(key)
+        if hit is not None:
+            found, then = hit
+            return [dataclasses.replace(f, created_at=f.created_at - then + now) for f in found]
+        found = await offload.sized(
             offload.content_chars([latest]),
             _scan,
             [],
@@ -131,6 +138,8 @@ class FactExtractor:
             now,
             known,
         )
+        self._memo.put(key, (found, now))
+        return found
 
 
 def merged_facts(known: Sequence[Fact], new: list[Fact]) -> list[Fact]:

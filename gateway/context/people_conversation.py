@@ -6,7 +6,7 @@ the problem the customer came with is the first sentence that says something. Pu
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from gateway.context.people_patterns import (
@@ -78,19 +78,24 @@ def _asked(folded: str, pos: int, stop: int) -> int:
     return end
 
 
-def _words(folded: str, start: int, end: int, hits: Sequence[Hit]) -> list[str]:
+def _words(folded: str, start: int, end: int, hits: Sequence[Hit]) -> Iterator[str]:
     """The words of folded[start:end], less the customer introducing themselves (their
-    name, city or contact details and the words that say so)."""
+    name, city or contact details and the words that say so), read as they are asked for."""
     skip = [(h.cue, h.end) for h in hits if h.kind in _INTRO_KINDS]
-    return [
-        (m.group(0) or "").lower().strip("'.-")
-        for m in WORD.finditer(folded[start:end])
-        if not any(s <= start + m.start() < e for s, e in skip)
-    ]
+    for m in WORD.finditer(folded[start:end]):
+        if not any(s <= start + m.start() < e for s, e in skip):
+            yield (m.group(0) or "").lower().strip("'.-")
 
 
-def _says(words: Sequence[str]) -> bool:
-    return any(len(w) >= 3 and w not in FILLER for w in words)
+def _says(words: Iterable[str], least: int = 1) -> bool:
+    """At least `least` words, one of them saying something (not a filler): read only as
+    far as it takes, so a long message costs what its first words do."""
+    says = False
+    for count, w in enumerate(words, 1):
+        says = says or (len(w) >= 3 and w not in FILLER)
+        if says and count >= least:
+            return True
+    return False
 
 
 def _span_end(folded: str, pos: int) -> int:
@@ -160,8 +165,7 @@ def _problem(
         if not _says(_words(folded, pos, cut, hits)):
             pos = cut
             continue
-        words = _words(folded, pos, stop, hits)
-        if len(words) >= 3 and _says(words):
+        if _says(_words(folded, pos, stop, hits), least=3):
             return pos, _span_end(folded, pos)
         pos = stop
     return None

@@ -52,6 +52,12 @@ def _stemmer(lang: str) -> Any:
 
 
 @lru_cache(maxsize=65536)
+def _stem(lang: str, token: str) -> str:
+    """A content word as compared: stemmed in its language, then folded."""
+    return fold(_stemmer(lang).stemWord(token))
+
+
+@lru_cache(maxsize=65536)
 def fold(text: str) -> str:
     """Lower case without accents ("Endereço" -> "endereco")."""
     if text.isascii():
@@ -120,7 +126,7 @@ def _identifier(token: str) -> str | None:
 
 def sentences(parsed: Parsed, lang: str) -> list[Sentence]:
     """The message's sentences with content (a sentence of stop words alone is dropped)."""
-    stops, stem = _folded_stops(lang), _stemmer(lang)
+    stops = _folded_stops(lang)
     out: list[Sentence] = []
     for part in parsed:
         if len(out) == MOST_SENTENCES:
@@ -134,7 +140,7 @@ def sentences(parsed: Parsed, lang: str) -> list[Sentence]:
             elif folded.isdigit():  # a small number: an amount, a date, a deadline
                 words.append(folded)
             elif len(folded) >= SHORTEST_WORD and folded not in stops:
-                words.append(fold(stem.stemWord(token)))
+                words.append(_stem(lang, token))
         if words or identifiers:
             out.append(
                 Sentence(

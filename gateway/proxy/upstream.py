@@ -73,6 +73,9 @@ class Upstream:
         self._auth = f"Bearer {api_key}".encode() if api_key else None
         # Told each answer's status class ("2xx".."5xx", "timeout", "unreachable"): metrics.
         self.observe: Callable[[str], None] = lambda status_class: None
+        # Requests go straight to the transport: the client's layers (auth, redirects,
+        # cookies) have nothing to do for a proxy and cost per request.
+        self._transport = transport
         self._client = httpx.AsyncClient(
             timeout=httpx.Timeout(timeout_s, connect=connect_timeout_s),
             limits=httpx.Limits(max_connections=512, max_keepalive_connections=128),
@@ -116,7 +119,11 @@ class Upstream:
             ) from exc
         try:
             with tracing.span("upstream", method=method):
-                response = await self._client.send(request, stream=True)
+                if self._transport is not None:
+                    response = await self._transport.handle_async_request(request)
+                    response.request = request
+                else:
+                    response = await self._client.send(request, stream=True)
             self.observe(f"{response.status_code // 100}xx")
             return await self._scrubbed(response) if response.status_code >= 400 else response
         except httpx.HTTPError as exc:
