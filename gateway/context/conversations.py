@@ -266,6 +266,15 @@ def customer_key(customer: str) -> str:
 SAVE_TRIES = 16  # a write that keeps losing to others gives up (the turn is still answered)
 
 
+class _Saving:
+    """One conversation's saves in this process: one at a time, and what the last wrote."""
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.version = 0
+        self.stored: dict[str, bytes] | None = None
+
+
 class ConversationStore:
     """Typed access to the documents above, with the retention of each plan."""
 
@@ -275,18 +284,26 @@ class ConversationStore:
         # One save at a time per conversation in this process: concurrent turns of one
         # conversation then lose at most one race each here (to another replica's write
         # only), instead of retrying against each other.
-        self._saving: weakref.WeakValueDictionary[tuple[str, str], asyncio.Lock] = (
+        self._saving: weakref.WeakValueDictionary[tuple[str, str], _Saving] = (
             weakref.WeakValueDictionary()
         )
 
     async def save(self, record: ConversationRecord) -> int:
-        """`_save` under this process's lock of the conversation."""
+        """`_save` under this process's lock of the conversation. A turn that waited
+        there for another turn's save of this conversation knows what that one wrote:
+        it merges into it at once, instead of losing a write to it and reading it back."""
         key = (record.tenant, record.id)
-        lock = self._saving.get(key)
-        if lock is None:
-            lock = self._saving[key] = asyncio.Lock()
-        async with lock:
-            return await self._save(record)
+        saving = self._saving.get(key)
+        if saving is None:
+            saving = self._saving[key] = _Saving()
+        async with saving.lock:
+            newer = saving.stored is not None and saving.version > record.version
+            if newer and saving.stored is not None and not record.replacing:
+                theirs = {k: orjson.loads(v) for k, v in saving.stored.items()}
+                self._rebase(record, {**theirs, "version": saving.version})
+            lost = await self._save(record)
+            saving.version, saving.stored = record.version, record.stored
+            return lost
 
     async def load(self, tenant: str, conversation: str) -> ConversationRecord | None:
         doc = await self._store.get_doc(CONVERSATION, tenant, conversation)
@@ -324,16 +341,21 @@ class ConversationStore:
                 record.version = int(theirs.get("version") or 0)
                 record.stored = {k: orjson.dumps(v) for k, v in theirs.items() if k != "version"}
                 continue
-            merged = merge(record.stored, fields, theirs)
-            fresh = ConversationRecord.from_fields({**merged, "version": theirs.get("version", 0)})
-            fresh.stored = {k: orjson.dumps(v) for k, v in theirs.items() if k != "version"}
-            fresh.degraded = record.degraded
-            for f in _RECORD_FIELDS:
-                setattr(record, f.name, getattr(fresh, f.name))
-            record.stored = fresh.stored
+            self._rebase(record, theirs)
         raise StoreUnavailable(
             f"conversation {record.id!r} changed under {SAVE_TRIES} writes in a row; not saved"
         )
+
+    @staticmethod
+    def _rebase(record: ConversationRecord, theirs: dict[str, Any]) -> None:
+        """This record's changes merged into `theirs` (a newer version, as stored)."""
+        merged = merge(record.stored, record.to_fields(), theirs)
+        fresh = ConversationRecord.from_fields({**merged, "version": theirs.get("version", 0)})
+        fresh.stored = {k: orjson.dumps(v) for k, v in theirs.items() if k != "version"}
+        fresh.degraded = record.degraded
+        for f in _RECORD_FIELDS:
+            setattr(record, f.name, getattr(fresh, f.name))
+        record.stored = fresh.stored
 
     async def mark_erased(self, tenant: str, customer: str, now: float) -> None:
         """Remember for a day that this customer was erased (by a digest of the id, not

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from fnmatch import fnmatchcase
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 from pydantic import Field, PositiveInt, field_validator, model_validator
 
@@ -168,6 +168,9 @@ def _complete(kind: type[Resolved], values: dict[str, Any], path: Path, where: s
     return kind(**values)
 
 
+RESOLVED_KEPT = 4096  # (plan, class, model) policies remembered per policy generation
+
+
 @dataclass(frozen=True)
 class Policies:
     file: PolicyFile
@@ -176,6 +179,11 @@ class Policies:
     shipped: ClassSettings
     # The packaged file's `output_reserves_by_model`, under the file's own.
     shipped_reserves: dict[str, int] = field(default_factory=dict)
+    # Resolved policies by (plan, class, model): the layers are merged once, not per
+    # request. Bounded: model names come from clients.
+    _resolved: dict[tuple[str, ...], Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def _layers(self, plan: str, conversation_class: str) -> list[ClassSettings]:
         """defaults < plan defaults < class < plan x class: what a class sets beats a
@@ -189,7 +197,25 @@ class Policies:
             layers.append(plan_settings.classes[conversation_class])
         return layers
 
+    def _remembered(self, key: tuple[str, ...], make: Any) -> Any:
+        found = self._resolved.get(key)
+        if found is None:
+            found = make()
+            if len(self._resolved) >= RESOLVED_KEPT:
+                self._resolved.clear()
+            self._resolved[key] = found
+        return found
+
     def resolve(self, plan: str, conversation_class: str, model: str) -> WindowPolicy:
+        return cast(
+            WindowPolicy,
+            self._remembered(
+                ("window", plan, conversation_class, model),
+                lambda: self._resolve(plan, conversation_class, model),
+            ),
+        )
+
+    def _resolve(self, plan: str, conversation_class: str, model: str) -> WindowPolicy:
         values: dict[str, Any] = {}
         for layer in self._layers(plan, conversation_class):
             values.update(_flatten(layer))
@@ -213,6 +239,14 @@ class Policies:
         return windows.get(model, windows["default"])
 
     def loop(self, plan: str, conversation_class: str) -> LoopSettings:
+        return cast(
+            LoopSettings,
+            self._remembered(
+                ("loop", plan, conversation_class), lambda: self._loop(plan, conversation_class)
+            ),
+        )
+
+    def _loop(self, plan: str, conversation_class: str) -> LoopSettings:
         values: dict[str, Any] = {}
         for layer in self._layers(plan, conversation_class):
             if layer.loop is not None:

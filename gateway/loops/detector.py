@@ -27,6 +27,7 @@ import sys
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from typing import Any
 
 from gateway.loops.words import (
@@ -66,6 +67,7 @@ def _pack(units: Iterable[int]) -> str:
     return base64.b64encode(values.tobytes()).decode()
 
 
+@lru_cache(maxsize=1024)  # a stored state is read by every turn and merge that meets it
 def _unpack_list(text: str) -> tuple[int, ...]:
     values = array("I")
     values.frombytes(base64.b64decode(text, validate=True))
@@ -108,6 +110,7 @@ def _pack_window(turns: Iterable[tuple[Side, Side]]) -> str:
     return _pack(values)
 
 
+@lru_cache(maxsize=1024)
 def _unpack_window(text: str) -> tuple[tuple[Side, Side], ...]:
     values, at, sides = _unpack_list(text), 0, []
     while at + 4 <= len(values):
