@@ -26,6 +26,8 @@ from tests.servers import TENANT_KEYS, free_port, start_gateway, stop, wait_http
 PEERS_DIR = Path(os.environ.get("BENCH_PEERS_DIR", ROOT / "bench" / ".peers"))
 PORTKEY_JS = PEERS_DIR / "portkey" / "node_modules" / "@portkey-ai" / "gateway" / "build"
 LITELLM_BIN = PEERS_DIR / "litellm-venv" / "bin" / "litellm"
+# Its proxy refuses to start without one; the clients of the bench send it.
+LITELLM_MASTER_KEY = "sk-bench-litellm-master-key-0123456789abcdef"
 
 
 class PeerMissing(RuntimeError):
@@ -97,6 +99,7 @@ def start_litellm(upstream: str) -> Target:
             }
         ],
         "litellm_settings": {"telemetry": False, "drop_params": True},
+        "general_settings": {"master_key": LITELLM_MASTER_KEY},
     }
     (tmp / "config.yaml").write_text(yaml.safe_dump(config))
     port = free_port()
@@ -114,7 +117,8 @@ def start_litellm(upstream: str) -> Target:
         cwd=tmp,
     )
     wait_http(f"http://127.0.0.1:{port}/health/liveliness", proc, timeout=120)
-    return Target("litellm", [proc], f"http://127.0.0.1:{port}/v1/chat/completions", {})
+    url = f"http://127.0.0.1:{port}/v1/chat/completions"
+    return Target("litellm", [proc], url, _auth(LITELLM_MASTER_KEY))
 
 
 def start_target(
