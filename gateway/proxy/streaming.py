@@ -9,6 +9,7 @@ unless they mention usage: the per-chunk cost stays constant.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -183,38 +184,53 @@ class StreamRelay:
                     await self._on_done(self.tap)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Relays until the stream ends or the client goes: a watcher task waits for the
+        disconnect and cancels the relay (one plain task per stream, not a task group)."""
+        relay = asyncio.current_task()
+        assert relay is not None
+        state = {"relaying": True, "gone": False}
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            if state["relaying"]:
+                state["gone"] = True
+                relay.cancel()
+
+        watcher: asyncio.Task[None] | None = None
         try:
             await send(
                 {"type": "http.response.start", "status": self.status, "headers": self.headers}
             )
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(_cancel_on_disconnect, receive, tg.cancel_scope)
-                await self._relay(send)
-                tg.cancel_scope.cancel()
+            watcher = asyncio.get_running_loop().create_task(watch())
+            tail = None
+            try:
+                tail = await self._relay(send)
+            except asyncio.CancelledError:
+                # Ours (the client went): the relay just stops. Anyone else's: it stands.
+                if not state["gone"] or relay.uncancel() > 0:
+                    raise
+            finally:
+                state["relaying"] = False
+            await self._settle()
+            if tail is not None:
+                await send({"type": "http.response.body", "body": tail, "more_body": False})
         finally:
+            if watcher is not None:
+                watcher.cancel()
             await self._settle()
 
-    async def _relay(self, send: Send) -> None:
+    async def _relay(self, send: Send) -> bytes | None:
+        """Relays the upstream's chunks; returns the stream's end to send once the call is
+        booked, or None when the upstream broke off. (The status is sent already: such
+        a stream ends without its final chunk, so the server drops the connection and
+        the client sees a broken stream, not a complete-looking truncated reply.)"""
         try:
             async for chunk in self._chunks:
                 out = self.tap.feed(chunk)
                 if out:
                     await send({"type": "http.response.body", "body": out, "more_body": True})
         except GatewayError as exc:
-            # The status is sent already. Book, then end without the final chunk: the
-            # server drops the connection and the client sees a broken stream, not a
-            # complete-looking truncated reply.
             log.warning("upstream stream broke off: %s", exc.message)
-            await self._settle()
-            return
-        tail = self.tap.finish()
-        await self._settle()
-        await send({"type": "http.response.body", "body": tail, "more_body": False})
-
-
-async def _cancel_on_disconnect(receive: Receive, scope: anyio.CancelScope) -> None:
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            scope.cancel()
-            return
+            return None
+        return self.tap.finish()
