@@ -92,8 +92,10 @@ def system_prompt(tag: str) -> str:
     return f"You are a support agent for an online store ({tag}). " * 20
 
 
-def user_turn(n: int) -> dict[str, str]:
-    return {"role": "user", "content": f"Turn {n}: my order ORD-{n:05d} " + "details " * 150}
+def user_turn(n: int, tag: str) -> dict[str, str]:
+    """A customer's turn; no two conversations say the same (as no two customers do)."""
+    text = f"Turn {n} of {tag}: my order ORD-{n:05d} " + "details " * 150
+    return {"role": "user", "content": text}
 
 
 def agent_turn(n: int) -> dict[str, str]:
@@ -104,8 +106,8 @@ def messages(turn: int, tag: str) -> list[dict[str, str]]:
     """A conversation's request at user turn `turn` (1-based): its history and the turn."""
     out = [{"role": "system", "content": system_prompt(tag)}]
     for n in range(turn - 1):
-        out += [user_turn(n), agent_turn(n)]
-    return [*out, user_turn(turn - 1)]
+        out += [user_turn(n, tag), agent_turn(n)]
+    return [*out, user_turn(turn - 1, tag)]
 
 
 @dataclass(frozen=True)
@@ -250,18 +252,18 @@ def _arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def _start(args: argparse.Namespace, upstream: str) -> list[Target]:
+def _start(args: argparse.Namespace, upstream: str, targets: list[Target]) -> None:
+    """Starts each target into `targets` (so the caller stops those that started, even
+    when a later one fails)."""
     spend = None
     if args.ceiling:
         ceiling = {"monthly_usd": 1_000_000, "daily_usd": 1_000_000, "action": "block"}
         spend = {"plans": {"pro": ceiling}}
-    targets = []
     for name in args.targets.split(","):
         try:
             targets.append(start_target(name, upstream, args.store, args.workers, spend))
         except PeerMissing as exc:
             print(f"skipped {name}: {exc}")
-    return targets
 
 
 def main() -> None:
@@ -271,7 +273,7 @@ def main() -> None:
     direct.headers = {"Authorization": f"Bearer {TENANT_KEYS['acme']}"}
     targets: list[Target] = []
     try:
-        targets = _start(args, upstream)
+        _start(args, upstream, targets)
         pin(sim.pid, {1})
         os.sched_setaffinity(0, {1})
         for t in targets:

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
+from gateway.ids import new_id
 from gateway.ledger.booking import Bookkeeper
 from gateway.ledger.tokens import TokenCounter
 from gateway.ledger.usage import TokenUsage, clamped, implausible, normalize
@@ -94,7 +94,7 @@ class Accountant:
         if usage.estimated:
             self._metrics.estimated.labels(route).inc()
         record = UsageRecord(
-            id=uuid.uuid4().hex,
+            id=new_id(),
             ts=self._clock(),
             tenant=caller.tenant.name,
             plan=caller.tenant.plan,

@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import re
 import time
-import uuid
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import asdict, dataclass
@@ -26,6 +25,7 @@ from typing import Any
 import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from gateway.ids import new_id
 from gateway.ledger.usage import TokenUsage
 from gateway.ops import tracing
 from gateway.spend.money import usd_text
@@ -96,7 +96,7 @@ def request_id_of(headers: list[tuple[bytes, bytes]]) -> str:
             if _VALID_ID.fullmatch(value):
                 return value.decode("ascii")
             break
-    return uuid.uuid4().hex
+    return new_id()
 
 
 class RequestIdFilter(logging.Filter):

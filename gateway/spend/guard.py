@@ -11,12 +11,12 @@ import copy
 import logging
 import math
 import time
-import uuid
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from gateway.errors import GatewayError, StoreUnavailable
+from gateway.ids import new_id
 from gateway.ledger.usage import TokenUsage
 from gateway.ops.metrics import GatewayMetrics
 from gateway.proxy.identity import Caller
@@ -114,7 +114,7 @@ class SpendGuard:
         """For a call that costs nothing (models, moderations): booked, never held."""
         tenant = caller.tenant
         policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, time.time())
-        return Reservation(uuid.uuid4().hex, model, policy.keys, ())
+        return Reservation(new_id(), model, policy.keys, ())
 
     async def reserve(
         self,
@@ -130,7 +130,7 @@ class SpendGuard:
         the request (images, audio), so under a ceiling only `unpriced: allow` admits it."""
         tenant = caller.tenant
         policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, time.time())
-        rid, keys = uuid.uuid4().hex, policy.keys
+        rid, keys = new_id(), policy.keys
         if not policy.guarded:
             return Reservation(rid, model, keys, ())  # no ceiling: booked, never held
         guarded = [(b.key, b.limit_units or 0) for b in policy.guarded]
