@@ -124,29 +124,48 @@ def _identifier(token: str) -> str | None:
     return "#" + "".join(digits) if digits else None
 
 
+@lru_cache(maxsize=65536)
+def _reading(lang: str, token: str, folded: str) -> tuple[bool, str, int] | None:
+    """What one token counts as, remembered (a conversation repeats its words): (True,
+    the identifier, its unit), (False, the content word, its unit), or None for a stop
+    word or a short one."""
+    ident = _identifier(token)
+    if ident is not None:
+        return True, ident, unit(ident)
+    if folded.isdigit():  # a small number: an amount, a date, a deadline
+        return False, folded, unit(folded)
+    if len(folded) >= SHORTEST_WORD and folded not in _folded_stops(lang):
+        word = _stem(lang, token)
+        return False, word, unit(word)
+    return None
+
+
 def sentences(parsed: Parsed, lang: str) -> list[Sentence]:
     """The message's sentences with content (a sentence of stop words alone is dropped)."""
-    stops = _folded_stops(lang)
     out: list[Sentence] = []
     for part in parsed:
         if len(out) == MOST_SENTENCES:
             break
         words: list[str] = []
         identifiers: list[str] = []
+        word_units: set[int] = set()
+        id_units: set[int] = set()
         for token, folded in part:
-            ident = _identifier(token)
-            if ident is not None:
-                identifiers.append(ident)
-            elif folded.isdigit():  # a small number: an amount, a date, a deadline
-                words.append(folded)
-            elif len(folded) >= SHORTEST_WORD and folded not in stops:
-                words.append(_stem(lang, token))
+            read = _reading(lang, token, folded)
+            if read is None:
+                continue
+            if read[0]:
+                identifiers.append(read[1])
+                id_units.add(read[2])
+            else:
+                words.append(read[1])
+                word_units.add(read[2])
         if words or identifiers:
             out.append(
                 Sentence(
                     key=unit(" ".join((*words, *identifiers))),
-                    words=frozenset(unit(w) for w in words),
-                    identifiers=frozenset(unit(i) for i in identifiers),
+                    words=frozenset(word_units),
+                    identifiers=frozenset(id_units),
                 )
             )
     return out
