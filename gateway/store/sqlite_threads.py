@@ -46,6 +46,7 @@ class SQLiteThread:
         self._setup = setup
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{name}")
         self._conn: sqlite3.Connection | None = None
+        self._busy_ms = -1  # the connection's busy timeout as last set
         self._job_started: float | None = None
         # The SQLite error code of the last job, None once a job succeeds (for /healthz).
         self.last_failure: str | None = None
@@ -118,8 +119,12 @@ class SQLiteThread:
         self._job_started = time.monotonic()
         try:
             conn = self._connection(remaining)
-            # Give up on a lock a little before the caller gives up on us.
-            conn.execute(f"PRAGMA busy_timeout = {int(remaining * 900)}")
+            # Give up on a lock a little before the caller gives up on us: set again only
+            # when that moved by more than a tenth (a statement less on most jobs).
+            busy_ms = int(remaining * 900)
+            if abs(busy_ms - self._busy_ms) * 10 > busy_ms:
+                conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
+                self._busy_ms = busy_ms
             result = fn(conn)
         except _REJECTED:
             self.last_failure = None  # the store works; the data does not fit
@@ -156,7 +161,7 @@ class SQLiteThread:
     async def close(self) -> None:
         def _close(conn: sqlite3.Connection) -> None:
             conn.close()
-            self._conn = None
+            self._conn, self._busy_ms = None, -1
 
         if self._conn is not None:
             # A wedged thread is left behind rather than hanging the shutdown.
