@@ -13,7 +13,7 @@ from __future__ import annotations
 import calendar
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Literal
@@ -126,9 +126,16 @@ def _units(value: Decimal | None) -> int | None:
 @dataclass(frozen=True)
 class SpendRules:
     file: SpendFile
+    # Each (plan, tenant)'s merged ceiling, made once per loaded file, not per request.
+    _merged: dict[tuple[str, str], Ceiling] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     def policy(self, tenant: str, plan: str, customer: str | None, now: float) -> SpendPolicy:
-        ceiling = _merge(self.file.plans.get(plan), self.file.tenants.get(tenant))
+        ceiling = self._merged.get((plan, tenant))
+        if ceiling is None:
+            ceiling = _merge(self.file.plans.get(plan), self.file.tenants.get(tenant))
+            self._merged[(plan, tenant)] = ceiling
         day, day_reset, month, month_reset = _resets(now)
         budgets = [
             Budget(

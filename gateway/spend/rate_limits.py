@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import Field, PositiveInt
 
@@ -94,6 +94,10 @@ def _merge(plan: RateLimit | None, tenant: RateLimit | None) -> RateLimit:
 @dataclass(frozen=True)
 class RateRules:
     file: RateLimitsFile
+    # Each (plan, tenant)'s merged limits, made once per loaded file, not per request.
+    _merged: dict[tuple[str, str], RateLimit] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def window(self) -> Window:
@@ -108,7 +112,10 @@ class RateRules:
         key_tpm: int | None = None,
     ) -> tuple[Counter, ...]:
         """Every limited counter a call of this tenant's key counts against."""
-        limit = _merge(self.file.plans.get(plan), self.file.tenants.get(tenant))
+        limit = self._merged.get((plan, tenant))
+        if limit is None:
+            limit = _merge(self.file.plans.get(plan), self.file.tenants.get(tenant))
+            self._merged[(plan, tenant)] = limit
         rpm = key_rpm if key_rpm is not None else limit.key_rpm
         tpm = key_tpm if key_tpm is not None else limit.key_tpm
         found = [

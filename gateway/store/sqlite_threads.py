@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import queue
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from gateway.errors import StoreRejected, StoreUnavailable
 
@@ -44,7 +45,7 @@ class SQLiteThread:
         self.name = name
         self.timeout_s = timeout_s
         self._setup = setup
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{name}")
+        self._worker = _Worker(f"sqlite-{name}")
         self._conn: sqlite3.Connection | None = None
         self._busy_ms = -1  # the connection's busy timeout as last set
         self._job_started: float | None = None
@@ -99,7 +100,7 @@ class SQLiteThread:
 
     async def _attempt(self, fn: Callable[[sqlite3.Connection], T], timeout: float) -> T:
         deadline = time.monotonic() + timeout
-        job = asyncio.get_running_loop().run_in_executor(self._executor, self._call, fn, deadline)
+        job = self._worker.submit(self._call, fn, deadline)
         try:
             return await asyncio.wait_for(job, timeout)
         except TimeoutError as exc:
@@ -167,7 +168,59 @@ class SQLiteThread:
             # A wedged thread is left behind rather than hanging the shutdown.
             with contextlib.suppress(StoreUnavailable):
                 await self._attempt(_close, self.timeout_s)  # past any fail-fast state
-        self._executor.shutdown(wait=False)
+        self._worker.stop()
+
+
+class _Worker:
+    """One thread running jobs in order, each answered on an asyncio future of the loop
+    that asked. (A ThreadPoolExecutor's job is a concurrent future with a lock and a
+    condition of its own, wrapped in an asyncio future: twice the objects and the
+    callbacks, on every store call of every request.) A daemon thread: one wedged in a
+    SQLite call does not hold the interpreter's exit."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+            self._thread.start()
+        self._jobs.put((fn, args, loop, future))
+        return future
+
+    def stop(self) -> None:
+        """The thread ends after the jobs already queued (not waited for)."""
+        if self._thread is not None:
+            self._jobs.put(None)
+            self._thread = None
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            fn, args, loop, future = job
+            if future.cancelled():
+                continue
+            try:
+                result, error = fn(*args), None
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                result, error = None, exc
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(_answer, future, result, error)
+
+
+_Job = tuple[Callable[..., Any], tuple[Any, ...], asyncio.AbstractEventLoop, "asyncio.Future[Any]"]
+
+
+def _answer(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
+    if future.cancelled():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(result)
 
 
 def rollback(conn: sqlite3.Connection) -> None:
