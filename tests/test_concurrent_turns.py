@@ -14,7 +14,7 @@ import httpx
 import openai
 import pytest
 
-from gateway.context.engine import _anchor
+from gateway.context.anchors import span_anchor
 from gateway.loops.detector import WINDOW, LoopState
 from gateway.store import open_store
 from tests.servers import GatewayProc, start_gateway
@@ -90,7 +90,7 @@ def test_two_turns_at_once_lose_nothing(replicas: Any, store_url: str) -> None:
     # from the opening turn to the cursor, each message once (its anchor hashes every
     # message of the span), none skipped; everything after the cursor is still sent
     transcript = history[1:]
-    assert doc["anchor"] == _anchor(transcript, 1, doc["cursor"])
+    assert doc["anchor"] == span_anchor(transcript, 1, doc["cursor"])
     assert doc["cursor"] < len(transcript)
     pool.shutdown()
 

@@ -18,6 +18,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gateway"
 # The pure half: plain functions over plain data. They may import these gateway modules
 # and, outside the standard library, only these packages.
 PURE = {
+    "gateway.context.anchors",
     "gateway.context.content_memo",
     "gateway.context.engine",
     "gateway.context.fact_blocks",
@@ -38,6 +39,7 @@ PURE = {
     "gateway.messages",
 }
 PURE_MAY_IMPORT = {
+    "gateway.context.anchors",
     "gateway.context.content_memo",  # in-process memos of pure results, by content
     "gateway.loops.words",
     "gateway.context.types",

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway import offload
+from gateway.context.anchors import edited_within
 from gateway.context.classify import Classifier, user_texts
 from gateway.context.conversations import (
     ConversationRecord,
@@ -28,7 +29,6 @@ from gateway.context.engine import (
     WindowInput,
     assemble,
     compacted_memory,
-    edited_within,
     plan_compaction,
     summary_room,
 )

@@ -23,15 +23,12 @@ then does `assemble` build the prompt without them.
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import orjson
-
-from gateway.context.content_memo import ContentMemo, quick_key
+from gateway.context.anchors import anchored, span_anchor
 from gateway.context.fact_blocks import shown_facts, subject_words, visible_facts
 from gateway.context.prompts import (
     context_message,
@@ -98,60 +95,6 @@ class Window:
     report: WindowReport
 
 
-def fingerprint(message: Any) -> str:
-    return hashlib.blake2b(
-        orjson.dumps(message, option=orjson.OPT_SORT_KEYS), digest_size=8
-    ).hexdigest()
-
-
-_ENDS = 32  # hex digits of an anchor that fingerprint the span's first and last message
-
-
-_ANCHORS: ContentMemo[str] = ContentMemo(4096)  # spans' anchors, by quick_key
-
-
-def _anchor(transcript: Sequence[Any], head_end: int, cursor: int) -> str:
-    """The summarized span's identity: its first and last message, then a hash of every
-    message in it, so an app's edit (a redaction) strictly inside the span is noticed.
-    A stateless app resends the span every turn: its anchor is remembered by the span's
-    quick key, so the hash over it is made once, not twice per request."""
-    key = quick_key(transcript[head_end:cursor])
-    anchor = _ANCHORS.get(key)
-    if anchor is None:
-        anchor = _span_anchor(transcript, head_end, cursor)
-        _ANCHORS.put(key, anchor)
-    return anchor
-
-
-def _span_anchor(transcript: Sequence[Any], head_end: int, cursor: int) -> str:
-    span = hashlib.blake2b(
-        orjson.dumps(list(transcript[head_end:cursor]), option=orjson.OPT_SORT_KEYS),
-        digest_size=8,
-    )
-    ends = fingerprint(transcript[head_end]) + fingerprint(transcript[cursor - 1])
-    return ends + span.hexdigest()
-
-
-def _anchored(transcript: Sequence[Any], head_end: int, cursor: int, anchor: str) -> bool:
-    """Does the span still hold what was summarized? (An anchor of an earlier version
-    holds the ends only.)"""
-    now = _anchor(transcript, head_end, cursor)
-    return now == anchor or (len(anchor) == _ENDS and now[:_ENDS] == anchor)
-
-
-def edited_within(messages: Sequence[Any], memory: Memory) -> bool:
-    """The app changed a message strictly inside the summarized span: its ends are the
-    ones summarized, what lies between is not."""
-    transcript = messages[leading_system(messages) :]
-    first_user = next((i for i, m in enumerate(transcript) if role(m) == "user"), -1)
-    head_end, cursor = first_user + 1, memory.cursor
-    if not memory.summary or not head_end < cursor <= len(transcript):
-        return False
-    now = _anchor(transcript, head_end, cursor)
-    anchor = memory.anchor
-    return len(anchor) > _ENDS and now[:_ENDS] == anchor[:_ENDS] and now != anchor
-
-
 # -- segmentation ---------------------------------------------------------------------
 
 
@@ -175,7 +118,7 @@ def _split(messages: Sequence[Any], memory: Memory) -> _Segments:
         memory.summary
         and head_end < cursor <= len(transcript)
         and (cursor == len(transcript) or role(transcript[cursor]) != "tool")
-        and _anchored(transcript, head_end, cursor, memory.anchor)
+        and anchored(transcript, head_end, cursor, memory.anchor)
     )
     if not valid:
         memory = Memory(cursor=head_end)
@@ -337,7 +280,7 @@ def compacted_memory(
     return Memory(
         summary=summary,
         cursor=compaction.new_cursor,
-        anchor=_anchor(transcript, compaction.head_end, compaction.new_cursor),
+        anchor=span_anchor(transcript, compaction.head_end, compaction.new_cursor),
         facts_until=now,
     )
 

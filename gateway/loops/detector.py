@@ -67,7 +67,9 @@ def _pack(units: Iterable[int]) -> str:
     return base64.b64encode(values.tobytes()).decode()
 
 
-@lru_cache(maxsize=1024)  # a stored state is read by every turn and merge that meets it
+# A stored state is read by the turn and by any merge that meets it: the last few are
+# kept decoded (a full window decodes to ~300 KB of sets, so only a few).
+@lru_cache(maxsize=64)
 def _unpack_list(text: str) -> tuple[int, ...]:
     values = array("I")
     values.frombytes(base64.b64decode(text, validate=True))
@@ -110,7 +112,7 @@ def _pack_window(turns: Iterable[tuple[Side, Side]]) -> str:
     return _pack(values)
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=64)
 def _unpack_window(text: str) -> tuple[tuple[Side, Side], ...]:
     values, at, sides = _unpack_list(text), 0, []
     while at + 4 <= len(values):

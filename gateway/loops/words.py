@@ -51,7 +51,6 @@ def _stemmer(lang: str) -> Any:
     return snowballstemmer.stemmer(LANGUAGES[lang])
 
 
-@lru_cache(maxsize=65536)
 def _stem(lang: str, token: str) -> str:
     """A content word as compared: stemmed in its language, then folded."""
     return fold(_stemmer(lang).stemWord(token))
@@ -124,11 +123,19 @@ def _identifier(token: str) -> str | None:
     return "#" + "".join(digits) if digits else None
 
 
-@lru_cache(maxsize=65536)
+LONGEST_REMEMBERED = 40  # characters: a longer token is read each time, not kept
+
+
 def _reading(lang: str, token: str, folded: str) -> tuple[bool, str, int] | None:
-    """What one token counts as, remembered (a conversation repeats its words): (True,
-    the identifier, its unit), (False, the content word, its unit), or None for a stop
-    word or a short one."""
+    """What one token counts as: (True, the identifier, its unit), (False, the content
+    word, its unit), or None for a stop word or a short one. Remembered for tokens of
+    words' length (a conversation repeats its words); a 4 KB run of letters is not."""
+    if len(token) > LONGEST_REMEMBERED:
+        return _read(lang, token, folded)
+    return _remembered_reading(lang, token, folded)
+
+
+def _read(lang: str, token: str, folded: str) -> tuple[bool, str, int] | None:
     ident = _identifier(token)
     if ident is not None:
         return True, ident, unit(ident)
@@ -138,6 +145,9 @@ def _reading(lang: str, token: str, folded: str) -> tuple[bool, str, int] | None
         word = _stem(lang, token)
         return False, word, unit(word)
     return None
+
+
+_remembered_reading = lru_cache(maxsize=65536)(_read)
 
 
 def sentences(parsed: Parsed, lang: str) -> list[Sentence]:

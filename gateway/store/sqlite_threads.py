@@ -120,10 +120,12 @@ class SQLiteThread:
         self._job_started = time.monotonic()
         try:
             conn = self._connection(remaining)
-            # Give up on a lock a little before the caller gives up on us: set again only
-            # when that moved by more than a tenth (a statement less on most jobs).
-            busy_ms = int(remaining * 900)
-            if abs(busy_ms - self._busy_ms) * 10 > busy_ms:
+            # Give up on a lock a little before the caller gives up on us. Rounded down to
+            # steps of a twentieth of the timeout, and set again only when that step
+            # changes: a statement less on most jobs, never a wait past the target.
+            step = max(int(self.timeout_s * 45), 1)
+            busy_ms = int(remaining * 900) // step * step
+            if busy_ms != self._busy_ms:
                 conn.execute(f"PRAGMA busy_timeout = {busy_ms}")
                 self._busy_ms = busy_ms
             result = fn(conn)
@@ -182,33 +184,47 @@ class _Worker:
         self._name = name
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self._stopped = False
 
     def submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        if self._stopped:
+            raise StoreUnavailable(f"store thread {self._name} is closed")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
-        if self._thread is None:
+        if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
             self._thread.start()
         self._jobs.put((fn, args, loop, future))
         return future
 
     def stop(self) -> None:
-        """The thread ends after the jobs already queued (not waited for)."""
+        """The thread ends after the jobs already queued (not waited for); later jobs
+        are refused."""
+        self._stopped = True
         if self._thread is not None:
             self._jobs.put(None)
             self._thread = None
 
     def _run(self) -> None:
         while (job := self._jobs.get()) is not None:
-            fn, args, loop, future = job
-            if future.cancelled():
-                continue
-            try:
-                result, error = fn(*args), None
-            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
-                result, error = None, exc
-            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
-                loop.call_soon_threadsafe(_answer, future, result, error)
+            self._one(*job)
+            del job  # nothing of a finished job stays referenced while the thread waits
+
+    @staticmethod
+    def _one(
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        loop: asyncio.AbstractEventLoop,
+        future: asyncio.Future[Any],
+    ) -> None:
+        if future.cancelled():
+            return
+        try:
+            result, error = fn(*args), None
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+            result, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(_answer, future, result, error)
 
 
 _Job = tuple[Callable[..., Any], tuple[Any, ...], asyncio.AbstractEventLoop, "asyncio.Future[Any]"]
