@@ -297,9 +297,9 @@ class ConversationStore:
         if saving is None:
             saving = self._saving[key] = _Saving()
         async with saving.lock:
-            newer = saving.stored is not None and saving.version > record.version
-            if newer and saving.stored is not None and not record.replacing:
-                theirs = {k: orjson.loads(v) for k, v in saving.stored.items()}
+            stored = saving.stored
+            if stored is not None and saving.version > record.version and not record.replacing:
+                theirs = {k: orjson.loads(v) for k, v in stored.items()}
                 self._rebase(record, {**theirs, "version": saving.version})
             lost = await self._save(record)
             saving.version, saving.stored = record.version, record.stored

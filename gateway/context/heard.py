@@ -14,7 +14,7 @@ scanned once is remembered by its content.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 from gateway import offload
@@ -98,22 +98,7 @@ class FactExtractor:
         far, oldest first: what an agent's "sorry, I misspoke: $43" corrects)."""
         parts = (channel, str(len(opening)), ",".join(fact_kind(f) for f in known))
         key = content_key(parts, [*opening, *fold])
-        hit = self._memo.get(key)
-        if hit is not None:  # heard before (an anonymous app resending): dated now
-            found, then = hit
-            return [dataclasses.replace(f, created_at=f.created_at - then + now) for f in found]
-        found = await offload.sized(
-            offload.content_chars([*opening, *fold]),
-            _scan,
-            opening,
-            fold,
-            self._patterns,
-            channel,
-            now,
-            known,
-        )
-        self._memo.put(key, (found, now))
-        return found
+        return await self._scan_once(key, opening, fold, channel, now, known)
 
     async def of_latest(
         self, latest: Any, channel: str, now: float, known: Sequence[Fact] = ()
@@ -124,15 +109,28 @@ class FactExtractor:
         sent again (a retry) with the same facts known is read once."""
         parts = (channel, *(f"{fact_kind(f)}\x1f{f.value}" for f in known))
         key = ("latest", content_key(parts, [latest]))
+        return await self._scan_once(key, [], [latest], channel, now, known)
+
+    async def _scan_once(
+        self,
+        key: Hashable,
+        opening: Sequence[Any],
+        turns: Sequence[Any],
+        channel: str,
+        now: float,
+        known: Sequence[Fact],
+    ) -> list[Fact]:
+        """`_scan`, remembered by `key`: what was heard before (an app resending) comes
+        back dated now."""
         hit = self._memo.get(key)
         if hit is not None:
             found, then = hit
             return [dataclasses.replace(f, created_at=f.created_at - then + now) for f in found]
         found = await offload.sized(
-            offload.content_chars([latest]),
+            offload.content_chars([*opening, *turns]),
             _scan,
-            [],
-            [latest],
+            opening,
+            turns,
             self._patterns,
             channel,
             now,
