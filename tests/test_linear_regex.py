@@ -1,0 +1,84 @@
+"""The gateway's regular expressions give the same matches on the fast path (ASCII text
+handed to RE2's matcher directly) as through google-re2's own Python layer, for every
+pattern the gateway compiles, on text that varies words, digits, punctuation, spacing,
+case and non-ASCII letters together."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gateway.context.linear_regex import AsciiMatch, _Linear, compile_linear
+
+MODULES = (
+    "gateway.context.people_patterns",
+    "gateway.context.people_spans",
+    "gateway.context.people_conversation",
+    "gateway.context.people_words",
+    "gateway.context.people_numbers",
+    "gateway.context.summaries",
+    "gateway.context.episode_card",
+    "gateway.loops.words",
+)
+
+
+def _patterns() -> list[_Linear]:
+    found: dict[int, _Linear] = {}
+    for name in MODULES:
+        for value in vars(importlib.import_module(name)).values():
+            if isinstance(value, _Linear):
+                found[id(value)] = value
+    return list(found.values())
+
+
+PATTERNS = _patterns()
+
+WORDS = (
+    "my order ORD-48213 was 129,90 reais sou a Ana Souza moro em Niteroi rua das Flores 12 "
+    "email ana.s@x.com tel 21 98765-4321 pedido 305133 hoje amanha 12/03 until friday "
+    "no lo recibi mi nombre es Luis de novo again R$ 50 USD 19.99 por que n da pra"
+).split()
+PIECES = st.one_of(
+    st.sampled_from(WORDS),
+    st.sampled_from([" ", "  ", ",", ".", "?", "!", "\n", "-", "@", ":", "/"]),
+    st.text(alphabet="abcXYZ0123456789 .,", min_size=1, max_size=6),
+    st.sampled_from(["São", "não", "ação", "€", "é", "ñ"]),  # non-ASCII: the layer's path
+)
+TEXTS = st.lists(PIECES, max_size=40).map("".join)
+
+
+def _shape(match: Any) -> Any:
+    if match is None:
+        return None
+    count = len(match.groups()) + 1
+    return tuple((match.group(i), match.start(i), match.end(i)) for i in range(count))
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=TEXTS, pos=st.integers(min_value=-2, max_value=60))
+def test_every_gateway_pattern_matches_alike_on_both_paths(text: str, pos: int) -> None:
+    assert len(PATTERNS) > 40  # the modules' patterns were found
+    for pattern in PATTERNS:
+        layer = pattern._layer
+        assert _shape(pattern.search(text)) == _shape(layer.search(text))
+        assert _shape(pattern.search(text, pos)) == _shape(layer.search(text, pos))
+        assert _shape(pattern.match(text, pos)) == _shape(layer.match(text, pos))
+        assert [_shape(m) for m in pattern.finditer(text)] == [
+            _shape(m) for m in layer.finditer(text)
+        ]
+
+
+def test_ascii_text_takes_the_fast_path_and_other_text_the_layer() -> None:
+    words = compile_linear(r"(\w+)(x)?")
+    assert isinstance(words.search("plain words"), AsciiMatch)
+    assert not isinstance(words.search("São Paulo"), AsciiMatch)
+    assert words.search("São Paulo").group(0) == "S"  # RE2's \w is ASCII
+    found = [m.group(1) for m in words.finditer("a bb ccc")]
+    assert found == ["a", "bb", "ccc"]
+    assert words.search("a").group(2) is None  # a group that took no part
+    empty = compile_linear(r"x*")
+    assert [m.span() for m in empty.finditer("ab")] == [(0, 0), (1, 1), (2, 2)]  # type: ignore[attr-defined]
+    assert words.search(b"bytes too").group(0) == b"bytes"
