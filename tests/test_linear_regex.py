@@ -72,6 +72,8 @@ def test_every_gateway_pattern_matches_alike_on_both_paths(text: str, pos: int) 
         assert [_shape(m) for m in pattern.finditer(text)] == [
             _shape(m) for m in layer.finditer(text)
         ]
+        data = text.encode()  # bytes (the classifier's): byte offsets on both paths
+        assert _shape(pattern.search(data, pos)) == _shape(layer.search(data, pos))
 
 
 def test_ascii_text_takes_the_fast_path_and_other_text_the_layer() -> None:
@@ -84,4 +86,5 @@ def test_ascii_text_takes_the_fast_path_and_other_text_the_layer() -> None:
     assert words.search("a").group(2) is None  # a group that took no part
     empty = compile_linear(r"x*")
     assert [m.span() for m in empty.finditer("ab")] == [(0, 0), (1, 1), (2, 2)]  # type: ignore[attr-defined]
+    assert isinstance(words.search(b"bytes too"), AsciiMatch)
     assert words.search(b"bytes too").group(0) == b"bytes"

@@ -78,14 +78,19 @@ class _Linear:
         )
 
     def _spans(
-        self, text: str, pos: int | None, endpos: int | None
+        self, text: str | bytes, pos: int | None, endpos: int | None
     ) -> tuple[bytes, int, int, Callable[..., Any]] | None:
-        """The encoded text, the bounds clamped as the layer clamps them, and the
-        matcher; None when the fast path does not apply."""
+        """The text as bytes, the bounds clamped as the layer clamps them, and the
+        matcher; None when the fast path does not apply (text that is not ASCII)."""
         match_at = self._match_at
-        if match_at is None or type(text) is not str or not text.isascii():
+        if match_at is None:
             return None
-        data = text.encode("ascii")
+        if type(text) is bytes:  # offsets are byte offsets either way
+            data = text
+        elif type(text) is str and text.isascii():
+            data = text.encode("ascii")
+        else:
+            return None
         size = len(data)
         start = 0 if pos is None else max(0, min(pos, size))
         end = size if endpos is None else max(0, min(endpos, size))
@@ -105,14 +110,14 @@ class _Linear:
         endpos: int | None,
         layer: Callable[..., Any],
     ) -> Any:
-        fast = self._spans(text, pos, endpos) if isinstance(text, str) else None
+        fast = self._spans(text, pos, endpos)
         if fast is None:
             return layer(text, pos, endpos)
         data, start, end, match_at = fast
         if start > end:
             return None
         spans = match_at(anchor, data, start, end)
-        return None if spans[0] == _NO_SPAN else AsciiMatch(cast(str, text), spans)
+        return None if spans[0] == _NO_SPAN else AsciiMatch(text, spans)
 
     def finditer(
         self, text: str, pos: int | None = None, endpos: int | None = None
@@ -139,11 +144,11 @@ class _Linear:
 
 
 class AsciiMatch:
-    """A match in ASCII text: its groups' spans are character offsets."""
+    """A match in ASCII text (or in bytes): its groups' spans index the text."""
 
     __slots__ = ("_spans", "_text")
 
-    def __init__(self, text: str, spans: Any) -> None:
+    def __init__(self, text: str | bytes, spans: Any) -> None:
         self._text, self._spans = text, spans
 
     def group(self, index: int = 0) -> Any:

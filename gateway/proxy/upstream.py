@@ -7,6 +7,7 @@ upstream; a response is always closed by whoever holds it (see `StreamRelay`).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable
+from functools import lru_cache
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from urllib.parse import quote
 
@@ -83,6 +84,7 @@ class Upstream:
             # No cookie jar: a provider's cookies would be replayed on every tenant's calls.
             cookies=CookieJar(policy=DefaultCookiePolicy(allowed_domains=[])),
         )
+        self._timeouts = self._client.timeout.as_dict()
 
     def url(self, path: str, query: bytes) -> str:
         """'/v1/chat/completions' -> base_url + '/chat/completions' (base ends in /v1).
@@ -112,7 +114,7 @@ class Upstream:
     ) -> httpx.Response:
         """Send and return once the response head arrived; the caller closes the response."""
         try:
-            request = self._client.build_request(method, url, headers=headers, content=body)
+            request = self._request(method, url, headers, body)
         except httpx.InvalidURL as exc:
             raise InvalidRequest(
                 "The request path cannot be forwarded.", code="invalid_path"
@@ -128,6 +130,24 @@ class Upstream:
             return await self._scrubbed(response) if response.status_code >= 400 else response
         except httpx.HTTPError as exc:
             raise self._translate(exc) from exc
+
+    def _request(
+        self, method: str, url: str, headers: list[tuple[bytes, bytes]], body: bytes
+    ) -> httpx.Request:
+        """The request `build_request` would make. For the lean transport it is made
+        directly (~12 µs against ~40): the URL parsed once per distinct URL, the client's
+        default headers (Accept, Connection, ...) added where the call sets none."""
+        if self._transport is None:
+            return self._client.build_request(method, url, headers=headers, content=body)
+        names = {k.lower() for k, _ in headers}
+        defaults = [(k, v) for k, v in self._client.headers.raw if k.lower() not in names]
+        return httpx.Request(
+            method,
+            _parsed_url(url),
+            headers=[*defaults, *headers],
+            content=body,
+            extensions={"timeout": self._timeouts},
+        )
 
     async def _scrubbed(self, response: httpx.Response) -> httpx.Response:
         """An error answer, read (up to ERROR_BODY_LIMIT) and rebuilt in OpenAI's error
@@ -196,6 +216,12 @@ class Upstream:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+@lru_cache(maxsize=256)
+def _parsed_url(url: str) -> httpx.URL:
+    """Parsing a URL is most of what building a request costs; a gateway calls a few."""
+    return httpx.URL(url)
 
 
 def _too_large(limit: int) -> UpstreamReplyTooLarge:
