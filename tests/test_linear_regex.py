@@ -72,6 +72,12 @@ def test_every_gateway_pattern_matches_alike_on_both_paths(text: str, pos: int) 
         assert [_shape(m) for m in pattern.finditer(text)] == [
             _shape(m) for m in layer.finditer(text)
         ]
+        assert pattern.split(text) == layer.split(text)
+        assert pattern.split(text, 2) == layer.split(text, 2)
+        assert pattern.sub(lambda m: f"<{m.group(0)}>", text) == layer.sub(
+            lambda m: f"<{m.group(0)}>", text
+        )
+        assert pattern.sub("[x]", text, 3) == layer.sub("[x]", text, 3)
         data = text.encode()  # bytes (the classifier's): byte offsets on both paths
         assert _shape(pattern.search(data, pos)) == _shape(layer.search(data, pos))
 

@@ -139,8 +139,42 @@ class _Linear:
             # past an empty match by one character, else from the match's end
             start = start + 1 if spans[0][1] == start else spans[0][1]
 
-    def __getattr__(self, name: str) -> Any:  # sub, split, groups, ...: the layer's
+    def split(self, text: Any, maxsplit: int = 0) -> list[Any]:
+        if maxsplit < 0 or not _fast_text(text):
+            return cast(list[Any], self._layer.split(text, maxsplit))
+        groups = range(1, self._layer.groups + 1)
+        pieces, end = [], 0
+        for n, found in enumerate(self.finditer(text)):
+            if maxsplit and n >= maxsplit:
+                break
+            pieces.append(text[end : found.start()])
+            pieces.extend(found.group(g) for g in groups)
+            end = found.end()
+        pieces.append(text[end:])
+        return pieces
+
+    def sub(self, repl: Any, text: Any, count: int = 0) -> Any:
+        """As the layer's: a callable `repl` is called with each match; a template with
+        backslashes (group references) is the layer's to expand."""
+        template = isinstance(repl, str | bytes)
+        if count < 0 or not _fast_text(text) or (template and "\\" in str(repl)):
+            return self._layer.sub(repl, text, count)
+        pieces, end = [], 0
+        for n, found in enumerate(self.finditer(text)):
+            if count and n >= count:
+                break
+            pieces.append(text[end : found.start()])
+            pieces.append(repl if template else repl(found))
+            end = found.end()
+        pieces.append(text[end:])
+        return type(text)().join(pieces)
+
+    def __getattr__(self, name: str) -> Any:  # groups, fullmatch, findall, ...: the layer's
         return getattr(self._layer, name)
+
+
+def _fast_text(text: object) -> bool:
+    return type(text) is bytes or (type(text) is str and text.isascii())
 
 
 class AsciiMatch:
@@ -154,6 +188,8 @@ class AsciiMatch:
     def group(self, index: int = 0) -> Any:
         start, end = self._spans[index]
         return None if start < 0 else self._text[start:end]
+
+    __getitem__ = group
 
     def groups(self) -> tuple[Any, ...]:
         return tuple(self.group(i) for i in range(1, len(self._spans)))
