@@ -500,3 +500,35 @@ def test_a_replaced_phone_stays_withheld_in_the_card_that_heard_it(
     prompt = _prompt_text(app_log.all()[start])
     assert "[phone, " in prompt and "[webchat, " in prompt  # both cards are shown
     assert "0134" not in prompt and "0199" not in prompt  # no contact detail of either
+
+
+def test_the_newest_messages_facts_are_stored_before_any_of_the_answer_arrives(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """Their write overlaps the upstream call; it is done before the first streamed chunk
+    is relayed, so an app that reads the customer's facts as the answer starts finds them."""
+    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
+    client = openai.OpenAI(
+        base_url=sqlite_app_gateway.v1,
+        http_client=sqlite_app_gateway.http,
+        api_key=sqlite_app_gateway.keys["acme"],
+        max_retries=0,
+    )
+    stream = client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": "Where is my order ORD-77120? It is late."}],
+        stream=True,
+        extra_headers={
+            "X-Customer-Id": "cust-stream",
+            "X-Conversation-Id": "conv-stream",
+            "X-Simulator-Chunk-Delay-Ms": "150",
+        },
+    )
+    first = next(iter(stream))
+    assert first.choices or first.usage is None
+    facts = sqlite_app_gateway.http.get(
+        f"{sqlite_app_gateway.v1}/customers/cust-stream/facts", headers=auth
+    ).json()["facts"]
+    assert any("77120" in f["text"] for f in facts), facts
+    rest = list(stream)
+    assert rest  # the stream goes on to its end

@@ -7,9 +7,11 @@ persist the summary and cursor BEFORE the prompt without them is built.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gateway import offload
@@ -107,6 +109,9 @@ class Turn:
     to_index: bool  # list it in its customer's index: it is new, or its customer was named
     facts_learned: int = 0
     escalation: str | None = None
+    # The write of the facts the newest message stated, started by the build: it runs
+    # while the call is forwarded, and is done before any of the answer is relayed.
+    facts_write: asyncio.Future[None] | None = field(default=None, compare=False)
 
 
 class WindowBuilder:
@@ -215,7 +220,9 @@ class WindowBuilder:
         policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
         if edited_within(messages, record.memory):
             facts = await self._forget_edited(record, messages, facts, fkey)
-        facts, heard = await self._facts_of_the_turn(record, messages, facts, fkey, now)
+        facts, heard, facts_write = await self._facts_of_the_turn(
+            record, messages, facts, fkey, now
+        )
         # The request loaded the customer's document when it named the customer.
         loaded = facts if caller.customer else None
         episodes = await self.episodes.of_customer(caller, record, model, now, loaded)
@@ -233,7 +240,7 @@ class WindowBuilder:
         )
         engine_tokens = EngineTokens(self._tokens, model)
         evicted_now, inp, learned, window = await self._compact(
-            caller, record, inp, engine_tokens, model, now, fkey
+            caller, record, inp, engine_tokens, model, now, fkey, facts_write
         )
         learned += heard
         window = window or assemble(inp, engine_tokens)
@@ -243,7 +250,17 @@ class WindowBuilder:
         record.over_quota_turns += int(window.report.over_quota)
         record.quota_hits += int(quota_hit)
         self._observe(record, window, evicted_now)
-        return Turn(record, window, policy, evicted_now, quota_hit, new or named, learned)
+        return Turn(
+            record, window, policy, evicted_now, quota_hit, new or named, learned, None, facts_write
+        )
+
+    async def written(self, turn: Turn) -> None:
+        """The turn's facts write is done (a failed one was logged: the call is already
+        forwarded, so the answer goes to the client, as with `finish`)."""
+        pending, turn.facts_write = turn.facts_write, None
+        if pending is not None:
+            with contextlib.suppress(StoreUnavailable):
+                await pending
 
     async def _facts_of_the_turn(
         self,
@@ -252,21 +269,28 @@ class WindowBuilder:
         facts: list[Fact],
         fkey: str | None,
         now: float,
-    ) -> tuple[list[Fact], int]:
+    ) -> tuple[list[Fact], int, asyncio.Future[None] | None]:
         """Facts in the customer's newest message are durable at once (and are progress),
-        not only when the turn is later compacted."""
+        not only when the turn is later compacted. Their write is started, not awaited:
+        this request's window cannot show them (they are in the newest message, and the
+        facts block shows those of folded turns), so the write overlaps the rest of the
+        build and the upstream call. A fold that adds facts waits for it first, and so
+        does the relay of the answer (`written`)."""
         latest = messages[-1] if messages and isinstance(messages[-1], dict) else None
         if fkey is None or latest is None or latest.get("role") != "user":
-            return facts, 0
+            return facts, 0, None
         known = {f.id for f in facts}
         mine = heard_here(facts, record.started)
         heard = await self._heard.of_latest(latest, record.channel, now, mine)
         fresh = [f for f in one_problem(heard, facts, record.started) if f.id not in known]
         if not fresh:
-            return facts, 0
+            return facts, 0, None
         kept = current_facts([*facts, *fresh])
-        await self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
-        return kept, len(fresh)
+        write = asyncio.ensure_future(
+            self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
+        )
+        write.add_done_callback(_log_failed_write)
+        return kept, len(fresh), write
 
     async def _forget_edited(
         self, record: ConversationRecord, messages: list[Any], facts: list[Fact], fkey: str | None
@@ -299,6 +323,7 @@ class WindowBuilder:
         model: str,
         now: float,
         fkey: str | None,
+        facts_write: asyncio.Future[None] | None = None,
     ) -> tuple[int, WindowInput, int, Window | None]:
         """(messages evicted, the input to assemble, facts learned, and its window when
         it is already assembled)."""
@@ -341,6 +366,8 @@ class WindowBuilder:
                 return 0, inp, 0, None  # compacting would not even shrink it: keep them
             # else: within quota, or over (the opening or last turns alone are too big)
             # but smaller than keeping everything: sent, and counted as over quota.
+        if facts_write is not None:
+            await facts_write  # add_facts reads the document that write changes
         learned = (
             await self.conversations.add_facts(record.tenant, fkey, new_facts, record.plan)
             if fkey
@@ -424,6 +451,7 @@ class WindowBuilder:
         """After the call: count the turn and keep what an episode summary will need.
         Never fails for the store: the upstream has answered, so the client gets the
         answer (with `fail_closed` too); a turn not saved is logged."""
+        await self.written(turn)
         record = turn.record
         if record.degraded:
             return
@@ -446,6 +474,12 @@ class WindowBuilder:
             await self.conversations.save(record)
         except StoreUnavailable as exc:
             warn_throttled(log, "conversation not updated this turn: %s", exc.message)
+
+
+def _log_failed_write(write: asyncio.Future[None]) -> None:
+    if not write.cancelled() and (exc := write.exception()) is not None:
+        message = exc.message if isinstance(exc, StoreUnavailable) else repr(exc)
+        warn_throttled(log, "facts of the turn not saved: %s", message)
 
 
 def _confirmed_since(facts: list[Fact], since: float) -> bool:

@@ -170,6 +170,7 @@ async def chat_completions(request: Request) -> ASGIApp:
             gw.upstream.headers(request.headers.raw),
             upstream_payload(call, turn, spend.model),
         )
+        await gw.windows.written(turn)  # the newest message's facts, before any answer
         before_upstream = perf_counter() - started
         is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
         if call.stream and is_sse and response.is_success:
