@@ -83,7 +83,9 @@ def parse(text: str) -> Parsed:
     """The message's sentences as tokens (its first MESSAGE_CHARS)."""
     out = []
     for part in _SENTENCE_END.split(text[:MESSAGE_CHARS]):
-        tokens = [(t, fold(t)) for t in _TOKEN.findall(part.lower())]
+        found = _TOKEN.findall(part.lower())
+        # lower case ASCII is folded already; fold() is for accents
+        tokens = [(t, t) for t in found] if part.isascii() else [(t, fold(t)) for t in found]
         if tokens:
             out.append(tokens)
     return out
@@ -126,16 +128,9 @@ def _identifier(token: str) -> str | None:
 LONGEST_REMEMBERED = 40  # characters: a longer token is read each time, not kept
 
 
-def _reading(lang: str, token: str, folded: str) -> tuple[bool, str, int] | None:
-    """What one token counts as: (True, the identifier, its unit), (False, the content
-    word, its unit), or None for a stop word or a short one. Remembered for tokens of
-    words' length (a conversation repeats its words); a 4 KB run of letters is not."""
-    if len(token) > LONGEST_REMEMBERED:
-        return _read(lang, token, folded)
-    return _remembered_reading(lang, token, folded)
-
-
 def _read(lang: str, token: str, folded: str) -> tuple[bool, str, int] | None:
+    """What one token counts as: (True, the identifier, its unit), (False, the content
+    word, its unit), or None for a stop word or a short one."""
     ident = _identifier(token)
     if ident is not None:
         return True, ident, unit(ident)
@@ -147,12 +142,20 @@ def _read(lang: str, token: str, folded: str) -> tuple[bool, str, int] | None:
     return None
 
 
-_remembered_reading = lru_cache(maxsize=65536)(_read)
+# Per language, the reading of each token up to LONGEST_REMEMBERED characters, looked up
+# inline by `sentences`: a conversation repeats its words, and a call per token cost more
+# than the lookup. Emptied when full; a longer token (a 4 KB run of letters) is not kept.
+_READINGS: dict[str, dict[str, tuple[bool, str, int] | None]] = {}
+_READINGS_MOST = 65536
+_UNREAD: Any = object()
 
 
 def sentences(parsed: Parsed, lang: str) -> list[Sentence]:
     """The message's sentences with content (a sentence of stop words alone is dropped)."""
     out: list[Sentence] = []
+    known = _READINGS.setdefault(lang, {})
+    if len(known) > _READINGS_MOST:
+        known.clear()
     for part in parsed:
         if len(out) == MOST_SENTENCES:
             break
@@ -161,7 +164,11 @@ def sentences(parsed: Parsed, lang: str) -> list[Sentence]:
         word_units: set[int] = set()
         id_units: set[int] = set()
         for token, folded in part:
-            read = _reading(lang, token, folded)
+            read = known.get(token, _UNREAD)
+            if read is _UNREAD:
+                read = _read(lang, token, folded)
+                if len(token) <= LONGEST_REMEMBERED:
+                    known[token] = read
             if read is None:
                 continue
             if read[0]:
