@@ -8,7 +8,6 @@ persist the summary and cursor BEFORE the prompt without them is built.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import logging
 from dataclasses import dataclass, field
@@ -41,14 +40,14 @@ from gateway.context.heard import (
     merged_facts,
     not_heard_before,
     not_told_before,
-    one_problem,
 )
 from gateway.context.linear_regex import compile_linear
-from gateway.context.people import crowded_out, current_facts
+from gateway.context.people import crowded_out
 from gateway.context.policy import Policies
 from gateway.context.summaries import Pattern, recompress
 from gateway.context.summarizer import Summarizer
-from gateway.context.types import Fact, Memory, WindowPolicy
+from gateway.context.turn_facts import TurnFacts, settled
+from gateway.context.types import Fact, WindowPolicy
 from gateway.errors import StoreUnavailable
 from gateway.ledger.tokens import TokenCounter
 from gateway.loops.detector import LoopState, progressed
@@ -136,6 +135,7 @@ class WindowBuilder:
         self._summarizer = summarizer
         self._heard = FactExtractor(self._patterns)
         self.episodes = EpisodeBook(conversations, summarizer, self._heard, self._patterns)
+        self._turn_facts = TurnFacts(conversations, self._heard)
         self._metrics = metrics
 
     async def build(self, req: TurnRequest) -> Turn:
@@ -219,8 +219,8 @@ class WindowBuilder:
         record.conversation_class = self._classify(req, record, new)
         policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
         if edited_within(messages, record.memory):
-            facts = await self._forget_edited(record, messages, facts, fkey)
-        facts, heard, facts_write = await self._facts_of_the_turn(
+            facts = await self._turn_facts.forget_edited(record, messages, facts, fkey)
+        facts, heard, facts_write = await self._turn_facts.newest(
             record, messages, facts, fkey, now
         )
         # The request loaded the customer's document when it named the customer.
@@ -258,61 +258,7 @@ class WindowBuilder:
         """The turn's facts write is done (a failed one was logged: the call is already
         forwarded, so the answer goes to the client, as with `finish`)."""
         pending, turn.facts_write = turn.facts_write, None
-        if pending is not None:
-            with contextlib.suppress(StoreUnavailable):
-                await pending
-
-    async def _facts_of_the_turn(
-        self,
-        record: ConversationRecord,
-        messages: list[Any],
-        facts: list[Fact],
-        fkey: str | None,
-        now: float,
-    ) -> tuple[list[Fact], int, asyncio.Future[None] | None]:
-        """Facts in the customer's newest message are durable at once (and are progress),
-        not only when the turn is later compacted. Their write is started, not awaited:
-        this request's window cannot show them (they are in the newest message, and the
-        facts block shows those of folded turns), so the write overlaps the rest of the
-        build and the upstream call. A fold that adds facts waits for it first, and so
-        does the relay of the answer (`written`)."""
-        latest = messages[-1] if messages and isinstance(messages[-1], dict) else None
-        if fkey is None or latest is None or latest.get("role") != "user":
-            return facts, 0, None
-        known = {f.id for f in facts}
-        mine = heard_here(facts, record.started)
-        heard = await self._heard.of_latest(latest, record.channel, now, mine)
-        fresh = [f for f in one_problem(heard, facts, record.started) if f.id not in known]
-        if not fresh:
-            return facts, 0, None
-        kept = current_facts([*facts, *fresh])
-        write = asyncio.ensure_future(
-            self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
-        )
-        write.add_done_callback(_log_failed_write)
-        return kept, len(fresh), write
-
-    async def _forget_edited(
-        self, record: ConversationRecord, messages: list[Any], facts: list[Fact], fkey: str | None
-    ) -> list[Fact]:
-        """The app edited (perhaps redacted) a message the summary was made from: the
-        summary is made again from the messages as they are now, and a fact this
-        conversation heard whose value no longer appears in them goes too."""
-        # What this conversation held (its summary, its stored turns), not what it holds
-        # now: only facts that came from the removed text go, not the customer's others.
-        held = "\n".join(
-            [record.summary, *(message_text(m) for m in [*record.opening, *record.recent])]
-        )
-        record.remember(Memory(cursor=0))
-        text = "\n".join(message_text(m) for m in messages if isinstance(m, dict))
-        kept = [
-            f
-            for f in facts
-            if not (f.extracted and f.value and f.value in held and f.value not in text)
-        ]
-        if fkey is not None and len(kept) < len(facts):
-            await self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
-        return kept
+        await settled(pending)
 
     async def _compact(
         self,
@@ -474,12 +420,6 @@ class WindowBuilder:
             await self.conversations.save(record)
         except StoreUnavailable as exc:
             warn_throttled(log, "conversation not updated this turn: %s", exc.message)
-
-
-def _log_failed_write(write: asyncio.Future[None]) -> None:
-    if not write.cancelled() and (exc := write.exception()) is not None:
-        message = exc.message if isinstance(exc, StoreUnavailable) else repr(exc)
-        warn_throttled(log, "facts of the turn not saved: %s", message)
 
 
 def _confirmed_since(facts: list[Fact], since: float) -> bool:

@@ -1,0 +1,90 @@
+"""The facts of a turn: what the customer's newest message states, kept at once (it is
+progress, and durable before the turn is folded), and what goes when the app edited
+the history a summary was made from."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import Any
+
+from gateway.context.conversations import ConversationRecord, ConversationStore
+from gateway.context.heard import FactExtractor, heard_here, one_problem
+from gateway.context.people import current_facts
+from gateway.context.types import Fact, Memory
+from gateway.errors import StoreUnavailable
+from gateway.messages import message_text
+from gateway.throttled_log import warn_throttled
+
+log = logging.getLogger("gateway.context.turn_facts")
+
+
+class TurnFacts:
+    def __init__(self, conversations: ConversationStore, heard: FactExtractor) -> None:
+        self.conversations = conversations
+        self._heard = heard
+
+    async def newest(
+        self,
+        record: ConversationRecord,
+        messages: list[Any],
+        facts: list[Fact],
+        fkey: str | None,
+        now: float,
+    ) -> tuple[list[Fact], int, asyncio.Future[None] | None]:
+        """(the facts with those the newest message states, how many it added, their
+        write). The write is started, not awaited: this request's window cannot show
+        them (they are in the newest message, and the facts block shows those of folded
+        turns), so it overlaps the rest of the build and the upstream call. A fold that
+        adds facts waits for it first, and so does the relay of the answer."""
+        latest = messages[-1] if messages and isinstance(messages[-1], dict) else None
+        if fkey is None or latest is None or latest.get("role") != "user":
+            return facts, 0, None
+        known = {f.id for f in facts}
+        mine = heard_here(facts, record.started)
+        heard = await self._heard.of_latest(latest, record.channel, now, mine)
+        fresh = [f for f in one_problem(heard, facts, record.started) if f.id not in known]
+        if not fresh:
+            return facts, 0, None
+        kept = current_facts([*facts, *fresh])
+        write = asyncio.ensure_future(
+            self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
+        )
+        write.add_done_callback(_log_failed_write)
+        return kept, len(fresh), write
+
+    async def forget_edited(
+        self, record: ConversationRecord, messages: list[Any], facts: list[Fact], fkey: str | None
+    ) -> list[Fact]:
+        """The app edited (perhaps redacted) a message the summary was made from: the
+        summary is made again from the messages as they are now, and a fact this
+        conversation heard whose value no longer appears in them goes too."""
+        # What this conversation held (its summary, its stored turns), not what it holds
+        # now: only facts that came from the removed text go, not the customer's others.
+        held = "\n".join(
+            [record.summary, *(message_text(m) for m in [*record.opening, *record.recent])]
+        )
+        record.remember(Memory(cursor=0))
+        text = "\n".join(message_text(m) for m in messages if isinstance(m, dict))
+        kept = [
+            f
+            for f in facts
+            if not (f.extracted and f.value and f.value in held and f.value not in text)
+        ]
+        if fkey is not None and len(kept) < len(facts):
+            await self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
+        return kept
+
+
+async def settled(write: asyncio.Future[None] | None) -> None:
+    """A facts write is done; a failed one was logged when it failed."""
+    if write is not None:
+        with contextlib.suppress(StoreUnavailable):
+            await write
+
+
+def _log_failed_write(write: asyncio.Future[None]) -> None:
+    if not write.cancelled() and (exc := write.exception()) is not None:
+        message = exc.message if isinstance(exc, StoreUnavailable) else repr(exc)
+        warn_throttled(log, "facts of the turn not saved: %s", message)
