@@ -19,7 +19,7 @@ import re
 import time
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -60,7 +60,8 @@ class AccessRecord:
     escalation: str | None = None
 
     def fields(self) -> dict[str, Any]:
-        out = {k: v for k, v in asdict(self).items() if v is not None}
+        # The slots in field order (`asdict` copies each value deeply: ~20 µs a line).
+        out = {k: v for k in self.__slots__ if (v := getattr(self, k)) is not None}
         if "conversation_class" in out:
             out["class"] = out.pop("conversation_class")
         return out
