@@ -251,7 +251,14 @@ class WindowBuilder:
         record.quota_hits += int(quota_hit)
         self._observe(record, window, evicted_now)
         return Turn(
-            record, window, policy, evicted_now, quota_hit, new or named, learned, None, facts_write
+            record,
+            window,
+            policy,
+            evicted_now,
+            quota_hit,
+            new or named,
+            learned,
+            facts_write=facts_write,
         )
 
     async def written(self, turn: Turn) -> None:

@@ -58,14 +58,15 @@ def compile_linear(pattern: str, ignore_case: bool = False) -> LinearPattern:
 
 
 class _Linear:
-    """A compiled RE2 pattern that reads ASCII text without google-re2's Python layer.
+    """A compiled RE2 pattern that reads ASCII text and bytes without google-re2's
+    Python layer.
 
     That layer makes a str search cost ~5 µs and each further match of `finditer` ~3 µs
     (it maps byte offsets back to characters in Python, per match). For ASCII text (what
     the extractors mostly read: they fold accents first) a byte offset is a character
     offset, so the text is encoded once and the compiled pattern's matcher is called
-    directly: ~1 µs a search or a match. Anything else (non-ASCII text, bytes, other
-    methods) goes through the layer, with the same results."""
+    directly: ~1 µs a search or a match. Non-ASCII text, and the methods not defined
+    here, go through the layer, with the same results."""
 
     __slots__ = ("_layer", "_match_at", "pattern")
 
@@ -83,13 +84,8 @@ class _Linear:
         """The text as bytes, the bounds clamped as the layer clamps them, and the
         matcher; None when the fast path does not apply (text that is not ASCII)."""
         match_at = self._match_at
-        if match_at is None:
-            return None
-        if type(text) is bytes:  # offsets are byte offsets either way
-            data = text
-        elif type(text) is str and text.isascii():
-            data = text.encode("ascii")
-        else:
+        data = _as_bytes(text)
+        if match_at is None or data is None:
             return None
         size = len(data)
         start = 0 if pos is None else max(0, min(pos, size))
@@ -140,7 +136,7 @@ class _Linear:
             start = start + 1 if spans[0][1] == start else spans[0][1]
 
     def split(self, text: Any, maxsplit: int = 0) -> list[Any]:
-        if maxsplit < 0 or not _fast_text(text):
+        if maxsplit < 0 or _as_bytes(text) is None:
             return cast(list[Any], self._layer.split(text, maxsplit))
         groups = range(1, self._layer.groups + 1)
         pieces, end = [], 0
@@ -157,7 +153,7 @@ class _Linear:
         """As the layer's: a callable `repl` is called with each match; a template with
         backslashes (group references) is the layer's to expand."""
         template = isinstance(repl, str | bytes)
-        if count < 0 or not _fast_text(text) or (template and "\\" in str(repl)):
+        if count < 0 or _as_bytes(text) is None or (template and "\\" in str(repl)):
             return self._layer.sub(repl, text, count)
         pieces, end = [], 0
         for n, found in enumerate(self.finditer(text)):
@@ -173,8 +169,14 @@ class _Linear:
         return getattr(self._layer, name)
 
 
-def _fast_text(text: object) -> bool:
-    return type(text) is bytes or (type(text) is str and text.isascii())
+def _as_bytes(text: object) -> bytes | None:
+    """The text as the matcher reads it, where its offsets are the text's own: bytes as
+    they are, ASCII str encoded; None for other text."""
+    if type(text) is bytes:
+        return text
+    if type(text) is str and text.isascii():
+        return text.encode("ascii")
+    return None
 
 
 class AsciiMatch:
