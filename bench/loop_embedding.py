@@ -31,7 +31,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.loop_eval import Labelled, chitchat, figures, workload
+from bench.loop_eval import Labelled, chitchat, figures, first_streak, language_line, workload
 from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.loops.detector import WINDOW, Turn
 
@@ -64,12 +64,7 @@ def cosines(model: object, convs: Sequence[Labelled]) -> list[list[Cosines]]:
 
 
 def escalates(turns: list[Turn], cos: list[Cosines], rule: Rule, consecutive: int) -> int | None:
-    streak = 0
-    for n, (turn, c) in enumerate(zip(turns, cos, strict=True), 1):
-        if streak >= consecutive:
-            return n
-        streak = streak + 1 if rule(turn, c) else 0
-    return None
+    return first_streak((rule(t, c) for t, c in zip(turns, cos, strict=True)), consecutive)
 
 
 def line(
@@ -79,22 +74,12 @@ def line(
     rule: Rule,
     consecutive: int,
 ) -> str:
-    parts = []
-    for lang in sorted({c.language for c in convs}):
-        true = false = loops = 0
-        for conv, turns, cos in zip(convs, *read, strict=True):
-            if conv.language != lang:
-                continue
-            loops += conv.loop_start is not None
-            at = escalates(turns, cos, rule, consecutive)
-            if at is None:
-                continue
-            found = conv.loop_start is not None and at >= conv.loop_start + consecutive
-            true, false = true + found, false + (not found)
-        precision = true / (true + false) if true + false else 1.0
-        parts.append(f"{lang} P {precision:.3f} R {true / loops if loops else 1:.3f}")
+    ats = [escalates(t, c, rule, consecutive) for t, c in zip(*read, strict=True)]
     alarms = sum(escalates(t, c, rule, consecutive) is not None for t, c in zip(*real, strict=True))
-    return " | ".join(parts) + f" | real {alarms}/{len(real[0])} ({alarms / len(real[0]):.2%})"
+    return (
+        f"{language_line(convs, ats, consecutive)} | real {alarms}/{len(real[0])} "
+        f"({alarms / len(real[0]):.2%})"
+    )
 
 
 def main() -> None:

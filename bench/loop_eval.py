@@ -233,32 +233,44 @@ def figures(conversations: Sequence[Labelled]) -> list[list[Turn]]:
     return out
 
 
-def _escalates_at(turns: list[Turn], settings: LoopSettings) -> int | None:
+def first_streak(loop_turns: Iterable[bool], consecutive: int) -> int | None:
+    """The turn (1-based) at whose start `consecutive` loop turns in a row escalate."""
     streak = 0
-    for n, turn in enumerate(turns, 1):
-        if streak >= settings.consecutive:
+    for n, is_loop in enumerate(loop_turns, 1):
+        if streak >= consecutive:
             return n
-        streak = streak + 1 if turn.repeats(settings) else 0
+        streak = streak + 1 if is_loop else 0
     return None
 
 
-def _grid_line(convs: list[Labelled], read: list[list[Turn]], settings: LoopSettings) -> str:
+def _escalates_at(turns: list[Turn], settings: LoopSettings) -> int | None:
+    return first_streak((t.repeats(settings) for t in turns), settings.consecutive)
+
+
+def language_line(
+    convs: Sequence[Labelled], escalated_at: Sequence[int | None], consecutive: int
+) -> str:
+    """Precision and recall per language, given where each conversation escalated."""
     parts = []
     for lang in sorted({c.language for c in convs}):
         true = false = loops = 0
-        for conv, turns in zip(convs, read, strict=True):
+        for conv, at in zip(convs, escalated_at, strict=True):
             if conv.language != lang:
                 continue
             loops += conv.loop_start is not None
-            at = _escalates_at(turns, settings)
             start = conv.loop_start
-            if at is not None and start is not None and at >= start + settings.consecutive:
+            if at is not None and start is not None and at >= start + consecutive:
                 true += 1
             elif at is not None:
                 false += 1
         precision = true / (true + false) if true + false else 1.0
         parts.append(f"{lang} P {precision:.3f} R {true / loops if loops else 1:.3f}")
     return " | ".join(parts)
+
+
+def _grid_line(convs: list[Labelled], read: list[list[Turn]], settings: LoopSettings) -> str:
+    ats = [_escalates_at(turns, settings) for turns in read]
+    return language_line(convs, ats, settings.consecutive)
 
 
 def sweep(convs: list[Labelled], real: list[Labelled], shipped: LoopSettings) -> None:

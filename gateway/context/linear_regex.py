@@ -120,53 +120,60 @@ class _Linear:
     ) -> Iterator[Any]:
         fast = self._spans(text, pos, endpos)
         if fast is None:
-            yield from self._layer.finditer(text, pos, endpos)
-            return
-        data, start, end, match_at = fast
-        if start > end:
-            return
-        while True:
-            spans = match_at(_UNANCHORED, data, start, end)
-            if spans[0] == _NO_SPAN:
-                return
-            yield AsciiMatch(text, spans)
-            if start == end:
-                return
-            # past an empty match by one character, else from the match's end
-            start = start + 1 if spans[0][1] == start else spans[0][1]
+            return cast(Iterator[Any], self._layer.finditer(text, pos, endpos))
+        return _scan(text, *fast)
 
     def split(self, text: Any, maxsplit: int = 0) -> list[Any]:
-        if maxsplit < 0 or _as_bytes(text) is None:
-            return cast(list[Any], self._layer.split(text, maxsplit))
         groups = range(1, self._layer.groups + 1)
-        pieces, end = [], 0
-        for n, found in enumerate(self.finditer(text)):
-            if maxsplit and n >= maxsplit:
-                break
-            pieces.append(text[end : found.start()])
-            pieces.extend(found.group(g) for g in groups)
-            end = found.end()
-        pieces.append(text[end:])
-        return pieces
+        cut = self._cut(text, maxsplit, lambda found: [found.group(g) for g in groups])
+        return cast(list[Any], self._layer.split(text, maxsplit)) if cut is None else cut
 
     def sub(self, repl: Any, text: Any, count: int = 0) -> Any:
         """As the layer's: a callable `repl` is called with each match; a template with
         backslashes (group references) is the layer's to expand."""
         template = isinstance(repl, str | bytes)
-        if count < 0 or _as_bytes(text) is None or (template and "\\" in str(repl)):
+        if template and "\\" in str(repl):
             return self._layer.sub(repl, text, count)
+        cut = self._cut(text, count, lambda found: [repl if template else repl(found)])
+        return self._layer.sub(repl, text, count) if cut is None else type(text)().join(cut)
+
+    def _cut(
+        self, text: Any, most: int, between: Callable[[AsciiMatch], list[Any]]
+    ) -> list[Any] | None:
+        """The text cut at its first `most` matches (0: all), `between(match)` put where
+        each was; None when the fast path does not apply."""
+        fast = self._spans(text, None, None) if most >= 0 else None
+        if fast is None:
+            return None
         pieces, end = [], 0
-        for n, found in enumerate(self.finditer(text)):
-            if count and n >= count:
+        for n, found in enumerate(_scan(text, *fast)):
+            if most and n >= most:
                 break
             pieces.append(text[end : found.start()])
-            pieces.append(repl if template else repl(found))
+            pieces.extend(between(found))
             end = found.end()
         pieces.append(text[end:])
-        return type(text)().join(pieces)
+        return pieces
 
     def __getattr__(self, name: str) -> Any:  # groups, fullmatch, findall, ...: the layer's
         return getattr(self._layer, name)
+
+
+def _scan(
+    text: str | bytes, data: bytes, start: int, end: int, match_at: Callable[..., Any]
+) -> Iterator[AsciiMatch]:
+    """Every match in data[start:end], as the layer's finditer finds them."""
+    if start > end:
+        return
+    while True:
+        spans = match_at(_UNANCHORED, data, start, end)
+        if spans[0] == _NO_SPAN:
+            return
+        yield AsciiMatch(text, spans)
+        if start == end:
+            return
+        # past an empty match by one character, else from the match's end
+        start = start + 1 if spans[0][1] == start else spans[0][1]
 
 
 def _as_bytes(text: object) -> bytes | None:
