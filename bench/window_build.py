@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.context.builder import EngineTokens
 from gateway.context.engine import WindowInput, assemble, compacted_memory, plan_compaction
 from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.context.summaries import extractive_summary
+from gateway.context.turn import EngineTokens
 from gateway.context.types import Fact, Memory
 from gateway.ledger.tokens import TokenCounter
 

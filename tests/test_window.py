@@ -10,7 +10,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.context.builder import EngineTokens
 from gateway.context.engine import (
     WindowInput,
     assemble,
@@ -21,6 +20,7 @@ from gateway.context.engine import (
 from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.context.prompts import render_fact
 from gateway.context.summaries import extractive_summary, recompress
+from gateway.context.turn import EngineTokens
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
 from gateway.ledger.tokens import TokenCounter
 

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 import yaml
 
-from gateway.context.builder import EngineTokens
 from gateway.context.engine import (
     Compaction,
     WindowInput,
@@ -22,6 +21,7 @@ from gateway.context.engine import (
 from gateway.context.policy import DEFAULT_POLICY, POLICY_FILE, load_policies
 from gateway.context.prompts import render_episode, render_fact
 from gateway.context.summaries import extractive_summary, recompress
+from gateway.context.turn import EngineTokens
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
 from gateway.errors import ConfigError
 from gateway.ledger.tokens import TokenCounter

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp
 
 from gateway import offload
-from gateway.context.builder import Turn, TurnRequest
+from gateway.context.turn import Turn, TurnRequest
 from gateway.errors import InvalidRequest
 from gateway.ledger.usage import TokenUsage
 from gateway.loops.escalation import handoff_response

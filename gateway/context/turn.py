@@ -1,0 +1,64 @@
+"""A chat turn as the request chain carries it: what the build is asked (`TurnRequest`),
+what it made (`Turn`), and token counts as the window engine sees them."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any
+
+from gateway.context.conversations import ConversationRecord
+from gateway.context.engine import Window
+from gateway.context.types import WindowPolicy
+from gateway.ledger.tokens import TokenCounter
+from gateway.proxy.identity import Caller
+
+
+class EngineTokens:
+    """The engine's view of token counts: cached per message, in the model's tokens."""
+
+    def __init__(self, counter: TokenCounter, model: str) -> None:
+        self._counter = counter
+        self._model = model
+        self._factor = counter.factor(model)
+        # Within one request the engine asks about the same message objects several
+        # times: remember them by identity (the objects live as long as this request).
+        self._seen: dict[int, tuple[Any, int]] = {}
+
+    def message(self, message: Any) -> int:
+        hit = self._seen.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        count = round(self._counter.message_tokens(self._model, message) * self._factor)
+        self._seen[id(message)] = (message, count)
+        return count
+
+    def text(self, text: str) -> int:
+        return round(self._counter.text_tokens(self._model, text) * self._factor)
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """What the chain knows of a chat request when it builds the window."""
+
+    caller: Caller
+    model: str
+    messages: list[Any]
+    client_max_tokens: int | None
+    operational_state: str | None
+    now: float
+
+
+@dataclass
+class Turn:
+    record: ConversationRecord
+    window: Window
+    policy: WindowPolicy
+    evicted_now: int
+    quota_hit: bool
+    to_index: bool  # list it in its customer's index: it is new, or its customer was named
+    facts_learned: int = 0
+    escalation: str | None = None
+    # The write of the facts the newest message stated, started by the build: it runs
+    # while the call is forwarded, and is done before any of the answer is relayed.
+    facts_write: asyncio.Future[None] | None = field(default=None, compare=False)
