@@ -68,7 +68,7 @@ FOUND = [
     ("era pra chegar na sexta-feira", {("date", "sexta-feira")}),
     ("chegou no sábado, mas veio errado", {("date", "sábado")}),
     ("entregaram em 29/09 no endereço errado", {("date", "29/09")}),
-    ("meu endereço é Av. Paulista, 1000 apto 52", {("address", "Av. Paulista, 1000")}),
+    ("meu endereço é Av. Paulista, 1000 apto 52", {("address", "Av. Paulista, 1000 apto 52")}),
     ("moro na Rua Sete de Setembro 1781, centro", {("address", "Rua Sete de Setembro 1781")}),
     ("pode mandar pra alameda santos 45", {("address", "alameda santos 45")}),
     ("meu email é ana.souza+loja@gmail.com", {("email", "ana.souza+loja@gmail.com")}),
@@ -175,7 +175,10 @@ FOUND = [
     ("I live at oak avenue sixty", {("address", "oak avenue sixty")}),
     ("send it to park road fifteen hundred", {("address", "park road fifteen hundred")}),
     ("moro na rua das flores cento e vinte", {("address", "rua das flores cento e vinte")}),
-    ("é na avenida brasil mil e duzentos, apto 3", {("address", "avenida brasil mil e duzentos")}),
+    (
+        "é na avenida brasil mil e duzentos, apto 3",
+        {("address", "avenida brasil mil e duzentos, apto 3")},
+    ),
     ("vivo en la calle mayor doce", {("address", "calle mayor doce")}),
     ("rua das flores cento e vinte, um abraço", {("address", "rua das flores cento e vinte")}),
     # An address after a delivery cue, its street named first or its number first
@@ -1382,3 +1385,97 @@ def test_should_be_after_a_slip_corrects_the_name() -> None:
     after = extract_people_facts(slip, "chat", NOW + 1, before)
     names = [f.value for f in after if f.tags[0] == "name"]
     assert names == ["Kevin Anderson"]
+
+
+@pytest.mark.parametrize(
+    ("chat", "kind", "value"),
+    [
+        # Unpunctuated chat: the value runs on into the rest of the turn.
+        (
+            ["I live in Denver", "scratch that boston and another thing i paid extra"],
+            "city",
+            "boston",
+        ),
+        (
+            ["moro em Salvador", "vou viajar na verdade e Belo Horizonte digitei errado"],
+            "city",
+            "Belo Horizonte",
+        ),
+        (["moro em Recife", "na verdade é Olinda tentei de novo e nada"], "city", "Olinda"),
+        (["vivo en Toledo", "perdón es Segovia y sigo esperando"], "city", "Segovia"),
+        # A denial, then the value; a request to correct.
+        (
+            ["hi I'm Lauren", "wait no it's Lauren Clarke i tried the website"],
+            "name",
+            "Lauren Clarke",
+        ),
+        (
+            ["soy Pablo", "no espera es pablo sánchez y también no me llegó"],
+            "name",
+            "pablo sánchez",
+        ),
+        (["moro em Recife", "não, é Olinda"], "city", "Olinda"),
+        (
+            ["sou a Fernanda", "corrige aí por favor Fernanda Souza, to trabalhando"],
+            "name",
+            "Fernanda Souza",
+        ),
+        # A full name corrects the name it extends, whatever kind came last.
+        (
+            ["oi sou a Beatriz", "moro em Salvador", "foi mal, o correto é Beatriz Pereira"],
+            "name",
+            "Beatriz Pereira",
+        ),
+    ],
+)
+def test_a_correction_in_an_unpunctuated_turn_still_corrects(
+    chat: list[str], kind: str, value: str
+) -> None:
+    facts = run(*chat)
+    (corrected,) = [f for f in facts if f.value == value]
+    assert corrected.tags == (kind, "customer", "correction")
+    assert [f.value for f in current_facts(facts) if f.tags[0] == kind] == [value]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "i mean Boston is lovely this time of year",  # no city heard yet: nothing to correct
+        "na verdade eu queria saber do meu pedido",
+    ],
+)
+def test_a_cue_mid_sentence_corrects_only_a_kind_already_heard(said: str) -> None:
+    facts = run("oi, meu pedido atrasou", said)
+    assert not any("correction" in f.tags for f in facts)
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "no it's fine thanks",
+        "no it's not working again",
+        "wait no it's broken again",
+        "não é isso que eu pedi",
+        "no, es que no me llegó",
+    ],
+)
+def test_a_denial_before_no_name_or_place_corrects_nothing(said: str) -> None:
+    facts = run("hi I'm Lauren", "I live in Leeds", said)
+    assert not any("correction" in f.tags for f in facts)
+    assert {f.tags[0]: f.value for f in current_facts(facts)}.get("city") == "Leeds"
+
+
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("meu endereço é Travessa do Comércio, 2197, casa 2", "Travessa do Comércio, 2197, casa 2"),
+        ("entrega na Rua das Flores 1919 apto 302 por favor", "Rua das Flores 1919 apto 302"),
+        ("my address is 42 Oak Street, Apt 5, thanks", "42 Oak Street, Apt 5"),
+        ("mi dirección es Calle Mayor 12, piso 3", "Calle Mayor 12, piso 3"),
+        ("Rua Augusta 500 bloco B apto 12", "Rua Augusta 500 bloco B apto 12"),
+        # "casa" followed by no door number is no part of the address
+        ("manda pra Rua Augusta 500 casa da minha mãe", "Rua Augusta 500"),
+    ],
+)
+def test_an_address_keeps_its_door(text: str, address: str) -> None:
+    assert ("address", address) in pairs(extract(text))

@@ -532,3 +532,32 @@ def test_the_newest_messages_facts_are_stored_before_any_of_the_answer_arrives(
     assert any("77120" in f["text"] for f in facts), facts
     rest = list(stream)
     assert rest  # the stream goes on to its end
+
+
+def test_a_bare_correction_corrects_the_name_an_earlier_conversation_gave(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """The customer gave their first name last week; in a new chat, after giving a city,
+    "foi mal, o correto é Beatriz Pereira" corrects the name (it extends it), not the
+    city said last, and the customer's facts hold the full name from then on."""
+    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
+    _turns(sqlite_app_gateway, "name-1", "whatsapp", ["oi sou a Beatriz, meu pedido atrasou"])
+    sqlite_app_gateway.http.post(
+        f"{sqlite_app_gateway.v1}/conversations/name-1/close", headers=auth
+    )
+    _turns(
+        sqlite_app_gateway,
+        "name-2",
+        "webchat",
+        [
+            "oi de novo, o pedido ainda não chegou",
+            "moro em Salvador",
+            "foi mal, o correto é Beatriz Pereira",
+        ],
+    )
+    facts = sqlite_app_gateway.http.get(
+        f"{sqlite_app_gateway.v1}/customers/cust-7/facts?scopes=verified", headers=auth
+    ).json()["facts"]
+    by_kind = {f["tags"][0]: f["value"] for f in facts if f.get("tags")}
+    assert by_kind.get("name") == "Beatriz Pereira", facts
+    assert by_kind.get("city") == "Salvador", facts

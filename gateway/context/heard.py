@@ -20,6 +20,7 @@ from typing import Any
 from gateway import offload
 from gateway.context.content_memo import ContentMemo, content_key
 from gateway.context.people import SINGLE_VALUED, current_facts, extract_people_facts
+from gateway.context.people_conversation import WORD_KINDS
 from gateway.context.summaries import Pattern, extract_facts
 from gateway.context.types import BASIC_SCOPE, Fact, fact_kind
 
@@ -96,7 +97,7 @@ class FactExtractor:
     ) -> list[Fact]:
         """Facts of the turns leaving the window (`known`: the conversation's facts so
         far, oldest first: what an agent's "sorry, I misspoke: $43" corrects)."""
-        parts = (channel, str(len(opening)), ",".join(fact_kind(f) for f in known))
+        parts = (channel, str(len(opening)), *(f"{fact_kind(f)}\x1f{f.value}" for f in known))
         key = content_key(parts, [*opening, *fold])
         return await self._scan_once(key, opening, fold, channel, now, known)
 
@@ -154,3 +155,12 @@ def not_told_before(facts: list[Fact], started: float) -> list[Fact]:
 def heard_here(facts: Sequence[Fact], started: float) -> list[Fact]:
     """The facts heard in this conversation, oldest first."""
     return sorted((f for f in facts if f.created_at >= started), key=lambda f: f.created_at)
+
+
+def correctable(facts: Sequence[Fact], started: float) -> list[Fact]:
+    """What a turn's bare correction may correct, oldest first: the customer's name and
+    city from before this conversation (theirs whatever the conversation: "o correto é
+    Beatriz Pereira" corrects the Beatriz of last week's chat), then the facts heard in
+    it."""
+    before = [f for f in facts if f.created_at < started and fact_kind(f) in WORD_KINDS]
+    return [*sorted(before, key=lambda f: f.created_at), *heard_here(facts, started)]

@@ -160,7 +160,10 @@ def extract_people_facts(
     correction ("scratch that, Boston") knows what it corrects and a known problem is
     not heard again."""
     facts: dict[str, Fact] = {}
-    seen = Conversation(recent=[f.tags[0] for f in known if f.tags])
+    seen = Conversation()
+    for f in known:
+        if f.tags:
+            seen.heard(f.tags[0], f.value)
     seen.problem = "problem" in seen.recent
     for index, text, role in _read(turns):
         folded = text.translate(FOLD)
@@ -175,7 +178,7 @@ def extract_people_facts(
             fact = _fact(hit, text[hit.start : hit.end], agent, english, channel, at)
             facts.pop(fact.id, None)
             facts[fact.id] = fact
-            seen.recent.append(hit.kind)
+            seen.heard(hit.kind, fact.value)
     return sorted(facts.values(), key=lambda f: f.created_at)
 
 

@@ -11,9 +11,11 @@ from dataclasses import dataclass, field
 
 from gateway.context.people_patterns import (
     ADDITION,
+    BARE_PROPER,
     BARE_VALUE,
     CLAUSE_END,
     CORRECTION,
+    CORRECTION_ANYWHERE,
     HELP,
     KIND_CUE,
     MID_CORRECTION,
@@ -33,7 +35,7 @@ PROBLEM_WORDS = 18  # of its sentence: the problem is a line of the facts block,
 # The customer introducing themselves: a problem is looked for past these.
 _INTRO_KINDS = frozenset({"name", "city", "phone", "email", "address"})
 # What a bare corrected value ("scratch that, Austin") can be, by its shape.
-_WORD_KINDS = ("name", "city")
+WORD_KINDS = ("name", "city")  # what a bare corrected word may be ("scratch that, Boston")
 _DIGIT_KINDS = ("order", "sku", "phone", "amount")
 # Cues that also open a sentence that corrects nothing ("Actually, my order 55123 never
 # came"): the clause corrects only a value of a kind the conversation already has.
@@ -49,9 +51,27 @@ class Conversation:
 
     recent: list[str] = field(default_factory=list)
     problem: bool = False
+    # The words of the names and cities heard so far, by kind: "o correto é Beatriz
+    # Pereira" corrects the name "Beatriz", not the city said after it.
+    words: dict[str, set[str]] = field(default_factory=dict)
 
     def last_of(self, kinds: Sequence[str]) -> str:
         return next((k for k in reversed(self.recent) if k in kinds), "")
+
+    def heard(self, kind: str, value: str) -> None:
+        self.recent.append(kind)
+        if kind in WORD_KINDS:
+            self.words.setdefault(kind, set()).update(_value_words(value))
+
+    def sharing(self, value: str) -> str:
+        """The one kind of WORD_KINDS whose values heard so far share a word with value."""
+        said = _value_words(value)
+        kinds = [k for k in WORD_KINDS if said & self.words.get(k, set())]
+        return kinds[0] if len(kinds) == 1 else ""
+
+
+def _value_words(value: str) -> set[str]:
+    return {w for w in value.casefold().split() if len(w) >= 3}
 
 
 def _after_opener(folded: str, pos: int) -> int:
@@ -180,15 +200,41 @@ def corrections(
     else of the latest fact of its shape; an agent's amount or date is the promise or
     deadline it restates, and in a call's run-on speech a cue may open it mid-sentence."""
     cue = CORRECTION.search(folded) or (_mid_sentence(folded, english) if agent else None)
-    if cue is None or ADDITION.search(folded[cue.end() : cue.end() + 60]):
-        return  # "actually, I have another order": a second value, not a corrected one
-    hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
+    anywhere = cue is None and not agent
+    if anywhere:
+        cue = CORRECTION_ANYWHERE.search(folded)
+    if cue is None:
+        return
+    after = folded[cue.end() : cue.end() + 80]
+    bare = None if agent else BARE_VALUE.search(after)
+    # "actually, I have another order": a second value, not a corrected one; "scratch that
+    # boston and another thing" corrects before it adds.
+    if ADDITION.search(after[: bare.start(1) if bare else 60]):
+        return
+    bare = bare or (None if agent else BARE_PROPER.search(after))
     earlier = sorted((h.start, h.kind) for h in hits if h.start < cue.start())
-    before = Conversation([*seen.recent, *(kind for _, kind in earlier)])
+    before = Conversation([*seen.recent, *(kind for _, kind in earlier)], words=seen.words)
+    if anywhere:
+        _bare_correction(folded, cue, bare, hits, before, known_only=True)
+        return
+    hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
     if agent:
         _restated(folded, cue, hits, before, english)
         return
-    bare = BARE_VALUE.search(folded[cue.end() : cue.end() + 80])
+    _bare_correction(folded, cue, bare, hits, before)
+
+
+def _bare_correction(
+    folded: str,
+    cue: SpanMatch,
+    bare: SpanMatch | None,
+    hits: list[Hit],
+    before: Conversation,
+    known_only: bool = False,
+) -> None:
+    """The bare value after a customer's correction cue, of the kind its sentence says,
+    else of the kind whose heard values share a word with it, else of the latest fact
+    of its shape. `known_only` (a cue said mid-sentence): only a kind already heard."""
     if bare is None:
         return
     start, end = cue.end() + bare.start(1), cue.end() + bare.end(1)
@@ -196,8 +242,16 @@ def corrections(
     if any(c.isdigit() for c in value):
         kind = before.last_of(_DIGIT_KINDS) if sum(c.isdigit() for c in value) >= 2 else ""
     elif proper(folded, start, end, True, True) == (start, end):
-        kind = _said_kind(folded, cue.start(), start, end) or before.last_of(_WORD_KINDS)
+        kind = (
+            _said_kind(folded, cue.start(), start, end)
+            or before.sharing(value)
+            or before.last_of(WORD_KINDS)
+        )
+    if known_only and kind not in before.recent:
+        return
     if kind and free(hits, start, end):  # the cue introduces it: no problem starts there
+        if known_only:
+            hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
         hits.append(Hit(kind, start, end, cue.start(), True))
 
 

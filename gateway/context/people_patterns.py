@@ -174,6 +174,13 @@ NAME_FIRST = linear(
     rf"\b((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET})\s*,?\s*(?:(?:(?:no\.?|number|numero)\s*)?\d{{1,5}}\b"
     rf"|{_SAID_HOUSE})"
 )
+# What follows a street and number to find the door: "casa 2", "apto 302", "Apt 5",
+# "bloco B", "piso 3", each a digit or a single letter ("casa da minha mae" is none).
+ADDRESS_UNIT = linear(
+    r"^(?:,?[ \t]*(?:apto|apartamento|apart|ap|apt|apartment|casa|bloco|bl|sala|conjunto|cj"
+    r"|andar|piso|depto|departamento|dpto|suite|ste|unit|flat|floor|lote|lt|quadra|qd|torre"
+    r"|tower|room)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}|[A-Za-z])\b){1,3}"
+)
 NAME = linear(
     r"\b(?:(my\s+name\s+is|my\s+name'?s|name'?s|meu\s+nome\s+(?:completo\s+)?(?:e|eh)|me\s+chamo"
     r"|(?:voce\s+|vc\s+)?pode\s+me\s+chamar\s+de|me\s+chama\s+de|puedes?\s+llamarme|mi\s+nombre\s+(?:completo\s+)?es|me\s+llamo|(?:aqui\s+)?quem"
@@ -219,17 +226,28 @@ CITY = linear(
 )
 # "Perdón" and "sorry" open a correction only before one ("perdón, quise decir..."):
 # alone they apologise ("Perdón por la demora").
-CORRECTION = linear(
-    r"(?:^|[.!?,;:\n]\s*|\b(?:no|nao|nope|wait|espera|oops|ops|oh|ah|sorry|desculpa|desculpe"
-    r"|perdao|perdon|foi\s+mal)[,!.]*\s+)(?:actually|my\s+mistake|my\s+bad|scratch\s+that|i\s+mean"
+_CORRECTION_CUES = (
+    r"(?:actually|my\s+mistake|my\s+bad|scratch\s+that|i\s+mean"
     r"|i\s+meant|(?:i\s+)?misspoke|i\s+said\s+(?:it\s+)?wrong|let\s+me\s+correct\s+(?:that|myself)"
-    r"|correction|na\s+verdade|quer\s+dizer|correcao|corrigindo|espera,?\s+(?:e|eh)|me\s+enganei"
+    r"|correction|na\s+verdade|quer\s+dizer|correcao|corrigindo|corrige(?:\s+ai)?|espera,?\s+(?:e|eh)"
+    r"|me\s+enganei"
     r"|(?:eu\s+)?errei|falei\s+errado|en\s+realidad|quise\s+decir|mejor\s+dicho|me\s+equivoque"
     r"|correccion|corrijo|dije\s+mal|digo|sorry,?\s+(?:it'?s|i\s+mean)|desculp[ae],?\s+(?:e|eh|era)"
     r"|perdon,?\s+(?:es|era|son)|[ao]\s+(?:corret|cert)[ao]\s+(?:e|eh|seria)"
     r"|the\s+(?:right|correct)\s+one\s+(?:is|was)|(?:it\s+)?should\s+(?:be|say)"
     r"|(?:lo|el|la)\s+correct[oa]\s+(?:es|seria))\b"
 )
+CORRECTION = linear(
+    r"(?:^|[.!?,;:\n]\s*|\b(?:no|nao|nope|wait|espera|oops|ops|oh|ah|sorry|desculpa|desculpe"
+    r"|perdao|perdon|foi\s+mal)[,!.]*\s+)"
+    rf"{_CORRECTION_CUES}"
+    # "wait no it's Lauren", "não espera é João", "no, es Segovia": a denial, then the value
+    r"|\b(?:no|nao|nope|wait|espera)[,!.]*\s+(?:(?:no|nao|espera)[,!.]*\s+)?(?:it'?s|it\s+is|es|e"
+    r"|eh)\b"
+)
+# The same cues said mid-sentence in an unpunctuated turn ("vou viajar na verdade e Belo
+# Horizonte"): a correction only before a bare value of a kind already heard.
+CORRECTION_ANYWHERE = linear(rf"\b{_CORRECTION_CUES}")
 # Cues an agent says mid-sentence in a call's run-on transcript ("...with the team
 # correction it's actually thirty-three dollars"): a correction only before a value.
 MID_CORRECTION = linear(
@@ -253,11 +271,26 @@ RESTATING = linear(rf"^{_PAUSE}(?:{_alternation(sorted(_RESTATING))}\b{_PAUSE})*
 ADDITION = linear(
     r"\b(?:another|also|too|second|one\s+more|outr[oa]|tambem|mais\s+um|otr[oa]|tambien)\b"
 )
+_BARE_LEAD = (
+    r"^[\s,.:;!-]*(?:(?:it'?s|its|it\s+is|is|e|eh|es|era|was|the|o|a|el|la|seria|sera"
+    r"|quise\s+decir|quer\s+dizer|i\s+mean|i\s+meant|digo|please|por\s+favor|pfv?)[,:]?\s+)*"
+)
+# What may follow a corrected value in an unpunctuated turn ("scratch that boston and
+# another thing", "na verdade e Belo Horizonte digitei errado").
+_BARE_AFTER = (
+    r"not|nao|no|instead|rather|and|but|so|then|e|mas|entao|y|pero|entonces|sorry|desculpa"
+    r"|perdon|digitei|escrevi|falei|typed|typo|wrote|escribi|dije|please|por\s+favor|thanks"
+    r"|thank\s+you|obrigad[oa]|gracias|ok|okay|ta|blz"
+)
 BARE_VALUE = linear(
-    r"^[\s,.:;!-]*(?:(?:it'?s|its|it\s+is|is|e|eh|es|era|was|the|o|a|el|la|seria|sera|quise\s+decir"
-    r"|quer\s+dizer|i\s+mean|i\s+meant|digo)\s+)*"
-    rf"(#?[A-Za-z0-9-]*\d[A-Za-z0-9-]*|{_W}(?:[ \t]+{_W}){{0,2}})\s*(?:[,.!?;\n]|$|\s+(?:not"
-    r"|nao|no|instead|rather)\b)"
+    rf"{_BARE_LEAD}(#?[A-Za-z0-9-]*\d[A-Za-z0-9-]*|{_W}(?:[ \t]+{_W}){{0,2}})\s*(?:[,.!?;\n]|$"
+    rf"|\s+(?:{_BARE_AFTER})\b)"
+)
+# A capitalised name run on into lowercase words: "e Belo Horizonte tentei de novo".
+_CAPITAL = r"(?-i:[A-Z][A-Za-z'-]+)"
+BARE_PROPER = linear(
+    rf"{_BARE_LEAD}({_CAPITAL}(?:[ \t]+(?:{_CAPITAL}|(?-i:d[aeo]s?[ \t]+){_CAPITAL})){{0,3}})"
+    r"[ \t]+(?-i:[a-z])"
 )
 # Words that say which a bare corrected value is: group 1 a place ("foi mal, na cidade o
 # correto é Goiânia"), group 2 a name ("the name, scratch that, Beth").

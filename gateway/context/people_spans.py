@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from gateway.context.people_numbers import compose, number_tokens
 from gateway.context.people_patterns import (
+    ADDRESS_UNIT,
     AMOUNT,
     CITY,
     CODE,
@@ -224,8 +225,9 @@ def _street(folded: str, start: int, end: int, trim: bool) -> int | None:
 
 
 def _addresses(folded: str, hits: list[Hit]) -> None:
-    """A street and its number; a number said in words only if more than "um", "one"
-    ("rua augusta um tempo"), and no number followed by a unit ("drive 2 hours")."""
+    """A street and its number, and the door when given ("apto 302"); a number said in
+    words only if more than "um", "one" ("rua augusta um tempo"), and no number followed by
+    a unit ("drive 2 hours")."""
     for pattern, trim in ((STREET_FIRST, False), (NUMBER_FIRST, False), (NAME_FIRST, True)):
         for m in _found(pattern, folded):
             said = (m.group(2) or "").lower() if pattern is not NUMBER_FIRST else ""
@@ -233,7 +235,9 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
                 continue
             begin = _street(folded, m.start(1), m.end(1), trim)
             if begin is not None:
-                _add(hits, "address", begin if trim else m.start(), m.end())
+                unit = ADDRESS_UNIT.search(folded[m.end() : m.end() + 60])
+                end = m.end() + (unit.end() if unit else 0)
+                _add(hits, "address", begin if trim else m.start(), end)
 
 
 def _emails(folded: str, hits: list[Hit]) -> None:
