@@ -1306,6 +1306,42 @@ def run(*chat: str, role: str = "user") -> list[Fact]:
         (["I live in Austin", "my name is Ana", "sorry i mean Boston, the city"], "city", "Boston"),
         (["sou a Ana", "moro em Recife", "o nome, o correto é Beatriz"], "name", "Beatriz"),
         (["my name is Ana", "I live in Austin", "the name, scratch that, Beth"], "name", "Beth"),
+        # Unpunctuated chat: the value runs on into the rest of the turn.
+        (
+            ["I live in Denver", "scratch that boston and another thing i paid extra"],
+            "city",
+            "boston",
+        ),
+        (
+            ["moro em Salvador", "vou viajar na verdade e Belo Horizonte digitei errado"],
+            "city",
+            "Belo Horizonte",
+        ),
+        (["moro em Recife", "na verdade é Olinda tentei de novo e nada"], "city", "Olinda"),
+        (["vivo en Toledo", "perdón es Segovia y sigo esperando"], "city", "Segovia"),
+        # A denial, then the value; a request to correct.
+        (
+            ["hi I'm Lauren", "wait no it's Lauren Clarke i tried the website"],
+            "name",
+            "Lauren Clarke",
+        ),
+        (
+            ["soy Pablo", "no espera es pablo sánchez y también no me llegó"],
+            "name",
+            "pablo sánchez",
+        ),
+        (["moro em Recife", "não, é Olinda"], "city", "Olinda"),
+        (
+            ["sou a Fernanda", "corrige aí por favor Fernanda Souza, to trabalhando"],
+            "name",
+            "Fernanda Souza",
+        ),
+        # A full name corrects the name it extends, whatever kind came last.
+        (
+            ["oi sou a Beatriz", "moro em Salvador", "foi mal, o correto é Beatriz Pereira"],
+            "name",
+            "Beatriz Pereira",
+        ),
     ],
 )
 def test_a_bare_word_correction_takes_the_kind_its_sentence_or_the_last_fact_says(
@@ -1385,56 +1421,6 @@ def test_should_be_after_a_slip_corrects_the_name() -> None:
     after = extract_people_facts(slip, "chat", NOW + 1, before)
     names = [f.value for f in after if f.tags[0] == "name"]
     assert names == ["Kevin Anderson"]
-
-
-@pytest.mark.parametrize(
-    ("chat", "kind", "value"),
-    [
-        # Unpunctuated chat: the value runs on into the rest of the turn.
-        (
-            ["I live in Denver", "scratch that boston and another thing i paid extra"],
-            "city",
-            "boston",
-        ),
-        (
-            ["moro em Salvador", "vou viajar na verdade e Belo Horizonte digitei errado"],
-            "city",
-            "Belo Horizonte",
-        ),
-        (["moro em Recife", "na verdade é Olinda tentei de novo e nada"], "city", "Olinda"),
-        (["vivo en Toledo", "perdón es Segovia y sigo esperando"], "city", "Segovia"),
-        # A denial, then the value; a request to correct.
-        (
-            ["hi I'm Lauren", "wait no it's Lauren Clarke i tried the website"],
-            "name",
-            "Lauren Clarke",
-        ),
-        (
-            ["soy Pablo", "no espera es pablo sánchez y también no me llegó"],
-            "name",
-            "pablo sánchez",
-        ),
-        (["moro em Recife", "não, é Olinda"], "city", "Olinda"),
-        (
-            ["sou a Fernanda", "corrige aí por favor Fernanda Souza, to trabalhando"],
-            "name",
-            "Fernanda Souza",
-        ),
-        # A full name corrects the name it extends, whatever kind came last.
-        (
-            ["oi sou a Beatriz", "moro em Salvador", "foi mal, o correto é Beatriz Pereira"],
-            "name",
-            "Beatriz Pereira",
-        ),
-    ],
-)
-def test_a_correction_in_an_unpunctuated_turn_still_corrects(
-    chat: list[str], kind: str, value: str
-) -> None:
-    facts = run(*chat)
-    (corrected,) = [f for f in facts if f.value == value]
-    assert corrected.tags == (kind, "customer", "correction")
-    assert [f.value for f in current_facts(facts) if f.tags[0] == kind] == [value]
 
 
 @pytest.mark.parametrize(
