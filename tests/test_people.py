@@ -473,6 +473,45 @@ def test_the_problem_is_the_first_message_that_states_one() -> None:
             ["Good morning, this is John Smith and my refund never arrived."],
             "my refund never arrived",
         ),
+        # "there" of "there's" is no greeting
+        (
+            ["hey this is Megan. there's a charge I didn't authorize"],
+            "there's a charge I didn't authorize",
+        ),
+        # chat openers, and who the customer is in the forms a chat says it
+        (
+            [
+                "hi there, anyone around?, u can call me Michael. "
+                "quick one I don't recognize this charge"
+            ],
+            "I don't recognize this charge",
+        ),
+        (
+            [
+                "Hello, anyone around?, name is Megan Johnson. "
+                "I have a problem: tracking hasn't moved"
+            ],
+            "tracking hasn't moved",
+        ),
+        (
+            ["hello it's David Moore. here's the thing you billed me twice"],
+            "you billed me twice",
+        ),
+        (
+            ["alô, João Ferreira aqui. preciso resolver uma coisa, o app não deixa eu entrar"],
+            "o app não deixa eu entrar",
+        ),
+        (
+            [
+                "boa tarde pessoal Camila Rodrigues aqui "
+                "preciso resolver uma coisa, o rastreio parou"
+            ],
+            "o rastreio parou",
+        ),
+        (
+            ["ei entao apareceu a cobrança em dobro no cartão"],
+            "apareceu a cobrança em dobro no cartão",
+        ),
     ],
 )
 def test_the_problem_skips_greetings_and_introductions(chat: list[str], problem: str) -> None:
@@ -1465,3 +1504,24 @@ def test_a_denial_before_no_name_or_place_corrects_nothing(said: str) -> None:
 )
 def test_an_address_keeps_its_door(text: str, address: str) -> None:
     assert ("address", address) in pairs(extract(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("hello it's David Moore. here's the thing", "David Moore"),
+        ("Hi there, anyone around?, it's Ashley Miller. I was charged twice", "Ashley Miller"),
+        ("Hello, name is Megan Johnson. tracking hasn't moved", "Megan Johnson"),
+        ("alô, João Ferreira aqui. o app não abre", "João Ferreira"),
+        ("boa tarde pessoal Camila Rodrigues aqui preciso resolver", "Camila Rodrigues"),
+    ],
+)
+def test_who_the_customer_is_in_a_chats_forms(text: str, name: str) -> None:
+    assert [f.value for f in extract(text) if f.tags[0] == "name"] == [name]
+
+
+@pytest.mark.parametrize(
+    "text", ["oii aqui tá tudo parado", "hello it's broken again", "hi, it's been a week"]
+)
+def test_a_greeting_or_its_is_no_name(text: str) -> None:
+    assert [f.value for f in extract(text) if f.tags[0] == "name"] == []

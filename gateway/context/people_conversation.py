@@ -78,10 +78,16 @@ def _after_opener(folded: str, pos: int) -> int:
     """Past greetings and fillers ("oi, boa tarde, tudo bem?") from pos."""
     for _ in range(40):
         m = OPENER.search(folded[pos : pos + 80])
-        if m is None or m.end() == 0:
+        if m is None or m.end() == 0 or _inside_word(folded, pos + m.end()):
             break
         pos += m.end()
     return pos
+
+
+def _inside_word(folded: str, end: int) -> bool:
+    """An opener that ends on an apostrophe inside a word: "there" of "there's a charge"
+    is no greeting."""
+    return folded[end - 1 : end] in ("'", "\u2019") and folded[end : end + 1].isalpha()
 
 
 def _asked(folded: str, pos: int, stop: int) -> int:

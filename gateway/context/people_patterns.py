@@ -182,14 +182,24 @@ ADDRESS_UNIT = linear(
     r"|tower|room)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}|[A-Za-z])\b){1,3}"
 )
 NAME = linear(
-    r"\b(?:(my\s+name\s+is|my\s+name'?s|name'?s|meu\s+nome\s+(?:completo\s+)?(?:e|eh)|me\s+chamo"
+    r"\b(?:(my\s+name\s+is|my\s+name'?s|name'?s|name\s+is|meu\s+nome\s+(?:completo\s+)?(?:e|eh)|me\s+chamo"
     r"|(?:voce\s+|vc\s+)?pode\s+me\s+chamar\s+de|me\s+chama\s+de|puedes?\s+llamarme|mi\s+nombre\s+(?:completo\s+)?es|me\s+llamo|(?:aqui\s+)?quem"
     r"\s+fala\s+(?:e|eh)(?:\s+[ao])?|(?:le|te)\s+habla|aqui\s+habla|(?:nome|name|nombre)\s*:)"
     r"|i'?m|i\s+am|this\s+is|(?:eu\s+)?sou(?:\s+[ao])?|(?:yo\s+)?soy(?:\s+(?:el|la))?"
     rf"|aqui\s+(?:e|eh)(?:\s+[ao])?|(?:you\s+can\s+|just\s+|please\s+)?call\s+me)[\s,]+{_HESITATION}{_NAMES}"
 )
+# Greetings and a vocative before "Ana Souza aqui", "it's David Moore".
+_HELLO = (
+    r"hi|hello|hey|oi+|ola|hola|alo|alou|ei+|opa|good\s+(?:morning|afternoon|evening)|bom\s+dia"
+    r"|boa\s+(?:tarde|noite)|buen(?:os|as)\s+(?:dias|tardes|noches)|buenas|pessoal|gente|galera"
+    r"|folks|guys|everyone|there|tudo\s+bem|any(?:one|body)\s+(?:around|there|here)"
+)
+HELLO_WORD = linear(rf"^(?:{_HELLO})$")
+# "hello it's David Moore", "hi, it's Ashley": only after a greeting, where "it's" can
+# only say who is writing.
+NAME_ITS = linear(rf"^\W*(?:(?:{_HELLO})\W+)+it'?s\s+{_NAMES}")
 NAME_HERE = linear(
-    rf"^\W*(?:(?:hi|hello|hey|oi|ola|hola)\W+)?({_W}(?:\s+{_W})?),?\s+(?:here|aqui)\b"
+    rf"^\W*(?:(?:{_HELLO})\W+)*({_W}(?:\s+{_W})?),?\s+(?:here|aqui)\b"
 )
 SIGN_OFF = linear(
     r"(?:^|[\n.!?]\s*)(?:(?:(?:best|kind|warm)\s+regards|regards|sincerely|cheers|best"
@@ -305,6 +315,9 @@ OPENER = linear(
     r"\s+you(?:\s+doing)?|que\s+tal|e\s+ai|dear\s+(?:sir|madam|team|support|all)|to\s+whom\s+it"
     r"\s+may\s+concern|prezad[oa]s?|estimad[oa]s?|senhor(?:es|a)?|senor(?:es|a)?|sir|madam"
     r"|team|equipe|equipo|support|suporte|soporte|ok|okay|okey|uh+|u+m+|hmm+|ah+|eh+|e|entao"
+    r"|ei+|opa|alo|alou|pessoal|gente|galera|folks|guys|everyone|chicos"
+    r"|any(?:one|body)\s+(?:around|there|here|home|online)|alguem\s+(?:ai|aqui|online|on)"
+    r"|(?:hay\s+)?alguien\s+(?:ahi|aqui|ahi\s+)|here'?s\s+the\s+thing"
     r"|bueno|pues|well|so|and|y|yes|yeah|sim|si|please|por\s+favor|thanks|thank\s+you"
     r"|obrigad[oa]|gracias|tipo\s+assim|tipo|olha|veja|escuta|mira|mire|oiga|oye|look|listen|here|there|aqui"
     r"|again|de\s+novo|otra\s+vez|(?:e\s+)?o\s+seguinte|quick\s+(?:one|question)|anyways?"

@@ -28,9 +28,11 @@ from gateway.context.people_patterns import (
     EMAIL,
     EMAIL_CUE,
     ENGLISH,
+    HELLO_WORD,
     NAME,
     NAME_FIRST,
     NAME_HERE,
+    NAME_ITS,
     NUMBER_FIRST,
     OFFER,
     PHONE,
@@ -166,10 +168,10 @@ def _names(folded: str, hits: list[Hit]) -> None:
         span = proper(folded, m.start(2), m.end(2), not strong, strong)
         if span:
             _add(hits, "name", *span, cue=m.start())
-    for pattern in (NAME_HERE, SIGN_OFF):
+    for pattern in (NAME_HERE, NAME_ITS, SIGN_OFF):
         found = pattern.search(folded)
         span = proper(folded, found.start(1), found.end(1), True, False) if found else None
-        if found and span:
+        if found and span and not HELLO_WORD.search(folded[slice(*span)].lower()):
             _add(hits, "name", *span, cue=found.start())
 
 
