@@ -1514,6 +1514,7 @@ def test_an_address_keeps_its_door(text: str, address: str) -> None:
         ("Hello, name is Megan Johnson. tracking hasn't moved", "Megan Johnson"),
         ("alô, João Ferreira aqui. o app não abre", "João Ferreira"),
         ("boa tarde pessoal Camila Rodrigues aqui preciso resolver", "Camila Rodrigues"),
+        ("oii aqui é thiago acabei de criar a conta", "thiago"),
     ],
 )
 def test_who_the_customer_is_in_a_chats_forms(text: str, name: str) -> None:

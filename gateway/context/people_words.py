@@ -188,6 +188,8 @@ PLACE_WORDS = word_set("city cidade ciudad new nova novo nuevo nueva vila villa"
 CONNECTORS = word_set("de da do dos das del la las los di van von der du")
 CONTRACTIONS = ("'s", "'m", "'re", "'ll", "'ve", "'d", "'t")
 SUFFIXES = ("ing", "ed", "ly", "ful", "ous", "ive", "able", "ible", "ado", "ada", "ido", "ida")
+# Portuguese verbs said after a name in a run-on chat ("aqui é thiago acabei de criar")
+SUFFIXES += ("ei", "aram", "eram", "iram")
 # After "segunda" or "quinta" these make an ordinal, not a weekday ("segunda vez", "até
 # segunda ordem").
 NOT_WEEKDAY = word_set(
