@@ -1526,3 +1526,34 @@ def test_who_the_customer_is_in_a_chats_forms(text: str, name: str) -> None:
 )
 def test_a_greeting_or_its_is_no_name(text: str) -> None:
     assert [f.value for f in extract(text) if f.tags[0] == "name"] == []
+
+
+@pytest.mark.parametrize(
+    ("said", "role", "kind", "value"),
+    [
+        ("Consigo devolver 237 e 49 no seu cartão.", "assistant", "promise", "237 e 49"),
+        ("Fica registrado o reembolso de 76 e 50.", "assistant", "promise", "76 e 50"),
+        (
+            "Le devolveremos 19 euros con 84 a su tarjeta.",
+            "assistant",
+            "promise",
+            "19 euros con 84",
+        ),
+        ("paguei 286 e 90 no cartão", "user", "amount", "286 e 90"),
+        ("I paid 19 dollars and 84 cents", "user", "amount", "19 dollars and 84 cents"),
+        ("Correção: na verdade dia 16/4. O procedimento", "assistant", "deadline", "dia 16/4"),
+    ],
+)
+def test_money_and_dates_said_in_parts_are_whole(
+    said: str, role: str, kind: str, value: str
+) -> None:
+    facts = run("O prazo é até dia 10/4.", said, role=role)
+    assert value in [f.value for f in facts if f.tags[0] == kind]
+
+
+@pytest.mark.parametrize(
+    "said", ["o prazo é entre 10 e 15 dias úteis", "comprei 2 e 3 unidades", "tenho 10 e 12 anos"]
+)
+def test_two_numbers_with_no_money_spoken_of_are_no_amount(said: str) -> None:
+    facts = run(said)
+    assert not [f for f in facts if f.tags[0] in ("amount", "promise")]

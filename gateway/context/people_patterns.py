@@ -47,7 +47,7 @@ _WEEKDAY = (
 _DATE_CORE = (
     rf"\b(?:{_MONTH})\.?\s+(?:the\s+)?{_DAY}\b{_YEAR}"
     rf"|\b(?:dia\s+)?{_DAY}\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\b{_YEAR}"
-    r"|\b\d{4}-\d{1,2}-\d{1,2}\b|\b\d{1,2}/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b|\bdia\s+\d{1,2}\b"
+    r"|\b\d{4}-\d{1,2}-\d{1,2}\b|\b(?:dia\s+)?\d{1,2}/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b|\bdia\s+\d{1,2}\b"
     rf"|\b(?:{_WEEKDAY})"
 )
 _DURATION = (
@@ -76,13 +76,21 @@ SAID_EMAIL = linear(
     rf"(at|arroba)\s+[A-Za-z0-9-]+(?:{_SAID_DOT}[A-Za-z0-9-]+){{0,3}}{_SAID_DOT}{_TLD}\b"
 )
 EMAIL_CUE = linear(r"\b(?:e-?mail|correo|mail)\b")
+_CENTS = r"(?:\s+(?:and|e|y|con)\s+\d{2}\b(?:\s+(?:cents?|centavos?|centimos?)\b)?)?"
 AMOUNT = linear(
     r"(?:R\$|US\$|U\$|\$|€|£|\b(?:USD|BRL|EUR|GBP|MXN|ARS|COP|CLP)\b)\s?\d(?:[\d.,]*\d)?"
     rf"|\b\d(?:[\d.,]*\d)?(?:\s?k|\s+(?:mil|thousand|milhoes|milhao|millones|millon))?\s?"
-    rf"(?:{_CURRENCY}\b|€)"
+    rf"(?:{_CURRENCY}\b|€){_CENTS}"
+    # "devolver 237 e 49": units and cents said apart, only where money is spoken of
+    r"|\b\d{1,5}\s+(?:e|y|and|con)\s+\d{2}\b"
     rf"|{_RUN}\s+{_CURRENCY}\b(?:\s+(?:and|e|y|con)\s+{_RUN}\s+(?:cents?|centavos?|centimos?)\b)?"
 )
 DATE = linear(_DATE_CORE)
+# Money spoken of, before a bare "237 e 49".
+MONEY_CUE = linear(
+    r"\b(?:pag|valor|reembols|devol|estorn|cobr|cust|preco|total|credit|refund|charg|paid|pay"
+    r"|price|cost|precio|reintegr|abon|saldo|fatura|factura|invoice|bill)"
+)
 DEADLINE = linear(
     r"\b(?:by|before|until|till|no\s+later\s+than|within(?:\s+the\s+next)?|in(?:\s+the\s+next)?"
     r"|em\s+ate|ate|antes\s+d[eoa]|no\s+prazo\s+de|num\s+prazo\s+de|prazo\s+de|dentro\s+de"

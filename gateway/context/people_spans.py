@@ -29,6 +29,7 @@ from gateway.context.people_patterns import (
     EMAIL_CUE,
     ENGLISH,
     HELLO_WORD,
+    MONEY_CUE,
     NAME,
     NAME_FIRST,
     NAME_HERE,
@@ -264,10 +265,25 @@ def amount_spans(folded: str, english: bool) -> Iterator[tuple[int, int]]:
     """Where the turn states an amount; a spelled one from its first number word."""
     for m in _found(AMOUNT, folded):
         start = m.start()
+        if _bare_cents(folded, m):
+            continue
         if not any(c.isdigit() for c in m.group(0) or ""):
             tokens = number_tokens(folded, start, m.end(), english)
             start = tokens[0][0] if tokens else m.end()
         yield start, m.end()
+
+
+def _bare_cents(folded: str, m: SpanMatch) -> bool:
+    """A "10 e 15" that is no amount: no money spoken of just before it, or a unit after
+    it ("entre 10 e 15 dias")."""
+    words = (m.group(0) or "").split()
+    split = len(words) == 3 and words[1].lower() in ("e", "y", "and", "con")
+    if not (split and words[0].isdigit() and words[2].isdigit()):
+        return False
+    return (
+        MONEY_CUE.search(folded[max(0, m.start() - 60) : m.start()]) is None
+        or _next_word(folded, m.end()) in UNITS
+    )
 
 
 def _amounts(folded: str, hits: list[Hit], english: bool, agent: bool = False) -> None:
@@ -286,7 +302,7 @@ def date_spans(folded: str) -> Iterator[tuple[int, int]]:
         after = folded[m.end() : m.end() + 20].split()
         if value == "24/7" or (after and after[0].lower() in NOT_WEEKDAY):
             continue
-        if "/" in value and not _day_month(value.split("/")):
+        if "/" in value and not _day_month(value.rsplit(" ", 1)[-1].split("/")):
             continue
         lead = value.split(" ", 1)[0] if " " in value else ""
         dropped = lead in ("na", "no", "el", "on") or (lead == "dia" and " de " in value)
