@@ -187,9 +187,10 @@ ABBREVIATIONS = word_set("st sta sto ft mt")
 PLACE_WORDS = word_set("city cidade ciudad new nova novo nuevo nueva vila villa")
 CONNECTORS = word_set("de da do dos das del la las los di van von der du")
 CONTRACTIONS = ("'s", "'m", "'re", "'ll", "'ve", "'d", "'t")
-SUFFIXES = ("ing", "ed", "ly", "ful", "ous", "ive", "able", "ible", "ado", "ada", "ido", "ida")
-# Portuguese verbs said after a name in a run-on chat ("aqui é thiago acabei de criar")
-SUFFIXES += ("ei", "aram", "eram", "iram")
+# Word endings no lowercase name has; "ei", "aram"...: Portuguese verbs said right after
+# a name in a run-on chat ("aqui é thiago acabei de criar").
+SUFFIXES: tuple[str, ...] = ("ing", "ed", "ly", "ful", "ous", "ive", "able", "ible", "ado")
+SUFFIXES += ("ada", "ido", "ida", "ei", "aram", "eram", "iram")
 # After "segunda" or "quinta" these make an ordinal, not a weekday ("segunda vez", "até
 # segunda ordem").
 NOT_WEEKDAY = word_set(
