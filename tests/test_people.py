@@ -1522,7 +1522,8 @@ def test_who_the_customer_is_in_a_chats_forms(text: str, name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["oii aqui tá tudo parado", "hello it's broken again", "hi, it's been a week"]
+    "text",
+    ["oii aqui tá tudo parado", "hello it's broken again", "hi, it's been a week", "thanks\nbye"],
 )
 def test_a_greeting_or_its_is_no_name(text: str) -> None:
     assert [f.value for f in extract(text) if f.tags[0] == "name"] == []

@@ -206,9 +206,7 @@ HELLO_WORD = linear(rf"^(?:{_HELLO})$")
 # "hello it's David Moore", "hi, it's Ashley": only after a greeting, where "it's" can
 # only say who is writing.
 NAME_ITS = linear(rf"^\W*(?:(?:{_HELLO})\W+)+it'?s\s+{_NAMES}")
-NAME_HERE = linear(
-    rf"^\W*(?:(?:{_HELLO})\W+)*({_W}(?:\s+{_W})?),?\s+(?:here|aqui)\b"
-)
+NAME_HERE = linear(rf"^\W*(?:(?:{_HELLO})\W+)*({_W}(?:\s+{_W})?),?\s+(?:here|aqui)\b")
 SIGN_OFF = linear(
     r"(?:^|[\n.!?]\s*)(?:(?:(?:best|kind|warm)\s+regards|regards|sincerely|cheers|best"
     r"|atenciosamente|att|abs|abracos?|cordialmente|saludos(?:\s+cordiales)?|un\s+saludo"

@@ -125,6 +125,7 @@ FILLER = word_set(
 NOT_PROPER = (
     FILLER
     | word_set(
+        "bye goodbye tchau adeus adios ciao cheers "
         "upset angry mad sad happy glad afraid sick tired bored scared worried annoyed frustrated "
         "disappointed confused concerned unhappy satisfied furious pissed ready available "
         "interested new old late early busy home outside inside online stuck lost unable able "
