@@ -1558,3 +1558,12 @@ def test_money_and_dates_said_in_parts_are_whole(
 def test_two_numbers_with_no_money_spoken_of_are_no_amount(said: str) -> None:
     facts = run(said)
     assert not [f for f in facts if f.tags[0] in ("amount", "promise")]
+
+
+def test_a_bare_corrected_number_too_short_for_a_phone_corrects_the_order() -> None:
+    facts = run(
+        "meu pedido é 494461", "meu telefone é (76) 91622-9220", "na verdade e 494416 digitei"
+    )
+    current = {f.tags[0]: f.value for f in current_facts(facts)}
+    assert current["order"] == "494416"
+    assert current["phone"] == "(76) 91622-9220"

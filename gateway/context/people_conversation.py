@@ -37,6 +37,7 @@ _INTRO_KINDS = frozenset({"name", "city", "phone", "email", "address"})
 # What a bare corrected value ("scratch that, Austin") can be, by its shape.
 WORD_KINDS = ("name", "city")  # what a bare corrected word may be ("scratch that, Boston")
 _DIGIT_KINDS = ("order", "sku", "phone", "amount")
+PHONE_DIGITS = 8  # the fewest digits a phone number has
 # Cues that also open a sentence that corrects nothing ("Actually, my order 55123 never
 # came"): the clause corrects only a value of a kind the conversation already has.
 _DISCOURSE = ("actually", "na verdade", "en realidad")
@@ -246,7 +247,7 @@ def _bare_correction(
     start, end = cue.end() + bare.start(1), cue.end() + bare.end(1)
     value, kind = bare.group(1) or "", ""
     if any(c.isdigit() for c in value):
-        kind = before.last_of(_DIGIT_KINDS) if sum(c.isdigit() for c in value) >= 2 else ""
+        kind = before.last_of(_digit_kinds(sum(c.isdigit() for c in value)))
     elif proper(folded, start, end, True, True) == (start, end):
         kind = (
             _said_kind(folded, cue.start(), start, end)
@@ -259,6 +260,16 @@ def _bare_correction(
         if known_only:
             hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
         hits.append(Hit(kind, start, end, cue.start(), True))
+
+
+def _digit_kinds(digits: int) -> tuple[str, ...]:
+    """What a bare corrected number of this many digits may be: a phone has 8 or more
+    ("na verdade e 494416" corrects an order, not the phone said last)."""
+    if digits < 2:
+        return ()
+    return (
+        _DIGIT_KINDS if digits >= PHONE_DIGITS else tuple(k for k in _DIGIT_KINDS if k != "phone")
+    )
 
 
 def _said_kind(folded: str, cue: int, start: int, end: int) -> str:
