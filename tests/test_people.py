@@ -1567,3 +1567,29 @@ def test_a_bare_corrected_number_too_short_for_a_phone_corrects_the_order() -> N
     current = {f.tags[0]: f.value for f in current_facts(facts)}
     assert current["order"] == "494416"
     assert current["phone"] == "(76) 91622-9220"
+
+
+@pytest.mark.parametrize(
+    ("said", "kind", "value"),
+    [
+        (
+            "you'll get two hundred seventy-nine dollars back to fix this",
+            "promise",
+            "two hundred seventy-nine dollars",
+        ),
+        (
+            "A nova previsão é 11/11. O procedimento é o seguinte",
+            "deadline",
+            "nova previsão é 11/11",
+        ),
+        (
+            "La nueva fecha es el 15/04. ¿Puede probarlo ahora?",
+            "deadline",
+            "nueva fecha es el 15/04",
+        ),
+        ("Me enganei antes, o correto é 159 e 99. Confirma?", "promise", "159 e 99"),
+    ],
+)
+def test_what_an_agent_commits_to_in_more_of_its_words(said: str, kind: str, value: str) -> None:
+    facts = run("Posso reembolsar R$ 150,00 até dia 10/4.", said, role="assistant")
+    assert value in [f.value for f in current_facts(facts) if f.tags[0] == kind]

@@ -288,7 +288,8 @@ def _first_value(folded: str, at: int, english: bool) -> tuple[int, int, str] | 
     """The first amount (a "promise") or date (a "deadline") in the RESTATED_CHARS from
     `at`, with its offsets from there."""
     after = folded[at : at + RESTATED_CHARS]
-    found = [(*span, "promise") for span in amount_spans(after, english)]
+    # Restating a promise speaks of money: "o correto é 159 e 99" needs no "reembolso".
+    found = [(*span, "promise") for span in amount_spans(after, english, money=True)]
     found += [(*span, "deadline") for span in date_spans(after)]
     return min(found, default=None)
 

@@ -94,7 +94,10 @@ MONEY_CUE = linear(
 DEADLINE = linear(
     r"\b(?:by|before|until|till|no\s+later\s+than|within(?:\s+the\s+next)?|in(?:\s+the\s+next)?"
     r"|em\s+ate|ate|antes\s+d[eoa]|no\s+prazo\s+de|num\s+prazo\s+de|prazo\s+de|dentro\s+de"
-    r"|hasta|antes\s+del?|para\s+el|para\s+o\s+dia|a\s+mas\s+tardar|en|em)\s+"
+    r"|hasta|antes\s+del?|para\s+el|para\s+o\s+dia|a\s+mas\s+tardar|en|em"
+    # a new date given: "a nova previsão é 11/11", "la nueva fecha es el 15/04"
+    r"|(?:nova\s+)?previsao(?:\s+de\s+entrega)?\s+(?:e|eh|fica|para)|nova\s+data\s+(?:e|eh|sera|fica)"
+    r"|nueva\s+fecha\s+(?:es|sera)|new\s+(?:date|eta|delivery\s+date)\s+is|expected\s+(?:on|by))\s+"
     rf"(?:(?:the|o|a|el|la|dia)\s+)?(?:{_DATE_CORE}|{_DURATION}|{_RELATIVE})"
     r"|\b(?:next|proxim[oa])\s+(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|segunda|terca|quarta"
     r"|quinta|sexta|sabado|domingo|lunes|martes|miercoles|jueves|viernes)\b(?:[\s-]+feira\b)?"
@@ -138,7 +141,8 @@ COMMIT = linear(
 OFFER = linear(
     r"\b(?:offer|refund|reimburs|credit|discount|voucher|coupon|compensat|waive|give\s+you"
     r"|send\s+you|return|devolv|devolu|reembols|estorn|desconto|cupo|abon|bonifica|compensa"
-    r"|ressarc|descuento|oferec|ofrec|cashback|vale)"
+    r"|ressarc|descuento|oferec|ofrec|cashback|vale|(?:you'?ll|you\s+will)\s+(?:get|receive)"
+    r"|de\s+volta|vai\s+receber|recebera|va\s+a\s+recibir|recibira)"
 )
 PHONE = linear(r"(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,3}\)|\b\d{2,3})[\s.-]?\d{3,5}[\s.-]?\d{4}\b")
 DIGITS = linear(r"(?:\+\d{1,3}\s?)?\(?\d[\d\s.()-]{6,18}\d")

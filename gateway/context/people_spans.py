@@ -261,11 +261,12 @@ def _said_email(folded: str, m: SpanMatch) -> bool:
     return not common or EMAIL_CUE.search(folded[max(0, m.start() - 40) : m.start()]) is not None
 
 
-def amount_spans(folded: str, english: bool) -> Iterator[tuple[int, int]]:
-    """Where the turn states an amount; a spelled one from its first number word."""
+def amount_spans(folded: str, english: bool, money: bool = False) -> Iterator[tuple[int, int]]:
+    """Where the turn states an amount; a spelled one from its first number word. `money`:
+    the text is known to speak of money (a bare "159 e 99" needs no money word)."""
     for m in _found(AMOUNT, folded):
         start = m.start()
-        if _bare_cents(folded, m):
+        if _bare_cents(folded, m, money):
             continue
         if not any(c.isdigit() for c in m.group(0) or ""):
             tokens = number_tokens(folded, start, m.end(), english)
@@ -273,17 +274,15 @@ def amount_spans(folded: str, english: bool) -> Iterator[tuple[int, int]]:
         yield start, m.end()
 
 
-def _bare_cents(folded: str, m: SpanMatch) -> bool:
+def _bare_cents(folded: str, m: SpanMatch, money: bool) -> bool:
     """A "10 e 15" that is no amount: no money spoken of just before it, or a unit after
     it ("entre 10 e 15 dias")."""
     words = (m.group(0) or "").split()
     split = len(words) == 3 and words[1].lower() in ("e", "y", "and", "con")
     if not (split and words[0].isdigit() and words[2].isdigit()):
         return False
-    return (
-        MONEY_CUE.search(folded[max(0, m.start() - 60) : m.start()]) is None
-        or _next_word(folded, m.end()) in UNITS
-    )
+    spoken = money or MONEY_CUE.search(folded[max(0, m.start() - 60) : m.start()]) is not None
+    return not spoken or _next_word(folded, m.end()) in UNITS
 
 
 def _amounts(folded: str, hits: list[Hit], english: bool, agent: bool = False) -> None:
