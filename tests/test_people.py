@@ -1593,3 +1593,12 @@ def test_a_bare_corrected_number_too_short_for_a_phone_corrects_the_order() -> N
 def test_what_an_agent_commits_to_in_more_of_its_words(said: str, kind: str, value: str) -> None:
     facts = run("Posso reembolsar R$ 150,00 até dia 10/4.", said, role="assistant")
     assert value in [f.value for f in current_facts(facts) if f.tags[0] == kind]
+
+
+def test_a_dated_deadline_outlives_the_durations_an_agent_repeats() -> None:
+    facts = [fact("deadline", "29 de agosto", 1)]
+    facts += [fact("deadline", f"em até {n} dias úteis", 2 + n) for n in range(5)]
+    kept = [f.value for f in current_facts(facts)]
+    assert "29 de agosto" in kept
+    assert len(kept) == KEEP_PER_KIND
+    assert "em até 4 dias úteis" in kept  # the newest duration too

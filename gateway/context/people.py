@@ -23,7 +23,7 @@ from typing import Any
 
 from gateway.context.people_conversation import Conversation, corrections, problems
 from gateway.context.people_numbers import MULTIPLIERS, alnum_runs, number_groups, spelled_number
-from gateway.context.people_spans import Hit, agent_hits, customer_hits, is_english
+from gateway.context.people_spans import Hit, agent_hits, customer_hits, date_spans, is_english
 from gateway.context.people_text import FOLD
 from gateway.context.types import Fact, fact_kind
 from gateway.messages import message_text
@@ -193,6 +193,18 @@ def crowded_out(fact: Fact, known: Sequence[Fact]) -> bool:
     return same >= (1 if kind in SINGLE_VALUED else KEEP_PER_KIND)
 
 
+def _first_to_go(group: list[Fact]) -> Fact:
+    """Of a kind with more than KEEP_PER_KIND facts, the one to drop: the oldest, but a
+    deadline that names a day outlives the durations an agent repeats ("até cinco dias
+    úteis" said again does not push out "29 de agosto")."""
+    undated = [f for f in group if fact_kind(f) == "deadline" and not _dated(f.value)]
+    return undated[0] if undated and len(undated) < len(group) else group[0]
+
+
+def _dated(value: str) -> bool:
+    return next(date_spans(value.translate(FOLD)), None) is not None
+
+
 def current_facts(facts: Sequence[Fact]) -> list[Fact]:
     """The facts still true: of a single-valued kind (name, city, address, phone, email)
     the newest; of the others the KEEP_PER_KIND newest, less the one a correction
@@ -210,7 +222,10 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
             same = []
         elif "correction" in fact.tags[1:] and same:
             same.pop()
-        kept[kind] = [*same, fact][-KEEP_PER_KIND:]
+        group = [*same, fact]
+        while len(group) > KEEP_PER_KIND:
+            group.remove(_first_to_go(group))
+        kept[kind] = group
     return sorted(
         [*others, *(f for group in kept.values() for f in group)], key=lambda f: f.created_at
     )
