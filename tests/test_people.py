@@ -1602,3 +1602,14 @@ def test_a_dated_deadline_outlives_the_durations_an_agent_repeats() -> None:
     assert "29 de agosto" in kept
     assert len(kept) == KEEP_PER_KIND
     assert "em até 4 dias úteis" in kept  # the newest duration too
+
+
+def test_a_bare_corrected_number_grouped_like_a_phone_corrects_the_phone() -> None:
+    facts = run(
+        "mi numero es +34 610 891 954",
+        "pagué 150 euros con 88",
+        "en realidad es 667-905-981. en la web ponía otra cosa",
+    )
+    current = {f.tags[0]: f.value for f in current_facts(facts)}
+    assert current["phone"] == "667-905-981"
+    assert current["amount"] == "150 euros con 88"

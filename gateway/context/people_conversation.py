@@ -247,7 +247,7 @@ def _bare_correction(
     start, end = cue.end() + bare.start(1), cue.end() + bare.end(1)
     value, kind = bare.group(1) or "", ""
     if any(c.isdigit() for c in value):
-        kind = before.last_of(_digit_kinds(sum(c.isdigit() for c in value)))
+        kind = _number_kind(value, before)
     elif proper(folded, start, end, True, True) == (start, end):
         kind = (
             _said_kind(folded, cue.start(), start, end)
@@ -262,14 +262,20 @@ def _bare_correction(
         hits.append(Hit(kind, start, end, cue.start(), True))
 
 
-def _digit_kinds(digits: int) -> tuple[str, ...]:
-    """What a bare corrected number of this many digits may be: a phone has 8 or more
-    ("na verdade e 494416" corrects an order, not the phone said last)."""
+def _number_kind(value: str, before: Conversation) -> str:
+    """What a bare corrected number is: a phone has 8 digits or more ("na verdade e
+    494416" corrects an order, not the phone said last), and one grouped like a phone
+    ("en realidad es 667-905-981") is the phone once one was given, whatever came last;
+    else the kind of the latest number that could be it."""
+    digits = sum(c.isdigit() for c in value)
     if digits < 2:
-        return ()
-    return (
+        return ""
+    if digits >= PHONE_DIGITS and "-" in value.strip("-") and "phone" in before.recent:
+        return "phone"
+    kinds = (
         _DIGIT_KINDS if digits >= PHONE_DIGITS else tuple(k for k in _DIGIT_KINDS if k != "phone")
     )
+    return before.last_of(kinds)
 
 
 def _said_kind(folded: str, cue: int, start: int, end: int) -> str:
