@@ -1613,3 +1613,15 @@ def test_a_bare_corrected_number_grouped_like_a_phone_corrects_the_phone() -> No
     current = {f.tags[0]: f.value for f in current_facts(facts)}
     assert current["phone"] == "667-905-981"
     assert current["amount"] == "150 euros con 88"
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        ("e aí aí tô em em goiânia aí se precisar", "city", "goiânia"),
+        ("my my name is is John Smith", "name", "John Smith"),
+        ("o pedido é seis seis zero zero um dois", "order", "seis seis zero zero um dois"),
+    ],
+)
+def test_a_word_said_twice_in_a_transcript_is_read_once(text: str, kind: str, value: str) -> None:
+    assert (kind, value) in pairs(extract_people_facts(turns(text), "phone", NOW))

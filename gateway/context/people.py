@@ -17,12 +17,19 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from gateway.context.people_conversation import Conversation, corrections, problems
-from gateway.context.people_numbers import MULTIPLIERS, alnum_runs, number_groups, spelled_number
+from gateway.context.people_numbers import (
+    MULTIPLIERS,
+    NUMBERS,
+    alnum_runs,
+    number_groups,
+    spelled_number,
+)
 from gateway.context.people_spans import Hit, agent_hits, customer_hits, date_spans, is_english
 from gateway.context.people_text import FOLD
 from gateway.context.types import Fact, fact_kind
@@ -150,6 +157,30 @@ def _within(read: list[tuple[int, str, str]], budget: int) -> list[tuple[int, st
     return [turn for turn, used in zip(read, sizes, strict=True) if used <= budget]
 
 
+_LETTERS = re.compile(r"[A-Za-z]+")
+
+
+def unstuttered(folded: str) -> str:
+    """A word said twice in a row in a transcript ("tô em em goiânia", "the the order")
+    read once: the repeat is blanked, so offsets still match the original. Number words
+    stay: "seis seis zero" is three digits."""
+    words = folded.lower().split()
+    if not any(map(str.__eq__, words, words[1:])):
+        return folded  # the common case, found at C speed
+    cuts: list[tuple[int, int]] = []
+    prev_word, prev_end = "", -1
+    for m in _LETTERS.finditer(folded):  # one class, linear in `re` too; its matches are cheap
+        word = m.group(0).lower()
+        if word == prev_word and word not in NUMBERS and folded[prev_end : m.start()].isspace():
+            cuts.append((m.start(), m.end()))
+        prev_word, prev_end = word, m.end()
+    parts, at = [], 0
+    for start, end in cuts:
+        parts += [folded[at:start], " " * (end - start)]
+        at = end
+    return "".join([*parts, folded[at:]])
+
+
 def extract_people_facts(
     turns: Sequence[Any], channel: str, now: float, known: Sequence[Fact] = ()
 ) -> list[Fact]:
@@ -166,7 +197,7 @@ def extract_people_facts(
             seen.heard(f.tags[0], f.value)
     seen.problem = "problem" in seen.recent
     for index, text, role in _read(turns):
-        folded = text.translate(FOLD)
+        folded = unstuttered(text.translate(FOLD))
         english = is_english(folded)
         agent = role == "assistant"
         hits = agent_hits(folded, english) if agent else customer_hits(folded, english)
