@@ -1356,16 +1356,16 @@ def run(*chat: str, role: str = "user") -> list[Fact]:
             "city",
             "Belo Horizonte",
         ),
-        (["moro em Recife", "na verdade é Olinda tentei de novo e nada"], "city", "Olinda"),
-        (["vivo en Toledo", "perdón es Segovia y sigo esperando"], "city", "Segovia"),
+        (["moro em Recife", "na verdade é Olinda, tentei de novo e nada"], "city", "Olinda"),
+        (["vivo en Toledo", "perdón es Segovia, sigo esperando"], "city", "Segovia"),
         # A denial, then the value; a request to correct.
         (
-            ["hi I'm Lauren", "wait no it's Lauren Clarke i tried the website"],
+            ["hi I'm Lauren", "wait no it's Lauren Clarke, i tried the website"],
             "name",
             "Lauren Clarke",
         ),
         (
-            ["soy Pablo", "no espera es pablo sánchez y también no me llegó"],
+            ["soy Pablo", "no espera es pablo sánchez. y también no me llegó"],
             "name",
             "pablo sánchez",
         ),
@@ -1477,6 +1477,16 @@ def test_a_cue_mid_sentence_corrects_only_a_kind_already_heard(said: str) -> Non
 @pytest.mark.parametrize(
     "said",
     [
+        # a brand or a person after a weak or mid-sentence cue, or a denial in passing
+        "I ordered a jacket actually Nike sent the wrong size",
+        "comprei um celular na verdade Samsung mandou outro",
+        "Actually Amazon and FedEx both say it shipped",
+        "Na verdade a Samsung e a loja não me respondem",
+        "o aparelho não é Samsung, é Motorola",
+        "el problema no es Correos, es la tienda",
+        "no, es Juan el que recibe",
+        "no it's Fedex that lost it",
+        "I called yesterday and actually Kevin told me it shipped",
         "no it's fine thanks",
         "no it's not working again",
         "wait no it's broken again",
@@ -1625,3 +1635,108 @@ def test_a_bare_corrected_number_grouped_like_a_phone_corrects_the_phone() -> No
 )
 def test_a_word_said_twice_in_a_transcript_is_read_once(text: str, kind: str, value: str) -> None:
     assert (kind, value) in pairs(extract_people_facts(turns(text), "phone", NOW))
+
+
+def test_the_newest_deadline_stays_even_past_four_dated_ones() -> None:
+    facts = [fact("deadline", f"até {n} de agosto", n) for n in range(1, 5)]
+    facts.append(fact("deadline", "em até 5 dias úteis", 9))
+    kept = [f.value for f in current_facts(facts)]
+    assert "em até 5 dias úteis" in kept and "até 1 de agosto" not in kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a entrega ficou para o dia\n16/4",  # a date's parts on two lines: no crash
+        "chega dia\t16/4 e nada",
+    ],
+)
+def test_a_date_split_by_a_tab_or_a_line_is_read_without_error(text: str) -> None:
+    facts = run(text, *(f"o prazo é até dia {n}/5" for n in range(1, 6)), role="assistant")
+    assert current_facts(facts)
+
+
+@pytest.mark.parametrize(
+    ("chat", "kind", "value"),
+    [
+        # an accented earlier value shares its words with the folded correction
+        (
+            ["meu nome é Tânia", "moro em Curitiba", "o correto é Tânia Souza"],
+            "name",
+            "Tânia Souza",
+        ),
+        # a code with one dash is no phone
+        (
+            ["meu telefone é 11 98765-4321", "pedido 2024-556677", "na verdade é 2024-556678"],
+            "order",
+            "2024-556678",
+        ),
+    ],
+)
+def test_what_a_bare_correction_corrects_by_its_words_and_shape(
+    chat: list[str], kind: str, value: str
+) -> None:
+    current = {f.tags[0]: f.value for f in current_facts(run(*chat))}
+    assert current[kind] == value
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        ("I live in Walla Walla", "city", "Walla Walla"),
+        ("Rua Augusta 500 casa e o pedido não chegou", "address", "Rua Augusta 500"),
+    ],
+)
+def test_a_name_said_twice_and_a_lowercase_letter_keep_their_meaning(
+    text: str, kind: str, value: str
+) -> None:
+    assert (kind, value) in pairs(extract(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hello, it's Amazon Prime that charged me twice",
+        "Good morning, it's Christmas Eve and nothing arrived",
+        "hey it's Apple Pay that failed",
+    ],
+)
+def test_its_names_no_one_when_the_name_runs_on(text: str) -> None:
+    assert not [f for f in extract(text) if f.tags[0] == "name"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Your order of $120 shipped and you'll get a tracking email",
+        "vai receber a geladeira de R$ 3.500 amanhã",
+        "Certo, te ligo de volta sobre os R$ 250",
+    ],
+)
+def test_money_named_near_a_delivery_or_a_call_back_is_no_promise(said: str) -> None:
+    assert not [f for f in run(said, role="assistant") if f.tags[0] == "promise"]
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("Everyone in my house got charged twice", "Everyone in my house got charged twice"),
+        (
+            "Pessoal da loja me mandou o produto errado",
+            "Pessoal da loja me mandou o produto errado",
+        ),
+    ],
+)
+def test_a_vocative_word_that_is_the_subject_stays_in_the_problem(text: str, problem: str) -> None:
+    assert [f.value for f in extract(text) if f.tags[0] == "problem"] == [problem]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "cobraram no dia 10 e 15 de março",
+        "I want a refund for items 3 and 12",
+    ],
+)
+def test_days_and_items_said_in_pairs_are_no_amount(text: str) -> None:
+    assert not [f for f in extract(text) if f.tags[0] == "amount"]

@@ -35,8 +35,8 @@ from gateway.context.engine import (
 from gateway.context.episodes import EpisodeBook
 from gateway.context.heard import (
     FactExtractor,
-    correctable,
     heard_here,
+    known_elsewhere,
     merged_facts,
     not_heard_before,
     not_told_before,
@@ -238,8 +238,10 @@ class WindowBuilder:
             return 0, inp, 0, None  # nothing can hold them: they stay (over quota, counted)
         opening = inp.messages[leading_system(inp.messages) :][: compaction.head_end]
         mine = heard_here(inp.facts, record.started)
-        before = correctable(inp.facts, record.started)
-        heard = await self._heard.of_fold(opening, compaction.fold, record.channel, now, before)
+        elsewhere = known_elsewhere(inp.facts, record.started)
+        heard = await self._heard.of_fold(
+            opening, compaction.fold, record.channel, now, mine, elsewhere
+        )
         # A customer's fact is heard as it is said (of_latest): one heard again only now,
         # its kind full of facts heard since, lost to them before (an agent's is new).
         said = "\n".join(message_text(m) for m in compaction.fold if role(m) == "user")

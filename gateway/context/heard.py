@@ -34,10 +34,11 @@ def _scan(
     channel: str,
     now: float,
     known: Sequence[Fact] = (),
+    elsewhere: Sequence[Fact] = (),
 ) -> list[Fact]:
     found = extract_facts(turns, patterns, channel, now)
     matched = {f.value.casefold() for f in found}
-    people = extract_people_facts([*opening, *turns], channel, now, known)
+    people = extract_people_facts([*opening, *turns], channel, now, known, elsewhere)
     heard = [*found, *(f for f in people if f.value.casefold() not in matched)]
     return [_scoped(f, heard, patterns) for f in heard]
 
@@ -94,23 +95,30 @@ class FactExtractor:
         channel: str,
         now: float,
         known: Sequence[Fact] = (),
+        elsewhere: Sequence[Fact] = (),
     ) -> list[Fact]:
         """Facts of the turns leaving the window (`known`: the conversation's facts so
-        far, oldest first: what an agent's "sorry, I misspoke: $43" corrects)."""
-        parts = (channel, str(len(opening)), *(f"{fact_kind(f)}\x1f{f.value}" for f in known))
+        far, oldest first: what an agent's "sorry, I misspoke: $43" corrects;
+        `elsewhere`: see `known_elsewhere`)."""
+        parts = (channel, str(len(opening)), *_said(known, elsewhere))
         key = content_key(parts, [*opening, *fold])
-        return await self._scan_once(key, opening, fold, channel, now, known)
+        return await self._scan_once(key, opening, fold, channel, now, known, elsewhere)
 
     async def of_latest(
-        self, latest: Any, channel: str, now: float, known: Sequence[Fact] = ()
+        self,
+        latest: Any,
+        channel: str,
+        now: float,
+        known: Sequence[Fact] = (),
+        elsewhere: Sequence[Fact] = (),
     ) -> list[Fact]:
         """Facts the newest message states, durable at once, not only when the turn is
         later folded. Read alone: what came before reaches it as `known` (the
         conversation's facts, oldest first), enough for "scratch that, Boston". A message
         sent again (a retry) with the same facts known is read once."""
-        parts = (channel, *(f"{fact_kind(f)}\x1f{f.value}" for f in known))
+        parts = (channel, *_said(known, elsewhere))
         key = ("latest", content_key(parts, [latest]))
-        return await self._scan_once(key, [], [latest], channel, now, known)
+        return await self._scan_once(key, [], [latest], channel, now, known, elsewhere)
 
     async def _scan_once(
         self,
@@ -120,6 +128,7 @@ class FactExtractor:
         channel: str,
         now: float,
         known: Sequence[Fact],
+        elsewhere: Sequence[Fact],
     ) -> list[Fact]:
         """`_scan`, remembered by `key`: what was heard before (an app resending) comes
         back dated now."""
@@ -136,9 +145,19 @@ class FactExtractor:
             channel,
             now,
             known,
+            elsewhere,
         )
         self._memo.put(key, (found, now))
         return found
+
+
+def _said(known: Sequence[Fact], elsewhere: Sequence[Fact]) -> list[str]:
+    """What the extraction depends on besides the text: a memo key's parts."""
+    return [
+        *(f"{fact_kind(f)}\x1f{f.value}" for f in known),
+        "\x1e",
+        *(f"{fact_kind(f)}\x1f{f.value}" for f in elsewhere),
+    ]
 
 
 def merged_facts(known: Sequence[Fact], new: list[Fact]) -> list[Fact]:
@@ -157,10 +176,9 @@ def heard_here(facts: Sequence[Fact], started: float) -> list[Fact]:
     return sorted((f for f in facts if f.created_at >= started), key=lambda f: f.created_at)
 
 
-def correctable(facts: Sequence[Fact], started: float) -> list[Fact]:
-    """What a turn's bare correction may correct, oldest first: the customer's name and
-    city from before this conversation (theirs whatever the conversation: "o correto é
-    Beatriz Pereira" corrects the Beatriz of last week's chat), then the facts heard in
-    it."""
+def known_elsewhere(facts: Sequence[Fact], started: float) -> list[Fact]:
+    """The customer's name and city from before this conversation, oldest first: theirs
+    whatever the conversation, so "o correto é Beatriz Pereira" corrects the Beatriz of
+    last week's chat (read only for the words they share with a corrected value)."""
     before = [f for f in facts if f.created_at < started and fact_kind(f) in WORD_KINDS]
-    return [*sorted(before, key=lambda f: f.created_at), *heard_here(facts, started)]
+    return sorted(before, key=lambda f: f.created_at)

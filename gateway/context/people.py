@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gateway.context.people_conversation import Conversation, corrections, problems
+from gateway.context.people_conversation import Conversation, corrections, problems, value_words
 from gateway.context.people_numbers import (
     MULTIPLIERS,
     NUMBERS,
@@ -88,12 +88,20 @@ def _marked(folded: str, words: list[str], marks: Sequence[str]) -> bool:
     return any(any(w.startswith(m) for w in words) if m.isalpha() else m in folded for m in marks)
 
 
+# Units and cents said apart, digits both (a value's own short text: `re` is linear here).
+_SPLIT_CENTS = re.compile(r"(\d[\d.,]*)\s+(?:[a-z$€]+\s+)?(?:e|y|and|con)\s+(\d{2})\b")
+
+
 def _money(folded: str, english: bool) -> str:
     """ "R$ 163,00" and "163 reais" -> "BRL 163"; "sixty four dollars and thirty cents"
     -> "USD 64.3"; "5 mil reais" -> "BRL 5000". A last "." or "," before one or two
     digits marks the cents."""
     words = [w for w in alnum_runs(folded) if w.isalpha()]
     code = next((c for c, marks in _CURRENCY_CODES if _marked(folded, words, marks)), "")
+    split = _SPLIT_CENTS.search(folded)  # "237 e 49", "20 reais e 50", "19 euros con 84"
+    if split:
+        whole = split.group(1).replace(".", "").replace(",", "")
+        return _money_key(code, f"{whole}.{split.group(2)}", 1, folded)
     number = "".join(c for c in folded if c.isdigit() or c in ".,")
     if not number:
         whole, *cents = number_groups(folded, english) or ["0"]
@@ -163,7 +171,7 @@ _LETTERS = re.compile(r"[A-Za-z]+")
 def unstuttered(folded: str) -> str:
     """A word said twice in a row in a transcript ("tô em em goiânia", "the the order")
     read once: the repeat is blanked, so offsets still match the original. Number words
-    stay: "seis seis zero" is three digits."""
+    stay ("seis seis zero" is three digits), and so do capitalised ones ("Walla Walla")."""
     words = folded.lower().split()
     if not any(map(str.__eq__, words, words[1:])):
         return folded  # the common case, found at C speed
@@ -171,7 +179,12 @@ def unstuttered(folded: str) -> str:
     prev_word, prev_end = "", -1
     for m in _LETTERS.finditer(folded):  # one class, linear in `re` too; its matches are cheap
         word = m.group(0).lower()
-        if word == prev_word and word not in NUMBERS and folded[prev_end : m.start()].isspace():
+        if (
+            word == prev_word
+            and word not in NUMBERS
+            and not m.group(0)[0].isupper()  # "Walla Walla", "Bora Bora" are names
+            and folded[prev_end : m.start()].isspace()
+        ):
             cuts.append((m.start(), m.end()))
         prev_word, prev_end = word, m.end()
     parts, at = [], 0
@@ -182,16 +195,24 @@ def unstuttered(folded: str) -> str:
 
 
 def extract_people_facts(
-    turns: Sequence[Any], channel: str, now: float, known: Sequence[Fact] = ()
+    turns: Sequence[Any],
+    channel: str,
+    now: float,
+    known: Sequence[Fact] = (),
+    elsewhere: Sequence[Fact] = (),
 ) -> list[Fact]:
     """Facts stated in these OpenAI-style messages: the customer's in "user" turns, the
     agent's commitments (promise, deadline) in "assistant" turns; other roles are not
     read. A value stated again is one fact, dated by its latest statement. `known`: the
     conversation's facts heard before these turns, oldest first, so that a bare
     correction ("scratch that, Boston") knows what it corrects and a known problem is
-    not heard again."""
+    not heard again. `elsewhere`: the customer's name and city from earlier
+    conversations, only for a bare correction that shares a word with one ("o correto é
+    Beatriz Pereira" corrects the name Beatriz); they never make a kind already heard."""
     facts: dict[str, Fact] = {}
     seen = Conversation()
+    for f in elsewhere:
+        seen.words.setdefault(fact_kind(f), set()).update(value_words(f.value))
     for f in known:
         if f.tags:
             seen.heard(f.tags[0], f.value)
@@ -226,10 +247,10 @@ def crowded_out(fact: Fact, known: Sequence[Fact]) -> bool:
 
 def _first_to_go(group: list[Fact]) -> Fact:
     """Of a kind with more than KEEP_PER_KIND facts, the one to drop: the oldest, but a
-    deadline that names a day outlives the durations an agent repeats ("até cinco dias
-    úteis" said again does not push out "29 de agosto")."""
-    undated = [f for f in group if fact_kind(f) == "deadline" and not _dated(f.value)]
-    return undated[0] if undated and len(undated) < len(group) else group[0]
+    deadline that names a day outlives the older durations an agent repeats ("até cinco
+    dias úteis" said again does not push out "29 de agosto"); the newest always stays."""
+    undated = [f for f in group[:-1] if fact_kind(f) == "deadline" and not _dated(f.value)]
+    return undated[0] if undated else group[0]
 
 
 def _dated(value: str) -> bool:

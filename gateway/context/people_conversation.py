@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from gateway.context.people_patterns import (
     ADDITION,
     BARE_PROPER,
+    BARE_SLIP,
     BARE_VALUE,
     CLAUSE_END,
     CORRECTION,
@@ -22,13 +23,15 @@ from gateway.context.people_patterns import (
     NEW_PROBLEM,
     NONSPACE,
     OPENER,
+    PHONE,
     RESTATING,
     SENTENCE_END,
+    STRONG_CUE,
     TOPIC_CHANGE,
     WORD,
 )
 from gateway.context.people_spans import Hit, amount_spans, date_spans, free, proper
-from gateway.context.people_text import SpanMatch
+from gateway.context.people_text import FOLD, SpanMatch
 from gateway.context.people_words import FILLER, HELP_WITH
 
 PROBLEM_WORDS = 18  # of its sentence: the problem is a line of the facts block, not a turn
@@ -62,17 +65,18 @@ class Conversation:
     def heard(self, kind: str, value: str) -> None:
         self.recent.append(kind)
         if kind in WORD_KINDS:
-            self.words.setdefault(kind, set()).update(_value_words(value))
+            self.words.setdefault(kind, set()).update(value_words(value))
 
     def sharing(self, value: str) -> str:
         """The one kind of WORD_KINDS whose values heard so far share a word with value."""
-        said = _value_words(value)
+        said = value_words(value)
         kinds = [k for k in WORD_KINDS if said & self.words.get(k, set())]
         return kinds[0] if len(kinds) == 1 else ""
 
 
-def _value_words(value: str) -> set[str]:
-    return {w for w in value.casefold().split() if len(w) >= 3}
+def value_words(value: str) -> set[str]:
+    """Folded as the turn is: "Tânia" (stored as said) shares a word with "Tania"."""
+    return {w for w in value.translate(FOLD).casefold().split() if len(w) >= 3}
 
 
 def _after_opener(folded: str, pos: int) -> int:
@@ -87,8 +91,8 @@ def _after_opener(folded: str, pos: int) -> int:
 
 def _inside_word(folded: str, end: int) -> bool:
     """An opener that ends on an apostrophe inside a word: "there" of "there's a charge"
-    is no greeting."""
-    return folded[end - 1 : end] in ("'", "\u2019") and folded[end : end + 1].isalpha()
+    is no greeting (FOLD makes a curly apostrophe straight)."""
+    return folded[end - 1 : end] == "'" and folded[end : end + 1].isalpha()
 
 
 def _asked(folded: str, pos: int, stop: int) -> int:
@@ -205,7 +209,12 @@ def corrections(
     after the cue supersedes the newest earlier value of its kind. A customer's bare value
     ("scratch that, Austin") takes the kind a word of its sentence says ("city", "name"),
     else of the latest fact of its shape; an agent's amount or date is the promise or
-    deadline it restates, and in a call's run-on speech a cue may open it mid-sentence."""
+    deadline it restates, and in a call's run-on speech a cue may open it mid-sentence.
+    A customer's cue said mid-sentence ("vou viajar na verdade e Belo Horizonte digitei
+    errado") corrects only a kind already heard. After a cue that says a value was wrong
+    ("scratch that", "o correto é") a bare value may run on into the turn ("scratch that
+    boston and another thing"); after a weak one ("actually", "no, it's") or mid-sentence
+    it must end its clause or be followed by words of a slip ("digitei errado")."""
     cue = CORRECTION.search(folded) or (_mid_sentence(folded, english) if agent else None)
     anywhere = cue is None and not agent
     if anywhere:
@@ -213,12 +222,14 @@ def corrections(
     if cue is None:
         return
     after = folded[cue.end() : cue.end() + 80]
-    bare = None if agent else BARE_VALUE.search(after)
+    strong = not anywhere and STRONG_CUE.search(cue.group(0) or "") is not None
+    bare = None if agent else (BARE_VALUE if strong else BARE_SLIP).search(after)
     # "actually, I have another order": a second value, not a corrected one; "scratch that
     # boston and another thing" corrects before it adds.
     if ADDITION.search(after[: bare.start(1) if bare else 60]):
         return
-    bare = bare or (None if agent else BARE_PROPER.search(after))
+    if strong and not agent:
+        bare = bare or BARE_PROPER.search(after)
     earlier = sorted((h.start, h.kind) for h in hits if h.start < cue.start())
     before = Conversation([*seen.recent, *(kind for _, kind in earlier)], words=seen.words)
     if anywhere:
@@ -265,17 +276,28 @@ def _bare_correction(
 def _number_kind(value: str, before: Conversation) -> str:
     """What a bare corrected number is: a phone has 8 digits or more ("na verdade e
     494416" corrects an order, not the phone said last), and one grouped like a phone
-    ("en realidad es 667-905-981") is the phone once one was given, whatever came last;
+    ("en realidad es 667-905-981", not "2024-556678") is the phone once one was given,
+    whatever came last;
     else the kind of the latest number that could be it."""
     digits = sum(c.isdigit() for c in value)
     if digits < 2:
         return ""
-    if digits >= PHONE_DIGITS and "-" in value.strip("-") and "phone" in before.recent:
+    if _phone_shaped(value, digits) and "phone" in before.recent:
         return "phone"
     kinds = (
         _DIGIT_KINDS if digits >= PHONE_DIGITS else tuple(k for k in _DIGIT_KINDS if k != "phone")
     )
     return before.last_of(kinds)
+
+
+def _phone_shaped(value: str, digits: int) -> bool:
+    """Grouped as phones are read: three groups or more ("667-905-981"), or the shape
+    of PHONE ("91622-9220"); "2024-556678" is a code."""
+    if digits < PHONE_DIGITS:
+        return False
+    shape = PHONE.search(value)
+    whole = shape is not None and shape.start() == 0 and shape.end() == len(value)
+    return whole or value.strip("-").count("-") >= 2
 
 
 def _said_kind(folded: str, cue: int, start: int, end: int) -> str:

@@ -86,6 +86,7 @@ AMOUNT = linear(
     rf"|{_RUN}\s+{_CURRENCY}\b(?:\s+(?:and|e|y|con)\s+{_RUN}\s+(?:cents?|centavos?|centimos?)\b)?"
 )
 DATE = linear(_DATE_CORE)
+MONTH_AHEAD = linear(rf"^\s+(?:(?:de|del|of)\s+)?(?:{_MONTH})\b")
 # Money spoken of, before a bare "237 e 49".
 MONEY_CUE = linear(
     r"\b(?:pag|valor|reembols|devol|estorn|cobr|cust|preco|total|credit|refund|charg|paid|pay"
@@ -141,8 +142,10 @@ COMMIT = linear(
 OFFER = linear(
     r"\b(?:offer|refund|reimburs|credit|discount|voucher|coupon|compensat|waive|give\s+you"
     r"|send\s+you|return|devolv|devolu|reembols|estorn|desconto|cupo|abon|bonifica|compensa"
-    r"|ressarc|descuento|oferec|ofrec|cashback|vale|(?:you'?ll|you\s+will)\s+(?:get|receive)"
-    r"|de\s+volta|vai\s+receber|recebera|va\s+a\s+recibir|recibira)"
+    r"|ressarc|descuento|oferec|ofrec|cashback|vale"
+    # money coming back: "you'll get $40 back", "vai receber R$ 40 de volta"
+    r"|(?:you'?ll|you\s+will)\s+(?:get|receive)\s+[^.\n]{0,40}?\bback\b"
+    r"|recebe[^.\n]{0,40}?\bde\s+volta\b|recibi[^.\n]{0,40}?\bde\s+vuelta\b)"
 )
 PHONE = linear(r"(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,3}\)|\b\d{2,3})[\s.-]?\d{3,5}[\s.-]?\d{4}\b")
 DIGITS = linear(r"(?:\+\d{1,3}\s?)?\(?\d[\d\s.()-]{6,18}\d")
@@ -191,7 +194,7 @@ NAME_FIRST = linear(
 ADDRESS_UNIT = linear(
     r"^(?:,?[ \t]*(?:apto|apartamento|apart|ap|apt|apartment|casa|bloco|bl|sala|conjunto|cj"
     r"|andar|piso|depto|departamento|dpto|suite|ste|unit|flat|floor|lote|lt|quadra|qd|torre"
-    r"|tower|room)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}|[A-Za-z])\b){1,3}"
+    r"|tower|room)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}|(?-i:[A-Z]))\b){1,3}"
 )
 NAME = linear(
     r"\b(?:(my\s+name\s+is|my\s+name'?s|name'?s|name\s+is|meu\s+nome\s+(?:completo\s+)?(?:e|eh)|me\s+chamo"
@@ -207,9 +210,12 @@ _HELLO = (
     r"|folks|guys|everyone|there|tudo\s+bem|any(?:one|body)\s+(?:around|there|here)"
 )
 HELLO_WORD = linear(rf"^(?:{_HELLO})$")
-# "hello it's David Moore", "hi, it's Ashley": only after a greeting, where "it's" can
-# only say who is writing.
-NAME_ITS = linear(rf"^\W*(?:(?:{_HELLO})\W+)+it'?s\s+{_NAMES}")
+# "hello it's David Moore.", "hi, it's Ashley here": only after a greeting, and only a
+# name that ends its clause ("hello, it's Amazon Prime that charged me" names no one).
+NAME_ITS = linear(
+    rf"^\W*(?:(?:{_HELLO})\W+)+it'?s\s+({_W}(?:[ \t]+{_W}){{0,3}})[ \t]*(?:[.,!?;:\n]|$"
+    r"|[ \t]+(?:here|aqui)\b)"
+)
 NAME_HERE = linear(rf"^\W*(?:(?:{_HELLO})\W+)*({_W}(?:\s+{_W})?),?\s+(?:here|aqui)\b")
 SIGN_OFF = linear(
     r"(?:^|[\n.!?]\s*)(?:(?:(?:best|kind|warm)\s+regards|regards|sincerely|cheers|best"
@@ -261,9 +267,17 @@ CORRECTION = linear(
     r"(?:^|[.!?,;:\n]\s*|\b(?:no|nao|nope|wait|espera|oops|ops|oh|ah|sorry|desculpa|desculpe"
     r"|perdao|perdon|foi\s+mal)[,!.]*\s+)"
     rf"{_CORRECTION_CUES}"
-    # "wait no it's Lauren", "não espera é João", "no, es Segovia": a denial, then the value
-    r"|\b(?:no|nao|nope|wait|espera)[,!.]*\s+(?:(?:no|nao|espera)[,!.]*\s+)?(?:it'?s|it\s+is|es|e"
-    r"|eh)\b"
+    # "wait no it's Lauren", "não espera é João", "no, es Segovia": a denial opening the
+    # turn or a clause, then the value ("o aparelho não é Samsung" denies, corrects nothing)
+    r"|(?:^|[.!?,;:\n]\s*)(?:no|nao|nope|wait|espera)[,!.]*\s+(?:(?:no|nao|espera)[,!.]*\s+)?"
+    r"(?:it'?s|it\s+is|es|e|eh)\b"
+)
+# A cue that says a value was wrong, not only "actually" or "no, it's": after one, a bare
+# value may run on into the turn ("scratch that boston and another thing").
+STRONG_CUE = linear(
+    r"scratch|mistake|my\s+bad|misspoke|said\s+(?:it\s+)?wrong|correct|corrig|corrij|correcao"
+    r"|correccion|enganei|errei|falei\s+errado|quise\s+decir|mejor\s+dicho|equivoque|dije\s+mal"
+    r"|i\s+meant|should\s+(?:be|say)|right\s+one|[ao]\s+cert[ao]"
 )
 # The same cues said mid-sentence in an unpunctuated turn ("vou viajar na verdade e Belo
 # Horizonte"): a correction only before a bare value of a kind already heard.
@@ -302,10 +316,13 @@ _BARE_AFTER = (
     r"|perdon|digitei|escrevi|falei|typed|typo|wrote|escribi|dije|please|por\s+favor|thanks"
     r"|thank\s+you|obrigad[oa]|gracias|ok|okay|ta|blz"
 )
-BARE_VALUE = linear(
-    rf"{_BARE_LEAD}(#?[A-Za-z0-9-]*\d[A-Za-z0-9-]*|{_W}(?:[ \t]+{_W}){{0,2}})\s*(?:[,.!?;\n]|$"
-    rf"|\s+(?:{_BARE_AFTER})\b)"
-)
+_BARE = rf"{_BARE_LEAD}(#?[A-Za-z0-9-]*\d[A-Za-z0-9-]*|{_W}(?:[ \t]+{_W}){{0,2}})\s*(?:[,.!?;\n]|$"
+BARE_VALUE = linear(rf"{_BARE}|\s+(?:{_BARE_AFTER})\b)")
+# After a weak cue ("actually", "no, it's"), or one said mid-sentence: the value must end
+# its clause or be followed by words that confirm a slip ("... digitei errado").
+_SLIP = r"not|nao|no|instead|rather|sorry|desculpa|perdon|digitei|escrevi|falei|typed|typo"
+_SLIP += r"|wrote|escribi|dije"
+BARE_SLIP = linear(rf"{_BARE}|\s+(?:{_SLIP})\b)")
 # A capitalised name run on into lowercase words: "e Belo Horizonte tentei de novo".
 _CAPITAL = r"(?-i:[A-Z][A-Za-z'-]+)"
 BARE_PROPER = linear(
@@ -325,7 +342,7 @@ OPENER = linear(
     r"\s+you(?:\s+doing)?|que\s+tal|e\s+ai|dear\s+(?:sir|madam|team|support|all)|to\s+whom\s+it"
     r"\s+may\s+concern|prezad[oa]s?|estimad[oa]s?|senhor(?:es|a)?|senor(?:es|a)?|sir|madam"
     r"|team|equipe|equipo|support|suporte|soporte|ok|okay|okey|uh+|u+m+|hmm+|ah+|eh+|e|entao"
-    r"|ei+|opa|alo|alou|pessoal|gente|galera|folks|guys|everyone|chicos"
+    r"|ei+|opa|alo|alou|(?:pessoal|gente|galera|folks|guys|everyone|chicos)\s*[,!.]+\s*"
     r"|any(?:one|body)\s+(?:around|there|here|home|online)|alguem\s+(?:ai|aqui|online|on)"
     r"|(?:hay\s+)?alguien\s+(?:ahi|aqui|ahi\s+)|here'?s\s+the\s+thing"
     r"|bueno|pues|well|so|and|y|yes|yeah|sim|si|please|por\s+favor|thanks|thank\s+you"

@@ -30,6 +30,7 @@ from gateway.context.people_patterns import (
     ENGLISH,
     HELLO_WORD,
     MONEY_CUE,
+    MONTH_AHEAD,
     NAME,
     NAME_FIRST,
     NAME_HERE,
@@ -56,6 +57,7 @@ from gateway.context.people_words import (
     CONTRACTIONS,
     GERUND_ENDINGS,
     GERUND_NAMES,
+    NOT_CENTS_AFTER,
     NOT_CITY,
     NOT_FIRST,
     NOT_PROPER,
@@ -172,7 +174,11 @@ def _names(folded: str, hits: list[Hit]) -> None:
     for pattern in (NAME_HERE, NAME_ITS, SIGN_OFF):
         found = pattern.search(folded)
         span = proper(folded, found.start(1), found.end(1), True, False) if found else None
-        if found and span and not HELLO_WORD.search(folded[slice(*span)].lower()):
+        if not found or not span or HELLO_WORD.search(folded[slice(*span)].lower()):
+            continue
+        # "it's" names someone only when the whole run is a name ("hey it's Apple Pay
+        # that failed" names no one)
+        if pattern is not NAME_ITS or span == (found.start(1), found.end(1)):
             _add(hits, "name", *span, cue=found.start())
 
 
@@ -275,14 +281,21 @@ def amount_spans(folded: str, english: bool, money: bool = False) -> Iterator[tu
 
 
 def _bare_cents(folded: str, m: SpanMatch, money: bool) -> bool:
-    """A "10 e 15" that is no amount: no money spoken of just before it, or a unit after
-    it ("entre 10 e 15 dias")."""
+    """A "10 e 15" that is no amount: no money spoken of just before it, a unit after it
+    ("entre 10 e 15 dias"), days or items before it ("no dia 10 e 15 de março", "items 3
+    and 12") or a month after it."""
     words = (m.group(0) or "").split()
     split = len(words) == 3 and words[1].lower() in ("e", "y", "and", "con")
     if not (split and words[0].isdigit() and words[2].isdigit()):
         return False
     spoken = money or MONEY_CUE.search(folded[max(0, m.start() - 60) : m.start()]) is not None
-    return not spoken or _next_word(folded, m.end()) in UNITS
+    before = folded[max(0, m.start() - 24) : m.start()].lower().split()
+    return (
+        not spoken
+        or _next_word(folded, m.end()) in UNITS
+        or (bool(before) and before[-1] in NOT_CENTS_AFTER)
+        or MONTH_AHEAD.search(folded[m.end() : m.end() + 24]) is not None
+    )
 
 
 def _amounts(folded: str, hits: list[Hit], english: bool, agent: bool = False) -> None:
@@ -301,7 +314,7 @@ def date_spans(folded: str) -> Iterator[tuple[int, int]]:
         after = folded[m.end() : m.end() + 20].split()
         if value == "24/7" or (after and after[0].lower() in NOT_WEEKDAY):
             continue
-        if "/" in value and not _day_month(value.rsplit(" ", 1)[-1].split("/")):
+        if "/" in value and not _day_month(value.split()[-1].split("/")):
             continue
         lead = value.split(" ", 1)[0] if " " in value else ""
         dropped = lead in ("na", "no", "el", "on") or (lead == "dia" and " de " in value)

@@ -204,6 +204,11 @@ STREET_WORDS = word_set(
     "travessa estrada rodovia praca calle carrera paseo plaza"
 )
 # After a house number these say it counts something else ("drive 2 hours", "rua 3 vezes").
+# Words before "10 e 15" that make it days, items or a range, not units and cents.
+NOT_CENTS_AFTER = word_set(
+    "dia dias day days item items itens parcela parcelas entre between from desde nos los "
+    "numeros numbers pedidos orders"
+)
 UNITS = word_set(
     "hours hour hrs minutes minute mins days day weeks week months month years year miles mile "
     "km kms blocks block times vez vezes veces horas hora minutos minuto dias dia semanas "

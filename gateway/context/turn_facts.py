@@ -10,7 +10,7 @@ import logging
 from typing import Any
 
 from gateway.context.conversations import ConversationRecord, ConversationStore
-from gateway.context.heard import FactExtractor, correctable, one_problem
+from gateway.context.heard import FactExtractor, heard_here, known_elsewhere, one_problem
 from gateway.context.people import current_facts
 from gateway.context.types import Fact, Memory
 from gateway.errors import StoreUnavailable
@@ -42,8 +42,9 @@ class TurnFacts:
         if fkey is None or latest is None or latest.get("role") != "user":
             return facts, 0, None
         known = {f.id for f in facts}
-        before = correctable(facts, record.started)
-        heard = await self._heard.of_latest(latest, record.channel, now, before)
+        mine = heard_here(facts, record.started)
+        elsewhere = known_elsewhere(facts, record.started)
+        heard = await self._heard.of_latest(latest, record.channel, now, mine, elsewhere)
         fresh = [f for f in one_problem(heard, facts, record.started) if f.id not in known]
         if not fresh:
             return facts, 0, None
