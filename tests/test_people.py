@@ -1508,6 +1508,11 @@ def test_a_denial_before_no_name_or_place_corrects_nothing(said: str) -> None:
         ("my address is 42 Oak Street, Apt 5, thanks", "42 Oak Street, Apt 5"),
         ("mi dirección es Calle Mayor 12, piso 3", "Calle Mayor 12, piso 3"),
         ("Rua Augusta 500 bloco B apto 12", "Rua Augusta 500 bloco B apto 12"),
+        ("my address is Park Rd 637 Suite 525", "Park Rd 637 Suite 525"),
+        (
+            "é rua sete de setembro mil trezentos e quarenta e um bloco b apto 392",
+            "rua sete de setembro mil trezentos e quarenta e um bloco b apto 392",
+        ),
         # "casa" followed by no door number is no part of the address
         ("manda pra Rua Augusta 500 casa da minha mãe", "Rua Augusta 500"),
     ],

@@ -186,15 +186,18 @@ NUMBER_FIRST = linear(
     r"|way|place|terrace|parkway|highway|hwy)\b\.?"
 )
 NAME_FIRST = linear(
-    rf"\b((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET})\s*,?\s*(?:(?:(?:no\.?|number|numero)\s*)?\d{{1,5}}\b"
+    rf"\b((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET}|rd|ave|blvd|ln|dr)\.?\s*,?\s*(?:(?:(?:no\.?|number"
+    rf"|numero)\s*)?\d{{1,5}}\b"
     rf"|{_SAID_HOUSE})"
 )
 # What follows a street and number to find the door: "casa 2", "apto 302", "Apt 5",
 # "bloco B", "piso 3", each a digit or a single letter ("casa da minha mae" is none).
 ADDRESS_UNIT = linear(
-    r"^(?:,?[ \t]*(?:apto|apartamento|apart|ap|apt|apartment|casa|bloco|bl|sala|conjunto|cj"
-    r"|andar|piso|depto|departamento|dpto|suite|ste|unit|flat|floor|lote|lt|quadra|qd|torre"
-    r"|tower|room)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}|(?-i:[A-Z]))\b){1,3}"
+    r"^(?:,?[ \t]*(?:(?:apto|apartamento|apart|ap|apt|apartment|casa|sala|conjunto|cj|andar"
+    r"|piso|depto|departamento|dpto|suite|ste|unit|flat|floor|lote|lt|quadra|qd|room)\b\.?[ \t]*"
+    r"(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}|(?-i:[A-Z]))"
+    # a block or tower is a letter, said in lowercase on a call ("bloco b apto 392")
+    r"|(?:bloco|bl|torre|tower)\b\.?[ \t]*(?:\d[A-Za-z0-9-]{0,4}|[A-Za-z]))\b){1,3}"
 )
 NAME = linear(
     r"\b(?:(my\s+name\s+is|my\s+name'?s|name'?s|name\s+is|meu\s+nome\s+(?:completo\s+)?(?:e|eh)|me\s+chamo"
