@@ -30,7 +30,8 @@ from gateway.context.people_numbers import (
     number_groups,
     spelled_number,
 )
-from gateway.context.people_spans import Hit, agent_hits, customer_hits, date_spans, is_english
+from gateway.context.people_quantities import date_spans
+from gateway.context.people_spans import Hit, agent_hits, customer_hits, is_english
 from gateway.context.people_text import FOLD
 from gateway.context.types import Fact, fact_kind
 from gateway.messages import message_text

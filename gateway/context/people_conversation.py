@@ -30,7 +30,8 @@ from gateway.context.people_patterns import (
     TOPIC_CHANGE,
     WORD,
 )
-from gateway.context.people_spans import Hit, amount_spans, date_spans, free, proper
+from gateway.context.people_quantities import amount_spans, date_spans
+from gateway.context.people_spans import Hit, free, proper
 from gateway.context.people_text import FOLD, SpanMatch
 from gateway.context.people_words import FILLER, HELP_WITH
 

@@ -10,27 +10,23 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from gateway.context.people_numbers import compose, number_tokens
 from gateway.context.people_patterns import (
     ADDRESS_UNIT,
-    AMOUNT,
     CITY,
     CODE,
     COMMIT,
     CUE,
     CUE_KINDS,
-    DATE,
     DEADLINE,
     DIGITS,
     EMAIL,
     EMAIL_CUE,
     ENGLISH,
     HELLO_WORD,
-    MONEY_CUE,
-    MONTH_AHEAD,
     NAME,
     NAME_FIRST,
     NAME_HERE,
@@ -49,7 +45,8 @@ from gateway.context.people_patterns import (
     TOKEN_WORD,
     WORD,
 )
-from gateway.context.people_text import SpanMatch, SpanPattern
+from gateway.context.people_quantities import amount_spans, date_spans
+from gateway.context.people_text import MATCHES, SpanMatch, first_matches, next_word
 from gateway.context.people_words import (
     ABBREVIATIONS,
     AMBIGUOUS_NUMBERS,
@@ -57,7 +54,6 @@ from gateway.context.people_words import (
     CONTRACTIONS,
     GERUND_ENDINGS,
     GERUND_NAMES,
-    NOT_CENTS_AFTER,
     NOT_CITY,
     NOT_FIRST,
     NOT_PROPER,
@@ -70,8 +66,6 @@ from gateway.context.people_words import (
     TITLES,
     UNITS,
 )
-
-MATCHES = 40  # per pattern and message: a message naming more is a paste, not facts
 
 
 class Hit(NamedTuple):
@@ -95,14 +89,12 @@ def _add(hits: list[Hit], kind: str, start: int, end: int, cue: int = -1) -> Non
         hits.append(Hit(kind, start, end, start if cue < 0 else cue))
 
 
-def _found(pattern: SpanPattern, text: str) -> Iterator[SpanMatch]:
-    return itertools.islice(pattern.finditer(text), MATCHES)
-
-
 def is_english(folded: str) -> bool:
     """Whether a turn reads as English rather than Portuguese or Spanish: "um", "once" and
     "oh" are numbers in one and words in the other."""
-    return sum(1 for _ in _found(ENGLISH, folded)) > sum(1 for _ in _found(ROMANCE, folded))
+    return sum(1 for _ in first_matches(ENGLISH, folded)) > sum(
+        1 for _ in first_matches(ROMANCE, folded)
+    )
 
 
 def _cue_before(folded: str, start: int) -> str:
@@ -166,7 +158,7 @@ def _name_like(word: str, weak: bool, common: frozenset[str]) -> bool:
 
 
 def _names(folded: str, hits: list[Hit]) -> None:
-    for m in _found(NAME, folded):
+    for m in first_matches(NAME, folded):
         strong = m.group(1) is not None
         span = proper(folded, m.start(2), m.end(2), not strong, strong)
         if span:
@@ -180,11 +172,6 @@ def _names(folded: str, hits: list[Hit]) -> None:
         # that failed" names no one)
         if pattern is not NAME_ITS or span == (found.start(1), found.end(1)):
             _add(hits, "name", *span, cue=found.start())
-
-
-def _next_word(folded: str, end: int) -> str:
-    after = folded[end : end + 24].split(None, 1)
-    return after[0].strip(",.;:!?").lower() if after else ""
 
 
 def _cities(folded: str, hits: list[Hit]) -> None:
@@ -201,7 +188,7 @@ def _cities(folded: str, hits: list[Hit]) -> None:
         if not span or (m.group(3) is not None and folded[span[0]].islower()):
             continue  # "Ana from Recife", never "Ana from accounts"
         place = folded[span[0] : span[1]].lower() not in PLACE_WORDS
-        if place and _next_word(folded, span[1]) not in STREET_WORDS:  # "to Baker Street"
+        if place and next_word(folded, span[1]) not in STREET_WORDS:  # "to Baker Street"
             _add(hits, "city", *span, cue=span[0] if m.group(2) else m.start())
 
 
@@ -238,9 +225,9 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
     words only if more than "um", "one" ("rua augusta um tempo"), and no number followed by
     a unit ("drive 2 hours")."""
     for pattern, trim in ((STREET_FIRST, False), (NUMBER_FIRST, False), (NAME_FIRST, True)):
-        for m in _found(pattern, folded):
+        for m in first_matches(pattern, folded):
             said = (m.group(2) or "").lower() if pattern is not NUMBER_FIRST else ""
-            if said in AMBIGUOUS_NUMBERS or _next_word(folded, m.end()) in UNITS:
+            if said in AMBIGUOUS_NUMBERS or next_word(folded, m.end()) in UNITS:
                 continue
             begin = _street(folded, m.start(1), m.end(1), trim)
             if begin is not None:
@@ -250,9 +237,9 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
 
 
 def _emails(folded: str, hits: list[Hit]) -> None:
-    for m in _found(EMAIL, folded):
+    for m in first_matches(EMAIL, folded):
         _add(hits, "email", m.start(), m.end())
-    for m in _found(SAID_EMAIL, folded):
+    for m in first_matches(SAID_EMAIL, folded):
         if _said_email(folded, m):
             _add(hits, "email", m.start(), m.end())
 
@@ -267,37 +254,6 @@ def _said_email(folded: str, m: SpanMatch) -> bool:
     return not common or EMAIL_CUE.search(folded[max(0, m.start() - 40) : m.start()]) is not None
 
 
-def amount_spans(folded: str, english: bool, money: bool = False) -> Iterator[tuple[int, int]]:
-    """Where the turn states an amount; a spelled one from its first number word. `money`:
-    the text is known to speak of money (a bare "159 e 99" needs no money word)."""
-    for m in _found(AMOUNT, folded):
-        start = m.start()
-        if _bare_cents(folded, m, money):
-            continue
-        if not any(c.isdigit() for c in m.group(0) or ""):
-            tokens = number_tokens(folded, start, m.end(), english)
-            start = tokens[0][0] if tokens else m.end()
-        yield start, m.end()
-
-
-def _bare_cents(folded: str, m: SpanMatch, money: bool) -> bool:
-    """A "10 e 15" that is no amount: no money spoken of just before it, a unit after it
-    ("entre 10 e 15 dias"), days or items before it ("no dia 10 e 15 de março", "items 3
-    and 12") or a month after it."""
-    words = (m.group(0) or "").split()
-    split = len(words) == 3 and words[1].lower() in ("e", "y", "and", "con")
-    if not (split and words[0].isdigit() and words[2].isdigit()):
-        return False
-    spoken = money or MONEY_CUE.search(folded[max(0, m.start() - 60) : m.start()]) is not None
-    before = folded[max(0, m.start() - 24) : m.start()].lower().split()
-    return (
-        not spoken
-        or _next_word(folded, m.end()) in UNITS
-        or (bool(before) and before[-1] in NOT_CENTS_AFTER)
-        or MONTH_AHEAD.search(folded[m.end() : m.end() + 24]) is not None
-    )
-
-
 def _amounts(folded: str, hits: list[Hit], english: bool, agent: bool = False) -> None:
     for start, end in amount_spans(folded, english):
         if not agent:
@@ -306,29 +262,9 @@ def _amounts(folded: str, hits: list[Hit], english: bool, agent: bool = False) -
             _add(hits, "promise", start, end)
 
 
-def date_spans(folded: str) -> Iterator[tuple[int, int]]:
-    """Where the turn states a date: not "24/7", "segunda vez" or "31/31", and without
-    the "na", "el", "on" before it."""
-    for m in _found(DATE, folded):
-        value = (m.group(0) or "").lower()
-        after = folded[m.end() : m.end() + 20].split()
-        if value == "24/7" or (after and after[0].lower() in NOT_WEEKDAY):
-            continue
-        if "/" in value and not _day_month(value.split()[-1].split("/")):
-            continue
-        lead = value.split(" ", 1)[0] if " " in value else ""
-        dropped = lead in ("na", "no", "el", "on") or (lead == "dia" and " de " in value)
-        yield m.start() + (len(lead) + 1 if dropped else 0), m.end()
-
-
 def _dates(folded: str, hits: list[Hit]) -> None:
     for start, end in date_spans(folded):
         _add(hits, "date", start, end)
-
-
-def _day_month(parts: list[str]) -> bool:
-    first, second = int(parts[0]), int(parts[1])
-    return 1 <= min(first, second) <= 12 and max(first, second) <= 31 and min(first, second) > 0
 
 
 def _deadlines(folded: str, hits: list[Hit]) -> None:
@@ -336,8 +272,8 @@ def _deadlines(folded: str, hits: list[Hit]) -> None:
     10 business days", "Las devoluciones se aceptan hasta 30 días"): a clause with a
     generic subject or a word of habit, and no first or second person before the deadline."""
     breaks: list[int] | None = None
-    for m in _found(DEADLINE, folded):
-        if _next_word(folded, m.end()) in NOT_WEEKDAY:  # "até segunda ordem"
+    for m in first_matches(DEADLINE, folded):
+        if next_word(folded, m.end()) in NOT_WEEKDAY:  # "até segunda ordem"
             continue
         breaks = [b.end() for b in POLICY_BREAK.finditer(folded)] if breaks is None else breaks
         at = bisect.bisect_right(breaks, m.start())
@@ -352,7 +288,7 @@ def _phones(folded: str, hits: list[Hit]) -> None:
     """A number shaped like a phone's, unless a cue says order; digits in any grouping
     ("600 12 34 56") after a phone cue."""
     for pattern in (PHONE, DIGITS):
-        for m in _found(pattern, folded):
+        for m in first_matches(pattern, folded):
             cue = _cue_before(folded, m.start())
             if pattern is DIGITS and cue != "phone":
                 continue
@@ -375,7 +311,7 @@ def _code_kind(token: str, cue: str) -> str:
 
 
 def _codes(folded: str, hits: list[Hit]) -> None:
-    for m in _found(CODE, folded):
+    for m in first_matches(CODE, folded):
         token = (m.group(0) or "").rstrip("-")
         kind = _code_kind(token, _cue_before(folded, m.start()))
         if kind:
@@ -385,12 +321,12 @@ def _codes(folded: str, hits: list[Hit]) -> None:
 def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
     """Identifiers read out in a phone call: "l r three three five seven" after a
     product cue, "nove um dois..." (8+ digits: a phone, unless a cue says order)."""
-    for m in _found(SPELLED_CODE, folded):
+    for m in first_matches(SPELLED_CODE, folded):
         cue = _cue_before(folded, m.start())
         tokens = number_tokens(folded, m.start(), m.end(), english)
         if cue in ("order", "sku") and len(compose([t[2:] for t in tokens])) >= 3:
             _add(hits, cue, m.start(), tokens[-1][1])
-    for m in _found(SPELLED, folded):
+    for m in first_matches(SPELLED, folded):
         tokens = number_tokens(folded, m.start(), m.end(), english)
         if not tokens:
             continue

@@ -8,6 +8,7 @@ ASCII `\\b` works on "São".
 
 from __future__ import annotations
 
+import itertools
 import unicodedata
 from collections.abc import Iterator
 from typing import Protocol, cast
@@ -49,3 +50,17 @@ def _fold_table() -> dict[int, str]:
 
 
 FOLD = _fold_table()
+
+
+MATCHES = 40  # per pattern and message: a message naming more is a paste, not facts
+
+
+def first_matches(pattern: SpanPattern, text: str) -> Iterator[SpanMatch]:
+    """The pattern's first MATCHES matches in the text."""
+    return itertools.islice(pattern.finditer(text), MATCHES)
+
+
+def next_word(folded: str, end: int) -> str:
+    """The word after `end`, without its punctuation, lowercased."""
+    after = folded[end : end + 24].split(None, 1)
+    return after[0].strip(",.;:!?").lower() if after else ""

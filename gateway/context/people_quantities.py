@@ -1,0 +1,62 @@
+"""Where a turn states money and dates: the spans the people extractor reads as amounts,
+promises, dates and deadlines, and a correction's restated value. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gateway.context.people_numbers import number_tokens
+from gateway.context.people_patterns import AMOUNT, DATE, MONEY_CUE, MONTH_AHEAD
+from gateway.context.people_text import SpanMatch, first_matches, next_word
+from gateway.context.people_words import NOT_CENTS_AFTER, NOT_WEEKDAY, UNITS
+
+
+def amount_spans(folded: str, english: bool, money: bool = False) -> Iterator[tuple[int, int]]:
+    """Where the turn states an amount; a spelled one from its first number word. `money`:
+    the text is known to speak of money (a bare "159 e 99" needs no money word)."""
+    for m in first_matches(AMOUNT, folded):
+        start = m.start()
+        if _bare_cents(folded, m, money):
+            continue
+        if not any(c.isdigit() for c in m.group(0) or ""):
+            tokens = number_tokens(folded, start, m.end(), english)
+            start = tokens[0][0] if tokens else m.end()
+        yield start, m.end()
+
+
+def _bare_cents(folded: str, m: SpanMatch, money: bool) -> bool:
+    """A "10 e 15" that is no amount: no money spoken of just before it, a unit after it
+    ("entre 10 e 15 dias"), days or items before it ("no dia 10 e 15 de março", "items 3
+    and 12") or a month after it."""
+    words = (m.group(0) or "").split()
+    split = len(words) == 3 and words[1].lower() in ("e", "y", "and", "con")
+    if not (split and words[0].isdigit() and words[2].isdigit()):
+        return False
+    spoken = money or MONEY_CUE.search(folded[max(0, m.start() - 60) : m.start()]) is not None
+    before = folded[max(0, m.start() - 24) : m.start()].lower().split()
+    return (
+        not spoken
+        or next_word(folded, m.end()) in UNITS
+        or (bool(before) and before[-1] in NOT_CENTS_AFTER)
+        or MONTH_AHEAD.search(folded[m.end() : m.end() + 24]) is not None
+    )
+
+
+def date_spans(folded: str) -> Iterator[tuple[int, int]]:
+    """Where the turn states a date: not "24/7", "segunda vez" or "31/31", and without
+    the "na", "el", "on" before it."""
+    for m in first_matches(DATE, folded):
+        value = (m.group(0) or "").lower()
+        after = folded[m.end() : m.end() + 20].split()
+        if value == "24/7" or (after and after[0].lower() in NOT_WEEKDAY):
+            continue
+        if "/" in value and not _day_month(value.split()[-1].split("/")):
+            continue
+        lead = value.split(" ", 1)[0] if " " in value else ""
+        dropped = lead in ("na", "no", "el", "on") or (lead == "dia" and " de " in value)
+        yield m.start() + (len(lead) + 1 if dropped else 0), m.end()
+
+
+def _day_month(parts: list[str]) -> bool:
+    first, second = int(parts[0]), int(parts[1])
+    return 1 <= min(first, second) <= 12 and max(first, second) <= 31 and min(first, second) > 0
