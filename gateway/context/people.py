@@ -15,6 +15,7 @@ people_patterns, the word lists people_words, spelled numbers people_numbers.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import re
@@ -22,7 +23,7 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gateway.context.people_conversation import Conversation, corrections, problems, value_words
+from gateway.context.people_conversation import Conversation, corrections, problems
 from gateway.context.people_numbers import (
     MULTIPLIERS,
     NUMBERS,
@@ -213,7 +214,7 @@ def extract_people_facts(
     facts: dict[str, Fact] = {}
     seen = Conversation()
     for f in elsewhere:
-        seen.words.setdefault(fact_kind(f), set()).update(value_words(f.value))
+        seen.lend(fact_kind(f), f.value)
     for f in known:
         if f.tags:
             seen.heard(f.tags[0], f.value)
@@ -254,7 +255,9 @@ def _first_to_go(group: list[Fact]) -> Fact:
     return undated[0] if undated else group[0]
 
 
+@functools.lru_cache(maxsize=4096)
 def _dated(value: str) -> bool:
+    """Read once per value: current_facts runs on every turn over the same deadlines."""
     return next(date_spans(value.translate(FOLD)), None) is not None
 
 

@@ -65,6 +65,10 @@ class Conversation:
 
     def heard(self, kind: str, value: str) -> None:
         self.recent.append(kind)
+        self.lend(kind, value)
+
+    def lend(self, kind: str, value: str) -> None:
+        """Keep a name's or city's words, for `sharing`, without making its kind heard."""
         if kind in WORD_KINDS:
             self.words.setdefault(kind, set()).update(value_words(value))
 
