@@ -162,6 +162,40 @@ def test_courtesy_said_again_is_not_a_loop() -> None:
     assert _loop_turns(turns) == [False] * 4
 
 
+@pytest.mark.parametrize(
+    ("thanks", "closing"),
+    [
+        (["certo, obrigado", "beleza, obrigada", "certo, valeu, obrigado", "beleza, valeu"],
+         "Imagina, Juliana! Estamos à disposição."),
+        (["vale, gracias", "genial, gracias", "vale, genial, gracias", "genial, gracias"],
+         "¡Con gusto, Lucía! Quedamos a su disposición."),
+    ],
+)  # fmt: skip
+def test_thanks_in_portuguese_or_spanish_answered_by_one_closing_is_not_a_loop(
+    thanks: list[str], closing: str
+) -> None:
+    """The stop-word lists of pt and es lack the courtesies the English one holds ("thanks",
+    "ok"): without them each "obrigado" was content said again, answered word for word."""
+    assert _loop_turns([(said, closing) for said in thanks]) == [False] * 4
+
+
+def test_a_re_ask_answered_from_another_turns_reply_is_a_loop() -> None:
+    """The re-ask repeats the first turn's question, the reply the second turn's answer:
+    no single earlier turn holds both, the window does."""
+    turns = [
+        ("my package never arrived, where is it?",
+         "Your package left our warehouse on Monday with the courier."),
+        ("the tracking page shows nothing since monday",
+         "The courier scan shows it in transit to your city; delivery is due within 3 "
+         "business days."),
+        ("where is my package? it never arrived",
+         "It is in transit to your city and due within 3 business days."),
+        ("the package still has not arrived, where is it",
+         "Delivery to your city is due within 3 business days; it is in transit."),
+    ]  # fmt: skip
+    assert _loop_turns(turns) == [False, False, True, True]
+
+
 def test_the_stored_state_stays_small_and_survives_an_older_layout() -> None:
     state = LoopState()
     for n in range(200):

@@ -50,6 +50,8 @@ class LoopLayer(Strict):
     user_similarity: float | None = Field(default=None, gt=0, le=1)
     reply_similarity: float | None = Field(default=None, gt=0, le=1)
     consecutive: int | None = Field(default=None, ge=1)
+    window_user_similarity: float | None = Field(default=None, gt=0, le=1)
+    window_reply_similarity: float | None = Field(default=None, gt=0, le=1)
 
 
 class ClassSettings(Strict):

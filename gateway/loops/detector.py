@@ -17,7 +17,11 @@ What is compared is what is asked and answered, not the boilerplate around it:
   earlier turn of the window (its question or its answer: a reworded re-ask reuses words
   of either), and "answers as before" the share of the reply in that turn's reply.
   Identifiers weigh more, and a turn that brings an identifier the window has not seen
-  (a protocol, a new order) moves things on.
+  (a protocol, a new order) moves things on;
+- a loop reworded several times draws each wording from a different earlier one, so a
+  turn also repeats when the window as a whole holds most of it: the customer's message
+  covered by every side of the recent turns together and the reply by the recent replies
+  together, each past its own (higher) threshold.
 """
 
 from __future__ import annotations
@@ -203,6 +207,10 @@ class LoopSettings:
     user_similarity: float  # a customer's message this covered by one recent turn re-asks it
     reply_similarity: float  # and a reply this covered by that turn's reply re-answers it
     consecutive: int  # loop turns in a row that escalate
+    # or: the message this covered by the whole window and the reply this covered by the
+    # recent replies together (a rewording drawn from several earlier ones)
+    window_user_similarity: float
+    window_reply_similarity: float
 
 
 @dataclass(frozen=True)
@@ -215,10 +223,19 @@ class Turn:
     # that turn holds (either side), and how much of the reply its reply holds
     against: tuple[tuple[float, float], ...]
     new_identifier: bool  # either side names an identifier the window has not seen
+    # how much of the customer's message the whole window holds (every side of its
+    # turns), and how much of the reply the window's replies hold together
+    spread: tuple[float, float] = (0.0, 0.0)
 
     def repeats(self, settings: LoopSettings) -> bool:
-        """A re-ask of one recent turn answered again as that turn was."""
-        return not self.new_identifier and any(
+        """A re-ask of one recent turn answered again as that turn was, or of the window
+        as a whole answered again from its replies."""
+        if self.new_identifier:
+            return False
+        user, reply = self.spread
+        if user >= settings.window_user_similarity and reply >= settings.window_reply_similarity:
+            return True
+        return any(
             user >= settings.user_similarity and reply >= settings.reply_similarity
             for user, reply in self.against
         )
@@ -270,6 +287,26 @@ def _against(user: Side, reply: Side, earlier: tuple[Side, Side]) -> tuple[float
     return user_covered, _answered_as(reply, answered)
 
 
+def _spread(user: Side, reply: Side, window: tuple[tuple[Side, Side], ...]) -> tuple[float, float]:
+    """(customer, reply) coverage by the window together: the customer's message by every
+    side of its turns, the reply by its replies; 0 for a side too short to judge."""
+    if not window:
+        return 0.0, 0.0
+    sides = [side for pair in window for side in pair]
+    replies = [answered for _, answered in window]
+    user_covered = (
+        coverage(user, union(s.words for s in sides), union(s.identifiers for s in sides))
+        if user.weight() >= LEAST_USER
+        else 0.0
+    )
+    reply_covered = (
+        coverage(reply, union(s.words for s in replies), union(s.identifiers for s in replies))
+        if reply.weight() >= LEAST_REPLY
+        else 0.0
+    )
+    return user_covered, reply_covered
+
+
 def _answered_as(reply: Side, answered: Side) -> float:
     """How much of the reply an earlier reply holds: 0 for a reply too short to judge,
     unless it is that reply word for word, however little it says."""
@@ -306,6 +343,7 @@ def read_turn(state: LoopState, user_text: str, reply_text: str) -> tuple[LoopSt
         new_identifier=bool(
             reply.identifiers - all_ids - user.identifiers or user.identifiers - all_ids
         ),
+        spread=_spread(user, reply, state.turns),
     )
     return replace(state, formulas=formulas, tally=tuple(sorted(tally.items()))), turn
 

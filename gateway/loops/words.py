@@ -3,12 +3,12 @@ Pure: no I/O but reading the packaged word lists once.
 
 A message becomes sentences, each a set of units: content words stemmed by the Snowball
 stemmer of its language (`snowballstemmer`, the C `PyStemmer` when installed), with the
-language's stop words dropped (the `stop-words` package's lists) and accents folded
-after stemming (chat customers drop them: "endereco" is "endereço"), plus identifiers
-(the digits of a token that holds a run of 3+ of them, whatever surrounds them:
-"ORD-482135", "#482135" and "482135" are one order, and so is "INV-482135"; an email),
-and numbers as words (amounts, days). Units are 32-bit CRCs: stable across processes
-and replicas, four bytes each in the stored state.
+language's stop words dropped (the `stop-words` package's lists, with the courtesies
+its pt and es lists lack) and accents folded after stemming (chat customers drop them:
+"endereco" is "endereço"), plus identifiers (the digits of a token that holds a run of
+3+ of them, whatever surrounds them: "ORD-482135", "#482135" and "482135" are one order,
+and so is "INV-482135"; an email), and numbers as words (amounts, days). Units are
+32-bit CRCs: stable across processes and replicas, four bytes each in the stored state.
 
 The language is voted by stop words: each of pt, en and es counts its stop words in the
 text. The detector keeps a conversation's running votes, so a two-word turn is read in
@@ -41,9 +41,22 @@ _DIGITS = re.compile(r"\d{3,}")
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
+# The package's English list holds the courtesies ("thanks", "ok", "great", "welcome",
+# "please"); its Portuguese and Spanish lists hold none. Their equivalents, folded, so a
+# "certo, obrigado" after each answer is no content in any of the three languages.
+COURTESIES: dict[str, frozenset[str]] = {
+    "en": frozenset(),
+    "pt": frozenset(
+        ["obrigado", "obrigada", "obrigadao", "brigado", "brigada", "valeu", "ok", "okay"]
+    )
+    | frozenset(["certo", "beleza", "otimo", "favor"]),
+    "es": frozenset(["gracias", "vale", "ok", "okay", "genial", "favor"]),
+}
+
+
 @cache
 def _folded_stops(lang: str) -> frozenset[str]:
-    return frozenset(fold(word) for word in get_stop_words(lang))
+    return frozenset(fold(word) for word in get_stop_words(lang)) | COURTESIES[lang]
 
 
 @cache
