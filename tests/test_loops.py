@@ -3,6 +3,7 @@ through a running gateway with the openai SDK."""
 
 from __future__ import annotations
 
+import dataclasses
 import http.server
 import json
 import threading
@@ -18,7 +19,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from bench.loop_eval import chitchat, evaluate, workload
 from gateway.context.policy import DEFAULT_POLICY, load_policies
-from gateway.loops.detector import LoopState, observe_turn
+from gateway.loops.detector import LoopState, decide, merge_states, observe_turn
 from tests.conftest import UpstreamLog
 from tests.inprocess import start_inprocess
 from tests.servers import GatewayProc, edit_policy
@@ -194,6 +195,40 @@ def test_a_re_ask_answered_from_another_turns_reply_is_a_loop() -> None:
          "Delivery to your city is due within 3 business days; it is in transit."),
     ]  # fmt: skip
     assert _loop_turns(turns) == [False, False, True, True]
+
+
+def test_loop_turns_among_the_last_few_escalate_when_within_says_so() -> None:
+    """Re-ask, an unrelated question, re-ask: two loop turns of the last three. `within: 3`
+    escalates on the next turn; `within: 2` (in a row) does not."""
+    turns = [
+        *REWORDED_LOOP[:2],
+        ("e o frete, quanto custa?", "O frete é grátis em compras acima de R$ 200,00."),
+        REWORDED_LOOP[2],
+    ]
+    state, seen = LoopState(), []
+    for user, reply in turns:
+        state, is_loop = observe_turn(state, user, reply, SETTINGS)
+        seen.append(is_loop)
+    assert seen == [False, True, False, True]
+    stored = LoopState.counters(state.to_json())
+    in_a_row = dataclasses.replace(SETTINGS, consecutive=2, within=2)
+    two_of_three = dataclasses.replace(SETTINGS, consecutive=2, within=3)
+    assert decide(stored, 5, 100, 100, in_a_row).escalation is None
+    assert decide(stored, 5, 100, 100, two_of_three).escalation == "loop"
+
+
+def test_loop_turns_of_two_writers_add_up_and_an_older_record_keeps_its_streak() -> None:
+    settings = dataclasses.replace(SETTINGS, consecutive=2, within=2)
+    base = observe_turn(LoopState(), *REWORDED_LOOP[0], settings)[0]
+    mine = observe_turn(base, *REWORDED_LOOP[1], settings)[0]
+    theirs = observe_turn(base, *REWORDED_LOOP[2], settings)[0]
+    assert mine.recent == theirs.recent == 1
+    merged = LoopState.counters(
+        merge_states(base.to_json(), mine.to_json(), theirs.to_json(), added=1)
+    )
+    assert merged.recent == 0b11 and decide(merged, 4, 100, 100, settings).escalation == "loop"
+    older = {"streak": 2, "loop_turns": 2}  # stored before `recent` was kept
+    assert decide(LoopState.counters(older), 4, 100, 100, settings).escalation == "loop"
 
 
 def test_the_stored_state_stays_small_and_survives_an_older_layout() -> None:

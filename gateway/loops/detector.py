@@ -2,9 +2,9 @@
 
 A loop turn: the customer's message asks again what one of the recent turns asked AND
 the reply answers as that turn's reply did (the gateway's own handoff text is never a
-reply here). N loop turns in a row escalate (`loop`); so does passing the class's turn
-ceiling with no progress in the last K turns (`turn_ceiling`). Compressing does not fix
-a loop; offering a human does.
+reply here). N loop turns among the last M escalate (`loop`; M = N: in a row); so does
+passing the class's turn ceiling with no progress in the last K turns (`turn_ceiling`).
+Compressing does not fix a loop; offering a human does.
 
 What is compared is what is asked and answered, not the boilerplate around it:
 - words are content units of the conversation's language (`gateway.loops.words`:
@@ -46,6 +46,8 @@ from gateway.loops.words import (
 )
 
 WINDOW = 6  # recent turns a message is compared with
+RECENT_TURNS = 16  # loop turns remembered for `within` (a setting above it counts these)
+RECENT_MASK = (1 << RECENT_TURNS) - 1
 MAX_FORMULAS = 64
 # Per message, what is kept and compared: a 4 KB message (words.MESSAGE_CHARS) rarely
 # holds more; the stored window stays under ~20 KB whatever is pasted.
@@ -57,6 +59,16 @@ FORMULA_TURNS = 2  # a sentence said in this many recent messages of a side is a
 # beside it are their question, not a formula.
 ANSWERED_AGAIN = 0.8
 LEAST_USER, LEAST_REPLY = 2, 5  # content units (identifiers weighted) to judge a message by
+
+
+def _ones(count: int) -> int:
+    """`count` loop turns in a row, as `recent` bits."""
+    return (1 << min(max(count, 0), RECENT_TURNS)) - 1
+
+
+def loop_turns_within(recent: int, turns: int) -> int:
+    """Loop turns among the last `turns`."""
+    return (recent & _ones(turns)).bit_count()
 
 
 def _bounded(units: frozenset[int], most: int) -> frozenset[int]:
@@ -152,6 +164,7 @@ class LoopState:
     formulas: tuple[int, ...] = ()  # oldest first
     tally: tuple[tuple[str, int], ...] = ()  # the conversation's language votes
     streak: int = 0  # loop turns in a row
+    recent: int = 0  # bit i: the turn i turns back was a loop turn (bit 0: the last one)
     loop_turns: int = 0  # in this conversation, for the record
     last_progress_turn: int = 0
 
@@ -161,6 +174,7 @@ class LoopState:
             "formulas": _pack(self.formulas),
             "tally": dict(self.tally),
             "streak": self.streak,
+            "recent": self.recent,
             "loop_turns": self.loop_turns,
             "last_progress_turn": self.last_progress_turn,
         }
@@ -172,8 +186,12 @@ class LoopState:
         if not isinstance(data, dict):
             return cls()
         try:
+            streak = int(str(data.get("streak", 0)))
+            # a state stored before `recent` was kept: its streak is its last turns
+            recent = data.get("recent")
             return cls(
-                streak=int(str(data.get("streak", 0))),
+                streak=streak,
+                recent=int(str(recent)) & RECENT_MASK if recent is not None else _ones(streak),
                 loop_turns=int(str(data.get("loop_turns", 0))),
                 last_progress_turn=int(str(data.get("last_progress_turn", 0))),
             )
@@ -206,11 +224,16 @@ class LoopSettings:
 
     user_similarity: float  # a customer's message this covered by one recent turn re-asks it
     reply_similarity: float  # and a reply this covered by that turn's reply re-answers it
-    consecutive: int  # loop turns in a row that escalate
+    consecutive: int  # loop turns that escalate, among the last `within` (in a row if fewer)
     # or: the message this covered by the whole window and the reply this covered by the
     # recent replies together (a rewording drawn from several earlier ones)
     window_user_similarity: float
     window_reply_similarity: float
+    within: int
+
+    def escalates(self, recent: int) -> bool:
+        """`consecutive` loop turns among the last max(within, consecutive)."""
+        return loop_turns_within(recent, max(self.within, self.consecutive)) >= self.consecutive
 
 
 @dataclass(frozen=True)
@@ -359,6 +382,7 @@ def observe_turn(
             state,
             turns=(*state.turns, (turn.user, turn.reply))[-WINDOW:],
             streak=state.streak + 1 if is_loop else 0,
+            recent=((state.recent << 1) | is_loop) & RECENT_MASK,
             loop_turns=state.loop_turns + int(is_loop),
         ),
         is_loop,
@@ -378,11 +402,11 @@ def decide(
     progress_window: int,
     settings: LoopSettings,
 ) -> Decision:
-    """At the start of turn `turn` (1-based): escalate? After an escalation the streak
-    and the progress clock reset, so the conversation goes on and is not escalated again
-    unless it loops (or stalls) again. The window stays: a loop that resumes right
+    """At the start of turn `turn` (1-based): escalate? After an escalation the loop
+    turns counted and the progress clock reset, so the conversation goes on and is not
+    escalated again unless it loops (or stalls) again. The window stays: a loop that resumes right
     after the handoff offer is recognised at once."""
-    if state.streak >= settings.consecutive:
+    if settings.escalates(state.recent):
         return Decision("loop", escalated(state, turn))
     stalled = turn - state.last_progress_turn > progress_window
     if turn > turn_ceiling and stalled:
@@ -393,12 +417,21 @@ def decide(
 def escalated(state: LoopState, turn: int) -> LoopState:
     """The state once turn `turn` escalated and was answered: streak and progress clock
     start again."""
-    return replace(state, streak=0, last_progress_turn=turn)
+    return replace(state, streak=0, recent=0, last_progress_turn=turn)
 
 
 def progressed(state: LoopState, turn: int) -> LoopState:
     """A fact learned or confirmed, or the app said so (`progress` / `resolved`)."""
-    return replace(state, last_progress_turn=turn, streak=0)
+    return replace(state, last_progress_turn=turn, streak=0, recent=0)
+
+
+def _after(theirs: int, mine: int, added: int) -> int:
+    """`recent` of their turns followed by the last `added` of mine."""
+    if added <= 0:
+        return theirs
+    if added >= RECENT_TURNS:
+        return mine
+    return ((theirs << added) | (mine & _ones(added))) & RECENT_MASK
 
 
 def merge_states(base: Any, mine: Any, theirs: Any, added: int) -> dict[str, object]:
@@ -414,12 +447,15 @@ def merge_states(base: Any, mine: Any, theirs: Any, added: int) -> dict[str, obj
         tally[lang] = tally.get(lang, 0) + count - base_tally.get(lang, 0)
     known = set(t.formulas)
     formulas = t.formulas + tuple(f for f in m.formulas if f not in known)
-    reset = m.streak < b.streak or m.last_progress_turn > b.last_progress_turn
+    restarted = m.last_progress_turn > b.last_progress_turn
+    reset = m.streak < b.streak or restarted
     merged = LoopState(
         turns=(t.turns + new)[-WINDOW:],
         formulas=formulas[-MAX_FORMULAS:],
         tally=tuple(sorted((k, v) for k, v in tally.items() if v > 0)),
         streak=m.streak if reset else t.streak + m.streak - b.streak,
+        # mine escalated or progressed: its loop turns since count, not theirs
+        recent=m.recent if restarted else _after(t.recent, m.recent, added),
         loop_turns=t.loop_turns + m.loop_turns - b.loop_turns,
         last_progress_turn=max(t.last_progress_turn, m.last_progress_turn),
     )
