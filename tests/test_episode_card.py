@@ -117,6 +117,23 @@ def test_greetings_are_not_the_topic(first: str, topic: str) -> None:
     assert "topic: Olá" not in got and "topic: Hello" not in got and "topic: Buenos" not in got
 
 
+@pytest.mark.parametrize(
+    ("first", "name", "topic"),
+    [
+        ("oi, aqui quem fala é a Beatriz Souza, queria saber se tem esse produto em estoque",
+         "Beatriz Souza", "queria saber se tem esse produto em estoque |"),
+        ("Hi, I'm Kevin Moore. There's a charge I didn't authorize on my card",
+         "Kevin Moore", "There's a charge I didn't authorize on my card |"),
+        # a name said later is part of the topic
+        ("the parcel for Ana never came", "Ana", "the parcel for Ana never came |"),
+    ],
+)  # fmt: skip
+def test_the_customers_introduction_is_not_the_topic(first: str, name: str, topic: str) -> None:
+    """The card shows the name; the topic's words go to what the customer came for."""
+    got = card([fact("name", name)], [user(first), agent("Ok.")])
+    assert f"topic: {topic}" in got and f"name {name}" in got
+
+
 def test_a_greeting_alone_leaves_the_topic_to_the_next_customer_message() -> None:
     turns = [user("Boa noite!"), agent("Boa noite, como posso ajudar?"), user("Cartão recusado")]
     assert "topic: Cartão recusado |" in card([], turns)

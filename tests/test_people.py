@@ -512,6 +512,20 @@ def test_the_problem_is_the_first_message_that_states_one() -> None:
             ["ei entao apareceu a cobrança em dobro no cartão"],
             "apareceu a cobrança em dobro no cartão",
         ),
+        # a greeting misspelt still leads an introduction, which is not the problem
+        (
+            ["olá boa trade aqui quem fala é Beatriz queria saber se tem esse produto em estoque"],
+            "queria saber se tem esse produto em estoque",
+        ),
+        (
+            ["gopd morning, you can call me Sarah quick one I don't recognize this charge"],
+            "I don't recognize this charge",
+        ),
+        # but a problem stated first keeps the introduction that follows it
+        (
+            ["meu pedido não chegou, sou de Recife e preciso dele"],
+            "meu pedido não chegou, sou de Recife e preciso dele",
+        ),
     ],
 )
 def test_the_problem_skips_greetings_and_introductions(chat: list[str], problem: str) -> None:

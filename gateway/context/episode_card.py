@@ -73,6 +73,7 @@ SENTENCE_END = compile_linear(r"[.!?…]+(?:\s+|$)")
 CLAUSE_END = compile_linear(r"[.!?…]+(?:\s+|$)|[,;]\s+|\s+[\x{2013}\x{2014}-]+\s+")
 _BREAK = "\x00"
 _EDGE_PUNCTUATION = " .!?…,;:¡¿"
+_CLAUSE_MARKS = frozenset(".!?…,;:-")  # a mark right after a name ends the introduction
 
 
 @dataclass(frozen=True)
@@ -136,7 +137,8 @@ def episode_card(
     wholes = sorted({s.text for s in said if len(s.text) >= WHOLE_CHARS}, key=len, reverse=True)
     problem = next((f for f in facts if fact_kind(f) == "problem" and _collapsed(f.value)), None)
     customer, agent = _entries([f for f in facts if f is not problem], wholes)
-    topic = _collapsed(problem.value) if problem else _topic(said, summary)
+    names = [v for f in facts if fact_kind(f) == "name" and (v := _collapsed(f.value))]
+    topic = _collapsed(problem.value) if problem else _topic(said, summary, names)
     card = _Card(
         head=_header(channel, ended_at),
         topic=tuple(_unquoted(topic, wholes).split()),
@@ -215,16 +217,42 @@ def _words(words: Sequence[str], cut: bool) -> str:
     return " ".join(words) + (ELLIPSIS if cut else "")
 
 
-def _topic(said: Sequence[_Said], summary: str) -> str:
-    """The head of the first customer message with something past its greetings; else
-    of the summary's first customer line."""
+def _topic(said: Sequence[_Said], summary: str, names: Sequence[str] = ()) -> str:
+    """The head of the first customer message with something past its greetings and the
+    customer's introduction (the card shows the name); else of the summary's first
+    customer line."""
     asked = [s.text for s in said if s.role == "user"] or _summary_lines(summary, "customer")
     for text in asked:
         match = GREETING.search(text[:SCAN])
-        body = text[len(match.group(0)) :] if match else text
+        body = _introduced(text[len(match.group(0)) :] if match else text, names)
         if body.strip():
             return _head(body, text)
     return ""
+
+
+def _introduced(body: str, names: Sequence[str]) -> str:
+    """`body` past the customer's introduction ("aqui quem fala é a Beatriz, ...", "I'm
+    Kevin Moore."): everything up to a name the card shows, when it ends a clause within
+    the first HEAD_WORDS words and something follows it ("the parcel for Ana never came"
+    keeps its name)."""
+    head = " ".join(body.split()[:HEAD_WORDS]).casefold()
+    ends = []
+    for name in names:
+        at = head.find(name.casefold())
+        end = at + len(name)
+        if at >= 0 and _whole_word(head, at, end) and head[end : end + 1] in _CLAUSE_MARKS:
+            ends.append(end + 1)
+    if not ends:
+        return body
+    # the same place in `body`: `head` is its first words with single spaces
+    rest = " ".join(body.split()[len(head[: max(ends)].split()) :])
+    return rest if rest.strip(_EDGE_PUNCTUATION) else body
+
+
+def _whole_word(text: str, start: int, end: int) -> bool:
+    return (start == 0 or not text[start - 1].isalnum()) and (
+        end == len(text) or not text[end].isalnum()
+    )
 
 
 def _head(body: str, message: str) -> str:

@@ -38,6 +38,7 @@ from gateway.context.people_words import FILLER, HELP_WITH
 PROBLEM_WORDS = 18  # of its sentence: the problem is a line of the facts block, not a turn
 # The customer introducing themselves: a problem is looked for past these.
 _INTRO_KINDS = frozenset({"name", "city", "phone", "email", "address"})
+INTRO_LEAD_WORDS = 2  # words before an introduction in its sentence that it skips too
 # What a bare corrected value ("scratch that, Austin") can be, by its shape.
 WORD_KINDS = ("name", "city")  # what a bare corrected word may be ("scratch that, Boston")
 _DIGIT_KINDS = ("order", "sku", "phone", "amount")
@@ -181,11 +182,22 @@ def _problem(
     asking for help without saying with what ("preciso de ajuda") and filler clauses, a
     run of these at a clause's start skipped too where nothing punctuates them."""
     intros = [(h.cue, h.end) for h in hits if h.kind in _INTRO_KINDS]
+    ahead = [(h.cue, h.end) for h in hits if h.kind in _INTRO_KINDS and not h.correction]
     for _ in range(40):
         pos = _after_opener(folded, pos)
-        jump = max([end for cue, end in intros if cue <= pos < end], default=pos)
         found = SENTENCE_END.search(folded[pos : pos + 2000])
         stop = pos + found.end() if found else len(folded)
+        # an introduction under way, or one a word or two on in this sentence ("boa trade
+        # aqui quem fala é Beatriz": a greeting misspelt)
+        jump = max(
+            [end for cue, end in intros if cue <= pos < end]
+            + [
+                end
+                for cue, end in ahead
+                if pos < cue < stop and len(folded[pos:cue].split()) <= INTRO_LEAD_WORDS
+            ],
+            default=pos,
+        )
         asked = _asked(folded, pos, stop)
         if jump > pos or asked > pos:
             pos = max(jump, asked)
