@@ -151,7 +151,11 @@ def cost_per_turn(conversations: Sequence[Labelled], settings: LoopSettings) -> 
             start = time.perf_counter()
             loop_state = decide(LoopState.counters(state), n, NO_CEILING, NO_CEILING, settings)
             observed, _ = observe_turn(
-                replace(LoopState.from_json(state), streak=loop_state.state.streak),
+                replace(
+                    LoopState.from_json(state),
+                    streak=loop_state.state.streak,
+                    recent=loop_state.state.recent,
+                ),
                 user,
                 reply,
                 settings,

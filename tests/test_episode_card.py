@@ -124,6 +124,8 @@ def test_greetings_are_not_the_topic(first: str, topic: str) -> None:
          "Beatriz Souza", "queria saber se tem esse produto em estoque |"),
         ("Hi, I'm Kevin Moore. There's a charge I didn't authorize on my card",
          "Kevin Moore", "There's a charge I didn't authorize on my card |"),
+        ("Hi, I'm Kevin Moore.There's a charge I didn't authorize", "Kevin Moore",
+         "There's a charge I didn't authorize |"),
         # a name said later is part of the topic
         ("the parcel for Ana never came", "Ana", "the parcel for Ana never came |"),
     ],

@@ -28,6 +28,7 @@ PURE = {
     "gateway.context.linear_regex",
     "gateway.context.episode_card",
     "gateway.context.people",
+    "gateway.context.places",
     "gateway.context.people_conversation",
     "gateway.context.people_numbers",
     "gateway.context.people_patterns",
@@ -54,6 +55,7 @@ PURE_MAY_IMPORT = {
     "gateway.context.people_words",
     "gateway.context.people_spans",
     "gateway.context.people_text",
+    "gateway.context.places",
     "gateway.messages",
 }
 # The loop detector's words: Snowball stemmers and the stop-word lists (packaged data).

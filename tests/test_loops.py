@@ -19,7 +19,14 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from bench.loop_eval import chitchat, evaluate, workload
 from gateway.context.policy import DEFAULT_POLICY, load_policies
-from gateway.loops.detector import LoopState, decide, merge_states, observe_turn
+from gateway.loops.detector import (
+    LoopState,
+    decide,
+    escalated,
+    merge_states,
+    observe_turn,
+    progressed,
+)
 from tests.conftest import UpstreamLog
 from tests.inprocess import start_inprocess
 from tests.servers import GatewayProc, edit_policy
@@ -229,6 +236,24 @@ def test_loop_turns_of_two_writers_add_up_and_an_older_record_keeps_its_streak()
     assert merged.recent == 0b11 and decide(merged, 4, 100, 100, settings).escalation == "loop"
     older = {"streak": 2, "loop_turns": 2}  # stored before `recent` was kept
     assert decide(LoopState.counters(older), 4, 100, 100, settings).escalation == "loop"
+
+
+def test_a_progress_event_merged_with_a_loop_turn_starts_the_count_again() -> None:
+    """The app reports progress (no turn added) while another writer folds a loop turn:
+    the progress resets the count, as it did the streak, even when the last turn had
+    escalated (the progress turn then stays where the escalation put it)."""
+    settings = dataclasses.replace(SETTINGS, consecutive=2, within=2)
+    state = LoopState()
+    for turn in REWORDED_LOOP[:2]:
+        state = observe_turn(state, *turn, settings)[0]
+    base = observe_turn(escalated(state, 3), *REWORDED_LOOP[2], settings)[0]
+    mine = progressed(base, 3)
+    theirs = observe_turn(base, *REWORDED_LOOP[3], settings)[0]
+    merged = LoopState.counters(
+        merge_states(base.to_json(), mine.to_json(), theirs.to_json(), added=0)
+    )
+    assert merged.recent == 0 and merged.streak == 0
+    assert decide(merged, 5, 100, 100, settings).escalation is None
 
 
 def test_the_stored_state_stays_small_and_survives_an_older_layout() -> None:

@@ -517,14 +517,14 @@ def test_the_problem_is_the_first_message_that_states_one() -> None:
             ["olá boa trade aqui quem fala é Beatriz queria saber se tem esse produto em estoque"],
             "queria saber se tem esse produto em estoque",
         ),
-        (
-            ["gopd morning, you can call me Sarah quick one I don't recognize this charge"],
-            "I don't recognize this charge",
-        ),
         # but a problem stated first keeps the introduction that follows it
         (
             ["meu pedido não chegou, sou de Recife e preciso dele"],
             "meu pedido não chegou, sou de Recife e preciso dele",
+        ),
+        (
+            ["Reembolso urgente, meu nome é Ana e paguei duas vezes o mesmo pedido"],
+            "Reembolso urgente, meu nome é Ana e paguei duas vezes o mesmo pedido",
         ),
     ],
 )
@@ -798,6 +798,30 @@ def test_an_unpunctuated_problem_starts_past_the_preamble(chat: list[str], probl
 )
 def test_an_unpunctuated_message_of_preamble_only_states_no_problem(text: str) -> None:
     assert "problem" not in kinds(extract(text))
+
+
+@pytest.mark.parametrize(
+    ("chat", "kind", "value"),
+    [
+        # cues said one after the other: the value follows the last
+        (["moro em Curitiba", "desculpa errei o certo é Porto"], "city", "Porto"),
+        (["meu nome é João", "desculpa, errei: o certo é João Pereira"], "name", "João Pereira"),
+        # the fewest words the value can be: a slip follows it
+        (["sou de Recife", "na verdade é Campinas digitei errado. obrigado"], "city", "Campinas"),
+        # no word says which: a city's name is the city (GeoNames), else the name
+        (["tô em Porto Alegre", "me chamo Carlos", "foi mal o correto é Goiânia"],
+         "city", "Goiânia"),
+        (["sou de Recife, me chamo Ana", "na verdade é Mariana digitei errado"], "name", "Mariana"),
+    ],
+)  # fmt: skip
+def test_a_bare_correction_finds_its_value_and_kind(chat: list[str], kind: str, value: str) -> None:
+    current = [f.value for f in current_facts(extract(*chat)) if f.tags[0] == kind]
+    assert current == [value]
+
+
+def test_an_amount_said_in_two_parts_is_not_a_bare_code() -> None:
+    facts = current_facts(extract("o produto é SKU-MV81-65", "desculpa errei o certo é 65 e 50"))
+    assert [f.value for f in facts if f.tags[0] == "sku"] == ["SKU-MV81-65"]
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ withholds it, by its value. No message of 40 characters or more appears whole in
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -235,18 +236,21 @@ def _introduced(body: str, names: Sequence[str]) -> str:
     Kevin Moore."): everything up to a name the card shows, when it ends a clause within
     the first HEAD_WORDS words and something follows it ("the parcel for Ana never came"
     keeps its name)."""
-    head = " ".join(body.split()[:HEAD_WORDS]).casefold()
+    words = body.split()
+    head = " ".join(words[:HEAD_WORDS])
     ends = []
     for name in names:
-        at = head.find(name.casefold())
-        end = at + len(name)
-        if at >= 0 and _whole_word(head, at, end) and head[end : end + 1] in _CLAUSE_MARKS:
+        # the name as a literal, any case (offsets stay the head's: no case-folding)
+        found = re.search(re.escape(name), head, re.IGNORECASE)
+        if found is None:
+            continue
+        at, end = found.span()
+        if _whole_word(head, at, end) and head[end : end + 1] in _CLAUSE_MARKS:
             ends.append(end + 1)
     if not ends:
         return body
-    # the same place in `body`: `head` is its first words with single spaces
-    rest = " ".join(body.split()[len(head[: max(ends)].split()) :])
-    return rest if rest.strip(_EDGE_PUNCTUATION) else body
+    rest = " ".join([head[max(ends) :], *words[HEAD_WORDS:]]).strip(_EDGE_PUNCTUATION + "-")
+    return rest if rest else body
 
 
 def _whole_word(text: str, start: int, end: int) -> bool:

@@ -32,12 +32,14 @@ from gateway.context.people_patterns import (
 )
 from gateway.context.people_quantities import amount_spans, date_spans
 from gateway.context.people_spans import Hit, free, proper
-from gateway.context.people_text import FOLD, SpanMatch
+from gateway.context.people_text import FOLD, SpanMatch, linear
 from gateway.context.people_words import FILLER, HELP_WITH
+from gateway.context.places import is_city
 
 PROBLEM_WORDS = 18  # of its sentence: the problem is a line of the facts block, not a turn
 # The customer introducing themselves: a problem is looked for past these.
 _INTRO_KINDS = frozenset({"name", "city", "phone", "email", "address"})
+_SPLIT_NUMBER = linear(r"^\s+(?:e|y|and|con|com)\s+\d")
 INTRO_LEAD_WORDS = 2  # words before an introduction in its sentence that it skips too
 # What a bare corrected value ("scratch that, Austin") can be, by its shape.
 WORD_KINDS = ("name", "city")  # what a bare corrected word may be ("scratch that, Boston")
@@ -174,6 +176,11 @@ def _corrected(folded: str, pos: int, stop: int, hits: Sequence[Hit], seen: Conv
     return value.end + clause.end() if clause else stop
 
 
+def _lead(text: str) -> bool:
+    """A word or two before an introduction, in the same clause: no clause mark."""
+    return len(text.split()) <= INTRO_LEAD_WORDS and not any(c in ",;:" for c in text)
+
+
 def _problem(
     folded: str, pos: int, hits: Sequence[Hit], seen: Conversation
 ) -> tuple[int, int] | None:
@@ -187,15 +194,11 @@ def _problem(
         pos = _after_opener(folded, pos)
         found = SENTENCE_END.search(folded[pos : pos + 2000])
         stop = pos + found.end() if found else len(folded)
-        # an introduction under way, or one a word or two on in this sentence ("boa trade
-        # aqui quem fala é Beatriz": a greeting misspelt)
+        # an introduction under way, or one a word or two on in this clause ("boa trade
+        # aqui quem fala é Beatriz": a greeting misspelt; not "Reembolso urgente, sou a Ana")
         jump = max(
             [end for cue, end in intros if cue <= pos < end]
-            + [
-                end
-                for cue, end in ahead
-                if pos < cue < stop and len(folded[pos:cue].split()) <= INTRO_LEAD_WORDS
-            ],
+            + [end for cue, end in ahead if pos < cue < stop and _lead(folded[pos:cue])],
             default=pos,
         )
         asked = _asked(folded, pos, stop)
@@ -275,12 +278,14 @@ def _bare_correction(
     start, end = cue.end() + bare.start(1), cue.end() + bare.end(1)
     value, kind = bare.group(1) or "", ""
     if any(c.isdigit() for c in value):
-        kind = _number_kind(value, before)
+        # "o certo é 65 e 50": an amount said in two parts, not a bare number
+        split = _SPLIT_NUMBER.search(folded[end : end + 12]) is not None
+        kind = "" if split else _number_kind(value, before)
     elif proper(folded, start, end, True, True) == (start, end):
         kind = (
             _said_kind(folded, cue.start(), start, end)
             or before.sharing(value)
-            or before.last_of(WORD_KINDS)
+            or _place_or_person(value, before)
         )
     if known_only and kind not in before.recent:
         return
@@ -288,6 +293,14 @@ def _bare_correction(
         if known_only:
             hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
         hits.append(Hit(kind, start, end, cue.start(), True))
+
+
+def _place_or_person(value: str, before: Conversation) -> str:
+    """A bare corrected word with nothing else to say its kind: a city when it names a
+    big one (gateway.context.places) and one was heard, else the latest of its shape."""
+    if "city" in before.recent and is_city(value):
+        return "city"
+    return before.last_of(WORD_KINDS)
 
 
 def _number_kind(value: str, before: Conversation) -> str:

@@ -310,7 +310,8 @@ ADDITION = linear(
 )
 _BARE_LEAD = (
     r"^[\s,.:;!-]*(?:(?:it'?s|its|it\s+is|is|e|eh|es|era|was|the|o|a|el|la|seria|sera"
-    r"|quise\s+decir|quer\s+dizer|i\s+mean|i\s+meant|digo|please|por\s+favor|pfv?)[,:]?\s+)*"
+    r"|quise\s+decir|quer\s+dizer|i\s+mean|i\s+meant|digo|please|por\s+favor|pfv?"
+    r"|cert[oa]|corret[oa]|correct[oa]|ciert[oa]|right\s+one|correct\s+one)[,:]?\s+)*"
 )
 # What may follow a corrected value in an unpunctuated turn ("scratch that boston and
 # another thing", "na verdade e Belo Horizonte digitei errado").
@@ -319,7 +320,8 @@ _BARE_AFTER = (
     r"|perdon|digitei|escrevi|falei|typed|typo|wrote|escribi|dije|please|por\s+favor|thanks"
     r"|thank\s+you|obrigad[oa]|gracias|ok|okay|ta|blz"
 )
-_BARE = rf"{_BARE_LEAD}(#?[A-Za-z0-9-]*\d[A-Za-z0-9-]*|{_W}(?:[ \t]+{_W}){{0,2}})\s*(?:[,.!?;\n]|$"
+# The fewest words the value can be: "Campinas digitei errado." is Campinas and a slip.
+_BARE = rf"{_BARE_LEAD}(#?[A-Za-z0-9-]*\d[A-Za-z0-9-]*|{_W}(?:[ \t]+{_W}){{0,2}}?)\s*(?:[,.!?;\n]|$"
 BARE_VALUE = linear(rf"{_BARE}|\s+(?:{_BARE_AFTER})\b)")
 # After a weak cue ("actually", "no, it's"), or one said mid-sentence: the value must end
 # its clause or be followed by words that confirm a slip ("... digitei errado").

@@ -49,7 +49,7 @@ class LoopLayer(Strict):
 
     user_similarity: float | None = Field(default=None, gt=0, le=1)
     reply_similarity: float | None = Field(default=None, gt=0, le=1)
-    consecutive: int | None = Field(default=None, ge=1)
+    consecutive: int | None = Field(default=None, ge=1, le=16)  # the loop turns kept
     window_user_similarity: float | None = Field(default=None, gt=0, le=1)
     window_reply_similarity: float | None = Field(default=None, gt=0, le=1)
     within: int | None = Field(default=None, ge=1, le=16)

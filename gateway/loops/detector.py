@@ -434,6 +434,11 @@ def _after(theirs: int, mine: int, added: int) -> int:
     return ((theirs << added) | (mine & _ones(added))) & RECENT_MASK
 
 
+def _run(recent: int) -> int:
+    """Loop turns in a row at the end of `recent`."""
+    return (~recent & (recent + 1)).bit_length() - 1
+
+
 def merge_states(base: Any, mine: Any, theirs: Any, added: int) -> dict[str, object]:
     """Two writers each folded their own turns into the state they both read (`base`):
     the result holds both. `theirs` was stored first; the `added` turns `mine` folded go
@@ -447,15 +452,23 @@ def merge_states(base: Any, mine: Any, theirs: Any, added: int) -> dict[str, obj
         tally[lang] = tally.get(lang, 0) + count - base_tally.get(lang, 0)
     known = set(t.formulas)
     formulas = t.formulas + tuple(f for f in m.formulas if f not in known)
-    restarted = m.last_progress_turn > b.last_progress_turn
+    # mine escalated or progressed (an event adds no turn, and may leave the progress
+    # turn where an escalation put it): its loop turns since count, not theirs
+    restarted = m.last_progress_turn > b.last_progress_turn or (
+        added <= 0 and m.recent == 0 and b.recent != 0
+    )
     reset = m.streak < b.streak or restarted
+    recent = m.recent if restarted else _after(t.recent, m.recent, added)
+    in_a_row = _run(recent)
     merged = LoopState(
         turns=(t.turns + new)[-WINDOW:],
         formulas=formulas[-MAX_FORMULAS:],
         tally=tuple(sorted((k, v) for k, v in tally.items() if v > 0)),
-        streak=m.streak if reset else t.streak + m.streak - b.streak,
-        # mine escalated or progressed: its loop turns since count, not theirs
-        recent=m.recent if restarted else _after(t.recent, m.recent, added),
+        # the run the merged turns end with (past what `recent` holds, as counted)
+        streak=in_a_row
+        if in_a_row < RECENT_TURNS
+        else (m.streak if reset else t.streak + m.streak - b.streak),
+        recent=recent,
         loop_turns=t.loop_turns + m.loop_turns - b.loop_turns,
         last_progress_turn=max(t.last_progress_turn, m.last_progress_turn),
     )

@@ -1,0 +1,37 @@
+"""Whether a word or two name a big city: the GeoNames cities of 100,000 people or more
+(from the list of 15,000 or more that `geotext` packages, MIT; data CC-BY GeoNames),
+each as written and in ASCII. Pure: no I/O but reading the packaged list once (~0.2 s;
+the gateway reads it at start-up, off the event loop).
+
+Used only where a turn's kind of value is otherwise a guess: a bare value after a
+customer's correction cue ("foi mal, o correto é Goiânia"). Many first names are towns
+("Mariana", "Lucas", "Tyler": 15,000 people or more); fewer are cities this big
+("Victoria", "Austin" still are).
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from functools import cache
+
+_PACKAGE, _PATH = "geotext", "data/cities15000.txt"  # geonameid, name, asciiname, ...
+_NAMES, _POPULATION = slice(1, 3), 14  # columns
+LEAST_POPULATION = 100_000
+
+
+@cache
+def city_names() -> frozenset[str]:
+    """Every big city's name and ASCII name, case-folded."""
+    names: set[str] = set()
+    with (importlib.resources.files(_PACKAGE) / _PATH).open(encoding="utf-8") as lines:
+        for line in lines:
+            fields = line.split("\t")
+            population = fields[_POPULATION] if len(fields) > _POPULATION else ""
+            if population.isdigit() and int(population) >= LEAST_POPULATION:
+                names.update(name.casefold() for name in fields[_NAMES] if name)
+    return frozenset(names)
+
+
+def is_city(value: str) -> bool:
+    """`value` (whitespace collapsed, any case) is a big city's name."""
+    return " ".join(value.split()).casefold() in city_names()
