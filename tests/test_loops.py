@@ -524,11 +524,13 @@ def test_a_question_asked_again_with_a_new_complaint_each_time_is_a_loop() -> No
         {"tally": {"pt": "many"}, "window": "AAAA"},
         {"window": "!!not base64!!", "formulas": "AAA", "streak": 2},
         {"window": "AQAAAP////8=", "loop_turns": 3},  # a count larger than what follows
+        {"recent": -1, "streak": 0},  # no loop turns made up from a negative number
     ],
 )
 def test_an_unreadable_stored_state_starts_again(stored: Any) -> None:
     state = LoopState.from_json(stored)
     assert state.turns == () and state.formulas == ()
+    assert state.recent == (1 << state.streak) - 1  # the stored streak's run, or none
     state, _ = observe_turn(state, *REWORDED_LOOP[0], SETTINGS)
     assert len(state.turns) == 1
 

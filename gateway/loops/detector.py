@@ -191,7 +191,9 @@ class LoopState:
             recent = data.get("recent")
             return cls(
                 streak=streak,
-                recent=int(str(recent)) & RECENT_MASK if recent is not None else _ones(streak),
+                recent=max(int(str(recent)), 0) & RECENT_MASK
+                if recent is not None
+                else _ones(streak),
                 loop_turns=int(str(data.get("loop_turns", 0))),
                 last_progress_turn=int(str(data.get("last_progress_turn", 0))),
             )
