@@ -33,7 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.loop_eval import Labelled, chitchat, figures, first_streak, language_line, workload
 from gateway.context.policy import DEFAULT_POLICY, load_policies
-from gateway.loops.detector import WINDOW, Turn
+from gateway.loops.detector import Turn
+from gateway.loops.state import WINDOW
 
 Cosines = tuple[tuple[float, float], ...]  # per earlier turn: (customer, reply)
 Rule = Callable[[Turn, Cosines], bool]

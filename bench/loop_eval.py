@@ -38,15 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.dev.cs_chitchat import dataset_path
 from gateway.dev.cs_loops import generate
-from gateway.loops.detector import (
-    WINDOW,
-    LoopSettings,
-    LoopState,
-    Turn,
-    decide,
-    observe_turn,
-    read_turn,
-)
+from gateway.loops.detector import LoopSettings, Turn, decide, observe_turn, read_turn
+from gateway.loops.state import WINDOW, LoopState
 
 NO_CEILING = 10**6
 
@@ -253,11 +246,11 @@ def _escalates_at(turns: list[Turn], settings: LoopSettings) -> int | None:
     return first_streak((t.repeats(settings) for t in turns), settings.consecutive, settings.within)
 
 
-def language_line(
+def by_language(
     convs: Sequence[Labelled], escalated_at: Sequence[int | None], consecutive: int
-) -> str:
-    """Precision and recall per language, given where each conversation escalated."""
-    parts = []
+) -> dict[str, tuple[float, float]]:
+    """(precision, recall) per language, given where each conversation escalated."""
+    out = {}
     for lang in sorted({c.language for c in convs}):
         true = false = loops = 0
         for conv, at in zip(convs, escalated_at, strict=True):
@@ -269,9 +262,16 @@ def language_line(
                 true += 1
             elif at is not None:
                 false += 1
-        precision = true / (true + false) if true + false else 1.0
-        parts.append(f"{lang} P {precision:.3f} R {true / loops if loops else 1:.3f}")
-    return " | ".join(parts)
+        out[lang] = (true / (true + false) if true + false else 1.0, true / loops if loops else 1)
+    return out
+
+
+def language_line(
+    convs: Sequence[Labelled], escalated_at: Sequence[int | None], consecutive: int
+) -> str:
+    """Precision and recall per language, given where each conversation escalated."""
+    found = by_language(convs, escalated_at, consecutive)
+    return " | ".join(f"{lang} P {p:.3f} R {r:.3f}" for lang, (p, r) in found.items())
 
 
 def _grid_line(convs: list[Labelled], read: list[list[Turn]], settings: LoopSettings) -> str:
@@ -292,21 +292,7 @@ REAL_ALARMS_MOST = 0.005  # of real conversations escalated, at most
 
 def _worst(convs: Sequence[Labelled], ats: Sequence[int | None], consecutive: int) -> float:
     """The worst language's min(precision, recall)."""
-    worst = 1.0
-    for lang in sorted({c.language for c in convs}):
-        true = false = loops = 0
-        for conv, at in zip(convs, ats, strict=True):
-            if conv.language != lang:
-                continue
-            loops += conv.loop_start is not None
-            if at is not None and conv.loop_start is not None:
-                true += at >= conv.loop_start + consecutive
-                false += at < conv.loop_start + consecutive
-            elif at is not None:
-                false += 1
-        precision = true / (true + false) if true + false else 1.0
-        worst = min(worst, precision, true / loops if loops else 1.0)
-    return worst
+    return min((min(pr) for pr in by_language(convs, ats, consecutive).values()), default=1.0)
 
 
 def sweep(convs: list[Labelled], real: list[Labelled]) -> None:

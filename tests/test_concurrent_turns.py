@@ -15,7 +15,7 @@ import openai
 import pytest
 
 from gateway.context.anchors import span_anchor
-from gateway.loops.detector import WINDOW, LoopState
+from gateway.loops.state import WINDOW, LoopState
 from gateway.store import open_store
 from tests.servers import GatewayProc, start_gateway
 

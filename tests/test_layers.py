@@ -37,12 +37,14 @@ PURE = {
     "gateway.context.people_spans",
     "gateway.context.people_text",
     "gateway.loops.detector",
+    "gateway.loops.state",
     "gateway.loops.words",
     "gateway.messages",
 }
 PURE_MAY_IMPORT = {
     "gateway.context.anchors",
     "gateway.context.content_memo",  # in-process memos of pure results, by content
+    "gateway.loops.state",
     "gateway.loops.words",
     "gateway.context.types",
     "gateway.context.fact_blocks",

@@ -19,14 +19,8 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from bench.loop_eval import chitchat, evaluate, workload
 from gateway.context.policy import DEFAULT_POLICY, load_policies
-from gateway.loops.detector import (
-    LoopState,
-    decide,
-    escalated,
-    merge_states,
-    observe_turn,
-    progressed,
-)
+from gateway.loops.detector import decide, observe_turn
+from gateway.loops.state import LoopState, escalated, merge_states, progressed
 from tests.conftest import UpstreamLog
 from tests.inprocess import start_inprocess
 from tests.servers import GatewayProc, edit_policy

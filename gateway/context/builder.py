@@ -51,7 +51,7 @@ from gateway.context.turn_facts import TurnFacts, settled
 from gateway.context.types import Fact
 from gateway.errors import StoreUnavailable
 from gateway.ledger.tokens import TokenCounter
-from gateway.loops.detector import LoopState, progressed
+from gateway.loops.state import LoopState, progressed
 from gateway.messages import leading_system, message_text, role
 from gateway.offload import content_chars
 from gateway.ops.metrics import GatewayMetrics

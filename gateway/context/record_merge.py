@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from gateway.loops.detector import merge_states
+from gateway.loops.state import merge_states
 
 MESSAGE_FIELD = "m:"
 _COUNTERS = (

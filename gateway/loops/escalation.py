@@ -30,14 +30,8 @@ import orjson
 from gateway.context.conversations import ConversationRecord
 from gateway.context.policy import Policies
 from gateway.context.types import WindowPolicy
-from gateway.loops.detector import (
-    LoopSettings,
-    LoopState,
-    decide,
-    escalated,
-    observe_turn,
-    progressed,
-)
+from gateway.loops.detector import LoopSettings, decide, observe_turn
+from gateway.loops.state import LoopState, escalated, progressed
 from gateway.messages import message_text
 from gateway.ops.metrics import GatewayMetrics
 from gateway.proxy.http_responses import RawResponse

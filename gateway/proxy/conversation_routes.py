@@ -28,7 +28,7 @@ from gateway.context.conversations import (
 )
 from gateway.context.types import Fact
 from gateway.errors import InvalidRequest, NotFound
-from gateway.loops.detector import LoopState, progressed
+from gateway.loops.state import LoopState, progressed
 from gateway.proxy.http_responses import RawResponse, json_response
 from gateway.proxy.identity import Caller, authenticate, header_id, identify
 from gateway.proxy.request_body import json_object, read_body
