@@ -55,6 +55,9 @@ class Recorder:
                 "body": orjson.loads(body) if body else None,
             }
         )
+        # The answer is chosen when the request arrives: a request of an earlier test still
+        # sleeping out its delay must not take an answer a later test queued.
+        answer = self.answers.pop(0) if self.answers else None
         await asyncio.sleep(self.delay_s)
         common = {
             "openai-organization": "org-gatewayaccount",
@@ -63,8 +66,7 @@ class Recorder:
             "set-cookie": "__cf_bm=provider-cookie",
             "x-request-id": "req_123",
         }
-        if self.answers:
-            answer = self.answers.pop(0)
+        if answer is not None:
             return Response(answer.body, answer.status, headers={**common, **answer.headers})
         if request.url.path.startswith("/v1/models"):
             return Response(b'{"object": "list", "data": []}', 200, common, "application/json")
