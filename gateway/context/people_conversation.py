@@ -32,14 +32,13 @@ from gateway.context.people_patterns import (
 )
 from gateway.context.people_quantities import amount_spans, date_spans
 from gateway.context.people_spans import Hit, free, proper
-from gateway.context.people_text import FOLD, SpanMatch, linear
-from gateway.context.people_words import FILLER, HELP_WITH
+from gateway.context.people_text import FOLD, SpanMatch
+from gateway.context.people_words import CENTS_JOINERS, FILLER, HELP_WITH
 from gateway.context.places import is_city
 
 PROBLEM_WORDS = 18  # of its sentence: the problem is a line of the facts block, not a turn
 # The customer introducing themselves: a problem is looked for past these.
 _INTRO_KINDS = frozenset({"name", "city", "phone", "email", "address"})
-_SPLIT_NUMBER = linear(r"^\s+(?:e|y|and|con|com)\s+\d")
 INTRO_LEAD_WORDS = 2  # words before an introduction in its sentence that it skips too
 # What a bare corrected value ("scratch that, Austin") can be, by its shape.
 WORD_KINDS = ("name", "city")  # what a bare corrected word may be ("scratch that, Boston")
@@ -278,9 +277,7 @@ def _bare_correction(
     start, end = cue.end() + bare.start(1), cue.end() + bare.end(1)
     value, kind = bare.group(1) or "", ""
     if any(c.isdigit() for c in value):
-        # "o certo é 65 e 50": an amount said in two parts, not a bare number
-        split = _SPLIT_NUMBER.search(folded[end : end + 12]) is not None
-        kind = "" if split else _number_kind(value, before)
+        kind = "" if _in_two_parts(folded, end) else _number_kind(value, before)
     elif proper(folded, start, end, True, True) == (start, end):
         kind = (
             _said_kind(folded, cue.start(), start, end)
@@ -293,6 +290,13 @@ def _bare_correction(
         if known_only:
             hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
         hits.append(Hit(kind, start, end, cue.start(), True))
+
+
+def _in_two_parts(folded: str, end: int) -> bool:
+    """A number ending at `end` that an amount's second part follows ("o certo é 65 e
+    50"): no bare value."""
+    after = folded[end : end + 16].split()
+    return len(after) >= 2 and after[0].lower() in CENTS_JOINERS and after[1][:1].isdigit()
 
 
 def _place_or_person(value: str, before: Conversation) -> str:

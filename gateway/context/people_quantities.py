@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from gateway.context.people_numbers import number_tokens
 from gateway.context.people_patterns import AMOUNT, DATE, MONEY_CUE, MONTH_AHEAD
 from gateway.context.people_text import SpanMatch, first_matches, next_word
-from gateway.context.people_words import NOT_CENTS_AFTER, NOT_WEEKDAY, UNITS
+from gateway.context.people_words import CENTS_JOINERS, NOT_CENTS_AFTER, NOT_WEEKDAY, UNITS
 
 
 def amount_spans(folded: str, english: bool, money: bool = False) -> Iterator[tuple[int, int]]:
@@ -29,7 +29,7 @@ def _bare_cents(folded: str, m: SpanMatch, money: bool) -> bool:
     ("entre 10 e 15 dias"), days or items before it ("no dia 10 e 15 de março", "items 3
     and 12") or a month after it."""
     words = (m.group(0) or "").split()
-    split = len(words) == 3 and words[1].lower() in ("e", "y", "and", "con")
+    split = len(words) == 3 and words[1].lower() in CENTS_JOINERS
     if not (split and words[0].isdigit() and words[2].isdigit()):
         return False
     spoken = money or MONEY_CUE.search(folded[max(0, m.start() - 60) : m.start()]) is not None

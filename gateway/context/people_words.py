@@ -205,6 +205,8 @@ STREET_WORDS = word_set(
 )
 # After a house number these say it counts something else ("drive 2 hours", "rua 3 vezes").
 # Words before "10 e 15" that make it days, items or a range, not units and cents.
+# What joins an amount said in two parts: "237 e 49", "19 euros con 84".
+CENTS_JOINERS = frozenset({"e", "y", "and", "con"})
 NOT_CENTS_AFTER = word_set(
     "dia dias day days item items itens parcela parcelas entre between from desde nos los "
     "numeros numbers pedidos orders"

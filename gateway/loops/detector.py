@@ -31,8 +31,6 @@ from dataclasses import dataclass, field, replace
 from gateway.loops.state import (
     IDENTIFIER_WEIGHT,
     MAX_FORMULAS,
-    RECENT_MASK,
-    WINDOW,
     LoopState,
     Side,
     escalated,
@@ -217,16 +215,7 @@ def observe_turn(
     """Fold one finished turn into the state; True when it was a loop turn."""
     state, turn = read_turn(state, user_text, reply_text)
     is_loop = turn.repeats(settings)
-    return (
-        replace(
-            state,
-            turns=(*state.turns, (turn.user, turn.reply))[-WINDOW:],
-            streak=state.streak + 1 if is_loop else 0,
-            recent=((state.recent << 1) | is_loop) & RECENT_MASK,
-            loop_turns=state.loop_turns + int(is_loop),
-        ),
-        is_loop,
-    )
+    return state.observed(turn.user, turn.reply, is_loop), is_loop
 
 
 @dataclass(frozen=True)

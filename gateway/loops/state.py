@@ -128,6 +128,16 @@ class LoopState:
     loop_turns: int = 0  # in this conversation, for the record
     last_progress_turn: int = 0
 
+    def observed(self, user: Side, reply: Side, is_loop: bool) -> LoopState:
+        """With one more finished turn: in the window, and counted."""
+        return replace(
+            self,
+            turns=(*self.turns, (user, reply))[-WINDOW:],
+            streak=self.streak + 1 if is_loop else 0,
+            recent=((self.recent << 1) | is_loop) & RECENT_MASK,
+            loop_turns=self.loop_turns + int(is_loop),
+        )
+
     def to_json(self) -> dict[str, object]:
         return {
             "window": _pack_window(self.turns),

@@ -47,10 +47,10 @@ _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 COURTESIES: dict[str, frozenset[str]] = {
     "en": frozenset(),
     "pt": frozenset(
-        ["obrigado", "obrigada", "obrigadao", "brigado", "brigada", "valeu", "ok", "okay"]
-    )
-    | frozenset(["certo", "beleza", "otimo", "favor"]),
-    "es": frozenset(["gracias", "vale", "ok", "okay", "genial", "favor"]),
+        {"obrigado", "obrigada", "obrigadao", "brigado", "brigada", "valeu", "ok", "okay"}
+        | {"certo", "beleza", "otimo", "favor"}
+    ),
+    "es": frozenset({"gracias", "vale", "ok", "okay", "genial", "favor"}),
 }
 
 
