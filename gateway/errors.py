@@ -107,6 +107,11 @@ class StoreUnavailable(GatewayError):
     code = "store_unavailable"
 
 
+class StoreBusy(StoreUnavailable):
+    """The store answers, but this process has no connection free for it in time: its
+    own load, not an outage. The spend guard never lets a call through unguarded on it."""
+
+
 class StoreRejected(GatewayError):
     """The store is up but refuses this data (a counter would overflow, a value does
     not fit its column): retrying cannot help, unlike `StoreUnavailable`."""

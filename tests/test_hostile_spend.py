@@ -237,7 +237,9 @@ def test_200_hostile_calls_never_pass_a_002_ceiling(
     if scenario == "unpriced-blocked":  # nothing reaches the upstream unguarded
         assert set(results) == {"400 model_not_priced"} and not billed
         return
-    assert set(results) <= {"ok", "429 insufficient_quota"}, set(results)
+    # 503: this gateway's own store pool was busy (a race of 200 on a loaded machine):
+    # refused, never let through unguarded
+    assert set(results) <= {"ok", "429 insufficient_quota", "503 store_unavailable"}, set(results)
     assert results.count("ok") == len(billed) > 0
     assert results.count("429 insufficient_quota") > 0  # the ceiling was reached
     price_as = "gpt-4o" if scenario == "unpriced-price-as" else None

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from gateway.errors import GatewayError, StoreUnavailable
+from gateway.errors import GatewayError, StoreBusy, StoreUnavailable
 from gateway.ids import new_id
 from gateway.ledger.usage import TokenUsage
 from gateway.ops.metrics import GatewayMetrics
@@ -143,8 +143,9 @@ class SpendGuard:
             if blocked is None:
                 return Reservation(rid, model, keys, held, price_as=price_as)
             degraded = await self._degrade(rid, guarded, policy.ceiling, model, tokens)
-        except StoreUnavailable:
-            if not self._fail_open:
+        except StoreUnavailable as exc:
+            # a busy pool is this process's own load: refused (503), never unguarded
+            if not self._fail_open or isinstance(exc, StoreBusy):
                 raise
             # fail_open: the store cannot say what was spent; the call goes unguarded
             # (and is booked against its budgets once the store is back).

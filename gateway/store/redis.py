@@ -28,7 +28,7 @@ from redis.exceptions import (
     ResponseError,
 )
 
-from gateway.errors import StoreRejected, StoreUnavailable
+from gateway.errors import StoreBusy, StoreRejected, StoreUnavailable
 from gateway.store import redis_keys as keys
 from gateway.store import redis_scripts as scripts
 from gateway.store.base import Erased, RateUse, StoreHealth
@@ -623,8 +623,8 @@ def _json(text: str) -> str:
     return orjson.dumps(text).decode()
 
 
-def _busy(wait: float) -> StoreUnavailable:
-    return StoreUnavailable(f"store (redis) busy: no connection free within {wait:g} s")
+def _busy(wait: float) -> StoreBusy:
+    return StoreBusy(f"store (redis) busy: no connection free within {wait:g} s")
 
 
 def _unavailable(exc: Exception) -> StoreUnavailable:
