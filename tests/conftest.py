@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import functools
+import importlib
 import os
-from collections.abc import Iterator
+import ssl
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,6 +24,29 @@ from tests.servers import (
     start_simulator,
     stop,
 )
+
+
+def _share_default_ssl_context(transports: str) -> None:
+    """Every httpx client (the openai SDK makes one per `OpenAI()` through its `httpx2`,
+    `httpx.get` one per call) loads the CA bundle into a new SSL context: ~50 ms of CPU
+    each, thousands of times over a suite that talks plain HTTP to loopback servers. Here
+    the default context is made once per CA setting and shared; any other setting is made
+    as the library would. Only this test process's clients: the gateway under test runs
+    in its own process or builds its own."""
+    module = importlib.import_module(transports)
+    create: Callable[..., ssl.SSLContext] = module.create_ssl_context
+    default = functools.cache(lambda _cafile, _capath: create())
+
+    def shared(verify: Any = True, cert: Any = None, trust_env: bool = True) -> ssl.SSLContext:
+        if verify is True and cert is None and trust_env:
+            return default(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        return create(verify=verify, cert=cert, trust_env=trust_env)
+
+    setattr(module, "create_ssl_context", shared)  # noqa: B010 (mypy cannot see the attribute)
+
+
+for _transports in ("httpx._transports.default", "httpx2._transports.default"):
+    _share_default_ssl_context(_transports)
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,7 @@ PURE = {
     "gateway.context.episode_card",
     "gateway.context.people",
     "gateway.context.places",
+    "gateway.context.first_names",
     "gateway.context.people_conversation",
     "gateway.context.people_numbers",
     "gateway.context.people_patterns",
@@ -58,6 +59,7 @@ PURE_MAY_IMPORT = {
     "gateway.context.people_spans",
     "gateway.context.people_text",
     "gateway.context.places",
+    "gateway.context.first_names",
     "gateway.messages",
 }
 # The loop detector's words: Snowball stemmers and the stop-word lists (packaged data).

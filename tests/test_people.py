@@ -196,6 +196,23 @@ FOUND = [
     ("I'm Grace", {("name", "Grace")}),
     ("soy Clara, la de ayer", {("name", "Clara")}),
     ("my name is Rosa", {("name", "Rosa")}),
+    # Introductions by "speaking", "falando", after a letter's salutation
+    ("hey, Ryan speaking. so it says delivered", {("name", "Ryan")}),
+    ("oi oi, Thiago falando. preciso resolver uma coisa", {("name", "Thiago")}),
+    ("Dear support team, hello, Jessica here. is this in stock?", {("name", "Jessica")}),
+    ("olá, boa tarde, Lucas aqui e o seguinte diz entregue", {("name", "Lucas")}),
+    ("boa noite preciso de ajuda João aqui. é o seguinte", {("name", "João")}),
+    ("qué tal aquí elena tengo un problema", {("name", "elena")}),
+    ("buenas, hola, habla Miguel. pues el reembolso nunca llegó", {("name", "Miguel")}),
+    # in lowercase, a first name people are given (Faker's lists)
+    ("hi there i'm daniel thomas here's the thing", {("name", "daniel thomas")}),
+    # A big city (GeoNames) where the cue is misspelt or only says where something goes
+    ("I'm baded in Boston, I'm not great with apps", {("city", "Boston")}),
+    ("awui em Recife não chegou nada", {("city", "Recife")}),
+    ("it's um going to leeds and also the agent", {("city", "leeds")}),
+    ("shippign 2 Boston. I need this sorted soon", {("city", "Boston")}),
+    ("cidade Belo Horizonte", {("city", "Belo Horizonte")}),
+    ("vou viajar para São José dos Campos amanhã", {("city", "São José dos Campos")}),
 ]
 
 
@@ -290,6 +307,19 @@ ABSENT = [
     # A place that is no city alone, and how old a city is
     ("moro na vila", "city"),
     ("a cidade é velha", "city"),
+    # A big city's name with no cue for the customer's own city
+    ("my parcel is stuck in Memphis", "city"),
+    ("in Jackson's case the refund came", "city"),
+    ("I use it in mobile and desktop", "city"),
+    ("I'm going to be fine", "city"),
+    ("send it to Boston Avenue 12", "city"),
+    # A word in lowercase that no one is named is a slip, not a name
+    ("i'm petty upset about all this", "name"),
+    ("hola aquí tengo un problema", "name"),
+    ("hola, habla con el gerente", "name"),
+    # "actually" said of someone else corrects nothing
+    ("the refund covers the amount you actually paid.", "name"),
+    ("eles na verdade mandaram outro.", "name"),
 ]
 
 
@@ -812,6 +842,13 @@ def test_an_unpunctuated_message_of_preamble_only_states_no_problem(text: str) -
         (["tô em Porto Alegre", "me chamo Carlos", "foi mal o correto é Goiânia"],
          "city", "Goiânia"),
         (["sou de Recife, me chamo Ana", "na verdade é Mariana digitei errado"], "name", "Mariana"),
+        # ... also when the value it corrects was said in words no cue knew
+        (["me chamo Ana", "desculpa, errei: o certo é Florianópolis"], "city", "Florianópolis"),
+        (["olá, tudo bem?", "foi mal, o correto é Beatriz Pereira"], "name", "Beatriz Pereira"),
+        # a name run on into the turn after a cue that says a value was wrong
+        (["oi", "desculpa errei o certo é Thiago Costa liguei ontem"], "name", "Thiago Costa"),
+        (["oi", "foi mal o correto e Pedro Araújo n quero cancelar"], "name", "Pedro Araújo"),
+        (["hi", "sorry my mistake it's actually Emily Anderson"], "name", "Emily Anderson"),
     ],
 )  # fmt: skip
 def test_a_bare_correction_finds_its_value_and_kind(chat: list[str], kind: str, value: str) -> None:

@@ -33,7 +33,7 @@ from gateway.context.people_patterns import (
 from gateway.context.people_quantities import amount_spans, date_spans
 from gateway.context.people_spans import Hit, free, proper
 from gateway.context.people_text import FOLD, SpanMatch
-from gateway.context.people_words import CENTS_JOINERS, FILLER, HELP_WITH
+from gateway.context.people_words import CENTS_JOINERS, FILLER, HELP_WITH, OTHERS
 from gateway.context.places import is_city
 
 PROBLEM_WORDS = 18  # of its sentence: the problem is a line of the facts block, not a turn
@@ -238,7 +238,7 @@ def corrections(
     anywhere = cue is None and not agent
     if anywhere:
         cue = CORRECTION_ANYWHERE.search(folded)
-    if cue is None:
+    if cue is None or (anywhere and _said_of_others(folded, cue.start())):
         return
     after = folded[cue.end() : cue.end() + 80]
     strong = not anywhere and STRONG_CUE.search(cue.group(0) or "") is not None
@@ -247,8 +247,9 @@ def corrections(
     # boston and another thing" corrects before it adds.
     if ADDITION.search(after[: bare.start(1) if bare else 60]):
         return
-    if strong and not agent:
-        bare = bare or BARE_PROPER.search(after)
+    # "errei o certo é Thiago Costa liguei ontem": the fewest words ("certo") say nothing;
+    # a capitalised run is the value.
+    proper_run = BARE_PROPER.search(after) if strong and not agent else None
     earlier = sorted((h.start, h.kind) for h in hits if h.start < cue.start())
     before = Conversation([*seen.recent, *(kind for _, kind in earlier)], words=seen.words)
     if anywhere:
@@ -258,7 +259,14 @@ def corrections(
     if agent:
         _restated(folded, cue, hits, before, english)
         return
-    _bare_correction(folded, cue, bare, hits, before)
+    if not _bare_correction(folded, cue, bare, hits, before) and proper_run:
+        _bare_correction(folded, cue, proper_run, hits, before)
+
+
+def _said_of_others(folded: str, start: int) -> bool:
+    """Whether the word before a cue said mid-sentence is someone else doing it."""
+    before = folded[max(0, start - 12) : start].split()
+    return bool(before) and before[-1].lower() in OTHERS
 
 
 def _bare_correction(
@@ -268,12 +276,13 @@ def _bare_correction(
     hits: list[Hit],
     before: Conversation,
     known_only: bool = False,
-) -> None:
+) -> bool:
     """The bare value after a customer's correction cue, of the kind its sentence says,
     else of the kind whose heard values share a word with it, else of the latest fact
-    of its shape. `known_only` (a cue said mid-sentence): only a kind already heard."""
+    of its shape. `known_only` (a cue said mid-sentence): only a kind already heard.
+    Whether it found one."""
     if bare is None:
-        return
+        return False
     start, end = cue.end() + bare.start(1), cue.end() + bare.end(1)
     value, kind = bare.group(1) or "", ""
     if any(c.isdigit() for c in value):
@@ -285,11 +294,13 @@ def _bare_correction(
             or _place_or_person(value, before)
         )
     if known_only and kind not in before.recent:
-        return
+        return False
     if kind and free(hits, start, end):  # the cue introduces it: no problem starts there
         if known_only:
             hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
         hits.append(Hit(kind, start, end, cue.start(), True))
+        return True
+    return False
 
 
 def _in_two_parts(folded: str, end: int) -> bool:
@@ -301,10 +312,10 @@ def _in_two_parts(folded: str, end: int) -> bool:
 
 def _place_or_person(value: str, before: Conversation) -> str:
     """A bare corrected word with nothing else to say its kind: a city when it names a
-    big one (gateway.context.places) and one was heard, else the latest of its shape."""
-    if "city" in before.recent and is_city(value):
-        return "city"
-    return before.last_of(WORD_KINDS)
+    big one (gateway.context.places), also when no city was heard (the one it corrects
+    said in words no cue knew), else the latest of its shape, else a name: what else a
+    customer corrects with a proper noun."""
+    return "city" if is_city(value) else before.last_of(WORD_KINDS) or "name"
 
 
 def _number_kind(value: str, before: Conversation) -> str:

@@ -211,6 +211,8 @@ _HELLO = (
     r"hi|hello|hey|oi+|ola|hola|alo|alou|ei+|opa|good\s+(?:morning|afternoon|evening)|bom\s+dia"
     r"|boa\s+(?:tarde|noite)|buen(?:os|as)\s+(?:dias|tardes|noches)|buenas|pessoal|gente|galera"
     r"|folks|guys|everyone|there|tudo\s+bem|any(?:one|body)\s+(?:around|there|here)"
+    r"|dear\s+(?:(?:support|customer\s+service|help\s+desk)\s+)?team|dear\s+sir(?:\s+or\s+madam)?"
+    r"|prezad[oa]s?(?:\s+senhor(?:es)?)?|estimad[oa]s?(?:\s+equipo)?"
 )
 HELLO_WORD = linear(rf"^(?:{_HELLO})$")
 # "hello it's David Moore.", "hi, it's Ashley here": only after a greeting, and only a
@@ -219,7 +221,15 @@ NAME_ITS = linear(
     rf"^\W*(?:(?:{_HELLO})\W+)+it'?s\s+({_W}(?:[ \t]+{_W}){{0,3}})[ \t]*(?:[.,!?;:\n]|$"
     r"|[ \t]+(?:here|aqui)\b)"
 )
-NAME_HERE = linear(rf"^\W*(?:(?:{_HELLO})\W+)*({_W}(?:\s+{_W})?),?\s+(?:here|aqui)\b")
+# What may open a message before the customer says who they are: greetings, and asking
+# for help ("boa noite preciso de ajuda João aqui", "hi, I need some help, hi, Olivia here").
+_OPENING = (
+    rf"^\W*(?:(?:{_HELLO}|que\s+tal|(?:i\s+)?need\s+(?:some\s+)?help|preciso\s+de\s+ajuda"
+    r"|necesito\s+ayuda)\W+)*"
+)
+NAME_HERE = linear(rf"{_OPENING}({_W}(?:\s+{_W})?),?\s+(?:here|aqui|speaking|falando|hablando)\b")
+# Spanish on the phone: "aquí Sofía", "habla Miguel", right after the opening.
+NAME_LEAD = linear(rf"{_OPENING}(?:aqui|habla)\s+({_W}(?:[ \t]+{_W})?)")
 SIGN_OFF = linear(
     r"(?:^|[\n.!?]\s*)(?:(?:(?:best|kind|warm)\s+regards|regards|sincerely|cheers|best"
     r"|atenciosamente|att|abs|abracos?|cordialmente|saludos(?:\s+cordiales)?|un\s+saludo"
@@ -253,6 +263,17 @@ CITY = linear(
     r"|((?-i:[A-Z][a-z]+),?\s+from|(?-i:[A-Z][a-z]+),\s+(?:de|desde)))"
     rf"\s+{_NAMES}"
 )
+# Where a big city (gateway.context.places) may follow with no word that says whose city it
+# is: "in"/"em"/"en" before a capitalised one ("I'm baded in Boston", "awui em Recife":
+# the cue misspelt), a word for city ("cidade lisboa"), or where something goes ("it's
+# going to atlanta", "shippign 2 Boston"), which may be lowercase. Group 1 the
+# preposition, group 2 the word for city, group 3 where something goes; the city follows.
+PLACE_AFTER = linear(
+    r"\b(?:(in|em|en|desde)|(cidade|city|ciudad|town)|(?:go(?:ing|es)?|head(?:ing|ed)?|mov(?:e|ed"
+    r"|ing)|fly(?:ing)?|travel\w*|ship\w*|deliver\w*|send\w*|sent|mail\w*|vai|vou|indo|mudando"
+    r"|mudar|viajar|viajando|viajo|vamos|voy|envi\w*|mand\w*|entreg\w*)\s+(?:it\s+|them\s+)?"
+    r"(to|2|pra|para|a|hacia))\s+"
+)
 # "Perdón" and "sorry" open a correction only before one ("perdón, quise decir..."):
 # alone they apologise ("Perdón por la demora").
 _CORRECTION_CUES = (
@@ -280,7 +301,7 @@ CORRECTION = linear(
 STRONG_CUE = linear(
     r"scratch|mistake|my\s+bad|misspoke|said\s+(?:it\s+)?wrong|correct|corrig|corrij|correcao"
     r"|correccion|enganei|errei|falei\s+errado|quise\s+decir|mejor\s+dicho|equivoque|dije\s+mal"
-    r"|i\s+meant|should\s+(?:be|say)|right\s+one|[ao]\s+cert[ao]"
+    r"|i\s+meant|should\s+(?:be|say)|right\s+one|[ao]\s+(?:cert|corret)[ao]"
 )
 # The same cues said mid-sentence in an unpunctuated turn ("vou viajar na verdade e Belo
 # Horizonte"): a correction only before a bare value of a kind already heard.
@@ -311,7 +332,8 @@ ADDITION = linear(
 _BARE_LEAD = (
     r"^[\s,.:;!-]*(?:(?:it'?s|its|it\s+is|is|e|eh|es|era|was|the|o|a|el|la|seria|sera"
     r"|quise\s+decir|quer\s+dizer|i\s+mean|i\s+meant|digo|please|por\s+favor|pfv?"
-    r"|cert[oa]|corret[oa]|correct[oa]|ciert[oa]|right\s+one|correct\s+one)[,:]?\s+)*"
+    r"|cert[oa]|corret[oa]|correct[oa]|ciert[oa]|right\s+one|correct\s+one|actually|really"
+    r"|realmente|en\s+realidad|na\s+verdade|de\s+hecho|de\s+fato)[,:]?\s+)*"
 )
 # What may follow a corrected value in an unpunctuated turn ("scratch that boston and
 # another thing", "na verdade e Belo Horizonte digitei errado").

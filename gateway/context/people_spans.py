@@ -13,6 +13,7 @@ import itertools
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from gateway.context.first_names import is_first_name
 from gateway.context.people_numbers import compose, number_tokens
 from gateway.context.people_patterns import (
     ADDRESS_UNIT,
@@ -31,9 +32,11 @@ from gateway.context.people_patterns import (
     NAME_FIRST,
     NAME_HERE,
     NAME_ITS,
+    NAME_LEAD,
     NUMBER_FIRST,
     OFFER,
     PHONE,
+    PLACE_AFTER,
     POLICY,
     POLICY_BREAK,
     ROMANCE,
@@ -54,6 +57,7 @@ from gateway.context.people_words import (
     CONTRACTIONS,
     GERUND_ENDINGS,
     GERUND_NAMES,
+    IN_TRANSIT,
     NOT_CITY,
     NOT_FIRST,
     NOT_PROPER,
@@ -66,6 +70,7 @@ from gateway.context.people_words import (
     TITLES,
     UNITS,
 )
+from gateway.context.places import is_city
 
 
 class Hit(NamedTuple):
@@ -161,17 +166,26 @@ def _names(folded: str, hits: list[Hit]) -> None:
     for m in first_matches(NAME, folded):
         strong = m.group(1) is not None
         span = proper(folded, m.start(2), m.end(2), not strong, strong)
-        if span:
+        if span and (strong or given_name(folded, *span)):
             _add(hits, "name", *span, cue=m.start())
-    for pattern in (NAME_HERE, NAME_ITS, SIGN_OFF):
+    for pattern in (NAME_HERE, NAME_LEAD, NAME_ITS, SIGN_OFF):
         found = pattern.search(folded)
         span = proper(folded, found.start(1), found.end(1), True, False) if found else None
         if not found or not span or HELLO_WORD.search(folded[slice(*span)].lower()):
+            continue
+        if not given_name(folded, *span):
             continue
         # "it's" names someone only when the whole run is a name ("hey it's Apple Pay
         # that failed" names no one)
         if pattern is not NAME_ITS or span == (found.start(1), found.end(1)):
             _add(hits, "name", *span, cue=found.start())
+
+
+def given_name(folded: str, start: int, end: int) -> bool:
+    """Whether a name a weak cue introduced reads as one: capitalised as written, or in
+    lowercase a first name people are given ("i'm kevin", not "i'm petty upset")."""
+    first = folded[start:end].split(None, 1)[0] if end > start else ""
+    return first[:1].isupper() or is_first_name(first)
 
 
 def _cities(folded: str, hits: list[Hit]) -> None:
@@ -190,6 +204,45 @@ def _cities(folded: str, hits: list[Hit]) -> None:
         place = folded[span[0] : span[1]].lower() not in PLACE_WORDS
         if place and next_word(folded, span[1]) not in STREET_WORDS:  # "to Baker Street"
             _add(hits, "city", *span, cue=span[0] if m.group(2) else m.start())
+
+
+_CITY_WORDS = 4  # "sao jose dos campos"
+
+
+def _big_cities(folded: str, hits: list[Hit]) -> None:
+    """A big city's name where no cue said whose city it is (PLACE_AFTER): the most words
+    after the cue that name one, "'s" and a street word not after them ("in Jackson's
+    case", "to Boston Avenue"), nor a parcel's whereabouts before ("stuck in Memphis")."""
+    for m in first_matches(PLACE_AFTER, folded):
+        at = m.end()
+        if at >= len(folded) or (m.group(1) is not None and not folded[at].isupper()):
+            continue  # "in mobile", "em natal": a city after "in" is written as one
+        rest = folded[at : at + 80]
+        words = list(itertools.islice(TOKEN_WORD.finditer(rest), _CITY_WORDS))
+        if not words or words[0].start() != 0:
+            continue
+        ends = _phrase_ends(rest, words)
+        end = next((at + e for e in reversed(ends) if is_city(rest[:e])), None)
+        before = folded[max(0, m.start() - 16) : m.start()].split()
+        if (
+            end is None
+            or folded.startswith("'s", end)
+            or next_word(folded, end) in STREET_WORDS
+            or (before and before[-1].lower() in IN_TRANSIT)
+        ):
+            continue
+        _add(hits, "city", at, end, cue=m.start())
+
+
+def _phrase_ends(folded: str, words: Sequence[SpanMatch]) -> list[int]:
+    """Where each of the first words ends while only blanks lie between them ("Belo
+    Horizonte", not "Boston, Mass")."""
+    ends: list[int] = []
+    for word in words:
+        if ends and not folded[ends[-1] : word.start()].isspace():
+            break
+        ends.append(word.end())
+    return ends
 
 
 def _city_words(folded: str, start: int, end: int) -> tuple[int, int]:
@@ -350,6 +403,7 @@ def customer_hits(folded: str, english: bool) -> list[Hit]:
     _spelled(folded, hits, english)
     _names(folded, hits)
     _cities(folded, hits)
+    _big_cities(folded, hits)
     return hits
 
 

@@ -164,7 +164,7 @@ NOT_PROPER = (
         "sku produto product producto item modelo model reais dollars euros pesos since desde "
         "ate hasta until right rua avenida alameda travessa calle street road avenue look "
         "looked check checked visit visited buy bought find found go went try tried see saw quick "
-        "order ordered shop shopped available sold listed"
+        "order ordered shop shopped available sold listed seguinte siguiente following"
     )
     | frozenset(NUMBERS)
     | frozenset(ORDINALS)
@@ -226,4 +226,17 @@ AMBIGUOUS_NUMBERS = word_set("um uma un una uno one oh once dos meia")
 HELP_WITH = word_set(
     "com with con no na nos nas num numa em en in on about sobre acerca for para pra pro por "
     "to de da del regarding referente re that que because porque pq pois since pelo pela"
+)
+
+# A parcel's whereabouts are not the customer's city: "stuck in Memphis", "parado em Cajamar".
+IN_TRANSIT = word_set(
+    "stuck held sitting waiting warehouse hub parado parada preso presa retido retida centro"
+    " atascado detenido"
+)
+
+# Someone else's doing: "the amount you actually paid", "eles na verdade mandaram" is no
+# customer correcting themself.
+OTHERS = word_set(
+    "you u they we he she it who that which voce voces vc vcs ele ela eles elas usted ustedes"
+    " ellos ellas"
 )

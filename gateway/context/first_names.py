@@ -1,0 +1,37 @@
+"""Whether a word is a first name people are given: the first names Faker (MIT) ships for
+the customers' languages (Portuguese, Spanish and English locales), case- and
+accent-folded. Pure: no I/O but importing those lists once (~0.2 s; the gateway loads
+them at start-up, off the event loop).
+
+Used only where a word in lowercase after a weak cue may be a name or a slip of the
+keyboard: "i'm kevin" names Kevin, "i'm petty upset" and "I'm baded in Boston" name no
+one. A capitalised word is taken as the customer wrote it, listed or not.
+"""
+
+from __future__ import annotations
+
+import importlib
+from functools import cache
+
+from gateway.context.people_text import FOLD
+
+_LOCALES = ("pt_BR", "pt_PT", "es_ES", "es_MX", "es_AR", "es_CO", "en_US", "en_GB", "en_IE")
+_LISTS = ("first_names", "first_names_male", "first_names_female")
+
+
+@cache
+def first_names() -> frozenset[str]:
+    """Every listed first name, accent-folded and case-folded."""
+    names: set[str] = set()
+    for locale in _LOCALES:
+        provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
+        for listed in _LISTS:
+            names.update(
+                str(name).translate(FOLD).casefold() for name in getattr(provider, listed, ())
+            )
+    return frozenset(names)
+
+
+def is_first_name(word: str) -> bool:
+    """`word` (any case, accents or not) is a listed first name."""
+    return word.translate(FOLD).casefold() in first_names()
