@@ -189,6 +189,19 @@ FOUND = [
     ("send the replacement to oak avenue, number 60", {("address", "oak avenue, number 60")}),
     ("entregar na rua das flores cento e vinte", {("address", "rua das flores cento e vinte")}),
     ("enviar a calle mayor doce", {("address", "calle mayor doce")}),
+    # Abbreviated street types, Spanish doors and floors, "2" for "to", tens run together
+    ("it's Elm St 2358 Suite 209 i'm pretty upset", {("address", "Elm St 2358 Suite 209")}),
+    ("dirección: C/ Alcalá 1672", {("address", "C/ Alcalá 1672")}),
+    (
+        "mi dirección es Av. de la Constitución 484 5º A",
+        {("address", "Av. de la Constitución 484 5º A")},
+    ),
+    ("es en Calle Mayor 147 piso 4, puerta B", {("address", "Calle Mayor 147 piso 4, puerta B")}),
+    ("ship it 2 High Street 681 Unit 312", {("address", "High Street 681 Unit 312")}),
+    (
+        "it's oak avenue two thousand four hundred fortynine and then i'm at work",
+        {("address", "oak avenue two thousand four hundred fortynine")},
+    ),
     # Names that are also words stay names
     ("sou a Ana", {("name", "Ana")}),
     ("I'm Ana Souza", {("name", "Ana Souza")}),

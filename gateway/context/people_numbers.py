@@ -40,6 +40,7 @@ _ENGLISH_NUMBERS = word_set(
     "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
     "eighty ninety hundred thousand million double triple"
 )
+
 RUN_FILLERS = word_set("uh uhm um umm hmm eh ah e y and tipo like")
 
 
@@ -48,6 +49,12 @@ def _table(rows: str) -> dict[str, int]:
 
 
 NUMBERS = _table(_NUMBER_ROWS)
+# Tens and units run together, as a transcript may write them: "fortysix", "ninetyone".
+_TENS = ("twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety")
+_UNITS = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine")
+_JOINED = {t + u: NUMBERS[t] + NUMBERS[u] for t in _TENS for u in _UNITS}
+NUMBERS |= _JOINED
+_ENGLISH_NUMBERS |= frozenset(_JOINED)
 ORDINALS = _table(_ORDINAL_ROWS)
 # A word of a folded text, for the number words among them.
 TOKEN = linear(r"[A-Za-z]+")

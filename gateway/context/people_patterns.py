@@ -170,6 +170,7 @@ CUE_KINDS = ("block", "order", "sku", "phone", "block")  # CUE's groups, in orde
 _STREET_TYPE = (
     r"rua|r\.|avenida|av\.?|avda\.?|alameda|al\.|travessa|tv\.|estrada|rodovia|praca|calle"
     r"|carrera|cra\.?|paseo|plaza|pasaje|carretera|rambla|jiron|diagonal|transversal|calzada"
+    r"|c/"
 )
 _EN_STREET = r"street|road|avenue|lane|drive|boulevard"
 _HOUSE = r"(?:n[o.]?\.?\s*|numero\s+|nro\.?\s*|#\s*)?\d{1,5}[A-Za-z]?\b"
@@ -186,7 +187,7 @@ NUMBER_FIRST = linear(
     r"|way|place|terrace|parkway|highway|hwy)\b\.?"
 )
 NAME_FIRST = linear(
-    rf"\b((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET}|rd|ave|blvd|ln|dr)\.?\s*,?\s*(?:(?:(?:no\.?|number"
+    rf"\b((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET}|rd|ave|blvd|ln|dr|st)\.?\s*,?\s*(?:(?:(?:no\.?|number"
     rf"|numero)\s*)?\d{{1,5}}\b"
     rf"|{_SAID_HOUSE})"
 )
@@ -194,8 +195,11 @@ NAME_FIRST = linear(
 # "bloco B", "piso 3", each a digit or a single letter ("casa da minha mae" is none).
 ADDRESS_UNIT = linear(
     r"^(?:,?[ \t]*(?:(?:apto|apartamento|apart|ap|apt|apartment|casa|sala|conjunto|cj|andar"
-    r"|piso|depto|departamento|dpto|suite|ste|unit|flat|floor|lote|lt|quadra|qd|room)\b\.?[ \t]*"
-    r"(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}|(?-i:[A-Z]))"
+    r"|piso|depto|departamento|dpto|suite|ste|unit|flat|floor|lote|lt|quadra|qd|room|puerta"
+    r"|pta|porta|door|escalera|esc)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}"
+    r"|(?-i:[A-Z]))"
+    # a Spanish floor and door: "5º A" (folded "5o A")
+    r"|\d{1,2}[oa]\.?[ \t]*(?-i:[A-Z])"
     # a block or tower is a letter, said in lowercase on a call ("bloco b apto 392")
     r"|(?:bloco|bl|torre|tower)\b\.?[ \t]*(?:\d[A-Za-z0-9-]{0,4}|[A-Za-z]))\b){1,3}"
 )

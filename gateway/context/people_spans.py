@@ -65,6 +65,7 @@ from gateway.context.people_words import (
     NOT_WEEKDAY,
     PLACE_WORDS,
     RESUMING_STEMS,
+    SENT_WORDS,
     STREET_WORDS,
     SUFFIXES,
     TITLES,
@@ -282,11 +283,21 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
             said = (m.group(2) or "").lower() if pattern is not NUMBER_FIRST else ""
             if said in AMBIGUOUS_NUMBERS or next_word(folded, m.end()) in UNITS:
                 continue
+            if pattern is NUMBER_FIRST and _two_is_to(folded, m.start()):
+                continue  # "ship it 2 High Street 681": the street follows "to"
             begin = _street(folded, m.start(1), m.end(1), trim)
             if begin is not None:
                 unit = ADDRESS_UNIT.search(folded[m.end() : m.end() + 60])
                 end = m.end() + (unit.end() if unit else 0)
                 _add(hits, "address", begin if trim else m.start(), end)
+
+
+def _two_is_to(folded: str, start: int) -> bool:
+    """Whether the number at `start` is a "2" written for "to" ("ship it 2 ...")."""
+    if not folded.startswith("2 ", start):
+        return False
+    before = folded[max(0, start - 16) : start].split()
+    return bool(before) and before[-1].lower() in SENT_WORDS
 
 
 def _emails(folded: str, hits: list[Hit]) -> None:

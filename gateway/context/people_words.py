@@ -240,3 +240,8 @@ OTHERS = word_set(
     "you u they we he she it who that which voce voces vc vcs ele ela eles elas usted ustedes"
     " ellos ellas"
 )
+
+# After these a "2" is "to": "ship it 2 High Street 681", "deliver 2 Oak Avenue".
+SENT_WORDS = word_set(
+    "it them ship send deliver mail post shipping sending delivering sent shipped"
+)
