@@ -221,11 +221,12 @@ FOUND = [
     ("hi there i'm daniel thomas here's the thing", {("name", "daniel thomas")}),
     # A big city (GeoNames) where the cue is misspelt or only says where something goes
     ("I'm baded in Boston, I'm not great with apps", {("city", "Boston")}),
-    ("awui em Recife não chegou nada", {("city", "Recife")}),
-    ("it's um going to leeds and also the agent", {("city", "leeds")}),
+    ("i livve in Portland. my neighbor ordered the same", {("city", "Portland")}),
+    ("it's um going to Leeds and also the agent", {("city", "Leeds")}),
     ("shippign 2 Boston. I need this sorted soon", {("city", "Boston")}),
     ("cidade Belo Horizonte", {("city", "Belo Horizonte")}),
-    ("vou viajar para São José dos Campos amanhã", {("city", "São José dos Campos")}),
+    ("cidade de belo horizonte", {("city", "belo horizonte")}),
+    ("me mudei para São José dos Campos mês passado", {("city", "São José dos Campos")}),
 ]
 
 
@@ -326,6 +327,24 @@ ABSENT = [
     ("I use it in mobile and desktop", "city"),
     ("I'm going to be fine", "city"),
     ("send it to Boston Avenue 12", "city"),
+    ("we're going to split the payment", "city"),
+    ("mandaram pra loja errada", "city"),
+    ("vou pra loja amanhã trocar", "city"),
+    ("minha cidade natal é muito longe", "city"),
+    ("the agent in Charlotte told me to wait", "city"),
+    ("tengo mi cuenta en Santander", "city"),
+    ("you sent a Phoenix lamp instead", "city"),
+    ("going to Columbia Records", "city"),
+    ("please ship 2 Victoria chairs", "city"),
+    ("I'm flying to Paris next week", "city"),
+    ("meu filho mora em Curitiba", "city"),
+    ("my package is stuck in customs in Miami", "city"),
+    # Not a name: words before "speaking", places and companies after "aquí"
+    ("Technically speaking, the order never arrived", "name"),
+    ("Sinceramente falando, o produto é ruim", "name"),
+    ("hola, aquí Madrid hace calor y no llegó", "name"),
+    ("buenas, aquí Movistar me cobró doble", "name"),
+    ("hola aquí segundo intento de contacto", "name"),
     # A word in lowercase that no one is named is a slip, not a name
     ("i'm petty upset about all this", "name"),
     ("hola aquí tengo un problema", "name"),

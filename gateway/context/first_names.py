@@ -1,11 +1,13 @@
 """Whether a word is a first name people are given: the first names Faker (MIT) ships for
 the customers' languages (Portuguese, Spanish and English locales), case- and
-accent-folded. Pure: no I/O but importing those lists once (~0.2 s; the gateway loads
-them at start-up, off the event loop).
+accent-folded. Pure: no I/O but importing those lists once (importing them sets up
+faker's package, ~0.3 s; the gateway does it at start-up, off the event loop).
 
-Used only where a word in lowercase after a weak cue may be a name or a slip of the
-keyboard: "i'm kevin" names Kevin, "i'm petty upset" and "I'm baded in Boston" name no
-one. A capitalised word is taken as the customer wrote it, listed or not.
+Used where a word may be a name or something else: in lowercase after a weak cue ("i'm
+kevin" names Kevin, "i'm petty upset" and "I'm baded in Boston" name no one; a
+capitalised word is taken as the customer wrote it, listed or not), after "speaking",
+"aquí", "habla" ("Ryan speaking", not "Technically speaking"), and a bare corrected word
+("o correto é Beatriz Pereira" names, "o correto é Samsung" does not).
 """
 
 from __future__ import annotations

@@ -224,6 +224,7 @@ def extract_people_facts(
         english = is_english(folded)
         agent = role == "assistant"
         hits = agent_hits(folded, english) if agent else customer_hits(folded, english)
+        hits = [h for h in hits if not (h.weak and _heard_or_said(h.kind, seen, hits))]
         corrections(folded, hits, seen, english, agent)
         if not agent:
             problems(folded, hits, seen)
@@ -234,6 +235,11 @@ def extract_people_facts(
             facts[fact.id] = fact
             seen.heard(hit.kind, fact.value)
     return sorted(facts.values(), key=lambda f: f.created_at)
+
+
+def _heard_or_said(kind: str, seen: Conversation, hits: Sequence[Hit]) -> bool:
+    """Whether a value of this kind was heard before or is stated with a cue in this turn."""
+    return kind in seen.recent or any(h.kind == kind and not h.weak for h in hits)
 
 
 def crowded_out(fact: Fact, known: Sequence[Fact]) -> bool:

@@ -9,6 +9,7 @@ import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from gateway.context.first_names import is_first_name
 from gateway.context.people_patterns import (
     ADDITION,
     BARE_PROPER,
@@ -24,6 +25,7 @@ from gateway.context.people_patterns import (
     NONSPACE,
     OPENER,
     PHONE,
+    RESTATED,
     RESTATING,
     SENTENCE_END,
     STRONG_CUE,
@@ -227,18 +229,21 @@ def corrections(
     """A turn that corrects ("actually", "na verdade", "quise decir"): what it states
     after the cue supersedes the newest earlier value of its kind. A customer's bare value
     ("scratch that, Austin") takes the kind a word of its sentence says ("city", "name"),
-    else of the latest fact of its shape; an agent's amount or date is the promise or
-    deadline it restates, and in a call's run-on speech a cue may open it mid-sentence.
-    A customer's cue said mid-sentence ("vou viajar na verdade e Belo Horizonte digitei
-    errado") corrects only a kind already heard. After a cue that says a value was wrong
-    ("scratch that", "o correto é") a bare value may run on into the turn ("scratch that
-    boston and another thing"); after a weak one ("actually", "no, it's") or mid-sentence
-    it must end its clause or be followed by words of a slip ("digitei errado")."""
+    else the kind `_bare_correction` reads from the value; an agent's amount or date is
+    the promise or deadline it restates, and in a call's run-on speech a cue may open it
+    mid-sentence. A customer's cue said mid-sentence ("vou viajar na verdade e Belo
+    Horizonte digitei errado") corrects only a kind already heard. After a cue that says
+    a value was wrong ("scratch that", "o correto é") a bare value may run on into the
+    turn ("scratch that boston and another thing"), and a capitalised one may run on when
+    the fewest words say nothing ("errei o certo é Thiago Costa liguei ontem"); after a
+    weak one ("actually", "no, it's") or mid-sentence it must end its clause or be
+    followed by words of a slip ("digitei errado"). "actually" said of someone else ("the
+    amount you actually paid") corrects nothing."""
     cue = CORRECTION.search(folded) or (_mid_sentence(folded, english) if agent else None)
     anywhere = cue is None and not agent
     if anywhere:
         cue = CORRECTION_ANYWHERE.search(folded)
-    if cue is None or (anywhere and _said_of_others(folded, cue.start())):
+    if cue is None or (anywhere and _said_of_others(folded, cue.start(), cue.end())):
         return
     after = folded[cue.end() : cue.end() + 80]
     strong = not anywhere and STRONG_CUE.search(cue.group(0) or "") is not None
@@ -263,10 +268,12 @@ def corrections(
         _bare_correction(folded, cue, proper_run, hits, before)
 
 
-def _said_of_others(folded: str, start: int) -> bool:
-    """Whether the word before a cue said mid-sentence is someone else doing it."""
+def _said_of_others(folded: str, start: int, end: int) -> bool:
+    """Whether a cue said mid-sentence tells what someone else did: "the amount you
+    actually paid", not "thank you actually it's Denver"."""
     before = folded[max(0, start - 12) : start].split()
-    return bool(before) and before[-1].lower() in OTHERS
+    restated = RESTATED.search(folded[end : end + 12]) is not None
+    return bool(before) and before[-1].lower() in OTHERS and not restated
 
 
 def _bare_correction(
@@ -278,9 +285,9 @@ def _bare_correction(
     known_only: bool = False,
 ) -> bool:
     """The bare value after a customer's correction cue, of the kind its sentence says,
-    else of the kind whose heard values share a word with it, else of the latest fact
-    of its shape. `known_only` (a cue said mid-sentence): only a kind already heard.
-    Whether it found one."""
+    else of the kind whose heard values share a word with it, else a number's kind by its
+    shape and a word's by `_place_or_person`. `known_only` (a cue said mid-sentence):
+    only a kind already heard. Whether it found one."""
     if bare is None:
         return False
     start, end = cue.end() + bare.start(1), cue.end() + bare.end(1)
@@ -311,11 +318,16 @@ def _in_two_parts(folded: str, end: int) -> bool:
 
 
 def _place_or_person(value: str, before: Conversation) -> str:
-    """A bare corrected word with nothing else to say its kind: a city when it names a
-    big one (gateway.context.places), also when no city was heard (the one it corrects
-    said in words no cue knew), else the latest of its shape, else a name: what else a
-    customer corrects with a proper noun."""
-    return "city" if is_city(value) else before.last_of(WORD_KINDS) or "name"
+    """A bare corrected word with nothing else to say its kind: a big city's name
+    (gateway.context.places) that is no first name people are given is the city ("foi
+    mal, o correto é Goiânia"); a first name that is no big city's the name ("o correto
+    é Beatriz Pereira", also when no name was heard); either both or neither ("Victoria",
+    "Nike"), the kind said last, if any."""
+    words = value.split()
+    city, person = is_city(value), bool(words) and is_first_name(words[0])
+    if city != person:
+        return "city" if city else "name"
+    return before.last_of(WORD_KINDS)
 
 
 def _number_kind(value: str, before: Conversation) -> str:

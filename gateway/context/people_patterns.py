@@ -170,7 +170,6 @@ CUE_KINDS = ("block", "order", "sku", "phone", "block")  # CUE's groups, in orde
 _STREET_TYPE = (
     r"rua|r\.|avenida|av\.?|avda\.?|alameda|al\.|travessa|tv\.|estrada|rodovia|praca|calle"
     r"|carrera|cra\.?|paseo|plaza|pasaje|carretera|rambla|jiron|diagonal|transversal|calzada"
-    r"|c/"
 )
 _EN_STREET = r"street|road|avenue|lane|drive|boulevard"
 _HOUSE = r"(?:n[o.]?\.?\s*|numero\s+|nro\.?\s*|#\s*)?\d{1,5}[A-Za-z]?\b"
@@ -179,7 +178,7 @@ _HOUSE = r"(?:n[o.]?\.?\s*|numero\s+|nro\.?\s*|#\s*)?\d{1,5}[A-Za-z]?\b"
 _SAID_HOUSE = rf"(\b{_NUM}\b(?:[\s-]+(?:(?:e|y|and)[\s-]+)?{_NUM}\b){{0,4}})"
 # Group 1 the street's name, group 2 its number when said in words.
 STREET_FIRST = linear(
-    rf"\b(?:{_STREET_TYPE})\s+((?:{_W}|\d{{1,3}})(?:\s+(?:{_W}|\d{{1,3}})){{0,5}}?),?\s+"
+    rf"\b(?:(?:{_STREET_TYPE})\s+|c/\s*)((?:{_W}|\d{{1,3}})(?:\s+(?:{_W}|\d{{1,3}})){{0,5}}?),?\s+"
     rf"(?:{_HOUSE}|{_SAID_HOUSE})"
 )
 NUMBER_FIRST = linear(
@@ -196,7 +195,7 @@ NAME_FIRST = linear(
 ADDRESS_UNIT = linear(
     r"^(?:,?[ \t]*(?:(?:apto|apartamento|apart|ap|apt|apartment|casa|sala|conjunto|cj|andar"
     r"|piso|depto|departamento|dpto|suite|ste|unit|flat|floor|lote|lt|quadra|qd|room|puerta"
-    r"|pta|porta|door|escalera|esc)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}"
+    r"|pta|porta|escalera|esc)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}"
     r"|(?-i:[A-Z]))"
     # a Spanish floor and door: "5º A" (folded "5o A")
     r"|\d{1,2}[oa]\.?[ \t]*(?-i:[A-Z])"
@@ -231,8 +230,11 @@ _OPENING = (
     rf"^\W*(?:(?:{_HELLO}|que\s+tal|(?:i\s+)?need\s+(?:some\s+)?help|preciso\s+de\s+ajuda"
     r"|necesito\s+ayuda)\W+)*"
 )
-NAME_HERE = linear(rf"{_OPENING}({_W}(?:\s+{_W})?),?\s+(?:here|aqui|speaking|falando|hablando)\b")
-# Spanish on the phone: "aquí Sofía", "habla Miguel", right after the opening.
+NAME_HERE = linear(rf"{_OPENING}({_W}(?:\s+{_W})?),?\s+(?:here|aqui)\b")
+# On the phone: "Ryan speaking", "Thiago falando"; in Spanish "aquí Sofía", "habla
+# Miguel", right after the opening. Only a first name people are given: "Technically
+# speaking", "aquí Madrid" name no one.
+NAME_SPEAKING = linear(rf"{_OPENING}({_W}(?:\s+{_W})?),?\s+(?:speaking|falando|hablando)\b")
 NAME_LEAD = linear(rf"{_OPENING}(?:aqui|habla)\s+({_W}(?:[ \t]+{_W})?)")
 SIGN_OFF = linear(
     r"(?:^|[\n.!?]\s*)(?:(?:(?:best|kind|warm)\s+regards|regards|sincerely|cheers|best"
@@ -268,15 +270,17 @@ CITY = linear(
     rf"\s+{_NAMES}"
 )
 # Where a big city (gateway.context.places) may follow with no word that says whose city it
-# is: "in"/"em"/"en" before a capitalised one ("I'm baded in Boston", "awui em Recife":
-# the cue misspelt), a word for city ("cidade lisboa"), or where something goes ("it's
-# going to atlanta", "shippign 2 Boston"), which may be lowercase. Group 1 the
-# preposition, group 2 the word for city, group 3 where something goes; the city follows.
+# is. Group 1: "in"/"em"/"en" a word or two after the customer ("I'm baded in Boston",
+# "i livve in Portland": the cue misspelt); group 2: a word for city ("cidade Belo
+# Horizonte", "city of Boston"; not "cidade natal"); group 3: where the order goes or
+# the customer moves ("it's going to Manchester", "shippign 2 Boston", "me mudei para
+# Curitiba"). The city is written capitalised except after a word for city.
 PLACE_AFTER = linear(
-    r"\b(?:(in|em|en|desde)|(cidade|city|ciudad|town)|(?:go(?:ing|es)?|head(?:ing|ed)?|mov(?:e|ed"
-    r"|ing)|fly(?:ing)?|travel\w*|ship\w*|deliver\w*|send\w*|sent|mail\w*|vai|vou|indo|mudando"
-    r"|mudar|viajar|viajando|viajo|vamos|voy|envi\w*|mand\w*|entreg\w*)\s+(?:it\s+|them\s+)?"
-    r"(to|2|pra|para|a|hacia))\s+"
+    r"\b(?:((?:i'?m|im|i|we'?re|eu|to|estou|estoy)(?:\s+[A-Za-z'-]+)?\s+(?:in|em|en))"
+    r"|((?:cidade|city|ciudad|town)(?:\s*:|\s+(?:de|of))?)"
+    r"|((?:go(?:ing|es)?|head(?:ing|ed)?|mov(?:e|ed|ing)|ship\w*|deliver\w*|send\w*|sent|mail\w*"
+    r"|vai|indo|mudando|mudar|mudei|mudamos|mude|envi\w*|mand\w*|entreg\w*)\s+(?:it\s+|them\s+)?"
+    r"(?:to|2|pra|para|hacia)))\s+"
 )
 # "Perdón" and "sorry" open a correction only before one ("perdón, quise decir..."):
 # alone they apologise ("Perdón por la demora").
@@ -339,6 +343,9 @@ _BARE_LEAD = (
     r"|cert[oa]|corret[oa]|correct[oa]|ciert[oa]|right\s+one|correct\s+one|actually|really"
     r"|realmente|en\s+realidad|na\s+verdade|de\s+hecho|de\s+fato)[,:]?\s+)*"
 )
+# After a cue, words that restate a value: "actually it's Denver" corrects whoever said
+# "actually" before it ("thank you actually it's Denver").
+RESTATED = linear(r"^[\s,]+(?:it'?s|its|it\s+is|is|e|eh|es|era|was)\b")
 # What may follow a corrected value in an unpunctuated turn ("scratch that boston and
 # another thing", "na verdade e Belo Horizonte digitei errado").
 _BARE_AFTER = (

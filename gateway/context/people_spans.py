@@ -33,6 +33,7 @@ from gateway.context.people_patterns import (
     NAME_HERE,
     NAME_ITS,
     NAME_LEAD,
+    NAME_SPEAKING,
     NUMBER_FIRST,
     OFFER,
     PHONE,
@@ -57,9 +58,10 @@ from gateway.context.people_words import (
     CONTRACTIONS,
     GERUND_ENDINGS,
     GERUND_NAMES,
-    IN_TRANSIT,
+    HOME_TOWN,
     NOT_CITY,
     NOT_FIRST,
+    NOT_MINE,
     NOT_PROPER,
     NOT_STREET,
     NOT_WEEKDAY,
@@ -83,6 +85,9 @@ class Hit(NamedTuple):
     end: int
     cue: int  # where the words that introduce it start (a problem skips past intros)
     correction: bool = False
+    # Heard with no cue that says it is the customer's own (a big city's name where
+    # something goes): it never replaces a value of its kind already heard.
+    weak: bool = False
 
 
 def free(hits: Sequence[Hit], start: int, end: int) -> bool:
@@ -169,12 +174,13 @@ def _names(folded: str, hits: list[Hit]) -> None:
         span = proper(folded, m.start(2), m.end(2), not strong, strong)
         if span and (strong or given_name(folded, *span)):
             _add(hits, "name", *span, cue=m.start())
-    for pattern in (NAME_HERE, NAME_LEAD, NAME_ITS, SIGN_OFF):
+    for pattern in (NAME_HERE, NAME_SPEAKING, NAME_LEAD, NAME_ITS, SIGN_OFF):
         found = pattern.search(folded)
         span = proper(folded, found.start(1), found.end(1), True, False) if found else None
         if not found or not span or HELLO_WORD.search(folded[slice(*span)].lower()):
             continue
-        if not given_name(folded, *span):
+        listed = pattern is NAME_SPEAKING or pattern is NAME_LEAD
+        if not given_name(folded, *span, listed=listed):
             continue
         # "it's" names someone only when the whole run is a name ("hey it's Apple Pay
         # that failed" names no one)
@@ -182,11 +188,13 @@ def _names(folded: str, hits: list[Hit]) -> None:
             _add(hits, "name", *span, cue=found.start())
 
 
-def given_name(folded: str, start: int, end: int) -> bool:
+def given_name(folded: str, start: int, end: int, listed: bool = False) -> bool:
     """Whether a name a weak cue introduced reads as one: capitalised as written, or in
-    lowercase a first name people are given ("i'm kevin", not "i'm petty upset")."""
+    lowercase a first name people are given ("i'm kevin", "sou a ana-clara", not "i'm
+    petty upset"); `listed`: a given first name however written."""
     first = folded[start:end].split(None, 1)[0] if end > start else ""
-    return first[:1].isupper() or is_first_name(first)
+    given = is_first_name(first) or is_first_name(first.split("-", 1)[0])
+    return given or (not listed and first[:1].isupper())
 
 
 def _cities(folded: str, hits: list[Hit]) -> None:
@@ -211,28 +219,39 @@ _CITY_WORDS = 4  # "sao jose dos campos"
 
 
 def _big_cities(folded: str, hits: list[Hit]) -> None:
-    """A big city's name where no cue said whose city it is (PLACE_AFTER): the most words
-    after the cue that name one, "'s" and a street word not after them ("in Jackson's
-    case", "to Boston Avenue"), nor a parcel's whereabouts before ("stuck in Memphis")."""
+    """A big city's name where no cue said it is the customer's (PLACE_AFTER): the most
+    words after the cue that name one, capitalised unless a word for city came before;
+    not where a capitalised word or "'s" follows ("Paris Hilton", "Columbia Records",
+    "in Jackson's case"), nor before a street word ("to Boston Avenue"), nor after words
+    about a parcel or someone else ("stuck in Memphis", "my mom lives in Chicago"), nor
+    "cidade natal" (home town). Weak: it never replaces a city already heard."""
     for m in first_matches(PLACE_AFTER, folded):
         at = m.end()
-        if at >= len(folded) or (m.group(1) is not None and not folded[at].isupper()):
-            continue  # "in mobile", "em natal": a city after "in" is written as one
         rest = folded[at : at + 80]
+        if not rest or (m.group(2) is None and not rest[0].isupper()):
+            continue  # "going to split the payment", "vai pra loja": no city
         words = list(itertools.islice(TOKEN_WORD.finditer(rest), _CITY_WORDS))
-        if not words or words[0].start() != 0:
+        first = (words[0].group(0) or "").lower() if words else ""
+        if not words or words[0].start() != 0 or first in NOT_CITY or first in HOME_TOWN:
             continue
         ends = _phrase_ends(rest, words)
-        end = next((at + e for e in reversed(ends) if is_city(rest[:e])), None)
-        before = folded[max(0, m.start() - 16) : m.start()].split()
-        if (
-            end is None
-            or folded.startswith("'s", end)
-            or next_word(folded, end) in STREET_WORDS
-            or (before and before[-1].lower() in IN_TRANSIT)
-        ):
+        end = next((e for e in reversed(ends) if is_city(rest[:e])), None)
+        if end is None or rest.startswith("'s", end) or _capitalised_next(rest, end):
             continue
-        _add(hits, "city", at, end, cue=m.start())
+        said_two = (m.group(0) or "").rstrip().endswith("2")
+        if said_two and rest[end : end + 1] not in ("", ",", ".", "!", "?", ";", "\n"):
+            continue  # "ship 2 Victoria chairs" is two chairs; "shippign 2 Boston." is to
+        before = folded[max(0, m.start() - 40) : m.start()].split()[-5:]
+        if next_word(rest, end) in STREET_WORDS or any(w.lower() in NOT_MINE for w in before):
+            continue
+        if free(hits, at, at + end):
+            hits.append(Hit("city", at, at + end, m.start(), weak=True))
+
+
+def _capitalised_next(rest: str, end: int) -> bool:
+    """Whether a capitalised word follows with only a blank between ("Paris Hilton")."""
+    after = rest[end : end + 2]
+    return len(after) == 2 and after[0] == " " and after[1].isupper()
 
 
 def _phrase_ends(folded: str, words: Sequence[SpanMatch]) -> list[int]:
@@ -283,7 +302,7 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
             said = (m.group(2) or "").lower() if pattern is not NUMBER_FIRST else ""
             if said in AMBIGUOUS_NUMBERS or next_word(folded, m.end()) in UNITS:
                 continue
-            if pattern is NUMBER_FIRST and _two_is_to(folded, m.start()):
+            if pattern is NUMBER_FIRST and _two_is_to(folded, m.start(), m.end()):
                 continue  # "ship it 2 High Street 681": the street follows "to"
             begin = _street(folded, m.start(1), m.end(1), trim)
             if begin is not None:
@@ -292,12 +311,15 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
                 _add(hits, "address", begin if trim else m.start(), end)
 
 
-def _two_is_to(folded: str, start: int) -> bool:
-    """Whether the number at `start` is a "2" written for "to" ("ship it 2 ...")."""
+def _two_is_to(folded: str, start: int, end: int) -> bool:
+    """Whether the number at `start` is a "2" written for "to": after a word of sending,
+    with the street's own number after it ("ship it 2 High Street 681", not "ship it 2
+    High Street")."""
     if not folded.startswith("2 ", start):
         return False
     before = folded[max(0, start - 16) : start].split()
-    return bool(before) and before[-1].lower() in SENT_WORDS
+    numbered = folded[end : end + 8].lstrip(" ,.")[:1].isdigit()
+    return numbered and bool(before) and before[-1].lower() in SENT_WORDS
 
 
 def _emails(folded: str, hits: list[Hit]) -> None:

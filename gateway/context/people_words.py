@@ -110,7 +110,8 @@ FILLER = word_set(
     "alguien human humano agent atendente agente talk speak falar hablar get got hope espero "
     "doing going fine great good nice morning afternoon evening waiting wait aguardando "
     "aguardar esperando esperar entendi entendo understood understand perfect perfeito "
-    "perfecto certo claro sure vale beleza combinado show otimo genial email e-mail mail "
+    "perfecto certo correto correta correcto correcta cierto cierta claro sure "
+    "vale beleza combinado show otimo genial email e-mail mail "
     "correo phone telefone telefono celular whatsapp number numero name nome nombre address "
     "endereco direccion problem problema issue thing coisa cosa ask asking perguntar "
     "preguntar saber know sei sabe tell dizer decir sou soy live lives living moro vivo resido "
@@ -164,7 +165,8 @@ NOT_PROPER = (
         "sku produto product producto item modelo model reais dollars euros pesos since desde "
         "ate hasta until right rua avenida alameda travessa calle street road avenue look "
         "looked check checked visit visited buy bought find found go went try tried see saw quick "
-        "order ordered shop shopped available sold listed seguinte siguiente following"
+        "order ordered shop shopped available sold listed seguinte siguiente following segundo "
+        "tercero tercer socorro"
     )
     | frozenset(NUMBERS)
     | frozenset(ORDINALS)
@@ -228,10 +230,16 @@ HELP_WITH = word_set(
     "to de da del regarding referente re that que because porque pq pois since pelo pela"
 )
 
-# A parcel's whereabouts are not the customer's city: "stuck in Memphis", "parado em Cajamar".
-IN_TRANSIT = word_set(
-    "stuck held sitting waiting warehouse hub parado parada preso presa retido retida centro"
-    " atascado detenido"
+# A parcel's whereabouts are not the customer's city ("stuck in Memphis", "retida na
+# alfândega em Curitiba", "scanned in Memphis"), nor someone else's home ("meu filho mora
+# em Curitiba", "my mom lives in Chicago"): any of these in the few words before the cue.
+NOT_MINE = word_set(
+    "stuck held sitting waiting warehouse hub customs scanned arrived shows passed package parcel"
+    " parado parada preso presa retido retida centro alfandega passou chegou encomenda pacote"
+    " atascado detenido aduana paquete llego paso mom mother dad father son daughter wife"
+    " husband sister brother friend mae pai filho filha esposa marido irma irmao amigo amiga"
+    " madre padre hijo hija hermana hermano mama papa lives mora vive agent atendente agente"
+    " store loja tienda"
 )
 
 # Someone else's doing: "the amount you actually paid", "eles na verdade mandaram" is no
@@ -245,3 +253,6 @@ OTHERS = word_set(
 SENT_WORDS = word_set(
     "it them ship send deliver mail post shipping sending delivering sent shipped"
 )
+
+# "cidade natal", "ciudad natal": the town one was born in, not Natal.
+HOME_TOWN = word_set("natal")

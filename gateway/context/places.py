@@ -3,10 +3,12 @@
 each as written and in ASCII. Pure: no I/O but reading the packaged list once (~0.2 s;
 the gateway reads it at start-up, off the event loop).
 
-Used only where a turn's kind of value is otherwise a guess: a bare value after a
-customer's correction cue ("foi mal, o correto é Goiânia"). Many first names are towns
-("Mariana", "Lucas", "Tyler": 15,000 people or more); fewer are cities this big
-("Victoria", "Austin" still are).
+Used where a value's kind is otherwise a guess: a bare value after a customer's
+correction cue ("foi mal, o correto é Goiânia"), and a city named where no cue says it
+is the customer's but the words around say where ("shippign 2 Boston", "I'm baded in
+Boston"; gateway.context.people_spans). Many first names are towns ("Mariana", "Lucas",
+"Tyler": 15,000 people or more); fewer are cities this big ("Victoria", "Austin" still
+are, and gateway.context.first_names tells them apart).
 """
 
 from __future__ import annotations
