@@ -189,6 +189,9 @@ FOUND = [
     ("send the replacement to oak avenue, number 60", {("address", "oak avenue, number 60")}),
     ("entregar na rua das flores cento e vinte", {("address", "rua das flores cento e vinte")}),
     ("enviar a calle mayor doce", {("address", "calle mayor doce")}),
+    # A product code keeps the word "sku" said before it; a code's letters read out
+    ("item sku aa64-26 i stayed home", {("sku", "sku aa64-26")}),
+    ("aquele de código s e nove cinco cinco sete", {("sku", "s e nove cinco cinco sete")}),
     # Abbreviated street types, Spanish doors and floors, "2" for "to", tens run together
     ("it's Elm St 2358 Suite 209 i'm pretty upset", {("address", "Elm St 2358 Suite 209")}),
     ("dirección: C/ Alcalá 1672", {("address", "C/ Alcalá 1672")}),
@@ -400,6 +403,11 @@ def test_one_value_in_two_spellings_is_one_fact() -> None:
     facts = extract("paguei R$ 163,00", "isso, 163 reais")
     amounts = [f for f in facts if f.tags[0] == "amount"]
     assert len({f.id for f in amounts}) == 1
+
+
+def test_a_product_code_with_and_without_sku_is_one_fact() -> None:
+    facts = extract("o produto é SKU-HF19-40", "item sku hf19-40", "product hf19-40")
+    assert len({f.id for f in facts if f.tags[0] == "sku"}) == 1
 
 
 def test_a_phone_said_with_and_without_country_code_is_one_fact() -> None:

@@ -69,7 +69,9 @@ def _normal(kind: str, value: str, english: bool) -> str:
         return digits[1:] if folded.startswith(("+1", "1 ", "1-")) else digits
     if kind in ("order", "sku"):
         spelled = "" if digits else "".join(number_groups(folded, english))
-        return spelled or "".join(c for c in folded if c.isalnum()).upper()
+        code = "".join(c for c in folded if c.isalnum()).upper()
+        # "SKU-HF19-40", "sku hf19-40" and "hf19-40" are one product
+        return spelled or (code.removeprefix("SKU") if kind == "sku" else code)
     if kind in ("amount", "promise"):
         return _money(folded, english)
     if kind in ("date", "deadline"):  # "march twenty-eight" is "march 28"

@@ -151,7 +151,9 @@ PHONE = linear(r"(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,3}\)|\b\d{2,3})[\s.-]?\d{3,5}[\s
 DIGITS = linear(r"(?:\+\d{1,3}\s?)?\(?\d[\d\s.()-]{6,18}\d")
 CODE = linear(r"#\s?[A-Za-z0-9-]*\d[A-Za-z0-9-]*|\b[A-Za-z0-9][A-Za-z0-9-]*\d[A-Za-z0-9-]*")
 SPELLED = linear(_RUN)
-SPELLED_CODE = linear(rf"\b(?:[b-df-hj-np-tv-xz][\s.-]+){{1,3}}{_RUN}")
+# A code's letters read out before its digits: a consonant first ("l r three three five"),
+# then any letter ("s e nove cinco cinco sete": the "e" a letter, not "and").
+SPELLED_CODE = linear(rf"\b[b-df-hj-np-tv-xz][\s.-]+(?:[a-z][\s.-]+){{0,2}}{_RUN}")
 # Which kind a number is, by the last cue word before it: order, sku, phone, or none
 # at all (a postal code, a card, a document: not facts to keep).
 CUE = linear(

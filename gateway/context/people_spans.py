@@ -397,11 +397,16 @@ def _code_kind(token: str, cue: str) -> str:
 
 
 def _codes(folded: str, hits: list[Hit]) -> None:
+    """A code and its kind; a product code keeps the word "sku" said right before it
+    ("item sku aa64-26" states "sku aa64-26", as the customer wrote it)."""
     for m in first_matches(CODE, folded):
         token = (m.group(0) or "").rstrip("-")
         kind = _code_kind(token, _cue_before(folded, m.start()))
         if kind:
-            _add(hits, kind, m.start(), m.start() + len(token))
+            start = m.start()
+            if kind == "sku" and folded[max(0, start - 4) : start].lower() == "sku ":
+                start -= 4
+            _add(hits, kind, start, m.start() + len(token))
 
 
 def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
