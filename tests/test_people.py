@@ -445,9 +445,11 @@ def test_agent_turns_give_promises_and_deadlines_only() -> None:
         "We'll have the replacement there by march twenty-eight.",
         "Vamos estornar o valor em até 5 dias úteis.",
         "El técnico irá el próximo lunes.",
+        "i'll re fund eighty dollars to your card",
     ]
     facts = extract(*agent, role="assistant")
     assert {
+        ("promise", "eighty dollars"),
         ("promise", "$64.30"),
         ("deadline", "within 3 business days"),
         ("promise", "R$ 149,90"),
@@ -1148,6 +1150,26 @@ def test_actually_before_another_value_corrects_nothing() -> None:
             "deadline",
             "antes del viernes",
             "3 de mayo",
+        ),
+        # a call's run-on transcript: "corrijo" mid-sentence, a filler before the value
+        (
+            [
+                "le devolvemos cien euros",
+                "déjeme revisar el historial corrijo en realidad es treinta y nueve euros "
+                "con ochenta céntimos puede confirmarme",
+            ],
+            "promise",
+            "cien euros",
+            "treinta y nueve euros con ochenta céntimos",
+        ),
+        (
+            [
+                "vou devolver quarenta e quatro reais",
+                "certo me enganei antes o correto né é setenta e sete reais para resolver",
+            ],
+            "promise",
+            "quarenta e quatro reais",
+            "setenta e sete reais",
         ),
     ],
 )

@@ -140,7 +140,7 @@ COMMIT = linear(
     r"|puedo|le|les|usted|ustedes|su|sus|tu|tus|nosotros)\b"
 )
 OFFER = linear(
-    r"\b(?:offer|refund|reimburs|credit|discount|voucher|coupon|compensat|waive|give\s+you"
+    r"\b(?:offer|re\s?fund|reimburs|credit|discount|voucher|coupon|compensat|waive|give\s+you"
     r"|send\s+you|return|devolv|devolu|reembols|estorn|desconto|cupo|abon|bonifica|compensa"
     r"|ressarc|descuento|oferec|ofrec|cashback|vale"
     # money coming back: "you'll get $40 back", "vai receber R$ 40 de volta"
@@ -319,7 +319,7 @@ CORRECTION_ANYWHERE = linear(rf"\b{_CORRECTION_CUES}")
 # Cues an agent says mid-sentence in a call's run-on transcript ("...with the team
 # correction it's actually thirty-three dollars"): a correction only before a value.
 MID_CORRECTION = linear(
-    r"\b(?:correction|correcao|correccion|sorry,?\s+i\s+misspoke|me\s+enganei)\b"
+    r"\b(?:correction|correcao|correccion|corrijo|sorry,?\s+i\s+misspoke|me\s+enganei)\b"
 )
 # What may stand between an agent's correction cue and the amount or date it restates
 # ("Me enganei antes, o correto é 34,00", "sorry, I misspoke earlier: USD 187.50"):
@@ -332,7 +332,8 @@ _RESTATING = word_set(
     "estorno credito preco data prazo entrega e eh seria sera foi na verdade quer dizer "
     "enganei errei correcao corrigindo sao fica ficam de do da vai ser ou seja perdon el la "
     "lo correcto correcta cierto monto importe devolucion precio fecha plazo es son era fue "
-    "en realidad quise decir digo equivoque correccion queda quedan del mejor dicho"
+    "en realidad quise decir digo equivoque correccion queda quedan del mejor dicho corrijo "
+    "ne tipo"
 )
 _PAUSE = "[\\s,.:;!?\"'()\u2013\u2014-]*"  # dashes: "sorry \u2014 it's $40"
 RESTATING = linear(rf"^{_PAUSE}(?:{_alternation(sorted(_RESTATING))}\b{_PAUSE})*$")
