@@ -24,6 +24,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from gateway.context.people_conversation import Conversation, corrections, problems
+from gateway.context.people_hits import Hit
 from gateway.context.people_numbers import (
     MULTIPLIERS,
     NUMBERS,
@@ -32,7 +33,7 @@ from gateway.context.people_numbers import (
     spelled_number,
 )
 from gateway.context.people_quantities import date_spans
-from gateway.context.people_spans import Hit, agent_hits, customer_hits, is_english
+from gateway.context.people_spans import agent_hits, customer_hits, is_english
 from gateway.context.people_text import FOLD
 from gateway.context.types import Fact, fact_kind
 from gateway.messages import message_text

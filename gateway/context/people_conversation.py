@@ -10,6 +10,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from gateway.context.first_names import is_first_name
+from gateway.context.people_hits import Hit, free, proper
 from gateway.context.people_patterns import (
     ADDITION,
     BARE_PROPER,
@@ -33,7 +34,6 @@ from gateway.context.people_patterns import (
     WORD,
 )
 from gateway.context.people_quantities import amount_spans, date_spans
-from gateway.context.people_spans import Hit, free, proper
 from gateway.context.people_text import FOLD, SpanMatch
 from gateway.context.people_words import CENTS_JOINERS, FILLER, HELP_WITH, OTHERS
 from gateway.context.places import is_city

@@ -1,6 +1,7 @@
 """Where one turn states each kind of fact about a person: the spans of names, cities,
 addresses, contact details, orders, product codes, amounts and dates the customer gives,
-and of the amounts and deadlines the agent commits to. Pure.
+and of the amounts and deadlines the agent commits to (cities: people_cities; the span
+type and the words a name is made of: people_hits). Pure.
 
 Each step runs its patterns over the folded turn and keeps a span no earlier step took,
 so the steps go from the most certain shapes (an email) to the least (a name).
@@ -10,14 +11,13 @@ from __future__ import annotations
 
 import bisect
 import itertools
-from collections.abc import Sequence
-from typing import NamedTuple
 
 from gateway.context.first_names import is_first_name
+from gateway.context.people_cities import big_city_hits, city_hits
+from gateway.context.people_hits import Hit, add_hit, proper
 from gateway.context.people_numbers import compose, number_tokens
 from gateway.context.people_patterns import (
     ADDRESS_UNIT,
-    CITY,
     CODE,
     COMMIT,
     CUE,
@@ -37,7 +37,6 @@ from gateway.context.people_patterns import (
     NUMBER_FIRST,
     OFFER,
     PHONE,
-    PLACE_AFTER,
     POLICY,
     POLICY_BREAK,
     ROMANCE,
@@ -46,58 +45,19 @@ from gateway.context.people_patterns import (
     SPELLED,
     SPELLED_CODE,
     STREET_FIRST,
-    TOKEN_WORD,
     WORD,
 )
 from gateway.context.people_quantities import amount_spans, date_spans
-from gateway.context.people_text import MATCHES, SpanMatch, first_matches, next_word
+from gateway.context.people_text import SpanMatch, first_matches, next_word
 from gateway.context.people_words import (
-    ABBREVIATIONS,
     AMBIGUOUS_NUMBERS,
     CONNECTORS,
-    CONTRACTIONS,
-    GERUND_ENDINGS,
-    GERUND_NAMES,
-    HOME_TOWN,
-    NOT_CITY,
-    NOT_FIRST,
-    NOT_MINE,
     NOT_PROPER,
     NOT_STREET,
     NOT_WEEKDAY,
-    PLACE_WORDS,
-    RESUMING_STEMS,
     SENT_WORDS,
-    STREET_WORDS,
-    SUFFIXES,
-    TITLES,
     UNITS,
 )
-from gateway.context.places import is_city
-
-
-class Hit(NamedTuple):
-    """Where a turn states a fact of one kind (offsets into the folded turn, which are the
-    original's)."""
-
-    kind: str
-    start: int
-    end: int
-    cue: int  # where the words that introduce it start (a problem skips past intros)
-    correction: bool = False
-    # Heard with no cue that says it is the customer's own (a big city's name where
-    # something goes): it never replaces a value of its kind already heard.
-    weak: bool = False
-
-
-def free(hits: Sequence[Hit], start: int, end: int) -> bool:
-    """Whether no fact but a problem (a sentence, which may hold facts) has this span."""
-    return all(end <= h.start or start >= h.end for h in hits if h.kind != "problem")
-
-
-def _add(hits: list[Hit], kind: str, start: int, end: int, cue: int = -1) -> None:
-    if end > start and free(hits, start, end):
-        hits.append(Hit(kind, start, end, start if cue < 0 else cue))
 
 
 def is_english(folded: str) -> bool:
@@ -116,64 +76,12 @@ def _cue_before(folded: str, start: int) -> str:
     return last
 
 
-def proper(
-    folded: str, start: int, end: int, weak: bool, joins: bool, city: bool = False
-) -> tuple[int, int] | None:
-    """The span of 1-3 name words at the head of folded[start:end]: stops at a common word,
-    at a sentence's end, and at a lowercase word after a capitalised one. A "de"/"da"
-    joins words when `joins` (else only before a capitalised word: "sou a ana de recife"
-    is not one name). A name's title ("Dr.", "Dona") is not part of it."""
-    common = NOT_CITY if city else NOT_PROPER
-    kept: list[tuple[int, int]] = []
-    joined = False
-    for m in TOKEN_WORD.finditer(folded[start:end]):
-        word, stop = m.group(0) or "", start + m.end()
-        low = word.lower()
-        if (not kept and not city and low in TITLES) or (kept and not joined and low in CONNECTORS):
-            joined = bool(kept)
-            continue
-        first = folded[kept[0][0]] if kept else ""
-        if not _fits(word, first, joined and not joins, weak, common):
-            break
-        kept.append((start + m.start(), stop))
-        joined = False
-        if len(kept) == 3 or (folded[stop : stop + 1] == "." and low not in ABBREVIATIONS):
-            break
-    if not kept or (len(kept) == 1 and not city and _verb(folded[slice(*kept[0])].lower())):
-        return None
-    return kept[0][0], kept[-1][1]
-
-
-def _verb(low: str) -> bool:
-    """Whether a name of one word is a verb: "retomando", "following" (not "Fernando"
-    nor "Sterling"; "Xiaoming Wang" is two words; a city may be "Reading")."""
-    gerund = len(low) >= 5 and low.endswith(GERUND_ENDINGS) and low not in GERUND_NAMES
-    return gerund or low.startswith(RESUMING_STEMS)
-
-
-def _fits(word: str, first: str, capital: bool, weak: bool, common: frozenset[str]) -> bool:
-    """Whether a word continues a name that starts with `first` (a letter, or "": then
-    the word opens it, and "frustrated" or "pequena" may not)."""
-    if (first.isupper() or capital) and not word[0].isupper():
-        return False
-    if not first and word.lower() in NOT_FIRST:
-        return False
-    return _name_like(word, weak, common)
-
-
-def _name_like(word: str, weak: bool, common: frozenset[str]) -> bool:
-    low = word.lower().strip("'-")
-    if len(low) < 2 or low in common or low.endswith(CONTRACTIONS):
-        return False
-    return not (weak and word.islower() and len(low) >= 6 and low.endswith(SUFFIXES))
-
-
 def _names(folded: str, hits: list[Hit]) -> None:
     for m in first_matches(NAME, folded):
         strong = m.group(1) is not None
         span = proper(folded, m.start(2), m.end(2), not strong, strong)
         if span and (strong or given_name(folded, *span)):
-            _add(hits, "name", *span, cue=m.start())
+            add_hit(hits, "name", *span, cue=m.start())
     for pattern in (NAME_HERE, NAME_SPEAKING, NAME_LEAD, NAME_ITS, SIGN_OFF):
         found = pattern.search(folded)
         span = proper(folded, found.start(1), found.end(1), True, False) if found else None
@@ -185,7 +93,7 @@ def _names(folded: str, hits: list[Hit]) -> None:
         # "it's" names someone only when the whole run is a name ("hey it's Apple Pay
         # that failed" names no one)
         if pattern is not NAME_ITS or span == (found.start(1), found.end(1)):
-            _add(hits, "name", *span, cue=found.start())
+            add_hit(hits, "name", *span, cue=found.start())
 
 
 def given_name(folded: str, start: int, end: int, listed: bool = False) -> bool:
@@ -195,86 +103,6 @@ def given_name(folded: str, start: int, end: int, listed: bool = False) -> bool:
     first = folded[start:end].split(None, 1)[0] if end > start else ""
     given = is_first_name(first) or is_first_name(first.split("-", 1)[0])
     return given or (not listed and first[:1].isupper())
-
-
-def _cities(folded: str, hits: list[Hit]) -> None:
-    """Each search resumes after the city it found, not after the words its cue took
-    ("envió a Bogotá pero vivo en Cali" states both)."""
-    pos = 0
-    for _ in range(MATCHES):
-        m = CITY.search(folded, pos)
-        if m is None:
-            return
-        span = proper(folded, m.start(4), m.end(4), m.group(1) is None, True, city=True)
-        span = _city_words(folded, *span) if span else None
-        pos = span[1] if span else m.start(4)
-        if not span or (m.group(3) is not None and folded[span[0]].islower()):
-            continue  # "Ana from Recife", never "Ana from accounts"
-        place = folded[span[0] : span[1]].lower() not in PLACE_WORDS
-        if place and next_word(folded, span[1]) not in STREET_WORDS:  # "to Baker Street"
-            _add(hits, "city", *span, cue=span[0] if m.group(2) else m.start())
-
-
-_CITY_WORDS = 4  # "sao jose dos campos"
-
-
-def _big_cities(folded: str, hits: list[Hit]) -> None:
-    """A big city's name where no cue said it is the customer's (PLACE_AFTER): the most
-    words after the cue that name one, capitalised unless a word for city came before;
-    not where a capitalised word or "'s" follows ("Paris Hilton", "Columbia Records",
-    "in Jackson's case"), nor before a street word ("to Boston Avenue"), nor after words
-    about a parcel or someone else ("stuck in Memphis", "my mom lives in Chicago"), nor
-    "cidade natal" (home town). Weak: it never replaces a city already heard."""
-    for m in first_matches(PLACE_AFTER, folded):
-        at = m.end()
-        rest = folded[at : at + 80]
-        if not rest or (m.group(2) is None and not rest[0].isupper()):
-            continue  # "going to split the payment", "vai pra loja": no city
-        words = list(itertools.islice(TOKEN_WORD.finditer(rest), _CITY_WORDS))
-        first = (words[0].group(0) or "").lower() if words else ""
-        if not words or words[0].start() != 0 or first in NOT_CITY or first in HOME_TOWN:
-            continue
-        ends = _phrase_ends(rest, words)
-        end = next((e for e in reversed(ends) if is_city(rest[:e])), None)
-        if end is None or rest.startswith("'s", end) or _capitalised_next(rest, end):
-            continue
-        said_two = (m.group(0) or "").rstrip().endswith("2")
-        if said_two and rest[end : end + 1] not in ("", ",", ".", "!", "?", ";", "\n"):
-            continue  # "ship 2 Victoria chairs" is two chairs; "shippign 2 Boston." is to
-        before = folded[max(0, m.start() - 40) : m.start()].split()[-5:]
-        if next_word(rest, end) in STREET_WORDS or any(w.lower() in NOT_MINE for w in before):
-            continue
-        if free(hits, at, at + end):
-            hits.append(Hit("city", at, at + end, m.start(), weak=True))
-
-
-def _capitalised_next(rest: str, end: int) -> bool:
-    """Whether a capitalised word follows with only a blank between ("Paris Hilton")."""
-    after = rest[end : end + 2]
-    return len(after) == 2 and after[0] == " " and after[1].isupper()
-
-
-def _phrase_ends(folded: str, words: Sequence[SpanMatch]) -> list[int]:
-    """Where each of the first words ends while only blanks lie between them ("Belo
-    Horizonte", not "Boston, Mass")."""
-    ends: list[int] = []
-    for word in words:
-        if ends and not folded[ends[-1] : word.start()].isspace():
-            break
-        ends.append(word.end())
-    return ends
-
-
-def _city_words(folded: str, start: int, end: int) -> tuple[int, int]:
-    """A city in lowercase of three words, the last not after a "de", is one of two and
-    the verb after it ("the delivery to porto seguro never happened"), unless its last
-    word says city ("new york city"); "são josé dos campos" stays whole."""
-    words = list(TOKEN_WORD.finditer(folded[start:end]))
-    said = [(m.group(0) or "").lower() for m in words]
-    named = [w for w in said if w not in CONNECTORS]
-    if folded[start].isupper() or len(named) != 3 or said[-2] in CONNECTORS:
-        return start, end
-    return (start, end) if said[-1] in PLACE_WORDS else (start, start + words[-2].end())
 
 
 def _street(folded: str, start: int, end: int, trim: bool) -> int | None:
@@ -308,7 +136,7 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
             if begin is not None:
                 unit = ADDRESS_UNIT.search(folded[m.end() : m.end() + 60])
                 end = m.end() + (unit.end() if unit else 0)
-                _add(hits, "address", begin if trim else m.start(), end)
+                add_hit(hits, "address", begin if trim else m.start(), end)
 
 
 def _two_is_to(folded: str, start: int, end: int) -> bool:
@@ -324,10 +152,10 @@ def _two_is_to(folded: str, start: int, end: int) -> bool:
 
 def _emails(folded: str, hits: list[Hit]) -> None:
     for m in first_matches(EMAIL, folded):
-        _add(hits, "email", m.start(), m.end())
+        add_hit(hits, "email", m.start(), m.end())
     for m in first_matches(SAID_EMAIL, folded):
         if _said_email(folded, m):
-            _add(hits, "email", m.start(), m.end())
+            add_hit(hits, "email", m.start(), m.end())
 
 
 def _said_email(folded: str, m: SpanMatch) -> bool:
@@ -343,14 +171,14 @@ def _said_email(folded: str, m: SpanMatch) -> bool:
 def _amounts(folded: str, hits: list[Hit], english: bool, agent: bool = False) -> None:
     for start, end in amount_spans(folded, english):
         if not agent:
-            _add(hits, "amount", start, end)
+            add_hit(hits, "amount", start, end)
         elif OFFER.search(folded[max(0, start - 80) : end + 40]):
-            _add(hits, "promise", start, end)
+            add_hit(hits, "promise", start, end)
 
 
 def _dates(folded: str, hits: list[Hit]) -> None:
     for start, end in date_spans(folded):
-        _add(hits, "date", start, end)
+        add_hit(hits, "date", start, end)
 
 
 def _deadlines(folded: str, hits: list[Hit]) -> None:
@@ -367,7 +195,7 @@ def _deadlines(folded: str, hits: list[Hit]) -> None:
         end = breaks[at] if at < len(breaks) else len(folded)
         policy = POLICY.search(folded[start:end]) and not COMMIT.search(folded[start : m.end()])
         if not policy:
-            _add(hits, "deadline", m.start(), m.end())
+            add_hit(hits, "deadline", m.start(), m.end())
 
 
 def _phones(folded: str, hits: list[Hit]) -> None:
@@ -379,7 +207,7 @@ def _phones(folded: str, hits: list[Hit]) -> None:
             if pattern is DIGITS and cue != "phone":
                 continue
             if 8 <= sum(c.isdigit() for c in m.group(0) or "") <= 13 and cue != "block":
-                _add(hits, cue if cue in ("order", "sku") else "phone", m.start(), m.end())
+                add_hit(hits, cue if cue in ("order", "sku") else "phone", m.start(), m.end())
 
 
 def _code_kind(token: str, cue: str) -> str:
@@ -406,7 +234,7 @@ def _codes(folded: str, hits: list[Hit]) -> None:
             start = m.start()
             if kind == "sku" and folded[max(0, start - 4) : start].lower() == "sku ":
                 start -= 4
-            _add(hits, kind, start, m.start() + len(token))
+            add_hit(hits, kind, start, m.start() + len(token))
 
 
 def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
@@ -416,7 +244,7 @@ def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
         cue = _cue_before(folded, m.start())
         tokens = number_tokens(folded, m.start(), m.end(), english)
         if cue in ("order", "sku") and len(compose([t[2:] for t in tokens])) >= 3:
-            _add(hits, cue, m.start(), tokens[-1][1])
+            add_hit(hits, cue, m.start(), tokens[-1][1])
     for m in first_matches(SPELLED, folded):
         tokens = number_tokens(folded, m.start(), m.end(), english)
         if not tokens:
@@ -425,7 +253,7 @@ def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
         cue = _cue_before(folded, tokens[0][0])
         kind = cue if cue in ("order", "sku") and count >= 3 else "phone" if count >= 8 else ""
         if kind and cue != "block":
-            _add(hits, kind, tokens[0][0], tokens[-1][1])
+            add_hit(hits, kind, tokens[0][0], tokens[-1][1])
 
 
 def customer_hits(folded: str, english: bool) -> list[Hit]:
@@ -440,8 +268,8 @@ def customer_hits(folded: str, english: bool) -> list[Hit]:
     _codes(folded, hits)
     _spelled(folded, hits, english)
     _names(folded, hits)
-    _cities(folded, hits)
-    _big_cities(folded, hits)
+    city_hits(folded, hits)
+    big_city_hits(folded, hits)
     return hits
 
 

@@ -1,0 +1,102 @@
+"""Where one turn names the customer's city: after a cue that says so ("moro em", "I live
+in", "ship it to") and, weakly, a big city's name where the words around only say where
+("shippign 2 Boston.", "I'm baded in Boston"). Pure.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from gateway.context.people_hits import Hit, add_hit, free, proper
+from gateway.context.people_patterns import CITY, PLACE_AFTER, TOKEN_WORD
+from gateway.context.people_text import MATCHES, SpanMatch, first_matches, next_word
+from gateway.context.people_words import (
+    CONNECTORS,
+    HOME_TOWN,
+    NOT_CITY,
+    NOT_MINE,
+    PLACE_WORDS,
+    STREET_WORDS,
+)
+from gateway.context.places import is_city
+
+
+def city_hits(folded: str, hits: list[Hit]) -> None:
+    """Each search resumes after the city it found, not after the words its cue took
+    ("envió a Bogotá pero vivo en Cali" states both)."""
+    pos = 0
+    for _ in range(MATCHES):
+        m = CITY.search(folded, pos)
+        if m is None:
+            return
+        span = proper(folded, m.start(4), m.end(4), m.group(1) is None, True, city=True)
+        span = _city_words(folded, *span) if span else None
+        pos = span[1] if span else m.start(4)
+        if not span or (m.group(3) is not None and folded[span[0]].islower()):
+            continue  # "Ana from Recife", never "Ana from accounts"
+        place = folded[span[0] : span[1]].lower() not in PLACE_WORDS
+        if place and next_word(folded, span[1]) not in STREET_WORDS:  # "to Baker Street"
+            add_hit(hits, "city", *span, cue=span[0] if m.group(2) else m.start())
+
+
+_CITY_WORDS = 4  # "sao jose dos campos"
+
+
+def big_city_hits(folded: str, hits: list[Hit]) -> None:
+    """A big city's name where no cue said it is the customer's (PLACE_AFTER): the most
+    words after the cue that name one, capitalised unless a word for city came before;
+    not where a capitalised word or "'s" follows ("Paris Hilton", "Columbia Records",
+    "in Jackson's case"), nor before a street word ("to Boston Avenue"), nor after words
+    about a parcel or someone else ("stuck in Memphis", "my mom lives in Chicago"), nor
+    "cidade natal" (home town). Weak: it never replaces a city already heard."""
+    for m in first_matches(PLACE_AFTER, folded):
+        at = m.end()
+        rest = folded[at : at + 80]
+        if not rest or (m.group(2) is None and not rest[0].isupper()):
+            continue  # "going to split the payment", "vai pra loja": no city
+        words = list(itertools.islice(TOKEN_WORD.finditer(rest), _CITY_WORDS))
+        first = (words[0].group(0) or "").lower() if words else ""
+        if not words or words[0].start() != 0 or first in NOT_CITY or first in HOME_TOWN:
+            continue
+        ends = _phrase_ends(rest, words)
+        end = next((e for e in reversed(ends) if is_city(rest[:e])), None)
+        if end is None or rest.startswith("'s", end) or _capitalised_next(rest, end):
+            continue
+        said_two = (m.group(0) or "").rstrip().endswith("2")
+        if said_two and rest[end : end + 1] not in ("", ",", ".", "!", "?", ";", "\n"):
+            continue  # "ship 2 Victoria chairs" is two chairs; "shippign 2 Boston." is to
+        before = folded[max(0, m.start() - 40) : m.start()].split()[-5:]
+        if next_word(rest, end) in STREET_WORDS or any(w.lower() in NOT_MINE for w in before):
+            continue
+        if free(hits, at, at + end):
+            hits.append(Hit("city", at, at + end, m.start(), weak=True))
+
+
+def _capitalised_next(rest: str, end: int) -> bool:
+    """Whether a capitalised word follows with only a blank between ("Paris Hilton")."""
+    after = rest[end : end + 2]
+    return len(after) == 2 and after[0] == " " and after[1].isupper()
+
+
+def _phrase_ends(folded: str, words: Sequence[SpanMatch]) -> list[int]:
+    """Where each of the first words ends while only blanks lie between them ("Belo
+    Horizonte", not "Boston, Mass")."""
+    ends: list[int] = []
+    for word in words:
+        if ends and not folded[ends[-1] : word.start()].isspace():
+            break
+        ends.append(word.end())
+    return ends
+
+
+def _city_words(folded: str, start: int, end: int) -> tuple[int, int]:
+    """A city in lowercase of three words, the last not after a "de", is one of two and
+    the verb after it ("the delivery to porto seguro never happened"), unless its last
+    word says city ("new york city"); "são josé dos campos" stays whole."""
+    words = list(TOKEN_WORD.finditer(folded[start:end]))
+    said = [(m.group(0) or "").lower() for m in words]
+    named = [w for w in said if w not in CONNECTORS]
+    if folded[start].isupper() or len(named) != 3 or said[-2] in CONNECTORS:
+        return start, end
+    return (start, end) if said[-1] in PLACE_WORDS else (start, start + words[-2].end())
