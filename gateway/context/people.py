@@ -23,7 +23,8 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gateway.context.people_conversation import Conversation, corrections, problems
+from gateway.context.people_conversation import Conversation, problems
+from gateway.context.people_corrections import corrections
 from gateway.context.people_hits import Hit
 from gateway.context.people_numbers import (
     MULTIPLIERS,

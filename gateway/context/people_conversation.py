@@ -1,56 +1,36 @@
-"""What a turn means for the conversation so far: a correction ("actually", "na
-verdade", "quise decir") supersedes an earlier value, the customer's or the agent's, and
-the problem the customer came with is the first sentence that says something. Pure.
+"""What a turn means for the conversation so far: what one call has read (`Conversation`)
+and the problem the customer came with, the first sentence that says something. The
+corrections a turn makes are people_corrections. Pure.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 
-from gateway.context.first_names import is_first_name
-from gateway.context.people_hits import Hit, free, proper
+from gateway.context.people_hits import Hit
 from gateway.context.people_patterns import (
-    ADDITION,
-    BARE_PROPER,
-    BARE_SLIP,
-    BARE_VALUE,
     CLAUSE_END,
     CORRECTION,
-    CORRECTION_ANYWHERE,
     HELP,
-    KIND_CUE,
-    MID_CORRECTION,
     NEW_PROBLEM,
     NONSPACE,
     OPENER,
-    PHONE,
-    RESTATED,
-    RESTATING,
     SENTENCE_END,
-    STRONG_CUE,
     TOPIC_CHANGE,
     WORD,
 )
-from gateway.context.people_quantities import amount_spans, date_spans
-from gateway.context.people_text import FOLD, SpanMatch
-from gateway.context.people_words import CENTS_JOINERS, FILLER, HELP_WITH, OTHERS
-from gateway.context.places import is_city
+from gateway.context.people_text import FOLD
+from gateway.context.people_words import FILLER, HELP_WITH
 
 PROBLEM_WORDS = 18  # of its sentence: the problem is a line of the facts block, not a turn
 # The customer introducing themselves: a problem is looked for past these.
 _INTRO_KINDS = frozenset({"name", "city", "phone", "email", "address"})
 INTRO_LEAD_WORDS = 2  # words before an introduction in its sentence that it skips too
-# What a bare corrected value ("scratch that, Austin") can be, by its shape.
 WORD_KINDS = ("name", "city")  # what a bare corrected word may be ("scratch that, Boston")
-_DIGIT_KINDS = ("order", "sku", "phone", "amount")
-PHONE_DIGITS = 8  # the fewest digits a phone number has
 # Cues that also open a sentence that corrects nothing ("Actually, my order 55123 never
 # came"): the clause corrects only a value of a kind the conversation already has.
 _DISCOURSE = ("actually", "na verdade", "en realidad")
-RESTATED_CHARS = 160  # how far after an agent's correction cue the value it restates may be
-RESTATING_WORDS = 6  # between a cue said mid-sentence and the value it restates, at most
 
 
 @dataclass
@@ -221,191 +201,6 @@ def _problem(
             return pos, _span_end(folded, pos)
         pos = stop
     return None
-
-
-def corrections(
-    folded: str, hits: list[Hit], seen: Conversation, english: bool, agent: bool = False
-) -> None:
-    """A turn that corrects ("actually", "na verdade", "quise decir"): what it states
-    after the cue supersedes the newest earlier value of its kind. A customer's bare value
-    ("scratch that, Austin") takes the kind a word of its sentence says ("city", "name"),
-    else the kind `_bare_correction` reads from the value; an agent's amount or date is
-    the promise or deadline it restates, and in a call's run-on speech a cue may open it
-    mid-sentence. A customer's cue said mid-sentence ("vou viajar na verdade e Belo
-    Horizonte digitei errado") corrects only a kind already heard. After a cue that says
-    a value was wrong ("scratch that", "o correto é") a bare value may run on into the
-    turn ("scratch that boston and another thing"), and a capitalised one may run on when
-    the fewest words say nothing ("errei o certo é Thiago Costa liguei ontem"); after a
-    weak one ("actually", "no, it's") or mid-sentence it must end its clause or be
-    followed by words of a slip ("digitei errado"). "actually" said of someone else ("the
-    amount you actually paid") corrects nothing."""
-    cue = CORRECTION.search(folded) or (_mid_sentence(folded, english) if agent else None)
-    anywhere = cue is None and not agent
-    if anywhere:
-        cue = CORRECTION_ANYWHERE.search(folded)
-    if cue is None or (anywhere and _said_of_others(folded, cue.start(), cue.end())):
-        return
-    after = folded[cue.end() : cue.end() + 80]
-    strong = not anywhere and STRONG_CUE.search(cue.group(0) or "") is not None
-    bare = None if agent else (BARE_VALUE if strong else BARE_SLIP).search(after)
-    # "actually, I have another order": a second value, not a corrected one; "scratch that
-    # boston and another thing" corrects before it adds.
-    if ADDITION.search(after[: bare.start(1) if bare else 60]):
-        return
-    # "errei o certo é Thiago Costa liguei ontem": the fewest words ("certo") say nothing;
-    # a capitalised run is the value.
-    proper_run = BARE_PROPER.search(after) if strong and not agent else None
-    earlier = sorted((h.start, h.kind) for h in hits if h.start < cue.start())
-    before = Conversation([*seen.recent, *(kind for _, kind in earlier)], words=seen.words)
-    if anywhere:
-        _bare_correction(folded, cue, bare, hits, before, known_only=True)
-        return
-    hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
-    if agent:
-        _restated(folded, cue, hits, before, english)
-        return
-    if not _bare_correction(folded, cue, bare, hits, before) and proper_run:
-        _bare_correction(folded, cue, proper_run, hits, before)
-
-
-def _said_of_others(folded: str, start: int, end: int) -> bool:
-    """Whether a cue said mid-sentence tells what someone else did: "the amount you
-    actually paid", not "thank you actually it's Denver"."""
-    before = folded[max(0, start - 12) : start].split()
-    restated = RESTATED.search(folded[end : end + 12]) is not None
-    return bool(before) and before[-1].lower() in OTHERS and not restated
-
-
-def _bare_correction(
-    folded: str,
-    cue: SpanMatch,
-    bare: SpanMatch | None,
-    hits: list[Hit],
-    before: Conversation,
-    known_only: bool = False,
-) -> bool:
-    """The bare value after a customer's correction cue, of the kind its sentence says,
-    else of the kind whose heard values share a word with it, else a number's kind by its
-    shape and a word's by `_place_or_person`. `known_only` (a cue said mid-sentence):
-    only a kind already heard. Whether it found one."""
-    if bare is None:
-        return False
-    start, end = cue.end() + bare.start(1), cue.end() + bare.end(1)
-    value, kind = bare.group(1) or "", ""
-    if any(c.isdigit() for c in value):
-        kind = "" if _in_two_parts(folded, end) else _number_kind(value, before)
-    elif proper(folded, start, end, True, True) == (start, end):
-        kind = (
-            _said_kind(folded, cue.start(), start, end)
-            or before.sharing(value)
-            or _place_or_person(value, before)
-        )
-    if known_only and kind not in before.recent:
-        return False
-    if kind and free(hits, start, end):  # the cue introduces it: no problem starts there
-        if known_only:
-            hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
-        hits.append(Hit(kind, start, end, cue.start(), True))
-        return True
-    return False
-
-
-def _in_two_parts(folded: str, end: int) -> bool:
-    """A number ending at `end` that an amount's second part follows ("o certo é 65 e
-    50"): no bare value."""
-    after = folded[end : end + 16].split()
-    return len(after) >= 2 and after[0].lower() in CENTS_JOINERS and after[1][:1].isdigit()
-
-
-def _place_or_person(value: str, before: Conversation) -> str:
-    """A bare corrected word with nothing else to say its kind: a big city's name
-    (gateway.context.places) that is no first name people are given is the city ("foi
-    mal, o correto é Goiânia"); a first name that is no big city's the name ("o correto
-    é Beatriz Pereira", also when no name was heard); either both or neither ("Victoria",
-    "Nike"), the kind said last, if any."""
-    words = value.split()
-    city, person = is_city(value), bool(words) and is_first_name(words[0])
-    if city != person:
-        return "city" if city else "name"
-    return before.last_of(WORD_KINDS)
-
-
-def _number_kind(value: str, before: Conversation) -> str:
-    """What a bare corrected number is: a phone has 8 digits or more ("na verdade e
-    494416" corrects an order, not the phone said last), and one grouped like a phone
-    ("en realidad es 667-905-981", not "2024-556678") is the phone once one was given,
-    whatever came last;
-    else the kind of the latest number that could be it."""
-    digits = sum(c.isdigit() for c in value)
-    if digits < 2:
-        return ""
-    if _phone_shaped(value, digits) and "phone" in before.recent:
-        return "phone"
-    kinds = (
-        _DIGIT_KINDS if digits >= PHONE_DIGITS else tuple(k for k in _DIGIT_KINDS if k != "phone")
-    )
-    return before.last_of(kinds)
-
-
-def _phone_shaped(value: str, digits: int) -> bool:
-    """Grouped as phones are read: three groups or more ("667-905-981"), or the shape
-    of PHONE ("91622-9220"); "2024-556678" is a code."""
-    if digits < PHONE_DIGITS:
-        return False
-    shape = PHONE.search(value)
-    whole = shape is not None and shape.start() == 0 and shape.end() == len(value)
-    return whole or value.strip("-").count("-") >= 2
-
-
-def _said_kind(folded: str, cue: int, start: int, end: int) -> str:
-    """Whether the sentence of a correction says the bare value at folded[start:end] is a
-    city or a name: the word of KIND_CUE nearest before it, else the first after it."""
-    opened = [m.end() for m in SENTENCE_END.finditer(folded[:cue])]
-    begin = opened[-1] if opened else 0
-    closed = SENTENCE_END.search(folded, end)
-    said = list(KIND_CUE.finditer(folded[begin : closed.start() if closed else len(folded)]))
-    ahead = [m for m in said if begin + m.start() < start]
-    found = ahead[-1] if ahead else (said[0] if said else None)
-    return "" if found is None else "city" if found.group(1) is not None else "name"
-
-
-def _first_value(folded: str, at: int, english: bool) -> tuple[int, int, str] | None:
-    """The first amount (a "promise") or date (a "deadline") in the RESTATED_CHARS from
-    `at`, with its offsets from there."""
-    after = folded[at : at + RESTATED_CHARS]
-    # Restating a promise speaks of money: "o correto é 159 e 99" needs no "reembolso".
-    found = [(*span, "promise") for span in amount_spans(after, english, money=True)]
-    found += [(*span, "deadline") for span in date_spans(after)]
-    return min(found, default=None)
-
-
-def _mid_sentence(folded: str, english: bool) -> SpanMatch | None:
-    """An agent's cue of MID_CORRECTION that an amount or date follows past at most
-    RESTATING_WORDS restating words: "we'll make the correction in our system by friday"
-    corrects nothing."""
-    for m in itertools.islice(MID_CORRECTION.finditer(folded), 8):  # a few cues, not a paste
-        value = _first_value(folded, m.end(), english)
-        lead = folded[m.end() : m.end() + value[0]] if value else ""
-        if value and len(lead.split()) <= RESTATING_WORDS and RESTATING.search(lead):
-            return m
-    return None
-
-
-def _restated(
-    folded: str, cue: SpanMatch, hits: list[Hit], before: Conversation, english: bool
-) -> None:
-    """The first amount (a promise) or date (a deadline) after an agent's correction cue,
-    when only restating words stand between them ("Me enganei antes, o correto é 34,00
-    reais"), or the agent gave one of its kind before and it is in the cue's sentence."""
-    value = _first_value(folded, cue.end(), english)
-    if value is None:
-        return
-    start, end, kind = value
-    lead = folded[cue.end() : cue.end() + start]
-    stated = before.last_of((kind,)) == kind and SENTENCE_END.search(lead) is None
-    start, end = cue.end() + start, cue.end() + end
-    if (stated or RESTATING.search(lead)) and free(hits, start, end):
-        hits.append(Hit(kind, start, end, cue.start(), True))
 
 
 def problems(folded: str, hits: list[Hit], seen: Conversation) -> None:

@@ -340,15 +340,17 @@ RESTATING = linear(rf"^{_PAUSE}(?:{_alternation(sorted(_RESTATING))}\b{_PAUSE})*
 ADDITION = linear(
     r"\b(?:another|also|too|second|one\s+more|outr[oa]|tambem|mais\s+um|otr[oa]|tambien)\b"
 )
+# Words that restate a value after a cue: "actually it's Denver".
+_RESTATE = r"it'?s|its|it\s+is|is|e|eh|es|era|was"
 _BARE_LEAD = (
-    r"^[\s,.:;!-]*(?:(?:it'?s|its|it\s+is|is|e|eh|es|era|was|the|o|a|el|la|seria|sera"
+    rf"^[\s,.:;!-]*(?:(?:{_RESTATE}|the|o|a|el|la|seria|sera"
     r"|quise\s+decir|quer\s+dizer|i\s+mean|i\s+meant|digo|please|por\s+favor|pfv?"
     r"|cert[oa]|corret[oa]|correct[oa]|ciert[oa]|right\s+one|correct\s+one|actually|really"
     r"|realmente|en\s+realidad|na\s+verdade|de\s+hecho|de\s+fato)[,:]?\s+)*"
 )
 # After a cue, words that restate a value: "actually it's Denver" corrects whoever said
 # "actually" before it ("thank you actually it's Denver").
-RESTATED = linear(r"^[\s,]+(?:it'?s|its|it\s+is|is|e|eh|es|era|was)\b")
+RESTATED = linear(rf"^[\s,]+(?:{_RESTATE})\b")
 # What may follow a corrected value in an unpunctuated turn ("scratch that boston and
 # another thing", "na verdade e Belo Horizonte digitei errado").
 _BARE_AFTER = (

@@ -101,7 +101,7 @@ def given_name(folded: str, start: int, end: int, listed: bool = False) -> bool:
     lowercase a first name people are given ("i'm kevin", "sou a ana-clara", not "i'm
     petty upset"); `listed`: a given first name however written."""
     first = folded[start:end].split(None, 1)[0] if end > start else ""
-    given = is_first_name(first) or is_first_name(first.split("-", 1)[0])
+    given = is_first_name(first.split("-", 1)[0]) or ("-" in first and is_first_name(first))
     return given or (not listed and first[:1].isupper())
 
 
