@@ -17,6 +17,7 @@ import dataclasses
 import hashlib
 import logging
 import random
+import time
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -263,7 +264,13 @@ def customer_key(customer: str) -> str:
     return quote(customer, safe="")
 
 
-SAVE_TRIES = 16  # a write that keeps losing to others gives up (the turn is still answered)
+# A write that keeps losing to others gives up (the turn is still answered) once it has
+# lost SAVE_TRIES times *and* tried for SAVE_PATIENCE_S: on a starved host (every write's
+# read-merge-write window long) a steady stream of small writes (an app posting events)
+# can beat a turn's save a dozen times in a row, and a turn lost is a turn not counted.
+SAVE_TRIES = 16
+SAVE_PATIENCE_S = 5.0
+_SAVE_PAUSE_S = 0.05  # the longest random pause between two tries
 
 
 class _Saving:
@@ -313,11 +320,13 @@ class ConversationStore:
         """Write the fields that changed since the record was read or last saved (a turn:
         its counters, its new messages, the summary when it moved), if nobody wrote the
         record meanwhile (its version); else read what was written, merge this write
-        into it (gateway.context.record_merge) and try again, at most SAVE_TRIES times.
-        The conversation expires once idle for its plan's retention. Returns the tries
-        that lost to another write."""
+        into it (gateway.context.record_merge) and try again, until it has lost
+        SAVE_TRIES times and SAVE_PATIENCE_S have passed. The conversation expires once
+        idle for its plan's retention. Returns the tries that lost to another write."""
         ttl = self.retention.of(record.plan).conversation_s
-        for lost in range(SAVE_TRIES):
+        give_up = time.monotonic() + SAVE_PATIENCE_S
+        lost = 0
+        while lost < SAVE_TRIES or time.monotonic() < give_up:
             fields = record.to_fields()
             dumped = {k: orjson.dumps(v) for k, v in fields.items()}
             changed = {k: fields[k] for k, b in dumped.items() if record.stored.get(k) != b}
@@ -330,7 +339,8 @@ class ConversationStore:
                 record.replacing = False
                 return lost
             if lost:  # a crowd of writers: let the others through, at random
-                await asyncio.sleep(random.uniform(0, 0.002 * lost))
+                await asyncio.sleep(random.uniform(0, min(_SAVE_PAUSE_S, 0.002 * lost)))
+            lost += 1
             theirs = await self._store.get_doc(CONVERSATION, record.tenant, record.id) or {}
             if not theirs and record.version and await self.erased(record):
                 log.info("a turn ended after its customer was erased: its record not saved")
@@ -343,7 +353,7 @@ class ConversationStore:
                 continue
             self._rebase(record, theirs)
         raise StoreUnavailable(
-            f"conversation {record.id!r} changed under {SAVE_TRIES} writes in a row; not saved"
+            f"conversation {record.id!r} changed under {lost} writes in a row; not saved"
         )
 
     @staticmethod
