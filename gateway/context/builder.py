@@ -60,6 +60,7 @@ from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.context.builder")
 SUMMARY_LEAST_TOKENS = 40  # what a summary keeps when the quota leaves it no room
+LAST_REPLY_CHARS = 8000  # of the answer relayed, kept for the episode card
 
 
 class WindowBuilder:
@@ -351,11 +352,12 @@ class WindowBuilder:
             self._metrics.system_over_budget.labels(cls).inc()
 
     async def finish(
-        self, turn: Turn, messages: list[Any], cost_units: int | None, now: float
+        self, turn: Turn, messages: list[Any], cost_units: int | None, now: float, reply: str = ""
     ) -> None:
-        """After the call: count the turn and keep what an episode summary will need.
-        Never fails for the store: the upstream has answered, so the client gets the
-        answer (with `fail_closed` too); a turn not saved is logged."""
+        """After the call: count the turn and keep what an episode summary will need,
+        the answer relayed (`reply`) included. Never fails for the store: the upstream
+        has answered, so the client gets the answer (with `fail_closed` too); a turn not
+        saved is logged."""
         await self.written(turn)
         record = turn.record
         if record.degraded:
@@ -373,6 +375,7 @@ class WindowBuilder:
         # of this conversation is made from summary + opening + these.
         record.recent_at = max(record.cursor, head)
         record.recent = transcript[record.recent_at :]
+        record.last_reply = reply[:LAST_REPLY_CHARS]
         try:
             if turn.to_index:
                 await self.conversations.register(record)

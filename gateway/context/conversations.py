@@ -74,6 +74,9 @@ class ConversationRecord:
     version: int = 0  # of the stored record: each write adds one (ConversationStore.save)
     replacing: bool = False  # replaces another user's record whole (never merged into it)
     recent_at: int = 0  # the transcript place of recent[0]
+    # The answer relayed to the newest customer message: a stateless app sends it back
+    # with its next turn, so the one it never sends back is an episode's last answer.
+    last_reply: str = ""
     degraded: bool = False  # built while the store was down: not persisted
     # Each stored field as last read or written (orjson): a save writes what differs.
     stored: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
@@ -130,6 +133,7 @@ class ConversationRecord:
             "loop_state",
             "recent_at",
             "replacing",
+            "last_reply",
         ):
             doc.pop(private)
         doc["class"] = doc.pop("conversation_class")

@@ -29,6 +29,7 @@ WHOLE_CHARS = 40  # a message this long never appears whole in a card
 TOPIC_FLOOR = 5  # words of the topic that fitting never drops (only the final cut)
 TOPIC_MIN_WORDS = 4  # a first sentence shorter than this ("Help!") takes the next one too
 NO_OUTCOME = "no outcome recorded"
+OUTCOME_MESSAGES = 3  # the agent's last messages read for an outcome, newest first
 # The customer's facts show in this order of kinds (others after them), then promises.
 CUSTOMER_KINDS: tuple[str, ...] = ("name", "city", "address", "phone", "email", "order")
 CUSTOMER_KINDS += ("sku", "amount", "date", "problem")  # problems past the first (the topic)
@@ -275,9 +276,11 @@ def _head(body: str, message: str) -> str:
 
 
 def _outcome(said: Sequence[_Said], summary: str, wholes: Sequence[str]) -> tuple[str, ...]:
-    """A clause of the last agent message that says what was done or decided (the
-    summary's agent lines, newest first, when the turns hold no agent message)."""
-    last = [s.text for s in said if s.role == "assistant"][-1:]
+    """A clause that says what was done or decided, from the newest agent message that
+    has one among the last OUTCOME_MESSAGES (a closing "anything else?" decides
+    nothing); the summary's agent lines, newest first, when the turns hold no agent
+    message."""
+    last = [s.text for s in said if s.role == "assistant"][::-1][:OUTCOME_MESSAGES]
     for text in last or _summary_lines(summary, "agent")[::-1]:
         for clause in _split(CLAUSE_END, text[:SCAN]):
             if OUTCOME_CUE.search(clause):

@@ -23,6 +23,7 @@ from gateway.context.people import current_facts
 from gateway.context.summaries import Pattern, redact
 from gateway.context.summarizer import EpisodeSource, Summarizer
 from gateway.context.types import BASIC_SCOPE, Episode, Fact, fact_kind
+from gateway.messages import role
 from gateway.proxy.identity import Caller
 
 EPISODE_CARD_TOKENS = 160
@@ -89,6 +90,10 @@ class EpisodeBook:
         copied whole. Its facts: those heard in its turns still verbatim, and those the
         customer's facts document got while it ran (from the turns it folded)."""
         turns = [*record.opening, *record.recent]
+        if record.last_reply and turns and role(turns[-1]) == "user":
+            # The last answer, which the app never sent back: what the agent said last
+            # (a promise, a deadline) belongs to the episode.
+            turns.append({"role": "assistant", "content": record.last_reply})
         fkey = facts_key(record.customer, record.id)
         stored = await self.conversations.facts(record.tenant, fkey) if fkey else []
         during = [f for f in stored if record.started <= f.created_at <= record.last_seen + 1]

@@ -7,8 +7,11 @@ their own channels, each closed afterwards so its episode summary exists), then 
 conversation; every customer turn sends the system message and the whole history so
 far, with X-Conversation-Id, X-Customer-Id and X-Channel and nothing else. The history
 grows by the file's assistant turns, not by the simulator's replies, so both sides see
-the same conversation. The simulator logs the messages of every request that reached
-it; gateway/dev/replay_metrics.py scores them, gateway/dev/replay_report.py prints them.
+the same conversation; the simulator answers each turn with the file's next assistant
+turn (`x-simulator-reply`), so what the gateway relays is what the app sends back, and
+an episode's last answer is the file's too. The simulator logs the messages of every
+request that reached it; gateway/dev/replay_metrics.py scores them,
+gateway/dev/replay_report.py prints them.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
+from urllib.parse import quote
 
 import httpx
 
@@ -84,10 +88,21 @@ class SideResult:
 
 class Side(Protocol):
     async def send(
-        self, conv: dict[str, Any], played: str, channel: str, messages: list[Any]
+        self, conv: dict[str, Any], played: str, channel: str, messages: list[Any], answer: str
     ) -> Sent: ...
 
     async def close(self, conv: dict[str, Any], played: str) -> None: ...
+
+
+SCRIPTED_CHARS = 6000  # a longer answer is not scripted (a header that size is refused)
+
+
+def scripted(answer: str) -> dict[str, str]:
+    """The simulator answers with the file's own agent turn, so the answer the gateway
+    relays is the one the app sends back next turn (as a real app's is), and an
+    episode's last answer, which never comes back, is the file's."""
+    quoted = quote(answer, safe=" ")
+    return {"x-simulator-reply": quoted} if answer and len(quoted) <= SCRIPTED_CHARS else {}
 
 
 def _usage_sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
@@ -128,12 +143,11 @@ class GatewaySide:
         }
 
     async def send(
-        self, conv: dict[str, Any], played: str, channel: str, messages: list[Any]
+        self, conv: dict[str, Any], played: str, channel: str, messages: list[Any], answer: str
     ) -> Sent:
         body = {"model": self.model, "messages": messages}
-        reply = await self.http.post(
-            "/v1/chat/completions", json=body, headers=self._headers(conv, played, channel)
-        )
+        headers = {**self._headers(conv, played, channel), **scripted(answer)}
+        reply = await self.http.post("/v1/chat/completions", json=body, headers=headers)
         if reply.status_code != 200:
             raise ReplayError(f"{played}: the gateway answered {reply.status_code}: {reply.text}")
         calls = list(self.sim.usage_log)
@@ -193,10 +207,12 @@ class BaselineSide:
         self.model, self.pricer = model, pricer
 
     async def send(
-        self, conv: dict[str, Any], played: str, channel: str, messages: list[Any]
+        self, conv: dict[str, Any], played: str, channel: str, messages: list[Any], answer: str
     ) -> Sent:
         reply = await self.http.post(
-            "/v1/chat/completions", json={"model": self.model, "messages": messages}
+            "/v1/chat/completions",
+            json={"model": self.model, "messages": messages},
+            headers=scripted(answer),
         )
         if reply.status_code != 200:
             raise ReplayError(f"{played}: the simulator answered {reply.status_code}")
@@ -226,7 +242,9 @@ async def _play_one(
         history.append({"role": turn["role"], "content": turn["content"]})
         if turn["role"] != "user":
             continue
-        sent = await side.send(conv, played, channel, list(history))
+        after = turns[i + 1] if i + 1 < len(turns) else {}
+        answer = str(after.get("content") or "") if after.get("role") == "assistant" else ""
+        sent = await side.send(conv, played, channel, list(history), answer)
         result.requests += 1
         result.usage = _usage_sum(result.usage, sent.usage)
         cost += sent.cost

@@ -25,7 +25,24 @@ def _rates(replay: Replay, model: str) -> dict[str, str | None]:
     }
 
 
-def side_figures(side: SideResult, baseline_cost: Decimal | None) -> dict[str, Any]:
+def _input_cost(replay: Replay, model: str, side: SideResult | None) -> Decimal | None:
+    """What the side's input alone cost (fresh, cached, cache writes): the part of the
+    cost the window decides; the output is the same answers on both sides."""
+    if side is None:
+        return None
+    u = side.usage
+    only = TokenUsage(
+        fresh_input=u.fresh_input, cached_input=u.cached_input, cache_write=u.cache_write
+    )
+    return replay.pricer.cost(model, only)
+
+
+def side_figures(
+    side: SideResult,
+    baseline_cost: Decimal | None,
+    input_cost: Decimal | None = None,
+    baseline_input_cost: Decimal | None = None,
+) -> dict[str, Any]:
     u = side.usage
     cost = sum(side.costs, Decimal(0))
     figures: dict[str, Any] = {
@@ -37,6 +54,11 @@ def side_figures(side: SideResult, baseline_cost: Decimal | None) -> dict[str, A
         "cost_usd": float(cost),
         "cost_pct_of_baseline": (
             round(float(100 * cost / baseline_cost), 2) if baseline_cost else None
+        ),
+        "input_cost_pct_of_baseline": (
+            round(float(100 * input_cost / baseline_input_cost), 2)
+            if input_cost is not None and baseline_input_cost
+            else None
         ),
         "cached_share_pct": pct(u.cached_input, u.fresh_input + u.cached_input),
         "top5_cost_share_pct": top_share(side.costs, 0.05),
@@ -102,8 +124,20 @@ def to_json(replay: Replay, model: str, workload: str, policies: str) -> dict[st
             "source": "the gateway's pricer (config prices, then genai-prices)",
         },
         "wall_time_s": round(replay.wall_s, 1),
-        "policy": side_figures(replay.policy, base_cost),
-        "baseline": side_figures(replay.baseline, base_cost) if replay.baseline else None,
+        "policy": side_figures(
+            replay.policy,
+            base_cost,
+            _input_cost(replay, model, replay.policy),
+            _input_cost(replay, model, replay.baseline),
+        ),
+        "baseline": side_figures(
+            replay.baseline,
+            base_cost,
+            _input_cost(replay, model, replay.baseline),
+            _input_cost(replay, model, replay.baseline),
+        )
+        if replay.baseline
+        else None,
         "class_hint_agreement_pct": _classes(replay),
         "per_conversation": _per_conversation(replay),
     }
@@ -155,6 +189,7 @@ def _rows(sides: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
         row("output tokens", "output_tokens"),
         row("cost USD", "cost_usd"),
         row("cost, % of baseline", "cost_pct_of_baseline", "%"),
+        row("input cost, % of baseline", "input_cost_pct_of_baseline", "%"),
         row("cached share of input", "cached_share_pct", "%"),
         row("cost share, top 5% conversations", "top5_cost_share_pct", "%"),
         row("cost share, top 1% conversations", "top1_cost_share_pct", "%"),

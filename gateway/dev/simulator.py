@@ -7,8 +7,9 @@ by the first message, as providers route by the start of the prompt), counted on
 1,024 tokens, in 128-token steps, within a TTL. `n` choices and tool definitions are
 billed like a provider bills them. Any model name answers (an Azure deployment name,
 a vLLM model). Test hooks: request headers `x-simulator-*` (`-reply` scripts the answer,
-`-fill` uses the whole output ceiling, `-prompt-factor` scales the prompt tokens billed),
-and models named `fail-*` answer 500.
+percent-encoded UTF-8 since a header value is Latin-1; `-fill` uses the whole output
+ceiling, `-prompt-factor` scales the prompt tokens billed), and models named `fail-*`
+answer 500.
 Every usage it computes is logged at `GET /sim/usage`, reported or not.
 """
 
@@ -22,6 +23,7 @@ import socket
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
+from urllib.parse import unquote
 
 import orjson
 import uvicorn
@@ -139,7 +141,7 @@ def _reply(
 ) -> list[str]:
     """One choice's pieces: scripted (`x-simulator-reply`), the whole ceiling
     (`x-simulator-fill`), or the usual made-up answer."""
-    scripted = request.headers.get("x-simulator-reply")
+    scripted = unquote(request.headers.get("x-simulator-reply", ""))
     if scripted:
         return [w + " " for w in scripted.split(" ")[:-1]] + [scripted.split(" ")[-1]]
     if request.headers.get("x-simulator-fill"):

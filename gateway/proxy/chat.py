@@ -233,12 +233,14 @@ async def _settle(ctx: _Context, model: str, reported: Any, output_text: Any = N
         cost = record.cost_units
         await gw.rates.settle(ctx.rate, usage.output)
         gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total, ctx.turn.quota_hit)
+    reply = ""
     if output_text is not None:  # None: the call failed after reaching the upstream
+        reply = output_text()
         if ctx.turn.escalation:
             gw.escalations.commit(ctx.turn.record, ctx.turn.escalation)
         progress = ctx.turn.facts_learned > 0
-        gw.escalations.observe(ctx.turn.record, call.messages, output_text(), progress)
-    await gw.windows.finish(ctx.turn, call.messages, cost, time.time())
+        gw.escalations.observe(ctx.turn.record, call.messages, reply, progress)
+    await gw.windows.finish(ctx.turn, call.messages, cost, time.time(), reply)
 
 
 async def _json(ctx: _Context, response: httpx.Response, before_upstream: float) -> RawResponse:
