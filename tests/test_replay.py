@@ -3,17 +3,20 @@ tiny generated workload replayed end to end through the in-process gateway."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import tiktoken
 import yaml
 
 from gateway.context.policy import DEFAULT_POLICY
 from gateway.dev.cs_workload import generate, to_jsonl
+from gateway.dev.replay import scripted
 from gateway.dev.replay_metrics import (
     FAR_TOKENS,
     Played,
@@ -28,6 +31,7 @@ from gateway.dev.replay_metrics import (
     token_offsets,
     top_share,
 )
+from gateway.dev.simulator import create_simulator_app
 from gateway.ops.cli import cli_logic
 
 
@@ -214,8 +218,8 @@ def test_replay_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
         if turn["role"] == "user" and turns[i + 1]["role"] == "assistant"
     ]
     assert any(not a.isascii() for a in answers)
-    scripted = sum(len(encoding.encode(a, disallowed_special=())) for a in answers)
-    assert policy["output_tokens"] == base["output_tokens"] >= scripted > 0
+    answered = sum(len(encoding.encode(a, disallowed_special=())) for a in answers)
+    assert policy["output_tokens"] == base["output_tokens"] >= answered > 0
     assert 0 < policy["input_cost_pct_of_baseline"] < policy["cost_pct_of_baseline"] < 100
     assert policy["requests"] == base["requests"] > 0
     for side in (policy, base):
@@ -282,3 +286,22 @@ def test_what_every_window_sends_whole_includes_the_opening_request() -> None:
     assert floor == [system, turns[0], *turns[-4:]]
     short = always_sent([system, *turns[:3]], 4)  # the opening is among the last four
     assert short == [system, *turns[:3]]
+
+
+def test_a_scripted_answer_in_any_language_comes_back_as_written() -> None:
+    """The replay's answers travel in a header (Latin-1): percent-encoded there, the
+    simulator answers with the text as the file wrote it."""
+    text = "Olá! Já fiz o estorno de R$ 89,90 (100% do valor), ¿algo más? 谢谢"
+
+    async def ask() -> str:
+        transport = httpx.ASGITransport(app=create_simulator_app())
+        async with httpx.AsyncClient(transport=transport, base_url="http://sim") as http:
+            reply = await http.post(
+                "/v1/chat/completions",
+                json={"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "oi"}]},
+                headers=scripted(text),
+            )
+        return str(reply.json()["choices"][0]["message"]["content"])
+
+    assert asyncio.run(ask()) == text
+    assert scripted("x" * 7000) == {}  # too long for a header: the simulator makes one up

@@ -103,3 +103,23 @@ def test_any_split_of_the_bytes_gives_the_same_result(cuts: list[int], asked: bo
     tap = UsageTap(hide_usage=not asked)
     assert relay(tap, pieces) == b"".join(upstream(asked=asked))
     assert tap.usage == USAGE
+
+
+def test_the_answer_shown_is_choice_zeros_content_without_reasoning() -> None:
+    """What the episode card keeps of a streamed answer: what the customer was shown."""
+    thinking = chunk(None)
+    thinking["choices"][0]["delta"] = {"reasoning_content": "They are angry; promise a refund?"}
+    tap = UsageTap(hide_usage=True)
+    relay(tap, [event(thinking), *upstream(asked=False)])
+    assert tap.answer_text() == "Hello"
+    assert "refund" in tap.streamed_text()  # the estimate still counts every token
+    second = chunk("Bonjour")
+    second["choices"][0]["index"] = 1
+    tap = UsageTap(hide_usage=True)
+    relay(tap, [event(chunk("Hello")), event(second), b"data: [DONE]\n\n"])
+    assert tap.answer_text() == ""  # which choice the app showed is not known
+    call = chunk(None)
+    call["choices"][0]["delta"] = {"tool_calls": [{"index": 0, "function": {"name": "refund"}}]}
+    tap = UsageTap(hide_usage=True)
+    relay(tap, [event(chunk("Let me check.")), event(call), b"data: [DONE]\n\n"])
+    assert tap.answer_text() == ""

@@ -571,3 +571,27 @@ def test_the_last_answer_of_an_episode_reaches_its_card_though_never_sent_back(
     (entry,) = app_log.all()[start:]
     prompt = _prompt_text(entry)
     assert "Friday" in prompt and promise not in prompt, prompt  # the card, not the turn
+
+
+def test_an_answer_of_several_choices_is_not_taken_for_the_last_word(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """With n=2 the app showed one of two answers, which one is not known: the card
+    keeps neither."""
+    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
+    promise = "I will send you a refund of 45 euros by Friday, you will get an email."
+    reply = _client(sqlite_app_gateway).chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": "My parcel came broken, what can you do?"}],
+        n=2,
+        extra_headers={
+            "X-Conversation-Id": "two-1",
+            "X-Customer-Id": "cust-7",
+            "X-Simulator-Reply": promise,
+        },
+    )
+    assert [c.message.content for c in reply.choices] == [promise, promise]
+    closed = sqlite_app_gateway.http.post(
+        f"{sqlite_app_gateway.v1}/conversations/two-1/close", headers=auth
+    )
+    assert "Friday" not in closed.json()["episode_summary"]

@@ -375,7 +375,7 @@ class WindowBuilder:
         # of this conversation is made from summary + opening + these.
         record.recent_at = max(record.cursor, head)
         record.recent = transcript[record.recent_at :]
-        record.last_reply = reply[:LAST_REPLY_CHARS]
+        record.last_reply, record.last_reply_at = reply[:LAST_REPLY_CHARS], len(transcript)
         try:
             if turn.to_index:
                 await self.conversations.register(record)

@@ -74,9 +74,11 @@ class ConversationRecord:
     version: int = 0  # of the stored record: each write adds one (ConversationStore.save)
     replacing: bool = False  # replaces another user's record whole (never merged into it)
     recent_at: int = 0  # the transcript place of recent[0]
-    # The answer relayed to the newest customer message: a stateless app sends it back
-    # with its next turn, so the one it never sends back is an episode's last answer.
+    # The answer relayed to the newest message, and the transcript place it takes: a
+    # stateless app sends it back with its next turn, so the one it never sends back is
+    # an episode's last answer.
     last_reply: str = ""
+    last_reply_at: int = 0
     degraded: bool = False  # built while the store was down: not persisted
     # Each stored field as last read or written (orjson): a save writes what differs.
     stored: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
@@ -134,6 +136,7 @@ class ConversationRecord:
             "recent_at",
             "replacing",
             "last_reply",
+            "last_reply_at",
         ):
             doc.pop(private)
         doc["class"] = doc.pop("conversation_class")
@@ -273,7 +276,7 @@ def customer_key(customer: str) -> str:
 # read-merge-write window long) a steady stream of small writes (an app posting events)
 # can beat a turn's save a dozen times in a row, and a turn lost is a turn not counted.
 SAVE_TRIES = 16
-SAVE_PATIENCE_S = 5.0
+SAVE_PATIENCE_S = 2.0  # the answer waits on the turn's save (a JSON body, a stream's end)
 _SAVE_PAUSE_S = 0.05  # the longest random pause between two tries
 
 

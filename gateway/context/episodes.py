@@ -90,9 +90,11 @@ class EpisodeBook:
         copied whole. Its facts: those heard in its turns still verbatim, and those the
         customer's facts document got while it ran (from the turns it folded)."""
         turns = [*record.opening, *record.recent]
-        if record.last_reply and turns and role(turns[-1]) == "user":
+        answered = record.last_reply_at == record.recent_at + len(record.recent)
+        if record.last_reply and answered and turns and role(turns[-1]) != "assistant":
             # The last answer, which the app never sent back: what the agent said last
-            # (a promise, a deadline) belongs to the episode.
+            # (a promise, a deadline) belongs to the episode. Not an older turn's answer
+            # that finished after a newer turn was saved (it answers another message).
             turns.append({"role": "assistant", "content": record.last_reply})
         fkey = facts_key(record.customer, record.id)
         stored = await self.conversations.facts(record.tenant, fkey) if fkey else []

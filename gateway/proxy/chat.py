@@ -8,6 +8,7 @@ book -> persist the conversation.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from time import perf_counter
 from typing import Any
@@ -199,7 +200,7 @@ async def _handoff(gw: Gateway, caller: Caller, call: ChatCall, turn: Turn) -> R
     )
     if turn.escalation:
         gw.escalations.commit(turn.record, turn.escalation)
-    await gw.windows.finish(turn, call.messages, 0, time.time())
+    await gw.windows.finish(turn, call.messages, 0, time.time(), turn.policy.handoff_message)
     return handoff_response(
         call.model,
         turn.policy.handoff_message,
@@ -209,8 +210,16 @@ async def _handoff(gw: Gateway, caller: Caller, call: ChatCall, turn: Turn) -> R
     )
 
 
-async def _settle(ctx: _Context, model: str, reported: Any, output_text: Any = None) -> None:
-    """Book the call (settling its reservation), then record the turn."""
+async def _settle(
+    ctx: _Context,
+    model: str,
+    reported: Any,
+    output_text: Callable[[], str] | None = None,
+    answer: Callable[[], str] | None = None,
+) -> None:
+    """Book the call (settling its reservation), then record the turn. `output_text`:
+    everything the model wrote (for estimates and the loop detector); `answer`: what the
+    customer was shown, kept for the episode card."""
     gw, call = ctx.gw, ctx.call
     # Token counts learn and estimate under the requested model; prices use the served one.
     usage = gw.accountant.usage(call.model, reported, ctx.input_estimate, output_text)
@@ -233,14 +242,13 @@ async def _settle(ctx: _Context, model: str, reported: Any, output_text: Any = N
         cost = record.cost_units
         await gw.rates.settle(ctx.rate, usage.output)
         gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total, ctx.turn.quota_hit)
-    reply = ""
     if output_text is not None:  # None: the call failed after reaching the upstream
-        reply = output_text()
         if ctx.turn.escalation:
             gw.escalations.commit(ctx.turn.record, ctx.turn.escalation)
         progress = ctx.turn.facts_learned > 0
-        gw.escalations.observe(ctx.turn.record, call.messages, reply, progress)
-    await gw.windows.finish(ctx.turn, call.messages, cost, time.time(), reply)
+        gw.escalations.observe(ctx.turn.record, call.messages, output_text(), progress)
+    shown = answer() if answer is not None else ""
+    await gw.windows.finish(ctx.turn, call.messages, cost, time.time(), shown)
 
 
 async def _json(ctx: _Context, response: httpx.Response, before_upstream: float) -> RawResponse:
@@ -252,7 +260,13 @@ async def _json(ctx: _Context, response: httpx.Response, before_upstream: float)
     if response.is_success:
         obj = json_object_or_none(body) or {}
         model = obj.get("model") if isinstance(obj.get("model"), str) else ctx.spend.model
-        await _settle(ctx, model or ctx.spend.model, obj.get("usage"), lambda: _reply_text(obj))
+        await _settle(
+            ctx,
+            model or ctx.spend.model,
+            obj.get("usage"),
+            lambda: _reply_text(obj),
+            lambda: _answer(obj),
+        )
     gw.metrics.overhead.labels(ROUTE, "false").observe(before_upstream + perf_counter() - after)
     headers = [
         *response_headers(response.headers),
@@ -292,12 +306,27 @@ def _reply_text(obj: dict[str, Any]) -> str:
     return "".join(parts)
 
 
+def _answer(obj: dict[str, Any]) -> str:
+    """The text the customer was shown: the one choice's content; "" for several
+    choices (which one the app showed is not known) or a call of the app's tools."""
+    choices = obj.get("choices")
+    if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
+        return ""
+    message = choices[0].get("message")
+    if not isinstance(message, dict) or message.get("tool_calls"):
+        return ""
+    content = message.get("content")
+    return content if isinstance(content, str) else ""
+
+
 def _stream(ctx: _Context, response: httpx.Response, before_upstream: float) -> StreamRelay:
     gw = ctx.gw
     gw.metrics.overhead.labels(ROUTE, "true").observe(before_upstream)
 
     async def book(tap: UsageTap) -> None:
-        await _settle(ctx, tap.model or ctx.spend.model, tap.usage, tap.streamed_text)
+        await _settle(
+            ctx, tap.model or ctx.spend.model, tap.usage, tap.streamed_text, tap.answer_text
+        )
 
     on_done = ctx.hold.end_with_stream(book) if ctx.hold is not None else book
 

@@ -136,6 +136,22 @@ class UsageTap:
                     parts.extend(_delta_texts(choice["delta"]))
         return "".join(parts)
 
+    def answer_text(self) -> str:
+        """The content the customer was shown: choice 0's content deltas; "" when the
+        stream had several choices or called the app's tools (reasoning never counts)."""
+        parts: list[str] = []
+        for event in self._events:
+            obj = _event_json(event)
+            for choice in (obj.get("choices") or ()) if isinstance(obj, dict) else ():
+                delta = choice.get("delta") if isinstance(choice, dict) else None
+                if not isinstance(delta, dict):
+                    continue
+                if choice.get("index", 0) != 0 or delta.get("tool_calls"):
+                    return ""
+                if isinstance(delta.get("content"), str):
+                    parts.append(delta["content"])
+        return "".join(parts)
+
 
 def _delta_texts(delta: dict[str, Any]) -> list[str]:
     texts = [
