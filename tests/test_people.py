@@ -128,6 +128,13 @@ FOUND = [
     ("é, então, meu nome é, é, Cláudia, e eu tô ligando", {("name", "Cláudia")}),
     ("My name is Dr. Anna Schmidt", {("name", "Anna Schmidt")}),
     ("quem fala é a Dona Maria", {("name", "Maria")}),
+    # "fala" typed with one letter wrong, missing or doubled
+    (
+        "ei, boa tarde, aqui quem faka é Patrícia Costa. to com um problema",
+        {("name", "Patrícia Costa")},
+    ),
+    ("quem fla é o Rafael", {("name", "Rafael")}),
+    ("aqui quem faala é Beatriz", {("name", "Beatriz")}),
     ("I live in St. Louis", {("city", "St. Louis")}),
     ("i'm from rio de janeiro", {("city", "rio de janeiro")}),
     (
@@ -244,6 +251,8 @@ def test_finds_the_facts_a_customer_states(text: str, expected: set[tuple[str, s
 # One customer message each: no fact of that kind may come out of it.
 ABSENT = [
     ("I'm so upset", "name"),
+    ("quem fez é a Maria, minha esposa, que comprou", "name"),  # not "fala" misspelt
+    ("quem fica é o Pedro em casa pra receber", "name"),
     ("I'm calling about my order", "name"),
     ("I'm in Atlanta", "name"),
     ("sou cliente há anos", "name"),
@@ -1882,3 +1891,31 @@ def test_a_vocative_word_that_is_the_subject_stays_in_the_problem(text: str, pro
 )
 def test_days_and_items_said_in_pairs_are_no_amount(text: str) -> None:
     assert not [f for f in extract(text) if f.tags[0] == "amount"]
+
+
+@pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("continua igual não, espera, é 214573 paguei o frete mais caro", "214573"),
+        ("no, wait, it's 375644 I paid for faster shipping", "375644"),
+        ("no, perdón, es 88412-3 lo pagué con tarjeta", "88412-3"),
+    ],
+)
+def test_a_corrected_code_may_run_on_into_the_turn(said: str, value: str) -> None:
+    """After a weak cue a bare word must end its clause (a run-on word is a guess), but
+    an identifier of five digits or more is the corrected value however the turn goes on."""
+    facts = run("o número do pedido é ped498940", said)
+    assert {f.tags[0]: f.value for f in current_facts(facts)}["order"] == value
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "no, it's 2024 and I still have no refund",  # four digits: a year, an amount
+        "no, it's fine, 12345 came yesterday",  # the cue's value is "fine"
+        "nao espera e 12 reais a mais que o combinado",
+    ],
+)
+def test_a_run_on_number_that_is_no_code_corrects_nothing(said: str) -> None:
+    facts = run("o número do pedido é ped498940", said)
+    assert {f.tags[0]: f.value for f in current_facts(facts)}["order"] == "ped498940"

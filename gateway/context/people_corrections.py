@@ -11,9 +11,11 @@ from gateway.context.people_conversation import WORD_KINDS, Conversation
 from gateway.context.people_hits import Hit, free, proper
 from gateway.context.people_patterns import (
     ADDITION,
+    BARE_CODE,
     BARE_PROPER,
     BARE_SLIP,
     BARE_VALUE,
+    CODE_DIGITS,
     CORRECTION,
     CORRECTION_ANYWHERE,
     KIND_CUE,
@@ -61,6 +63,8 @@ def corrections(
     after = folded[cue.end() : cue.end() + 80]
     strong = not anywhere and STRONG_CUE.search(cue.group(0) or "") is not None
     bare = None if agent else (BARE_VALUE if strong else BARE_SLIP).search(after)
+    if bare is None and not agent:
+        bare = _run_on_code(after)
     # "actually, I have another order": a second value, not a corrected one; "scratch that
     # boston and another thing" corrects before it adds.
     if ADDITION.search(after[: bare.start(1) if bare else 60]):
@@ -79,6 +83,14 @@ def corrections(
         return
     if not _bare_correction(folded, cue, bare, hits, before) and proper_run:
         _bare_correction(folded, cue, proper_run, hits, before)
+
+
+def _run_on_code(after: str) -> SpanMatch | None:
+    """An identifier run on into the turn after a weak cue ("no, wait, it's 214573 I
+    paid for faster shipping"): CODE_DIGITS digits or more."""
+    code = BARE_CODE.search(after)
+    digits = 0 if code is None else sum(c.isdigit() for c in code.group(1) or "")
+    return code if digits >= CODE_DIGITS else None
 
 
 def _said_of_others(folded: str, start: int, end: int) -> bool:

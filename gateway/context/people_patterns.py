@@ -207,7 +207,8 @@ ADDRESS_UNIT = linear(
 NAME = linear(
     r"\b(?:(my\s+name\s+is|my\s+name'?s|name'?s|name\s+is|meu\s+nome\s+(?:completo\s+)?(?:e|eh)|me\s+chamo"
     r"|(?:voce\s+|vc\s+)?pode\s+me\s+chamar\s+de|me\s+chama\s+de|puedes?\s+llamarme|mi\s+nombre\s+(?:completo\s+)?es|me\s+llamo|(?:aqui\s+)?quem"
-    r"\s+fala\s+(?:e|eh)(?:\s+[ao])?|(?:le|te)\s+habla|aqui\s+habla|(?:nome|name|nombre)\s*:)"
+    # "fala" with one letter typed wrong, left out or doubled ("quem faka é Patrícia")
+    r"\s+f(?:[a-z]?ala|[a-z]la|a[a-z]a|al[a-z]a?|la|al)\s+(?:e|eh)(?:\s+[ao])?|(?:le|te)\s+habla|aqui\s+habla|(?:nome|name|nombre)\s*:)"
     r"|i'?m|i\s+am|this\s+is|(?:eu\s+)?sou(?:\s+[ao])?|(?:yo\s+)?soy(?:\s+(?:el|la))?"
     rf"|aqui\s+(?:e|eh)(?:\s+[ao])?|(?:you\s+can\s+|just\s+|please\s+)?call\s+me)[\s,]+{_HESITATION}{_NAMES}"
 )
@@ -366,6 +367,10 @@ BARE_VALUE = linear(rf"{_BARE}|\s+(?:{_BARE_AFTER})\b)")
 _SLIP = r"not|nao|no|instead|rather|sorry|desculpa|perdon|digitei|escrevi|falei|typed|typo"
 _SLIP += r"|wrote|escribi|dije"
 BARE_SLIP = linear(rf"{_BARE}|\s+(?:{_SLIP})\b)")
+# After a weak cue an identifier may run on into the turn ("nao, espera, e 214573 paguei
+# o frete"): a run-on word would be a guess, a code of CODE_DIGITS digits is not.
+BARE_CODE = linear(rf"{_BARE_LEAD}(#?[A-Za-z0-9-]*\d[A-Za-z0-9-]*)[ \t]+[A-Za-z]")
+CODE_DIGITS = 5
 # A capitalised name run on into lowercase words: "e Belo Horizonte tentei de novo".
 _CAPITAL = r"(?-i:[A-Z][A-Za-z'-]+)"
 BARE_PROPER = linear(
