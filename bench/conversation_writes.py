@@ -32,7 +32,7 @@ async def prepared(store: Store, conversations: ConversationStore, n: int) -> li
     for i in range(n):
         record = await conversations.load("bench", f"c{i}")
         if record is None:
-            from gateway.context.conversations import ConversationRecord
+            from gateway.context.conversation_record import ConversationRecord
 
             record = ConversationRecord(id=f"c{i}", tenant="bench", started=time.time())
             await conversations.save(record)

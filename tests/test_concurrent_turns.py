@@ -130,7 +130,8 @@ def test_events_posted_while_turns_run_are_all_kept(replicas: Any, store_url: st
 def test_a_save_after_the_record_vanished_writes_it_whole(store_url: str) -> None:
     """Expired or forgotten while a turn ran: the turn's save writes the record whole
     again (from version 0), never a merge into nothing. Erased: it writes nothing."""
-    from gateway.context.conversations import ConversationRecord, ConversationStore
+    from gateway.context.conversation_record import ConversationRecord
+    from gateway.context.conversations import ConversationStore
 
     async def scenario() -> None:
         store = open_store(store_url)

@@ -19,6 +19,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "gateway"
 # and, outside the standard library, only these packages.
 PURE = {
     "gateway.context.anchors",
+    "gateway.context.conversation_record",
+    "gateway.context.record_merge",
     "gateway.context.content_memo",
     "gateway.context.engine",
     "gateway.context.fact_blocks",
@@ -47,6 +49,7 @@ PURE = {
 }
 PURE_MAY_IMPORT = {
     "gateway.context.anchors",
+    "gateway.context.record_merge",  # a record's stored fields, and merging two writes
     "gateway.context.content_memo",  # in-process memos of pure results, by content
     "gateway.loops.state",
     "gateway.loops.words",

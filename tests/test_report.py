@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 
-from gateway.context.conversations import ConversationRecord
+from gateway.context.conversation_record import ConversationRecord
 from gateway.ops.metrics import TURN_BUCKETS, turn_bucket
 from gateway.ops.report import as_csv, as_table, compute, figure, percentile, pyplot, top_share
 from gateway.ops.report_svg import concentration_svg, turn_cost_svg, usd_tick

@@ -15,14 +15,13 @@ from typing import Any
 from gateway import offload
 from gateway.context.anchors import edited_within
 from gateway.context.classify import Classifier, user_texts
-from gateway.context.conversations import (
+from gateway.context.conversation_record import (
     ConversationRecord,
-    ConversationStore,
     continued,
     conversation_fingerprint,
-    facts_key,
     transcript_of,
 )
+from gateway.context.conversations import ConversationStore, facts_key
 from gateway.context.engine import (
     Compaction,
     Window,

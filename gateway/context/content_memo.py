@@ -1,6 +1,6 @@
 """Results of deterministic work on message content, remembered by a digest of that
 content. An anonymous app that resends one long history starts a conversation of its own
-each time (see gateway.context.conversations), and would otherwise summarize and scan
+each time (see gateway.context.conversation_record), and would otherwise summarize and scan
 the same turns from scratch on every request. Bounded: the oldest entry goes first."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""What the gateway keeps per conversation and per customer, namespaced by tenant.
+"""What the gateway keeps per conversation and per customer, namespaced by tenant (the
+record itself: gateway.context.conversation_record).
 
 Documents in the store (`Store.get_doc` / `patch_doc`), each with the expiry of
 `policies/retention.yaml` (gateway.context.retention):
@@ -19,138 +20,22 @@ import logging
 import random
 import time
 import weakref
-from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote
 
 import orjson
 
+from gateway.context.conversation_record import RECORD_FIELDS, ConversationRecord
 from gateway.context.people import current_facts
-from gateway.context.record_merge import MESSAGE_FIELD, merge
+from gateway.context.record_merge import merge
 from gateway.context.retention import Retention
-from gateway.context.types import Episode, Fact, Memory
+from gateway.context.types import Episode, Fact
 from gateway.errors import StoreUnavailable
-from gateway.messages import SYSTEM_ROLES, message_text, role
 from gateway.store import Store
 
 CONVERSATION = "conversation"
 EPISODES = "episodes"
 FACTS = "facts"
-
-
-@dataclass
-class ConversationRecord:
-    id: str
-    tenant: str
-    customer: str | None = None
-    channel: str = "unknown"
-    conversation_class: str | None = None
-    plan: str = ""
-    model: str = ""
-    turns: int = 0
-    summary: str = ""
-    cursor: int = 0
-    anchor: str = ""
-    facts_until: float = 0.0  # Memory.facts_until
-    opening: list[Any] = field(default_factory=list)  # the opening turn(s), verbatim
-    recent: list[Any] = field(default_factory=list)  # the last verbatim turns seen
-    operational_state: str | None = None
-    window_tokens: int = 0
-    evicted_messages: int = 0
-    quota_hits: int = 0
-    over_quota_turns: int = 0
-    summary_recompressions: int = 0
-    cost_units: int = 0
-    first_turn_cost_units: int | None = None
-    started: float = 0.0
-    last_seen: float = 0.0
-    closed: bool = False
-    escalation: str | None = None  # the latest escalation's reason
-    escalations: int = 0
-    loop_state: dict[str, Any] | None = None  # gateway.loops.detector.LoopState, as JSON
-    last_event: str | None = None  # the app's latest event: progress / resolved
-    events: int = 0  # events the app posted
-    version: int = 0  # of the stored record: each write adds one (ConversationStore.save)
-    replacing: bool = False  # replaces another user's record whole (never merged into it)
-    recent_at: int = 0  # the transcript place of recent[0]
-    # The answer relayed to the newest message, and the transcript place it takes: a
-    # stateless app sends it back with its next turn, so the one it never sends back is
-    # an episode's last answer.
-    last_reply: str = ""
-    last_reply_at: int = 0
-    degraded: bool = False  # built while the store was down: not persisted
-    # Each stored field as last read or written (orjson): a save writes what differs.
-    stored: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
-
-    @property
-    def memory(self) -> Memory:
-        return Memory(self.summary, self.cursor, self.anchor, self.facts_until)
-
-    def remember(self, memory: Memory) -> None:
-        self.summary, self.cursor, self.anchor = memory.summary, memory.cursor, memory.anchor
-        self.facts_until = memory.facts_until
-
-    def to_json(self) -> dict[str, Any]:
-        # Shallow on purpose: dataclasses.asdict deep-copies every stored message, on
-        # every turn; orjson serializes the nested lists as they are.
-        return {f.name: getattr(self, f.name) for f in _RECORD_FIELDS}
-
-    @classmethod
-    def from_json(cls, doc: dict[str, Any]) -> ConversationRecord:
-        return cls(**{k: v for k, v in doc.items() if k in _RECORD_NAMES})
-
-    def to_fields(self) -> dict[str, Any]:
-        """As stored: `recent` as one field per message, named by its transcript place."""
-        doc = self.to_json()
-        del doc["recent"], doc["version"], doc["replacing"]
-        for place, message in enumerate(self.recent, self.recent_at):
-            doc[f"{MESSAGE_FIELD}{place}"] = message
-        return doc
-
-    @classmethod
-    def from_fields(cls, doc: dict[str, Any]) -> ConversationRecord:
-        places = sorted(
-            (int(k.removeprefix(MESSAGE_FIELD)), k) for k in doc if k.startswith(MESSAGE_FIELD)
-        )
-        values = {k: v for k, v in doc.items() if k in _RECORD_NAMES}
-        values["version"] = int(doc.get("version") or 0)
-        if places:  # else a record of an earlier version: `recent` is a field
-            values["recent"] = [doc[k] for _, k in places]
-            values["recent_at"] = places[0][0]
-        record = cls(**values)
-        record.stored = {k: orjson.dumps(v) for k, v in doc.items() if k != "version"}
-        return record
-
-    def public(self) -> dict[str, Any]:
-        """What `GET /v1/conversations/{id}` shows the tenant."""
-        doc = self.to_json()
-        for private in (
-            "opening",
-            "recent",
-            "anchor",
-            "facts_until",
-            "tenant",
-            "degraded",
-            "loop_state",
-            "recent_at",
-            "replacing",
-            "last_reply",
-            "last_reply_at",
-        ):
-            doc.pop(private)
-        doc["class"] = doc.pop("conversation_class")
-        state = self.loop_state or {}
-        doc["loop"] = {
-            "streak": state.get("streak", 0),
-            "loop_turns": state.get("loop_turns", 0),
-            "last_progress_turn": state.get("last_progress_turn", 0),
-        }
-        return doc
-
-
-_RECORD_FIELDS = tuple(f for f in dataclasses.fields(ConversationRecord) if f.name != "stored")
-_RECORD_NAMES = frozenset(f.name for f in _RECORD_FIELDS)
 
 
 log = logging.getLogger("gateway.context.conversations")
@@ -160,58 +45,6 @@ ERASED_S = 86400.0
 
 def _erased_key(tenant: str, customer: str) -> str:
     return hashlib.blake2b(f"{tenant}\x1f{customer}".encode(), digest_size=16).hexdigest()
-
-
-FINGERPRINT_PREFIX = "fp-"  # ids the gateway made; an app's own ids should not start so
-
-
-def conversation_fingerprint(tenant: str, customer: str | None, messages: list[Any]) -> str:
-    """Identity of a conversation whose app sends no X-Conversation-Id: tenant, customer,
-    system message and first user message, which a stateless app resends every turn.
-
-    Without a customer id this is shared by everyone who opens the same way ("Hi"): such
-    an anonymous record is only used by a request whose history extends what the record
-    last saw (see `continued`), and it holds no state that the app can set."""
-    system = next((message_text(m) for m in messages if role(m) in SYSTEM_ROLES), "")
-    first = next((message_text(m) for m in messages if role(m) == "user"), "")
-    digest = hashlib.blake2b(digest_size=12)
-    for part in (tenant, customer or "", system, first):
-        digest.update(part.encode() + b"\x1f")
-    return FINGERPRINT_PREFIX + digest.hexdigest()
-
-
-def is_anonymous(record: ConversationRecord) -> bool:
-    """Known only by its opening: neither the app nor a customer id names it."""
-    return record.customer is None and record.id.startswith(FINGERPRINT_PREFIX)
-
-
-def transcript_of(messages: Sequence[Any]) -> list[dict[str, Any]]:
-    """The conversation's turns as a record keeps them: every message but the app's
-    system and developer instructions."""
-    return [m for m in messages if isinstance(m, dict) and role(m) not in SYSTEM_ROLES]
-
-
-def continued(record: ConversationRecord | None, messages: list[Any]) -> ConversationRecord | None:
-    """The record, if this request may use it. An anonymous record only serves a request
-    whose history strictly extends the one it last saw: the same opening, and the turns
-    it still holds verbatim (everything after its summary) at the same places. Two end
-    users with the same opening therefore never share a summary, counters or loop
-    state; a request that does not continue the record starts afresh (and, when saved,
-    replaces it: the price of having no id is that such users reset each other's memory).
-    """
-    if record is None or not is_anonymous(record):
-        return record
-    transcript = transcript_of(messages)
-    head = len(record.opening)
-    start = max(record.cursor, head)
-    end = start + len(record.recent)
-    if (
-        len(transcript) > end
-        and transcript[:head] == record.opening
-        and transcript[start:end] == record.recent
-    ):
-        return record
-    return None
 
 
 FACT_FIELD = "f:"  # a facts document holds each fact in a field of its own, by id
@@ -370,7 +203,7 @@ class ConversationStore:
         fresh = ConversationRecord.from_fields({**merged, "version": theirs.get("version", 0)})
         fresh.stored = {k: orjson.dumps(v) for k, v in theirs.items() if k != "version"}
         fresh.degraded = record.degraded
-        for f in _RECORD_FIELDS:
+        for f in RECORD_FIELDS:
             setattr(record, f.name, getattr(fresh, f.name))
         record.stored = fresh.stored
 

@@ -16,11 +16,11 @@ import secrets
 import time
 from typing import Any
 
+from gateway.context.conversation_record import ConversationRecord
 from gateway.context.conversations import (
     CONVERSATION,
     EPISODES,
     FACTS,
-    ConversationRecord,
     ConversationStore,
     conversation_facts_key,
     customer_facts_key,

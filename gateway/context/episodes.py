@@ -12,12 +12,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from gateway.context.conversations import (
-    ConversationRecord,
-    ConversationStore,
-    fact_from_json,
-    facts_key,
-)
+from gateway.context.conversation_record import ConversationRecord
+from gateway.context.conversations import ConversationStore, fact_from_json, facts_key
 from gateway.context.heard import FactExtractor, one_problem
 from gateway.context.people import current_facts
 from gateway.context.summaries import Pattern, redact

@@ -55,7 +55,7 @@ class Summarizer:
         self._policies = policies
         self._guard = guard
         # Extractive folds by content: an anonymous app that resends one long history
-        # starts a conversation of its own each time (gateway.context.conversations) and
+        # starts a conversation of its own each time (gateway.context.conversation_record) and
         # would summarize the same turns from scratch on every request.
         self._folds: ContentMemo[tuple[str, bool]] = ContentMemo(FOLDS_KEPT)
 

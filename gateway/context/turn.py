@@ -7,7 +7,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
-from gateway.context.conversations import ConversationRecord
+from gateway.context.conversation_record import ConversationRecord
 from gateway.context.engine import Window
 from gateway.context.types import WindowPolicy
 from gateway.ledger.tokens import TokenCounter

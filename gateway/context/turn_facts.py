@@ -9,7 +9,8 @@ import contextlib
 import logging
 from typing import Any
 
-from gateway.context.conversations import ConversationRecord, ConversationStore
+from gateway.context.conversation_record import ConversationRecord
+from gateway.context.conversations import ConversationStore
 from gateway.context.heard import FactExtractor, heard_here, known_elsewhere, one_problem
 from gateway.context.people import current_facts
 from gateway.context.types import Fact, Memory

@@ -27,7 +27,7 @@ from typing import Any
 import httpx
 import orjson
 
-from gateway.context.conversations import ConversationRecord
+from gateway.context.conversation_record import ConversationRecord
 from gateway.context.policy import Policies
 from gateway.context.types import WindowPolicy
 from gateway.loops.detector import LoopSettings, decide, observe_turn

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from gateway.context.conversations import CONVERSATION, ConversationRecord
+from gateway.context.conversation_record import ConversationRecord
+from gateway.context.conversations import CONVERSATION
 from gateway.ops.metrics import TURN_BUCKETS, turn_bucket
 from gateway.spend.money import from_units
 from gateway.store import Store

@@ -20,12 +20,8 @@ import orjson
 from starlette.requests import Request
 
 from gateway.context import customers
-from gateway.context.conversations import (
-    ConversationRecord,
-    customer_facts_key,
-    fact_to_json,
-    is_anonymous,
-)
+from gateway.context.conversation_record import ConversationRecord, is_anonymous
+from gateway.context.conversations import customer_facts_key, fact_to_json
 from gateway.context.types import Fact
 from gateway.errors import InvalidRequest, NotFound
 from gateway.loops.state import LoopState, progressed
