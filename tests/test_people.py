@@ -1919,3 +1919,17 @@ def test_a_corrected_code_may_run_on_into_the_turn(said: str, value: str) -> Non
 def test_a_run_on_number_that_is_no_code_corrects_nothing(said: str) -> None:
     facts = run("o número do pedido é ped498940", said)
     assert {f.tags[0]: f.value for f in current_facts(facts)}["order"] == "ped498940"
+
+
+def test_a_cue_mid_sentence_corrects_a_city_an_earlier_conversation_gave() -> None:
+    """ "... e nada na verdade e Belo Horizonte digitei errado": a cue said mid-sentence
+    corrects only a kind the customer has given, in this conversation or an earlier one
+    (lent as `elsewhere`); with neither it makes nothing."""
+    earlier = extract_people_facts(
+        [{"role": "user", "content": "eu moro em Salvador"}], "chat", NOW
+    )
+    said = "o atendente disse que ia me retornar e nada na verdade e Belo Horizonte digitei errado"
+    message = [{"role": "user", "content": said}]
+    got = extract_people_facts(message, "chat", NOW + 1, [], earlier)
+    assert ("city", "Belo Horizonte") in {(f.tags[0], f.value) for f in got}
+    assert not [f for f in extract_people_facts(message, "chat", NOW + 1) if f.tags[0] == "city"]

@@ -47,7 +47,8 @@ def corrections(
     else the kind `_bare_correction` reads from the value; an agent's amount or date is
     the promise or deadline it restates, and in a call's run-on speech a cue may open it
     mid-sentence. A customer's cue said mid-sentence ("vou viajar na verdade e Belo
-    Horizonte digitei errado") corrects only a kind already heard. After a cue that says
+    Horizonte digitei errado") corrects only a kind already heard, or a name or city an
+    earlier conversation gave (`elsewhere`). After a cue that says
     a value was wrong ("scratch that", "o correto é") a bare value may run on into the
     turn ("scratch that boston and another thing"), and a capitalised one may run on when
     the fewest words say nothing ("errei o certo é Thiago Costa liguei ontem"); after a
@@ -112,7 +113,8 @@ def _bare_correction(
     """The bare value after a customer's correction cue, of the kind its sentence says,
     else of the kind whose heard values share a word with it, else a number's kind by its
     shape and a word's by `_place_or_person`. `known_only` (a cue said mid-sentence):
-    only a kind already heard. Whether it found one."""
+    only a kind already heard, or a name or city lent from an earlier conversation.
+    Whether it found one."""
     if bare is None:
         return False
     start, end = cue.end() + bare.start(1), cue.end() + bare.end(1)
@@ -125,7 +127,7 @@ def _bare_correction(
             or before.sharing(value)
             or _place_or_person(value, before)
         )
-    if known_only and kind not in before.recent:
+    if known_only and kind not in before.recent and kind not in before.words:
         return False
     if kind and free(hits, start, end):  # the cue introduces it: no problem starts there
         if known_only:
