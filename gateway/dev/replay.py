@@ -69,6 +69,7 @@ class Sent:
     usage: TokenUsage
     cost: Decimal
     quota: QuotaTurn | None = None
+    input_cost: Decimal = Decimal(0)  # the same calls' input alone, each at its model
 
 
 @dataclass
@@ -82,6 +83,7 @@ class SideResult:
     quota: list[QuotaTurn] = field(default_factory=list)
     requests: int = 0
     answered_by_gateway: int = 0
+    input_cost: Decimal = Decimal(0)
     # Each customer's facts document at the end: (facts, tokens as the prompt shows them).
     fact_docs: list[tuple[int, int]] = field(default_factory=list)
 
@@ -103,6 +105,15 @@ def scripted(answer: str) -> dict[str, str]:
     episode's last answer, which never comes back, is the file's."""
     quoted = quote(answer, safe=" ")
     return {"x-simulator-reply": quoted} if answer and len(quoted) <= SCRIPTED_CHARS else {}
+
+
+def input_only(usage: TokenUsage) -> TokenUsage:
+    """A call's input (fresh, cached, cache writes) without its output."""
+    return TokenUsage(
+        fresh_input=usage.fresh_input,
+        cached_input=usage.cached_input,
+        cache_write=usage.cache_write,
+    )
 
 
 def _usage_sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
@@ -152,15 +163,15 @@ class GatewaySide:
             raise ReplayError(f"{played}: the gateway answered {reply.status_code}: {reply.text}")
         calls = list(self.sim.usage_log)
         self.sim.usage_log.clear()
-        usage, cost = TokenUsage(), Decimal(0)
+        usage, cost, input_cost = TokenUsage(), Decimal(0), Decimal(0)
         for call in calls:
             one = normalize(call["usage"]) or TokenUsage()
             usage = _usage_sum(usage, one)
             cost += self.pricer.cost(str(call["model"]), one) or Decimal(0)
+            input_cost += self.pricer.cost(str(call["model"]), input_only(one)) or Decimal(0)
         sent = next((c["messages"] for c in reversed(calls) if c.get("messages")), None)
-        return Sent(
-            None if sent is None else _text(sent), usage, cost, self._quota(reply, messages)
-        )
+        text = None if sent is None else _text(sent)
+        return Sent(text, usage, cost, self._quota(reply, messages), input_cost)
 
     def _quota(self, reply: httpx.Response, messages: list[Any]) -> QuotaTurn:
         cls = reply.headers.get("x-gateway-class", "")
@@ -217,7 +228,9 @@ class BaselineSide:
         if reply.status_code != 200:
             raise ReplayError(f"{played}: the simulator answered {reply.status_code}")
         usage = normalize(reply.json().get("usage")) or TokenUsage()
-        return Sent(_text(messages), usage, self.pricer.cost(self.model, usage) or Decimal(0))
+        cost = self.pricer.cost(self.model, usage) or Decimal(0)
+        input_cost = self.pricer.cost(self.model, input_only(usage)) or Decimal(0)
+        return Sent(_text(messages), usage, cost, None, input_cost)
 
     async def close(self, conv: dict[str, Any], played: str) -> None:
         return None
@@ -247,6 +260,7 @@ async def _play_one(
         sent = await side.send(conv, played, channel, list(history), answer)
         result.requests += 1
         result.usage = _usage_sum(result.usage, sent.usage)
+        result.input_cost += sent.input_cost
         cost += sent.cost
         if sent.quota is not None:
             result.quota.append(sent.quota)

@@ -25,24 +25,11 @@ def _rates(replay: Replay, model: str) -> dict[str, str | None]:
     }
 
 
-def _input_cost(replay: Replay, model: str, side: SideResult | None) -> Decimal | None:
-    """What the side's input alone cost (fresh, cached, cache writes): the part of the
-    cost the window decides; the output is the same answers on both sides."""
-    if side is None:
-        return None
-    u = side.usage
-    only = TokenUsage(
-        fresh_input=u.fresh_input, cached_input=u.cached_input, cache_write=u.cache_write
-    )
-    return replay.pricer.cost(model, only)
-
-
 def side_figures(
-    side: SideResult,
-    baseline_cost: Decimal | None,
-    input_cost: Decimal | None = None,
-    baseline_input_cost: Decimal | None = None,
+    side: SideResult, baseline_cost: Decimal | None, baseline_input_cost: Decimal | None = None
 ) -> dict[str, Any]:
+    """`baseline_input_cost`: what the baseline's input alone cost (the part of the cost
+    the window decides; both sides pay the same answers)."""
     u = side.usage
     cost = sum(side.costs, Decimal(0))
     figures: dict[str, Any] = {
@@ -56,8 +43,8 @@ def side_figures(
             round(float(100 * cost / baseline_cost), 2) if baseline_cost else None
         ),
         "input_cost_pct_of_baseline": (
-            round(float(100 * input_cost / baseline_input_cost), 2)
-            if input_cost is not None and baseline_input_cost
+            round(float(100 * side.input_cost / baseline_input_cost), 2)
+            if baseline_input_cost
             else None
         ),
         "cached_share_pct": pct(u.cached_input, u.fresh_input + u.cached_input),
@@ -114,6 +101,7 @@ def _per_conversation(replay: Replay) -> list[dict[str, Any]]:
 
 def to_json(replay: Replay, model: str, workload: str, policies: str) -> dict[str, Any]:
     base_cost = sum(replay.baseline.costs, Decimal(0)) if replay.baseline else None
+    base_input = replay.baseline.input_cost if replay.baseline else None
     return {
         "workload": workload,
         "conversations": len(replay.conversations),
@@ -124,18 +112,8 @@ def to_json(replay: Replay, model: str, workload: str, policies: str) -> dict[st
             "source": "the gateway's pricer (config prices, then genai-prices)",
         },
         "wall_time_s": round(replay.wall_s, 1),
-        "policy": side_figures(
-            replay.policy,
-            base_cost,
-            _input_cost(replay, model, replay.policy),
-            _input_cost(replay, model, replay.baseline),
-        ),
-        "baseline": side_figures(
-            replay.baseline,
-            base_cost,
-            _input_cost(replay, model, replay.baseline),
-            _input_cost(replay, model, replay.baseline),
-        )
+        "policy": side_figures(replay.policy, base_cost, base_input),
+        "baseline": side_figures(replay.baseline, base_cost, base_input)
         if replay.baseline
         else None,
         "class_hint_agreement_pct": _classes(replay),
