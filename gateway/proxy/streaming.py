@@ -57,6 +57,7 @@ class UsageTap:
         self.model: str | None = None
         self._buffer = bytearray()
         self._events: list[bytes] = []
+        self._parsed: list[Any] = []  # the events read as JSON so far (None: not JSON)
         self._held = b""
 
     def feed(self, chunk: bytes) -> bytes:
@@ -121,8 +122,7 @@ class UsageTap:
         """Every content/reasoning/tool-argument delta (or completion text) seen so far,
         for an estimate."""
         parts: list[str] = []
-        for event in self._events:
-            obj = _event_json(event)
+        for obj in self._objects():
             if not isinstance(obj, dict):
                 continue
             if obj.get("type") == "response.output_text.delta":  # Responses API
@@ -136,12 +136,16 @@ class UsageTap:
                     parts.extend(_delta_texts(choice["delta"]))
         return "".join(parts)
 
+    def _objects(self) -> list[Any]:
+        """Every event as JSON, each parsed once however many readings ask."""
+        self._parsed += [_event_json(e) for e in self._events[len(self._parsed) :]]
+        return self._parsed
+
     def answer_text(self) -> str:
         """The content the customer was shown: choice 0's content deltas; "" when the
         stream had several choices or called the app's tools (reasoning never counts)."""
         parts: list[str] = []
-        for event in self._events:
-            obj = _event_json(event)
+        for obj in self._objects():
             for choice in (obj.get("choices") or ()) if isinstance(obj, dict) else ():
                 delta = choice.get("delta") if isinstance(choice, dict) else None
                 if not isinstance(delta, dict):
