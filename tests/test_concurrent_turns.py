@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -182,3 +183,46 @@ def test_merge_keeps_a_summary_the_other_writer_did_not_touch_and_a_reset() -> N
     assert merge(raw, reset, moved)["summary"] == ""  # an edit's reset wins
     further = {**base, "summary": "MINE", "cursor": 7}
     assert merge(raw, further, moved)["summary"] == "THEIR FOLD"  # theirs folded further
+
+
+def test_a_late_answer_to_an_older_message_is_not_the_episodes_last_word(
+    replicas: Any,
+) -> None:
+    """An app gave up waiting on a slow turn and went on: the newer turn is saved first,
+    then the slow one's answer arrives and is merged. That answer replies to an older
+    message, so the episode's card does not take it for the agent's last word."""
+    one, two = replicas
+    headers = {"X-Conversation-Id": "late", "X-Customer-Id": "cust-late"}
+    first: list[Any] = [
+        {"role": "system", "content": "You are the support agent."},
+        {"role": "user", "content": "My parcel came broken, what can you do?"},
+    ]
+    late = "I will send you a refund of 45 euros by Friday."
+    slow_headers = {"x-simulator-delay-ms": "2000", "x-simulator-reply": late}
+    client = openai.OpenAI(base_url=one.v1, api_key=one.keys["acme"], max_retries=0, timeout=30)
+    with ThreadPoolExecutor(1) as pool:
+        slow = pool.submit(
+            lambda: client.chat.completions.create(
+                model="gpt-4o-mini",
+                messages=first,
+                extra_headers={**headers, **slow_headers},
+            )
+        )
+        time.sleep(0.5)  # the slow turn has read the record and waits on the upstream
+        newer: list[Any] = [
+            *first,
+            {"role": "assistant", "content": "One moment please."},
+            {"role": "user", "content": "Hello? Any news on it?"},
+        ]
+        _ = openai.OpenAI(
+            base_url=two.v1, api_key=two.keys["acme"], max_retries=0, timeout=30
+        ).chat.completions.create(
+            model="gpt-4o-mini",
+            messages=newer,
+            extra_headers={**headers, "x-simulator-reply": "Still checking with the carrier."},
+        )
+        assert slow.result().choices[0].message.content == late
+    auth = {"Authorization": f"Bearer {one.keys['acme']}"}
+    closed = httpx.post(f"{one.v1}/conversations/late/close", headers=auth, timeout=30)
+    assert closed.status_code == 200, closed.text
+    assert "Friday" not in closed.json()["episode_summary"]
