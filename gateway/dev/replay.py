@@ -17,6 +17,7 @@ gateway/dev/replay_report.py prints them.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import shutil
 import tempfile
@@ -107,13 +108,10 @@ def scripted(answer: str) -> dict[str, str]:
     return {"x-simulator-reply": quoted} if answer and len(quoted) <= SCRIPTED_CHARS else {}
 
 
-def input_only(usage: TokenUsage) -> TokenUsage:
-    """A call's input (fresh, cached, cache writes) without its output."""
-    return TokenUsage(
-        fresh_input=usage.fresh_input,
-        cached_input=usage.cached_input,
-        cache_write=usage.cache_write,
-    )
+def priced(pricer: Pricer, model: str, usage: TokenUsage) -> tuple[Decimal, Decimal]:
+    """(what a call cost, what its input alone cost), at its model's prices."""
+    cost = pricer.cost(model, usage) or Decimal(0)
+    return cost, pricer.cost(model, dataclasses.replace(usage, output=0, reasoning=0)) or Decimal(0)
 
 
 def _usage_sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:
@@ -167,8 +165,8 @@ class GatewaySide:
         for call in calls:
             one = normalize(call["usage"]) or TokenUsage()
             usage = _usage_sum(usage, one)
-            cost += self.pricer.cost(str(call["model"]), one) or Decimal(0)
-            input_cost += self.pricer.cost(str(call["model"]), input_only(one)) or Decimal(0)
+            whole, inputs = priced(self.pricer, str(call["model"]), one)
+            cost, input_cost = cost + whole, input_cost + inputs
         sent = next((c["messages"] for c in reversed(calls) if c.get("messages")), None)
         text = None if sent is None else _text(sent)
         return Sent(text, usage, cost, self._quota(reply, messages), input_cost)
@@ -228,8 +226,7 @@ class BaselineSide:
         if reply.status_code != 200:
             raise ReplayError(f"{played}: the simulator answered {reply.status_code}")
         usage = normalize(reply.json().get("usage")) or TokenUsage()
-        cost = self.pricer.cost(self.model, usage) or Decimal(0)
-        input_cost = self.pricer.cost(self.model, input_only(usage)) or Decimal(0)
+        cost, input_cost = priced(self.pricer, self.model, usage)
         return Sent(_text(messages), usage, cost, None, input_cost)
 
     async def close(self, conv: dict[str, Any], played: str) -> None:
