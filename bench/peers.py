@@ -62,6 +62,25 @@ def start_gateway_target(
     return Target("gateway", [gw.proc], f"{gw.v1}/chat/completions", _auth(key))
 
 
+def _gateway_from(
+    tree: Path, upstream: str, store: str | None, workers: int, spend: dict[str, object] | None
+) -> Target:
+    """The gateway as the tree at `tree` has it (its package first on PYTHONPATH)."""
+    if not (tree / "gateway" / "__init__.py").exists():
+        raise PeerMissing(f"no gateway package under {tree}")
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(tree.resolve()), before) if p)
+    try:
+        target = start_gateway_target(upstream, store, workers, spend)
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
+    target.name = f"gateway@{tree.name}"
+    return target
+
+
 def start_portkey(upstream: str) -> Target:
     script = PORTKEY_JS / "start-server.js"
     node = shutil.which("node")
@@ -130,6 +149,8 @@ def start_target(
 ) -> Target:
     if name == "gateway":
         return start_gateway_target(upstream, store, workers, spend)
+    if name.startswith("gateway@"):  # another tree of the gateway (an A/B: a worktree)
+        return _gateway_from(Path(name.partition("@")[2]), upstream, store, workers, spend)
     if name == "portkey":
         return start_portkey(upstream)
     if name == "litellm":

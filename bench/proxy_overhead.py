@@ -237,7 +237,11 @@ def measure(
 
 def _arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--targets", default="gateway", help="gateway,portkey,litellm,minimal")
+    parser.add_argument(
+        "--targets",
+        default="gateway",
+        help="gateway,portkey,litellm,minimal; gateway@DIR: the gateway of the tree at DIR (A/B)",
+    )
     parser.add_argument("--cells", default="60-json-1,60-json-64,1-stream-8,1-stream-1")
     parser.add_argument("--shapes", default="growing,repeat")
     parser.add_argument("--requests", type=int, default=400)
