@@ -38,8 +38,7 @@ class TurnFacts:
         write). The write is started, not awaited: this request's window cannot show
         them (they are in the newest message, and the facts block shows those of folded
         turns), so it overlaps the rest of the build and the upstream call. A fold that
-        adds facts waits for it first, and so does the answer: a JSON one before it is
-        relayed, a stream before its end (held until the call is booked) is."""
+        adds facts waits for it first, and so does the relay of the answer."""
         latest = messages[-1] if messages and isinstance(messages[-1], dict) else None
         if fkey is None or latest is None or latest.get("role") != "user":
             return facts, 0, None

@@ -171,14 +171,12 @@ async def chat_completions(request: Request) -> ASGIApp:
             gw.upstream.headers(request.headers.raw),
             upstream_payload(call, turn, spend.model),
         )
+        await gw.windows.written(turn)  # the newest message's facts, before any answer
+        before_upstream = perf_counter() - started
         is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
         if call.stream and is_sse and response.is_success:
-            # The newest message's facts are written before the stream's end (its
-            # finish_reason and [DONE], held until the call is booked) reaches the
-            # client, not before its first byte: the write overlaps the answer.
-            return _stream(ctx, response, perf_counter() - started)
-        await gw.windows.written(turn)  # the newest message's facts, before any answer
-        return await _json(ctx, response, perf_counter() - started)
+            return _stream(ctx, response, before_upstream)
+        return await _json(ctx, response, before_upstream)
 
 
 @dataclass(slots=True)
