@@ -595,3 +595,43 @@ def test_an_answer_of_several_choices_is_not_taken_for_the_last_word(
         f"{sqlite_app_gateway.v1}/conversations/two-1/close", headers=auth
     )
     assert "Friday" not in closed.json()["episode_summary"]
+
+
+def test_the_next_conversations_name_beats_one_a_fold_heard_just_before(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """The customer's next conversation, started the moment a fold of the earlier one
+    heard a name (an app replaying a history, a bot): the name it states is the newest,
+    not the one read out of the old turns, and the earlier conversation's card is made
+    of that conversation's facts, not of the new one's. (Facts were dated a millisecond
+    a message past the fold, ~0.5 s here, and a turn was dated by the clock alone.)"""
+    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
+    client = _client(sqlite_app_gateway)
+    history: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    for n in range(300):
+        said = "by the way, my name is Joana Lima" if n == 270 else "still waiting"
+        history.append({"role": "user", "content": f"Message {n}: {said} on the parcel."})
+        history.append({"role": "assistant", "content": f"Reply {n}: noted, checking."})
+    history.append({"role": "user", "content": "So what happens now?"})
+    headers = {"X-Customer-Id": "cust-fast", "X-Simulator-Log-Messages": "1"}
+    raw = client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini",
+        messages=history,
+        extra_headers={**headers, "X-Conversation-Id": "fast-1", "X-Channel": "webchat"},
+    )
+    # Joana was heard in the fold, ~540 messages in.
+    assert int(raw.headers["x-gateway-evicted-turns"]) > 560
+    start = len(app_log.all())
+    client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": "oi, aqui é a Ana Souza, o pedido não chegou"}],
+        extra_headers={**headers, "X-Conversation-Id": "fast-2", "X-Channel": "email"},
+    )
+    facts = sqlite_app_gateway.http.get(
+        f"{sqlite_app_gateway.v1}/customers/cust-fast/facts", headers=auth
+    ).json()["facts"]
+    names = [f["value"] for f in facts if f.get("tags", [None])[0] == "name"]
+    assert names == ["Ana Souza"], facts
+    (entry,) = app_log.all()[start:]
+    card = _prompt_text(entry).split("(summaries):\n", 1)[1].split("\n>>>", 1)[0]
+    assert "webchat" in card and "chegou" not in card, card  # the new one's problem

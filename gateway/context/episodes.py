@@ -10,6 +10,7 @@ them state.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 
 from gateway.context.conversation_record import ConversationRecord
@@ -61,7 +62,7 @@ class EpisodeBook:
                 other = await self.conversations.load(record.tenant, doc["conversation"])
                 if other is None:
                     continue
-                episode = await self.make(caller, other, model, now)
+                episode = await self.make(caller, other, model, now, before=record.started)
             else:
                 private = tuple(fact_from_json(f) for f in doc.get("private") or ())
                 episode = Episode(
@@ -80,11 +81,18 @@ class EpisodeBook:
         return out
 
     async def make(
-        self, caller: Caller, record: ConversationRecord, model: str, now: float
+        self,
+        caller: Caller,
+        record: ConversationRecord,
+        model: str,
+        now: float,
+        before: float = math.inf,
     ) -> Episode:
         """A whole conversation as its card: topic, facts, promises, outcome; never a turn
         copied whole. Its facts: those heard in its turns still verbatim, and those the
-        customer's facts document got while it ran (from the turns it folded)."""
+        customer's facts document got while it ran (from the turns it folded), up to
+        `before`: the start of the conversation that asks for the card, whose own facts
+        (dated past every fact it saw: builder.dated_after) are not the earlier one's."""
         turns = [*record.opening, *record.recent]
         answered = record.last_reply_at == record.recent_at + len(record.recent)
         if record.last_reply and answered and turns and role(turns[-1]) != "assistant":
@@ -94,7 +102,11 @@ class EpisodeBook:
             turns.append({"role": "assistant", "content": record.last_reply})
         fkey = facts_key(record.customer, record.id)
         stored = await self.conversations.facts(record.tenant, fkey) if fkey else []
-        during = [f for f in stored if record.started <= f.created_at <= record.last_seen + 1]
+        during = [
+            f
+            for f in stored
+            if record.started <= f.created_at <= record.last_seen + 1 and f.created_at < before
+        ]
         heard = await self._heard.of_fold([], turns, record.channel, record.last_seen)
         facts = _few_deadlines(
             current_facts([*during, *one_problem(heard, during, record.started)])
