@@ -146,6 +146,10 @@ class TokenCounter:
 
 
 def _message_key(encoding: str, message: Any) -> int:
+    if type(message) is dict and len(message) == 2:  # most messages: {role, content}
+        content, role = message.get("content"), message.get("role")
+        if type(content) is str and type(role) is str:
+            return hash((encoding, role, content))
     if isinstance(message, Mapping):
         content, role = message.get("content"), message.get("role")
         if isinstance(content, str) and isinstance(role, str) and len(message) == 2:

@@ -101,8 +101,12 @@ class SQLiteThread:
     async def _attempt(self, fn: Callable[[sqlite3.Connection], T], timeout: float) -> T:
         deadline = time.monotonic() + timeout
         job = self._worker.submit(self._call, fn, deadline)
+        # The job's own future times out (asyncio.wait_for would wrap it in a second
+        # future and callback on each of the store calls every request makes).
+        timer = asyncio.get_running_loop().call_later(timeout, _time_out, job)
         try:
-            return await asyncio.wait_for(job, timeout)
+            result: T = await job
+            return result
         except TimeoutError as exc:
             raise StoreUnavailable(
                 f"store (sqlite {self.path}) {self.name} thread did not answer within {timeout:g} s"
@@ -112,6 +116,8 @@ class SQLiteThread:
         except sqlite3.Error as exc:
             code = getattr(exc, "sqlite_errorname", None) or type(exc).__name__
             raise StoreUnavailable(f"store (sqlite {self.path}) failed: {code}: {exc}") from exc
+        finally:
+            timer.cancel()
 
     def _call(self, fn: Callable[[sqlite3.Connection], T], deadline: float) -> T:
         remaining = deadline - time.monotonic()
@@ -217,7 +223,7 @@ class _Worker:
         loop: asyncio.AbstractEventLoop,
         future: asyncio.Future[Any],
     ) -> None:
-        if future.cancelled():
+        if future.done():  # cancelled, or its caller timed out while it waited
             return
         try:
             result, error = fn(*args), None
@@ -230,8 +236,14 @@ class _Worker:
 _Job = tuple[Callable[..., Any], tuple[Any, ...], asyncio.AbstractEventLoop, "asyncio.Future[Any]"]
 
 
+def _time_out(job: asyncio.Future[Any]) -> None:
+    """The caller stops waiting; the thread skips the job if it has not started it."""
+    if not job.done():
+        job.set_exception(TimeoutError())
+
+
 def _answer(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    if future.cancelled():
+    if future.done():  # cancelled, or timed out while the thread ran it
         return
     if error is not None:
         future.set_exception(error)
