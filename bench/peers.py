@@ -68,15 +68,21 @@ def _gateway_from(
     """The gateway as the tree at `tree` has it (its package first on PYTHONPATH)."""
     if not (tree / "gateway" / "__init__.py").exists():
         raise PeerMissing(f"no gateway package under {tree}")
-    before = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(tree.resolve()), before) if p)
+    # `python -m` puts the working directory (this checkout) before PYTHONPATH:
+    # PYTHONSAFEPATH leaves it out, so the tree's package is the one imported.
+    before = {name: os.environ.get(name) for name in ("PYTHONPATH", "PYTHONSAFEPATH")}
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (str(tree.resolve()), before["PYTHONPATH"]) if p
+    )
+    os.environ["PYTHONSAFEPATH"] = "1"
     try:
         target = start_gateway_target(upstream, store, workers, spend)
     finally:
-        if before is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = before
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
     target.name = f"gateway@{tree.name}"
     return target
 

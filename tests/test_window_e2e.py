@@ -635,3 +635,46 @@ def test_the_next_conversations_name_beats_one_a_fold_heard_just_before(
     (entry,) = app_log.all()[start:]
     card = _prompt_text(entry).split("(summaries):\n", 1)[1].split("\n>>>", 1)[0]
     assert "webchat" in card and "chegou" not in card, card  # the new one's problem
+
+
+def test_back_in_an_older_conversation_the_newer_ones_card_keeps_its_facts(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """Two open conversations of one customer: an email, then a chat whose long history
+    folds an order number away. Back in the email, the chat's card (made then) still
+    holds the order: it is cut at the start of a conversation newer than itself only."""
+    client = _client(sqlite_app_gateway)
+    headers = {"X-Customer-Id": "cust-two", "X-Simulator-Log-Messages": "1"}
+    email: list[ChatCompletionMessageParam] = [
+        {"role": "user", "content": "Hello, I have a question about my account."}
+    ]
+    client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=email,
+        extra_headers={**headers, "X-Conversation-Id": "two-email", "X-Channel": "email"},
+    )
+    chat: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    for n in range(150):
+        said = "the order is ORD-77123 by the way" if n == 5 else "still waiting"
+        chat.append({"role": "user", "content": f"Message {n}: {said} on the parcel."})
+        chat.append({"role": "assistant", "content": f"Reply {n}: noted, checking."})
+    chat.append({"role": "user", "content": "So what happens now?"})
+    raw = client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini",
+        messages=chat,
+        extra_headers={**headers, "X-Conversation-Id": "two-chat", "X-Channel": "webchat"},
+    )
+    assert int(raw.headers["x-gateway-evicted-turns"]) > 20  # the order was folded
+    start = len(app_log.all())
+    email += [
+        {"role": "assistant", "content": "Of course, what would you like to know?"},
+        {"role": "user", "content": "Is there any news on the parcel?"},
+    ]
+    client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=email,
+        extra_headers={**headers, "X-Conversation-Id": "two-email", "X-Channel": "email"},
+    )
+    (entry,) = app_log.all()[start:]
+    card = _prompt_text(entry).split("(summaries):\n", 1)[1].split("\n>>>", 1)[0]
+    assert "[webchat, " in card and "ORD-77123" in card, card

@@ -152,8 +152,8 @@ class WindowBuilder:
         # "Hi" first: it gets no facts document of its own to share.
         fkey = facts_key(caller.customer, caller.conversation)
         record, facts = await self.conversations.load_with_facts(tenant.name, conv_id, fkey)
-        now = dated_after(now, record, facts)
         stored, record = record, continued(record, messages)  # anonymous: only its own
+        now = dated_after(now, record, facts)
         new = record is None
         if record is None:
             record = ConversationRecord(id=conv_id, tenant=tenant.name, started=now)

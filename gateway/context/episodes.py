@@ -62,7 +62,10 @@ class EpisodeBook:
                 other = await self.conversations.load(record.tenant, doc["conversation"])
                 if other is None:
                     continue
-                episode = await self.make(caller, other, model, now, before=record.started)
+                # An older conversation's card stops where this one began; a newer one's
+                # (a customer back in an older conversation) holds all it heard.
+                before = record.started if other.started < record.started else math.inf
+                episode = await self.make(caller, other, model, now, before=before)
             else:
                 private = tuple(fact_from_json(f) for f in doc.get("private") or ())
                 episode = Episode(

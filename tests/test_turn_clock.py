@@ -1,0 +1,38 @@
+"""A turn's clock (`dated_after`): the time it arrived, or just past the newest fact
+date it can see when that is ahead, unless that date is too far ahead to be a fold's."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.context.builder import CLOCK_LEAD_MAX, CLOCK_STEP, dated_after
+from gateway.context.conversation_record import ConversationRecord
+from gateway.context.types import Fact
+
+NOW = 1_800_000_000.0
+
+
+def fact(at: float) -> Fact:
+    return Fact(id=f"f{at}", text="order: ORD-1", created_at=at, value="ORD-1")
+
+
+@pytest.mark.parametrize(
+    ("dates", "facts_until", "expected"),
+    [
+        ((), 0.0, NOW),  # nothing seen: the clock
+        ((NOW - 5,), 0.0, NOW),  # an old fact: the clock
+        ((NOW + 0.3,), 0.0, NOW + 0.3 + CLOCK_STEP),  # a fold's fact ahead: just past it
+        ((NOW - CLOCK_STEP / 2,), 0.0, NOW + CLOCK_STEP / 2),  # under a step behind
+        ((NOW + 0.1, NOW + 0.4, NOW - 1), 0.0, NOW + 0.4 + CLOCK_STEP),  # the newest
+        ((), NOW + 0.5, NOW + 0.5 + CLOCK_STEP),  # the record's last compaction
+        ((NOW + CLOCK_LEAD_MAX + 1,), 0.0, NOW),  # another clock's: not followed
+        ((NOW + CLOCK_LEAD_MAX + 1, NOW + 0.2), 0.0, NOW + 0.2 + CLOCK_STEP),
+    ],
+)
+def test_a_turn_is_dated_just_past_the_newest_fact_it_sees(
+    dates: tuple[float, ...], facts_until: float, expected: float
+) -> None:
+    record = ConversationRecord(id="c", tenant="t", started=NOW - 60, facts_until=facts_until)
+    assert dated_after(NOW, record, [fact(d) for d in dates]) == pytest.approx(expected, abs=1e-6)
+    if not facts_until:
+        assert dated_after(NOW, None, [fact(d) for d in dates]) == pytest.approx(expected, abs=1e-6)
