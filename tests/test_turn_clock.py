@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.context.builder import CLOCK_LEAD_MAX, CLOCK_STEP, dated_after
-from gateway.context.conversation_record import ConversationRecord
+from gateway.context.heard import CLOCK_LEAD_MAX, CLOCK_STEP, dated_after
 from gateway.context.types import Fact
 
 NOW = 1_800_000_000.0
@@ -32,7 +31,5 @@ def fact(at: float) -> Fact:
 def test_a_turn_is_dated_just_past_the_newest_fact_it_sees(
     dates: tuple[float, ...], facts_until: float, expected: float
 ) -> None:
-    record = ConversationRecord(id="c", tenant="t", started=NOW - 60, facts_until=facts_until)
-    assert dated_after(NOW, record, [fact(d) for d in dates]) == pytest.approx(expected, abs=1e-6)
-    if not facts_until:
-        assert dated_after(NOW, None, [fact(d) for d in dates]) == pytest.approx(expected, abs=1e-6)
+    facts = [fact(d) for d in dates]
+    assert dated_after(NOW, facts_until, facts) == pytest.approx(expected, abs=1e-6)

@@ -678,3 +678,28 @@ def test_back_in_an_older_conversation_the_newer_ones_card_keeps_its_facts(
     (entry,) = app_log.all()[start:]
     card = _prompt_text(entry).split("(summaries):\n", 1)[1].split("\n>>>", 1)[0]
     assert "[webchat, " in card and "ORD-77123" in card, card
+
+
+def test_a_conversation_closed_after_the_next_began_keeps_only_its_own_facts(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """An app closes the email only once the customer's chat has begun (a second later
+    at most): the email's card holds what the email heard, not the chat's name and
+    problem."""
+    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
+    client = _client(sqlite_app_gateway)
+    headers = {"X-Customer-Id": "cust-late-close"}
+    for conversation, channel, text in (
+        ("late-email", "email", "Hello, my order ORD-55120 arrived damaged."),
+        ("late-chat", "webchat", "oi, aqui é a Ana Souza, quero trocar o endereço de entrega"),
+    ):
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": text}],
+            extra_headers={**headers, "X-Conversation-Id": conversation, "X-Channel": channel},
+        )
+    closed = sqlite_app_gateway.http.post(
+        f"{sqlite_app_gateway.v1}/conversations/late-email/close", headers=auth
+    )
+    card = closed.json()["episode_summary"]
+    assert "ORD-55120" in card and "Ana" not in card and "endereço" not in card, card

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-from collections.abc import Sequence
 from typing import Any
 
 from gateway import offload
@@ -35,6 +34,7 @@ from gateway.context.engine import (
 from gateway.context.episodes import EpisodeBook
 from gateway.context.heard import (
     FactExtractor,
+    dated_after,
     heard_here,
     known_elsewhere,
     merged_facts,
@@ -61,8 +61,6 @@ from gateway.throttled_log import warn_throttled
 log = logging.getLogger("gateway.context.builder")
 SUMMARY_LEAST_TOKENS = 40  # what a summary keeps when the quota leaves it no room
 LAST_REPLY_CHARS = 8000  # of the answer relayed, kept for the episode card
-CLOCK_STEP = 1e-3  # seconds a turn is dated past the newest fact it sees (dated_after)
-CLOCK_LEAD_MAX = 1.0  # seconds: a fact dated further ahead of the turn is not followed
 
 
 class WindowBuilder:
@@ -153,7 +151,7 @@ class WindowBuilder:
         fkey = facts_key(caller.customer, caller.conversation)
         record, facts = await self.conversations.load_with_facts(tenant.name, conv_id, fkey)
         stored, record = record, continued(record, messages)  # anonymous: only its own
-        now = dated_after(now, record, facts)
+        now = dated_after(now, record.facts_until if record else 0.0, facts)
         new = record is None
         if record is None:
             record = ConversationRecord(id=conv_id, tenant=tenant.name, started=now)
@@ -385,22 +383,6 @@ class WindowBuilder:
             await self.conversations.save(record)
         except StoreUnavailable as exc:
             warn_throttled(log, "conversation not updated this turn: %s", exc.message)
-
-
-def dated_after(now: float, record: ConversationRecord | None, facts: Sequence[Fact]) -> float:
-    """The turn's clock: the time it arrived, or just past the newest date a fact it
-    can see was given, when that is later. Which fact is newer, which was heard in this
-    conversation and which in an earlier one, are told by these dates, and a fold dates
-    what it hears in the order said, past its own time (gateway.context.people): a
-    next turn, or the customer's next conversation, that came sooner (an app replaying,
-    a bot, another replica's clock a little ahead) would take its own newer facts for
-    older ones, and an earlier conversation's for its own. A date further ahead than
-    CLOCK_LEAD_MAX is not followed: no fold dates that far."""
-    dates = [f.created_at for f in facts]
-    if record is not None:
-        dates.append(record.facts_until)
-    ahead = [d for d in dates if now <= d + CLOCK_STEP <= now + CLOCK_LEAD_MAX]
-    return max([now, *(d + CLOCK_STEP for d in ahead)])
 
 
 def _confirmed_since(facts: list[Fact], since: float) -> bool:

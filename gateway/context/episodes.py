@@ -83,6 +83,20 @@ class EpisodeBook:
             out.append(dataclasses.replace(episode, summary=redacted))
         return out
 
+    async def closed(
+        self, caller: Caller, record: ConversationRecord, model: str, now: float
+    ) -> Episode:
+        """The card of a conversation being closed, cut where the customer's next
+        conversation began when one began since (an app that closes late)."""
+        later = []
+        if record.customer:
+            for doc in await self.conversations.episode_index(record.tenant, record.customer):
+                if doc["conversation"] != record.id:
+                    other = await self.conversations.load(record.tenant, doc["conversation"])
+                    if other is not None and other.started > record.started:
+                        later.append(other.started)
+        return await self.make(caller, record, model, now, before=min(later, default=math.inf))
+
     async def make(
         self,
         caller: Caller,

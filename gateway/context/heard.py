@@ -25,6 +25,8 @@ from gateway.context.summaries import Pattern, extract_facts
 from gateway.context.types import BASIC_SCOPE, Fact, fact_kind
 
 EXTRACTIONS_KEPT = 256  # folds remembered by content, per process
+CLOCK_STEP = 1e-3  # seconds a turn is dated past the newest fact it sees (dated_after)
+CLOCK_LEAD_MAX = 1.0  # seconds: a fact dated further ahead of the turn is not followed
 
 
 def _scan(
@@ -182,3 +184,18 @@ def known_elsewhere(facts: Sequence[Fact], started: float) -> list[Fact]:
     last week's chat (read only for the words they share with a corrected value)."""
     before = [f for f in facts if f.created_at < started and fact_kind(f) in WORD_KINDS]
     return sorted(before, key=lambda f: f.created_at)
+
+
+def dated_after(now: float, facts_until: float, facts: Sequence[Fact]) -> float:
+    """The turn's clock: the time it arrived, or just past the newest date a fact it
+    can see was given, when that is later. Which fact is newer, which was heard in this
+    conversation and which in an earlier one, are told by these dates, and a fold dates
+    what it hears in the order said, past its own time (gateway.context.people): a
+    next turn, or the customer's next conversation, that came sooner (an app replaying,
+    a bot, another replica's clock a little ahead) would take its own newer facts for
+    older ones, and an earlier conversation's for its own. A date further ahead than
+    CLOCK_LEAD_MAX is not followed: no fold dates that far."""
+    dates = [f.created_at for f in facts]
+    dates.append(facts_until)  # the conversation's last compaction (0: none)
+    ahead = [d for d in dates if now <= d + CLOCK_STEP <= now + CLOCK_LEAD_MAX]
+    return max([now, *(d + CLOCK_STEP for d in ahead)])

@@ -101,7 +101,9 @@ async def close_conversation(request: Request) -> RawResponse:
     record = await _record(gw, caller, request.path_params["conversation"])
     record.closed = True
     await gw.windows.conversations.save(record)
-    episode = await gw.windows.episodes.make(caller, record, record.model or "default", time.time())
+    episode = await gw.windows.episodes.closed(
+        caller, record, record.model or "default", time.time()
+    )
     return json_response(orjson.dumps({**record.public(), "episode_summary": episode.summary}))
 
 
