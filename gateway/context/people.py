@@ -222,11 +222,9 @@ def extract_people_facts(
     seen.problem = "problem" in seen.recent
     said = itertools.count()
     for _, text, role in _read(turns):
-        folded = unstuttered(text.translate(FOLD))
-        english = is_english(folded)
         agent = role == "assistant"
-        hits = agent_hits(folded, english) if agent else customer_hits(folded, english)
-        hits = [h for h in hits if not (h.weak and _heard_or_said(h.kind, seen, hits))]
+        folded, english, found = _message_hits(text, agent)
+        hits = [h for h in found if not (h.weak and _heard_or_said(h.kind, seen, found))]
         corrections(folded, hits, seen, english, agent)
         if not agent:
             problems(folded, hits, seen)
@@ -239,6 +237,18 @@ def extract_people_facts(
             facts[fact.id] = fact
             seen.heard(hit.kind, fact.value)
     return sorted(facts.values(), key=lambda f: f.created_at)
+
+
+@functools.lru_cache(maxsize=2048)
+def _message_hits(text: str, agent: bool) -> tuple[str, bool, tuple[Hit, ...]]:
+    """(the folded text, whether it is English, where it states facts): the part of a
+    message's reading that depends on it alone, remembered. Each customer message is
+    read when it is the newest and again when its turn folds; an episode's card reads
+    its turns once more."""
+    folded = unstuttered(text.translate(FOLD))
+    english = is_english(folded)
+    hits = agent_hits(folded, english) if agent else customer_hits(folded, english)
+    return folded, english, tuple(hits)
 
 
 def _heard_or_said(kind: str, seen: Conversation, hits: Sequence[Hit]) -> bool:
