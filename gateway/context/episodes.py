@@ -109,7 +109,7 @@ class EpisodeBook:
         copied whole. Its facts: those heard in its turns still verbatim, and those the
         customer's facts document got while it ran (from the turns it folded), up to
         `before`: the start of the conversation that asks for the card, whose own facts
-        (dated past every fact it saw: builder.dated_after) are not the earlier one's."""
+        (dated past every fact it saw: heard.dated_after) are not the earlier one's."""
         turns = [*record.opening, *record.recent]
         answered = record.last_reply_at == record.recent_at + len(record.recent)
         if record.last_reply and answered and turns and role(turns[-1]) != "assistant":
