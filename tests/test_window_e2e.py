@@ -597,6 +597,18 @@ def test_an_answer_of_several_choices_is_not_taken_for_the_last_word(
     assert "Friday" not in closed.json()["episode_summary"]
 
 
+def _long_history(turns: int, at: int, said: str) -> list[ChatCompletionMessageParam]:
+    """A history an app sends at once: `turns` short exchanges, turn `at` saying `said`,
+    then a question (long enough that most of it folds on this first request)."""
+    history: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    for n in range(turns):
+        text = said if n == at else "still waiting"
+        history.append({"role": "user", "content": f"Message {n}: {text} on the parcel."})
+        history.append({"role": "assistant", "content": f"Reply {n}: noted, checking."})
+    history.append({"role": "user", "content": "So what happens now?"})
+    return history
+
+
 def test_the_next_conversations_name_beats_one_a_fold_heard_just_before(
     sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
 ) -> None:
@@ -607,12 +619,7 @@ def test_the_next_conversations_name_beats_one_a_fold_heard_just_before(
     a message past the fold, ~0.5 s here, and a turn was dated by the clock alone.)"""
     auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
     client = _client(sqlite_app_gateway)
-    history: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
-    for n in range(300):
-        said = "by the way, my name is Joana Lima" if n == 270 else "still waiting"
-        history.append({"role": "user", "content": f"Message {n}: {said} on the parcel."})
-        history.append({"role": "assistant", "content": f"Reply {n}: noted, checking."})
-    history.append({"role": "user", "content": "So what happens now?"})
+    history = _long_history(300, 270, "by the way, my name is Joana Lima")
     headers = {"X-Customer-Id": "cust-fast", "X-Simulator-Log-Messages": "1"}
     raw = client.chat.completions.with_raw_response.create(
         model="gpt-4o-mini",
@@ -653,12 +660,7 @@ def test_back_in_an_older_conversation_the_newer_ones_card_keeps_its_facts(
         messages=email,
         extra_headers={**headers, "X-Conversation-Id": "two-email", "X-Channel": "email"},
     )
-    chat: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
-    for n in range(150):
-        said = "the order is ORD-77123 by the way" if n == 5 else "still waiting"
-        chat.append({"role": "user", "content": f"Message {n}: {said} on the parcel."})
-        chat.append({"role": "assistant", "content": f"Reply {n}: noted, checking."})
-    chat.append({"role": "user", "content": "So what happens now?"})
+    chat = _long_history(150, 5, "the order is ORD-77123 by the way")
     raw = client.chat.completions.with_raw_response.create(
         model="gpt-4o-mini",
         messages=chat,
