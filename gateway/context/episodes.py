@@ -107,9 +107,10 @@ class EpisodeBook:
     ) -> Episode:
         """A whole conversation as its card: topic, facts, promises, outcome; never a turn
         copied whole. Its facts: those heard in its turns still verbatim, and those the
-        customer's facts document got while it ran (from the turns it folded), up to
-        `before`: the start of the conversation that asks for the card, whose own facts
-        (dated past every fact it saw: heard.dated_after) are not the earlier one's."""
+        customer's facts document got while it ran (from the turns it folded), dated
+        before `before`: the start of a later conversation of the customer (the one that
+        asks for the card, or the next one at a late close), whose facts, dated past every
+        fact it saw (heard.dated_after), are not this one's."""
         turns = [*record.opening, *record.recent]
         answered = record.last_reply_at == record.recent_at + len(record.recent)
         if record.last_reply and answered and turns and role(turns[-1]) != "assistant":

@@ -153,23 +153,23 @@ def _scanned(text: str) -> str:
     return text if len(text) <= SCAN_CHARS else text[:SCAN_CHARS].rsplit(None, 1)[0]
 
 
-def _read(turns: Sequence[Any]) -> list[tuple[int, str, str]]:
-    """(index, scanned text, role) of the user and assistant turns read: all of them, or
-    the oldest and the newest up to SCAN_TOTAL characters, half of it each."""
+def _read(turns: Sequence[Any]) -> list[tuple[str, str]]:
+    """(scanned text, role) of the user and assistant turns read, in order: all of them,
+    or the oldest and the newest up to SCAN_TOTAL characters, half of it each."""
     read = []
-    for index, message in enumerate(turns):
+    for message in turns:
         role = message.get("role") if isinstance(message, dict) else None
         text = _scanned(message_text(message)) if role in ("user", "assistant") else ""
         if text.strip():
-            read.append((index, text, str(role)))
-    if sum(len(t) for _, t, _ in read) <= SCAN_TOTAL:
+            read.append((text, str(role)))
+    if sum(len(t) for t, _ in read) <= SCAN_TOTAL:
         return read
     head = _within(read, SCAN_TOTAL // 2)
     return head + _within(read[len(head) :][::-1], SCAN_TOTAL // 2)[::-1]
 
 
-def _within(read: list[tuple[int, str, str]], budget: int) -> list[tuple[int, str, str]]:
-    sizes = itertools.accumulate(len(text) for _, text, _ in read)
+def _within(read: list[tuple[str, str]], budget: int) -> list[tuple[str, str]]:
+    sizes = itertools.accumulate(len(text) for text, _ in read)
     return [turn for turn, used in zip(read, sizes, strict=True) if used <= budget]
 
 
@@ -221,7 +221,7 @@ def extract_people_facts(
             seen.heard(f.tags[0], f.value)
     seen.problem = "problem" in seen.recent
     said = itertools.count()
-    for _, text, role in _read(turns):
+    for text, role in _read(turns):
         agent = role == "assistant"
         folded, english, found = _message_hits(text, agent)
         hits = [h for h in found if not (h.weak and _heard_or_said(h.kind, seen, found))]
