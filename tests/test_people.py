@@ -1621,6 +1621,89 @@ def test_a_cue_mid_sentence_corrects_only_a_kind_already_heard(said: str) -> Non
 
 
 @pytest.mark.parametrize(
+    ("chat", "kind", "value"),
+    [
+        # A weak cue, then a city the list knows, run on into the turn (a call's transcript)
+        (
+            ["i live in Houston", "hold on no it's phoenix and also my son paid for it"],
+            "city",
+            "phoenix",
+        ),
+        (
+            ["moro em Natal", "não espera é são luís e outra coisa o boleto venceu"],
+            "city",
+            "são luís",
+        ),
+        # A strong cue said mid-sentence, and a later cue after an earlier one in passing
+        (
+            [
+                "I live in Chicago",
+                "the box was open but anyway scratch that dallas and like it was wet",
+            ],
+            "city",
+            "dallas",
+        ),
+        (
+            [
+                "I live in Chicago",
+                "i want to know what actually went wrong and correction miami and the box was torn",
+            ],
+            "city",
+            "miami",
+        ),
+        # A denial run on mid-sentence, a capitalised city with no punctuation after it
+        (
+            ["I live in Chicago", "i paid for it twice wait no it's Seattle honestly what a mess"],
+            "city",
+            "Seattle",
+        ),
+        # A listed first name and a surname, lowercase, run on into the turn
+        (
+            ["my name is Kevin Hart", "ok so scratch that kevin brown and then the app froze"],
+            "name",
+            "kevin brown",
+        ),
+        (
+            ["me llamo Lucía Gómez", "perdón es lucía navarro y otra cosa no llegó"],
+            "name",
+            "lucía navarro",
+        ),
+        # A bare value the fewest words cannot type, typed by the city list
+        (["vivo en Lima", "perdón, el correcto es Buenos Aires"], "city", "Buenos Aires"),
+        (["I live in Boston", "sorry my mistake it's actually Denver gracias"], "city", "Denver"),
+    ],
+)
+def test_a_run_on_correction_is_read_where_a_list_names_the_value(
+    chat: list[str], kind: str, value: str
+) -> None:
+    facts = run(*chat)
+    assert [f.value for f in current_facts(facts) if f.tags[0] == kind] == [value]
+    assert "correction" in next(f for f in facts if f.value == value).tags
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # no kind heard yet: a run-on guess makes none of its own
+        "wait no it's phoenix and also my son paid for it",
+        # a first name alone, or a full name someone else's, is not the customer's
+        "no it's kevin who placed the order",
+        "no it's Kevin Brown who placed the order",
+        # no listed value after the cue
+        "hold on no it's broken and also the app froze",
+        "i wonder what actually happened and the box was torn",
+    ],
+)
+def test_a_run_on_denial_without_a_listed_value_of_a_kind_heard_corrects_nothing(
+    said: str,
+) -> None:
+    facts = run("hello", said)
+    assert not any("correction" in f.tags for f in facts)
+    facts = run("my name is Kevin Hart", said)
+    assert [f.value for f in current_facts(facts) if f.tags[0] == "name"] == ["Kevin Hart"]
+
+
+@pytest.mark.parametrize(
     "said",
     [
         # a brand or a person after a weak or mid-sentence cue, or a denial in passing

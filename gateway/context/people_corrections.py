@@ -18,16 +18,19 @@ from gateway.context.people_patterns import (
     CODE_DIGITS,
     CORRECTION,
     CORRECTION_ANYWHERE,
+    DENIAL_ANYWHERE,
     KIND_CUE,
     MID_CORRECTION,
     PHONE,
     RESTATED,
     RESTATING,
+    RUN_ON_WORDS,
     SENTENCE_END,
     STRONG_CUE,
+    TOKEN_WORD,
 )
 from gateway.context.people_quantities import amount_spans, date_spans
-from gateway.context.people_text import SpanMatch
+from gateway.context.people_text import SpanMatch, first_matches, next_word, word_set
 from gateway.context.people_words import CENTS_JOINERS, OTHERS
 from gateway.context.places import is_city
 
@@ -36,6 +39,8 @@ _DIGIT_KINDS = ("order", "sku", "phone", "amount")
 PHONE_DIGITS = 8  # the fewest digits a phone number has
 RESTATED_CHARS = 160  # how far after an agent's correction cue the value it restates may be
 RESTATING_WORDS = 6  # between a cue said mid-sentence and the value it restates, at most
+# After a name, words that say it is someone else's: "no it's Ana Lima who placed it".
+_RELATIVE = word_set("who whom that which que quem quien qual cual")
 
 
 def corrections(
@@ -53,37 +58,118 @@ def corrections(
     turn ("scratch that boston and another thing"), and a capitalised one may run on when
     the fewest words say nothing ("errei o certo é Thiago Costa liguei ontem"); after a
     weak one ("actually", "no, it's") or mid-sentence it must end its clause or be
-    followed by words of a slip ("digitei errado"). "actually" said of someone else ("the
-    amount you actually paid") corrects nothing."""
+    followed by words of a slip ("digitei errado"), unless a list names it (`_listed`: "wait
+    no it's atlanta and like my wife...", a big city or a first name and surname), and
+    then it corrects only a kind already heard. Mid-sentence cues are read in turn until
+    one corrects. "actually" said of someone else ("the amount you actually paid")
+    corrects nothing."""
     cue = CORRECTION.search(folded) or (_mid_sentence(folded, english) if agent else None)
-    anywhere = cue is None and not agent
-    if anywhere:
-        cue = CORRECTION_ANYWHERE.search(folded)
-    if cue is None or (anywhere and _said_of_others(folded, cue.start(), cue.end())):
+    if cue is not None:
+        _corrected(folded, cue, hits, seen, english, agent=agent)
         return
+    if agent:
+        return
+    # Said mid-sentence: the first few cues in turn, until one corrects ("what actually
+    # happened ... and also correction austin").
+    for cue in first_matches(CORRECTION_ANYWHERE, folded):
+        if _said_of_others(folded, cue.start(), cue.end()):
+            continue
+        if _corrected(folded, cue, hits, seen, english, anywhere=True):
+            return
+    # A denial run on into the turn ("for exactly this reason wait no it's Toronto
+    # honestly"): only a value a list names.
+    for cue in first_matches(DENIAL_ANYWHERE, folded):
+        if _corrected(folded, cue, hits, seen, english, anywhere=True, listed_only=True):
+            return
+
+
+def _corrected(
+    folded: str,
+    cue: SpanMatch,
+    hits: list[Hit],
+    seen: Conversation,
+    english: bool,
+    *,
+    agent: bool = False,
+    anywhere: bool = False,
+    listed_only: bool = False,
+) -> bool:
+    """`corrections` from one cue; whether a customer's value was taken (an agent's
+    restated value, and a cue that opens the turn, end the reading either way)."""
     after = folded[cue.end() : cue.end() + 80]
     strong = not anywhere and STRONG_CUE.search(cue.group(0) or "") is not None
-    bare = None if agent else (BARE_VALUE if strong else BARE_SLIP).search(after)
-    if bare is None and not agent:
+    bare = None if agent or listed_only else (BARE_VALUE if strong else BARE_SLIP).search(after)
+    if bare is None and not agent and not listed_only:
         bare = _run_on_code(after)
+    listed = None if agent else _listed(folded, cue.end())
     # "actually, I have another order": a second value, not a corrected one; "scratch that
     # boston and another thing" corrects before it adds.
-    if ADDITION.search(after[: bare.start(1) if bare else 60]):
-        return
+    first = bare.start(1) if bare else listed[0] - cue.end() if listed else 60
+    if ADDITION.search(after[:first]):
+        return False
     # "errei o certo é Thiago Costa liguei ontem": the fewest words ("certo") say nothing;
     # a capitalised run is the value.
     proper_run = BARE_PROPER.search(after) if strong and not agent else None
     earlier = sorted((h.start, h.kind) for h in hits if h.start < cue.start())
     before = Conversation([*seen.recent, *(kind for _, kind in earlier)], words=seen.words)
     if anywhere:
-        _bare_correction(folded, cue, bare, hits, before, known_only=True)
-        return
+        return _bare_correction(
+            folded, cue, bare, hits, before, known_only=True
+        ) or _listed_correction(folded, cue, listed, hits, before)
     hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
     if agent:
         _restated(folded, cue, hits, before, english)
-        return
-    if not _bare_correction(folded, cue, bare, hits, before) and proper_run:
-        _bare_correction(folded, cue, proper_run, hits, before)
+        return False
+    return (
+        _bare_correction(folded, cue, bare, hits, before)
+        or bool(proper_run and _bare_correction(folded, cue, proper_run, hits, before))
+        or _listed_correction(folded, cue, listed, hits, before)
+    )
+
+
+def _listed(folded: str, at: int) -> tuple[int, int, str] | None:
+    """A value run on into the turn after a cue at `at`, read only where a list says what
+    it is ("wait no it's atlanta and like my wife..."): the most words (up to four) that
+    name a big city, else a listed first name and at least one more name word that
+    `proper` keeps, not followed by "who" or "que" (someone else); (start, end, kind),
+    kind "" when the words could be either ("sofia")."""
+    m = RUN_ON_WORDS.search(folded[at : at + 80])
+    if m is None:
+        return None
+    start = at + m.start(1)
+    ends = [start + w.end() for w in TOKEN_WORD.finditer(m.group(1) or "")]
+    city = next((e for e in reversed(ends) if is_city(folded[start:e])), None)
+    person = is_first_name(folded[start : ends[0]]) if ends else False
+    name = proper(folded, start, ends[-1], True, True) if person else None
+    if city is not None and (name is None or name[1] <= city):
+        return start, city, "city" if name is None else ""
+    if name is None or name[0] != start or len(folded[start : name[1]].split()) < 2:
+        return None  # "no, es Juan el que recibe": a first name alone is someone's
+    if next_word(folded, name[1]) in _RELATIVE:
+        return None  # "no it's Ana Lima who placed the order"
+    return start, name[1], "name"
+
+
+def _listed_correction(
+    folded: str,
+    cue: SpanMatch,
+    listed: tuple[int, int, str] | None,
+    hits: list[Hit],
+    before: Conversation,
+) -> bool:
+    """`_listed`'s value corrects the newest value of its kind, which must have been heard
+    (in this conversation, or a name or city lent by an earlier one): a run-on guess never
+    makes a kind of its own. Whether it was taken."""
+    if listed is None:
+        return False
+    start, end, kind = listed
+    kind = kind or _said_kind(folded, cue.start(), start, end) or before.last_of(WORD_KINDS)
+    known = kind in before.recent or kind in before.words
+    if not kind or not known or not free(hits, start, end):
+        return False
+    hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
+    hits.append(Hit(kind, start, end, cue.start(), True))
+    return True
 
 
 def _run_on_code(after: str) -> SpanMatch | None:

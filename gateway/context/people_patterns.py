@@ -307,6 +307,14 @@ CORRECTION = linear(
     r"|(?:^|[.!?,;:\n]\s*)(?:no|nao|nope|wait|espera)[,!.]*\s+(?:(?:no|nao|espera)[,!.]*\s+)?"
     r"(?:it'?s|it\s+is|es|e|eh)\b"
 )
+# The denial of CORRECTION said mid-sentence in an unpunctuated turn ("for exactly this
+# reason wait no it's Toronto honestly"): "wait no", "hold on no" or "não espera", then
+# the restating word; only a value a list names is read after it.
+_WAIT = r"(?:wait|hold\s+on|espera|pera)"
+DENIAL_ANYWHERE = linear(
+    rf"\b{_WAIT}[,!.]*\s+(?:no|nao)[,!.]*\s+(?:it'?s|it\s+is|es|e|eh)\b"
+    rf"|\b(?:no|nao)[,!.]*\s+{_WAIT}[,!.]*\s+(?:it'?s|it\s+is|es|e|eh)\b"
+)
 # A cue that says a value was wrong, not only "actually" or "no, it's": after one, a bare
 # value may run on into the turn ("scratch that boston and another thing").
 STRONG_CUE = linear(
@@ -371,6 +379,10 @@ BARE_SLIP = linear(rf"{_BARE}|\s+(?:{_SLIP})\b)")
 # o frete"): a run-on word would be a guess, a code of CODE_DIGITS digits is not.
 BARE_CODE = linear(rf"{_BARE_LEAD}(#?[A-Za-z0-9-]*\d[A-Za-z0-9-]*)[ \t]+[A-Za-z]")
 CODE_DIGITS = 5
+# After a weak or mid-sentence cue, the words a run-on value may be ("wait no it's atlanta
+# and like my wife..."): read only where a list says what they are (a big city's name, a
+# listed first name), never by where the clause ends.
+RUN_ON_WORDS = linear(rf"{_BARE_LEAD}({_W}(?:[ \t]+{_W}){{0,3}})")
 # A capitalised name run on into lowercase words: "e Belo Horizonte tentei de novo".
 _CAPITAL = r"(?-i:[A-Z][A-Za-z'-]+)"
 BARE_PROPER = linear(
