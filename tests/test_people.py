@@ -1194,6 +1194,32 @@ def test_an_agent_correcting_an_amount_or_date_supersedes_its_promise(
 
 
 @pytest.mark.parametrize(
+    ("chat", "kind", "values"),
+    [
+        (
+            [
+                "Consigo devolver até 20/10.",
+                "Me enganei antes, o correto é dia 27/10, e o estorno cai em até dez dias úteis.",
+            ],
+            "deadline",
+            ["dia 27/10", "em até dez dias úteis"],
+        ),
+        (
+            ["I can refund $150.", "Sorry, I misspoke earlier: USD 187.50, plus a $10 voucher."],
+            "promise",
+            ["USD 187.50", "$10"],
+        ),
+    ],
+)
+def test_an_agent_correction_supersedes_with_its_first_value_only(
+    chat: list[str], kind: str, values: list[str]
+) -> None:
+    facts = extract(*chat, role="assistant")
+    assert [f.value for f in current_facts(facts) if f.tags[0] == kind] == values
+    assert [f.value for f in facts if "correction" in f.tags] == values[:1]
+
+
+@pytest.mark.parametrize(
     ("said", "value"),
     [
         ("Sorry, I misspoke earlier: USD 187.50.", "USD 187.50"),

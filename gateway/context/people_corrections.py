@@ -116,15 +116,28 @@ def _corrected(
         return _bare_correction(
             folded, cue, bare, hits, before, known_only=True
         ) or _listed_correction(folded, cue, listed, hits, before)
-    hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
     if agent:
         _restated(folded, cue, hits, before, english)
+        _mark(hits, cue)
         return False
-    return (
+    taken = (
         _bare_correction(folded, cue, bare, hits, before)
         or bool(proper_run and _bare_correction(folded, cue, proper_run, hits, before))
         or _listed_correction(folded, cue, listed, hits, before)
     )
+    _mark(hits, cue)
+    return taken
+
+
+def _mark(hits: list[Hit], cue: SpanMatch) -> None:
+    """A cue corrects the first value of each kind said after it: in "Me enganei antes, o
+    correto é dia 27/10 ... em até dez dias úteis" the date is corrected and the later
+    time frame is a value of its own, which must not supersede the corrected one."""
+    firsts: dict[str, int] = {}
+    for h in sorted(hits, key=lambda h: h.start):
+        if h.start >= cue.start():
+            firsts.setdefault(h.kind, h.start)
+    hits[:] = [h._replace(correction=firsts.get(h.kind) == h.start) for h in hits]
 
 
 def _listed(folded: str, at: int) -> tuple[int, int, str] | None:
@@ -167,8 +180,8 @@ def _listed_correction(
     known = kind in before.recent or kind in before.words
     if not kind or not known or not free(hits, start, end):
         return False
-    hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
     hits.append(Hit(kind, start, end, cue.start(), True))
+    _mark(hits, cue)
     return True
 
 
@@ -216,9 +229,9 @@ def _bare_correction(
     if known_only and kind not in before.recent and kind not in before.words:
         return False
     if kind and free(hits, start, end):  # the cue introduces it: no problem starts there
-        if known_only:
-            hits[:] = [h._replace(correction=h.start >= cue.start()) for h in hits]
         hits.append(Hit(kind, start, end, cue.start(), True))
+        if known_only:
+            _mark(hits, cue)
         return True
     return False
 
