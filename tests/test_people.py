@@ -199,6 +199,12 @@ FOUND = [
     # A product code keeps the word "sku" said before it; a code's letters read out
     ("item sku aa64-26 i stayed home", {("sku", "sku aa64-26")}),
     ("aquele de código s e nove cinco cinco sete", {("sku", "s e nove cinco cinco sete")}),
+    # Digits read one by one are a code, whatever word before them a call garbled
+    (
+        "aí o pedindo então é nove três um seis zero cinco então meu vizinho",
+        {("order", "nove três um seis zero cinco")},
+    ),
+    ("the number is four four one two eight zero", {("order", "four four one two eight zero")}),
     # Abbreviated street types, Spanish doors and floors, "2" for "to", tens run together
     ("it's Elm St 2358 Suite 209 i'm pretty upset", {("address", "Elm St 2358 Suite 209")}),
     ("dirección: C/ Alcalá 1672", {("address", "C/ Alcalá 1672")}),
@@ -327,6 +333,10 @@ ABSENT = [
     ("we drive 2 hours to get there", "address"),
     ("rua augusta um tempo atrás era melhor", "address"),
     ("fiquei na rua esperando duas horas", "address"),
+    # A count, an amount, a postal code: not read one digit at a time, or said to be no code
+    ("I have two kids one four and five", "order"),
+    ("paguei duzentos e sessenta e cinco reais", "order"),
+    ("meu cep é zero um três um zero", "order"),
     ("I walked down the road 3 blocks", "address"),
     ("I need to drive 3 of them to work", "address"),
     ("deliver to oak avenue sixty please", "city"),

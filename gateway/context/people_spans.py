@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from collections.abc import Sequence
 
 from gateway.context.first_names import is_first_name
 from gateway.context.people_cities import big_city_hits, city_hits
@@ -58,6 +59,10 @@ from gateway.context.people_words import (
     SENT_WORDS,
     UNITS,
 )
+
+# Digits read one at a time with no cue before them: a code (an order, a protocol), as
+# a customer reads one out on a call; fewer are a count, 8 or more a phone.
+READ_OUT_DIGITS = 5
 
 
 def is_english(folded: str) -> bool:
@@ -252,8 +257,16 @@ def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
         count = len(compose([t[2:] for t in tokens]))
         cue = _cue_before(folded, tokens[0][0])
         kind = cue if cue in ("order", "sku") and count >= 3 else "phone" if count >= 8 else ""
+        if not kind and not cue and count >= READ_OUT_DIGITS and _digit_by_digit(tokens):
+            kind = "order"  # "aí o pedindo então é nove três um seis zero cinco"
         if kind and cue != "block":
             add_hit(hits, kind, tokens[0][0], tokens[-1][1])
+
+
+def _digit_by_digit(tokens: Sequence[tuple[int, int, str, int]]) -> bool:
+    """Number words read one digit at a time ("nove três um seis zero cinco"), as only a
+    code is read: no tens, hundreds or thousands."""
+    return all(role in ("unit", "repeat") for _, _, role, _ in tokens)
 
 
 def customer_hits(folded: str, english: bool) -> list[Hit]:
