@@ -199,6 +199,10 @@ FOUND = [
     # A product code keeps the word "sku" said before it; a code's letters read out
     ("item sku aa64-26 i stayed home", {("sku", "sku aa64-26")}),
     ("aquele de código s e nove cinco cinco sete", {("sku", "s e nove cinco cinco sete")}),
+    # A filler inside the cue ("soy este de", "sou tipo de")
+    ("y entonces soy este de valencia pero bueno", {("city", "valencia")}),
+    ("sou tipo de curitiba mas enfim", {("city", "curitiba")}),
+    ("i'm like from boston honestly", {("city", "boston")}),
     # Digits read one by one are a code, whatever word before them a call garbled
     (
         "aí o pedindo então é nove três um seis zero cinco então meu vizinho",
@@ -333,6 +337,9 @@ ABSENT = [
     ("we drive 2 hours to get there", "address"),
     ("rua augusta um tempo atrás era melhor", "address"),
     ("fiquei na rua esperando duas horas", "address"),
+    # What the customer does, not where they are from
+    ("sou de comprar sempre aqui", "city"),
+    ("sou tipo de reclamar pouco", "city"),
     # A count, an amount, a postal code: not read one digit at a time, or said to be no code
     ("I have two kids one four and five", "order"),
     ("paguei duzentos e sessenta e cinco reais", "order"),

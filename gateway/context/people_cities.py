@@ -35,12 +35,22 @@ def city_hits(folded: str, hits: list[Hit]) -> None:
         pos = span[1] if span else m.start(4)
         if not span or (m.group(3) is not None and folded[span[0]].islower()):
             continue  # "Ana from Recife", never "Ana from accounts"
+        if m.group(1) is None and _infinitive(folded, *span):
+            continue  # "sou de comprar sempre aqui" says what the customer does
         place = folded[span[0] : span[1]].lower() not in PLACE_WORDS
         if place and next_word(folded, span[1]) not in STREET_WORDS:  # "to Baker Street"
             add_hit(hits, "city", *span, cue=span[0] if m.group(2) else m.start())
 
 
 _CITY_WORDS = 4  # "sao jose dos campos"
+_INFINITIVE_ENDS = ("ar", "er", "ir")
+
+
+def _infinitive(folded: str, start: int, end: int) -> bool:
+    """A lowercase first word shaped as a Portuguese or Spanish infinitive ("comprar",
+    "reclamar") where no big city is named: what someone does, not where they are from."""
+    first = folded[start:end].split(maxsplit=1)[0]
+    return first.islower() and first.endswith(_INFINITIVE_ENDS) and not is_city(folded[start:end])
 
 
 def big_city_hits(folded: str, hits: list[Hit]) -> None:

@@ -27,6 +27,9 @@ _W = r"[A-Za-z][A-Za-z'-]*"
 # What a speaker says while finding the word: "my name is, uh, Robert", "é, é, Cláudia".
 _HESITATION = r"(?:(?:uh+|u+m+|uhm|hm+|eh+m?|ah+|er+m?|e|tipo|like|well)[\s,.]+)*"
 _NAMES = rf"({_W}(?:\.?[ \t]+{_W}){{0,4}})"
+# A filler said inside a cue, between its verb and its preposition ("soy este de
+# valencia", "sou tipo de curitiba", "i'm like from boston"); never a word a cue needs.
+_CUE_FILLER = r"(?:(?:uh+|hm+|m{2,}|eh+|ah+n?|hum|er+m?|tipo|like|este|pues|assim|ne)[\s,]+)?"
 _MONTH = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
     "|janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro"
@@ -265,9 +268,11 @@ _SENT_TO = (
 CITY = linear(
     r"\b(?:(moro\s+(?:em|no|na|aqui\s+em)|resido\s+em|vivo\s+em|na\s+cidade\s+de|(?:i\s+)?live"
     r"\s+in|living\s+in|based\s+in|located\s+in|in\s+the\s+city\s+of|vivo\s+en|resido\s+en"
-    r"|radico\s+en|en\s+la\s+ciudad\s+de|(?:cidade|city|ciudad)\s*:)|(?:eu\s+)?sou\s+d[eoa]"
-    r"|(?:yo\s+)?soy\s+de|aqui\s+(?:de|em)|daqui\s+de|(?:estou|to|ta)\s+(?:em|aqui\s+em)"
-    r"|i'?m\s+(?:in|from)|i\s+am\s+(?:in|from)|(?:we'?re|calling|writing|originally)\s+from"
+    r"|radico\s+en|en\s+la\s+ciudad\s+de|(?:cidade|city|ciudad)\s*:)"
+    rf"|(?:eu\s+)?sou\s+{_CUE_FILLER}d[eoa]|(?:yo\s+)?soy\s+{_CUE_FILLER}de"
+    r"|aqui\s+(?:de|em)|daqui\s+de|(?:estou|to|ta)\s+(?:em|aqui\s+em)"
+    rf"|i'?m\s+{_CUE_FILLER}(?:in|from)|i\s+am\s+{_CUE_FILLER}(?:in|from)"
+    r"|(?:we'?re|calling|writing|originally)\s+from"
     rf"|estoy\s+en|desde|{_CITY_IS}|({_SENT_TO})"
     r"|((?-i:[A-Z][a-z]+),?\s+from|(?-i:[A-Z][a-z]+),\s+(?:de|desde)))"
     rf"\s+{_NAMES}"
