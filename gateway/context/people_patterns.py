@@ -24,12 +24,15 @@ _ORD = _alternation(list(ORDINALS))
 _SEP = r"[\s,.-]+(?:(?:uh+|uhm|um+|hmm+|eh+|ah+|e|y|and|tipo|like)[\s,.-]+)*"
 _RUN = rf"\b{_NUM}\b(?:{_SEP}{_NUM}\b)*"  # number words, fillers between them
 _W = r"[A-Za-z][A-Za-z'-]*"
+# Sounds and fillers said while finding the word, in any of the three languages.
+_FILLERS = r"uh+|hm+|er+m?|tipo|like"
 # What a speaker says while finding the word: "my name is, uh, Robert", "é, é, Cláudia".
-_HESITATION = r"(?:(?:uh+|u+m+|uhm|hm+|eh+m?|ah+|er+m?|e|tipo|like|well)[\s,.]+)*"
+_HESITATION = rf"(?:(?:{_FILLERS}|u+m+|uhm|eh+m?|ah+|e|well)[\s,.]+)*"
 _NAMES = rf"({_W}(?:\.?[ \t]+{_W}){{0,4}})"
 # A filler said inside a cue, between its verb and its preposition ("soy este de
-# valencia", "sou tipo de curitiba", "i'm like from boston"); never a word a cue needs.
-_CUE_FILLER = r"(?:(?:uh+|hm+|m{2,}|eh+|ah+n?|hum|er+m?|tipo|like|este|pues|assim|ne)[\s,]+)?"
+# valencia", "sou tipo de curitiba", "i'm like from boston"); never a word a cue needs
+# ("um" and "e" are words there).
+_CUE_FILLER = rf"(?:(?:{_FILLERS}|m{{2,}}|eh+|ah+n?|hum|este|pues|assim|ne)[\s,]+)?"
 _MONTH = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
     "|janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro"
