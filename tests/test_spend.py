@@ -232,9 +232,16 @@ def test_a_killed_replicas_reservation_expires(
                 )
             )
         )
+        stats = simulator_url.removesuffix("/v1") + "/sim/stats"
+        received = httpx.get(stats).json()["delayed_received"]
         slow.start()
         deadline = time.monotonic() + 10
         while Decimal(budgets(b, "globex")["month/tenant"]["reserved_usd"]) == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        # Kill it only once the call is upstream: killed between its reservation and its
+        # send, the simulator would never see (nor log) the call the end waits for.
+        while httpx.get(stats).json()["delayed_received"] == received:
             assert time.monotonic() < deadline
             time.sleep(0.05)
         a.stop(signal.SIGKILL)  # dies holding the reservation

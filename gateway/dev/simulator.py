@@ -79,7 +79,9 @@ async def chat_completions(request: Request) -> Response:
         return _error(400, "'model' and 'messages' are required.")
     if str(body["model"]).startswith("fail-"):
         return _error(500, "simulated model failure", "simulated")
-    await asyncio.sleep(float(request.headers.get("x-simulator-delay-ms", "0")) / 1000)
+    if delay := float(request.headers.get("x-simulator-delay-ms", "0")) / 1000:
+        state.delayed_received += 1  # a test may wait for this before it kills the caller
+        await asyncio.sleep(delay)
     model, messages = str(body["model"]), body["messages"]
     prompt = state.prompt(messages)
     key = body.get("prompt_cache_key") or hashlib.blake2b(orjson.dumps(messages[:1])).hexdigest()
@@ -220,7 +222,11 @@ async def usage_log(request: Request) -> Response:
 
 async def stats(request: Request) -> Response:
     state: SimulatorState = request.app.state.sim
-    body = {"requests": len(state.usage_log), "streams_aborted": state.streams_aborted}
+    body = {
+        "requests": len(state.usage_log),
+        "streams_aborted": state.streams_aborted,
+        "delayed_received": state.delayed_received,
+    }
     return Response(orjson.dumps(body), media_type="application/json")
 
 

@@ -33,6 +33,7 @@ class SimulatorState:
     usage_log: list[dict[str, Any]] = field(default_factory=list)
     counter: int = 0
     streams_aborted: int = 0
+    delayed_received: int = 0  # calls that arrived with a delay header, logged or not yet
 
     def next_id(self) -> int:
         self.counter += 1
