@@ -64,6 +64,12 @@ FOUND = [
     ("cobraram 163 reais a mais na fatura", {("amount", "163 reais")}),
     ("o valor foi R$ 163,00 no cartão", {("amount", "R$ 163,00")}),
     ("paguei cento e cinco reais pelo kit", {("amount", "cento e cinco reais")}),
+    # A missing space runs the cents word into the next: the cents are still said.
+    (
+        "cento e vinte reais e cinquenta centavosdigitei errado",
+        {("amount", "cento e vinte reais e cinquenta centavos")},
+    ),
+    ("me cobraram 120 reais e 50 centavosnao sei porque", {("amount", "120 reais e 50 centavos")}),
     ("comprei dia 16 de outubro e até agora nada", {("date", "16 de outubro")}),
     ("era pra chegar na sexta-feira", {("date", "sexta-feira")}),
     ("chegou no sábado, mas veio errado", {("date", "sábado")}),

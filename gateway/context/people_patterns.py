@@ -82,14 +82,17 @@ SAID_EMAIL = linear(
     rf"(at|arroba)\s+[A-Za-z0-9-]+(?:{_SAID_DOT}[A-Za-z0-9-]+){{0,3}}{_SAID_DOT}{_TLD}\b"
 )
 EMAIL_CUE = linear(r"\b(?:e-?mail|correo|mail)\b")
-_CENTS = r"(?:\s+(?:and|e|y|con)\s+\d{2}\b(?:\s+(?:cents?|centavos?|centimos?)\b)?)?"
+# The cents word, or its plural run into the next word by a missing space
+# ("50 centavosdigitei errado"): the cents are still said.
+_CENT_WORD = r"(?:(?:cents?|centavos?|centimos?)\b|cents|centavos|centimos)"
+_CENTS = rf"(?:\s+(?:and|e|y|con)\s+\d{{2}}\b(?:\s+{_CENT_WORD})?)?"
 AMOUNT = linear(
     r"(?:R\$|US\$|U\$|\$|€|£|\b(?:USD|BRL|EUR|GBP|MXN|ARS|COP|CLP)\b)\s?\d(?:[\d.,]*\d)?"
     rf"|\b\d(?:[\d.,]*\d)?(?:\s?k|\s+(?:mil|thousand|milhoes|milhao|millones|millon))?\s?"
     rf"(?:{_CURRENCY}\b|€){_CENTS}"
     # "devolver 237 e 49": units and cents said apart, only where money is spoken of
     r"|\b\d{1,5}\s+(?:e|y|and|con)\s+\d{2}\b"
-    rf"|{_RUN}\s+{_CURRENCY}\b(?:\s+(?:and|e|y|con)\s+{_RUN}\s+(?:cents?|centavos?|centimos?)\b)?"
+    rf"|{_RUN}\s+{_CURRENCY}\b(?:\s+(?:and|e|y|con)\s+{_RUN}\s+{_CENT_WORD})?"
 )
 DATE = linear(_DATE_CORE)
 MONTH_AHEAD = linear(rf"^\s+(?:(?:de|del|of)\s+)?(?:{_MONTH})\b")
