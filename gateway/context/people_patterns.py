@@ -84,7 +84,7 @@ SAID_EMAIL = linear(
 EMAIL_CUE = linear(r"\b(?:e-?mail|correo|mail)\b")
 # The cents word, or its plural run into the next word by a missing space
 # ("50 centavosdigitei errado"): the cents are still said.
-_CENT_WORD = r"(?:(?:cents?|centavos?|centimos?)\b|cents|centavos|centimos)"
+_CENT_WORD = r"(?:cents|centavos|centimos|(?:cent|centavo|centimo)\b)"
 _CENTS = rf"(?:\s+(?:and|e|y|con)\s+\d{{2}}\b(?:\s+{_CENT_WORD})?)?"
 AMOUNT = linear(
     r"(?:R\$|US\$|U\$|\$|€|£|\b(?:USD|BRL|EUR|GBP|MXN|ARS|COP|CLP)\b)\s?\d(?:[\d.,]*\d)?"

@@ -34,10 +34,11 @@ from gateway.runtime import build_gateway
 
 log = logging.getLogger("gateway")
 CONFIG_ENV = "GATEWAY_CONFIG"
+CHAT_PATH = "/v1/chat/completions"
 
 
 def _route_label(path: str) -> str:
-    if path == "/v1/chat/completions":
+    if path == CHAT_PATH:
         return "chat"
     if path.startswith("/v1/"):
         return "passthrough"
@@ -118,11 +119,7 @@ class GatewayApp(Starlette):
         self._chat = chat
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] == "http"
-            and scope["path"] == "/v1/chat/completions"
-            and scope["method"] == "POST"
-        ):
+        if scope["type"] == "http" and scope["path"] == CHAT_PATH and scope["method"] == "POST":
             scope["app"] = self
             await self._chat(scope, receive, send)
             return
@@ -166,7 +163,7 @@ def create_app(settings: Settings) -> GatewayApp:
 
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
     routes = [
-        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route(CHAT_PATH, chat_completions, methods=["POST"]),
         Route("/v1/conversations/{conversation}", conv.get_conversation, methods=["GET"]),
         Route("/v1/conversations/{conversation}/state", conv.put_state, methods=["PUT"]),
         Route("/v1/conversations/{conversation}/close", conv.close_conversation, methods=["POST"]),
