@@ -243,7 +243,8 @@ def test_the_window_moves_on_and_the_sdk_waits_for_retry_after(tmp_path: Path) -
     """A one-second window: refused, the call passes once Retry-After has passed. The
     openai SDK with max_retries=0 raises RateLimitError at once; with its default (two
     retries) it waits Retry-After (it honours up to 120 s) and retries, and the call
-    passes."""
+    passes. Retry-After promises the next call, not two: the second of the first pair
+    may still be in the window when the first has left it."""
     write_limits(tmp_path, window_s=1, plans={"pro": {"rpm": 2}})
     gw = start_inprocess(tmp_path, f"sqlite:///{tmp_path / 'gateway.db'}")
     try:
@@ -256,7 +257,9 @@ def test_the_window_moves_on_and_the_sdk_waits_for_retry_after(tmp_path: Path) -
         assert 1 <= retry_after <= 2
         time.sleep(retry_after)
         ask(client)  # the window moved on
+        time.sleep(1.2)  # a window and a bucket: every call so far has left it
         ask(client)
+        ask(client)  # full again, with two calls a moment old
         log = SimulatorLog(gw)
         patient = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], http_client=gw.http)
         reply = patient.chat.completions.with_raw_response.create(model=MODEL, messages=ASK)

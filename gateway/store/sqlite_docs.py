@@ -1,7 +1,15 @@
-"""The SQLite store's documents: one row per top-level field (`doc_field`), so a patch
-writes only the fields that changed, and an expiry per document (`doc_expiry`). An
+"""The SQLite store's documents: a document's small fields share one row (`PACK`, a JSON
+object), and each bigger field has a row of its own (`doc_field`), so a patch writes the
+pack and only the big fields that changed; an expiry per document (`doc_expiry`). An
 expired document reads as absent at once; its rows are deleted a batch at a time by
 later writes (`purge`).
+
+Why the pack: a row costs SQLite a B-tree insert whatever its size, and a conversation
+record is some thirty fields, most of them a number; one row for them all costs a new
+record a tenth of the inserts. The pack lists the fields kept in rows of their own
+(`_OWN`), so a field that grows past `SMALL_BYTES` moves out of it, and one that shrinks
+moves back, without a read of the document. A document written before the pack (a row
+per field) reads as it is, and its fields move into the pack as they are written.
 
 Files written by earlier versions kept each document whole in a `docs` table: `setup`
 moves them into fields once, in one transaction (`records.legacy_doc`)."""
@@ -10,6 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -38,6 +47,9 @@ CREATE INDEX IF NOT EXISTS doc_expires ON doc_expiry (expires);
 
 PURGE_BATCH = 500  # expired documents deleted per purge
 _WHERE = "kind = ? AND tenant = ? AND key = ?"
+PACK = ""  # the field name of the row that holds a document's small fields
+_OWN = "\x00own"  # in the pack: the names of the fields kept in rows of their own
+SMALL_BYTES = 200  # a field this long or shorter (as JSON) goes in the pack
 
 
 def setup(conn: sqlite3.Connection) -> None:
@@ -49,7 +61,8 @@ def setup(conn: sqlite3.Connection) -> None:
         if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'docs'").fetchone():
             for kind, tenant, key, body in conn.execute("SELECT * FROM docs").fetchall():
                 new_key, fields = legacy_doc(kind, key, dict(orjson.loads(body)))
-                _set(conn, (kind, tenant, new_key), fields)
+                ident = (kind, tenant, new_key)  # several may become one document
+                _apply(conn, ident, _layout(conn, ident), fields, ())
             conn.execute("DROP TABLE docs")
         conn.execute("COMMIT")
     except BaseException:
@@ -68,14 +81,86 @@ def read(
     if _expired(conn, ident, now):
         return None
     rows = conn.execute(f"SELECT field, body FROM doc_field WHERE {_WHERE}", ident).fetchall()
-    return {field: orjson.loads(body) for field, body in rows} if rows else None
+    return _document(rows)
 
 
-def _set(conn: sqlite3.Connection, ident: tuple[str, str, str], fields: Mapping[str, Any]) -> None:
-    conn.executemany(
-        "INSERT OR REPLACE INTO doc_field VALUES (?, ?, ?, ?, ?)",
-        [(*ident, name, orjson.dumps(value)) for name, value in fields.items()],
-    )
+def _document(rows: Sequence[tuple[str, bytes]]) -> dict[str, Any] | None:
+    """A document's rows, its pack's fields among them, by field name as before the pack."""
+    doc: dict[str, Any] = {}
+    for field, body in rows:
+        if field == PACK:
+            doc.update(orjson.loads(body))
+            doc.pop(_OWN, None)
+        else:
+            doc[field] = orjson.loads(body)
+    return dict(sorted(doc.items())) if doc else None
+
+
+@dataclass
+class _Layout:
+    """Where a stored document's fields are: its pack's, and the names with rows of their own."""
+
+    pack: dict[str, Any]
+    own: set[str]
+    stored: bytes | None = None  # the pack's row as read (None: no pack row)
+
+    def value(self, conn: sqlite3.Connection, ident: tuple[str, str, str], name: str) -> Any:
+        if name not in self.own:
+            return self.pack.get(name)
+        row = conn.execute(
+            f"SELECT body FROM doc_field WHERE {_WHERE} AND field = ?", (*ident, name)
+        ).fetchone()
+        return None if row is None else orjson.loads(row[0])
+
+
+def _layout(conn: sqlite3.Connection, ident: tuple[str, str, str]) -> _Layout:
+    row = conn.execute(
+        f"SELECT body FROM doc_field WHERE {_WHERE} AND field = ?", (*ident, PACK)
+    ).fetchone()
+    if row is not None:
+        pack = orjson.loads(row[0])
+        return _Layout(pack, set(pack.pop(_OWN, ())), row[0])
+    # No pack: a new document, or one written a row per field (before the pack).
+    names = conn.execute(f"SELECT field FROM doc_field WHERE {_WHERE}", ident).fetchall()
+    return _Layout({}, {name for (name,) in names})
+
+
+def _apply(
+    conn: sqlite3.Connection,
+    ident: tuple[str, str, str],
+    layout: _Layout,
+    changed: Mapping[str, Any],
+    removed: Sequence[str],
+) -> None:
+    """Write `changed` and delete `removed` (inside the caller's transaction): the small
+    fields into the pack, written once and only when it changed, the others a row each."""
+    pack, own = layout.pack, layout.own
+    gone, rows = [], []
+    for name in removed:
+        if name in own:
+            own.discard(name)
+            gone.append(name)
+        else:
+            pack.pop(name, None)
+    for name, value in changed.items():
+        body = orjson.dumps(value)
+        if len(body) <= SMALL_BYTES:
+            pack[name] = value
+            if name in own:
+                own.discard(name)
+                gone.append(name)
+        else:
+            rows.append((*ident, name, body))
+            own.add(name)
+            pack.pop(name, None)
+    if gone:
+        conn.executemany(
+            f"DELETE FROM doc_field WHERE {_WHERE} AND field = ?", [(*ident, n) for n in gone]
+        )
+    body = orjson.dumps({**pack, _OWN: sorted(own)} if own else pack)
+    if body != layout.stored:
+        rows.append((*ident, PACK, body))
+    conn.executemany("INSERT OR REPLACE INTO doc_field VALUES (?, ?, ?, ?, ?)", rows)
 
 
 def _drop(conn: sqlite3.Connection, ident: tuple[str, str, str]) -> int:
@@ -98,11 +183,10 @@ def write(
     try:
         if replace or _expired(conn, ident, now):
             _drop(conn, ident)
-        conn.executemany(
-            f"DELETE FROM doc_field WHERE {_WHERE} AND field = ?",
-            [(*ident, name) for name in removed],
-        )
-        _set(conn, ident, changed)
+            layout = _Layout({}, set())
+        else:
+            layout = _layout(conn, ident)
+        _apply(conn, ident, layout, changed, removed)
         if ttl_s is None:
             conn.execute(f"DELETE FROM doc_expiry WHERE {_WHERE}", ident)
         else:
@@ -129,23 +213,13 @@ def swap(
     conn.execute("BEGIN IMMEDIATE")
     try:
         expired = _expired(conn, ident, now)
-        row = (
-            None
-            if expired
-            else conn.execute(
-                f"SELECT body FROM doc_field WHERE {_WHERE} AND field = 'version'", ident
-            ).fetchone()
-        )
-        if (int(orjson.loads(row[0])) if row else 0) != version:
+        layout = _Layout({}, set()) if expired else _layout(conn, ident)
+        if int(layout.value(conn, ident, "version") or 0) != version:
             conn.execute("ROLLBACK")
             return False
         if expired:
             _drop(conn, ident)
-        conn.executemany(
-            f"DELETE FROM doc_field WHERE {_WHERE} AND field = ?",
-            [(*ident, name) for name in removed],
-        )
-        _set(conn, ident, {**changed, "version": version + 1})
+        _apply(conn, ident, layout, {**changed, "version": version + 1}, removed)
         if ttl_s is None:
             conn.execute(f"DELETE FROM doc_expiry WHERE {_WHERE}", ident)
         else:
@@ -183,10 +257,15 @@ def listing(
         "AND key >= ? AND key < ? ORDER BY key",
         (kind, tenant, prefix, prefix + "\U0010ffff"),
     ).fetchall()
-    docs: dict[str, dict[str, Any]] = {}
+    by_key: dict[str, list[tuple[str, bytes]]] = {}
     for key, field, body in rows:
-        docs.setdefault(key, {})[field] = orjson.loads(body)
-    return [doc for key, doc in docs.items() if not _expired(conn, (kind, tenant, key), now)]
+        by_key.setdefault(key, []).append((field, body))
+    docs = [
+        (key, _document(fields))
+        for key, fields in by_key.items()
+        if not _expired(conn, (kind, tenant, key), now)
+    ]
+    return [doc for _, doc in docs if doc is not None]
 
 
 def purge(conn: sqlite3.Connection, now: float) -> int:
