@@ -8,8 +8,9 @@ prints for each quota the cost left if every longer request cost nothing at all:
 
     floor(q) = (output cost + input cost of the requests whose history <= q) / full cost
 
-A policy whose cost share is under floor(quota) is impossible on that workload; a goal
-under it needs a smaller quota for the short conversations too.
+No policy with that quota can cost less than floor(quota) on that workload. A smaller
+quota lowers the floor but is not enough by itself: a window under 1,024 tokens is not
+cached (RESULTS.md, 2026-12-04).
 
     python bench/window_cost_floor.py FILE.jsonl [--quotas 1000,2000,2500,3500,5000]
 """
@@ -80,8 +81,8 @@ def main() -> None:
     print(f"output: {output / whole:.1%} of the full cost (no window changes it)")
     print("quota   requests sent whole   their input cost   floor (output + them)")
     for quota in (int(q) for q in args.quotas.split(",")):
-        fits = [(size, inputs) for size, inputs, _ in requests if size <= quota]
-        kept = sum(inputs for _, inputs in fits)
+        fits = [inputs for size, inputs, _ in requests if size <= quota]
+        kept = sum(fits, Decimal(0))
         print(
             f"{quota:5d}   {len(fits) / len(requests):19.1%}   {kept / whole:16.1%}"
             f"   {(output + kept) / whole:21.1%}"
