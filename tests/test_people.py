@@ -1793,6 +1793,11 @@ def test_a_denial_before_no_name_or_place_corrects_nothing(said: str) -> None:
         ),
         # "casa" followed by no door number is no part of the address
         ("manda pra Rua Augusta 500 casa da minha mãe", "Rua Augusta 500"),
+        # a call's transcript writes the door's letter in lowercase
+        ("o sea es en calle real 382 piso 6 puerta b y entonces", "calle real 382 piso 6 puerta b"),
+        # ... but a lone vowel is a word, not a door
+        ("es calle mayor 12 piso 3 puerta a la derecha", "calle mayor 12 piso 3"),
+        ("moro na rua das flores 12 casa e o portão é azul", "rua das flores 12"),
     ],
 )
 def test_an_address_keeps_its_door(text: str, address: str) -> None:

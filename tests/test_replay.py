@@ -24,6 +24,7 @@ from gateway.dev.replay_metrics import (
     always_sent,
     fact_figures,
     fact_present,
+    folded_span,
     normalized,
     quota_by_class,
     score_facts,
@@ -280,12 +281,16 @@ def test_the_punctuation_around_a_phrase_is_not_the_fact() -> None:
 
 
 def test_what_every_window_sends_whole_includes_the_opening_request() -> None:
+    """The quota's floor: the opening request and the last messages, not the app's
+    system message (sent whole too, but the quota does not cap it)."""
     system = {"role": "system", "content": "be brief"}
     turns = [{"role": r, "content": f"m{n}"} for n, r in enumerate(["user", "assistant"] * 4)]
     floor = always_sent([system, *turns], 4)
-    assert floor == [system, turns[0], *turns[-4:]]
+    assert floor == [turns[0], *turns[-4:]]
     short = always_sent([system, *turns[:3]], 4)  # the opening is among the last four
-    assert short == [system, *turns[:3]]
+    assert short == turns[:3]
+    assert folded_span([system, *turns], 4) == (1, 4)  # what a summary stands for
+    assert folded_span([system, *turns[:5]], 4) is None
 
 
 def test_a_scripted_answer_in_any_language_comes_back_as_written() -> None:

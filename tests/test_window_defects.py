@@ -90,6 +90,51 @@ def test_unpunctuated_catalog_turns_stay_within_the_quota(
         assert int(raw.headers["x-gateway-window-tokens"]) <= quota
 
 
+def test_the_records_leave_room_for_what_is_always_sent_verbatim(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """Long last turns beside a full facts slice: the opening request, a one-line summary
+    and the last four messages fit the quota, so the turn must too; the facts give way
+    (they were kept whole and the window passed the quota by up to the records' size)."""
+    gw = sqlite_app_gateway
+    client = gw.openai()
+    facts = [
+        {"text": f"Fact {n}: the customer's detail number {n} " + "item " * 36} for n in range(12)
+    ]
+    put = gw.http.put(
+        "/v1/customers/cust-records/facts",
+        json={"facts": facts},
+        headers={"Authorization": f"Bearer {gw.keys['acme']}"},
+    )
+    assert put.status_code == 200, put.text
+    counter = TokenCounter()
+    rng = random.Random(4)
+    messages: list[Any] = [{"role": "user", "content": "hello, a question about my account"}]
+    binding = 0
+    for _ in range(6):
+        messages.append({"role": "user", "content": _spoken(rng, 950)})
+        raw = client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={
+                "X-Conversation-Id": "records-room",
+                "X-Customer-Id": "cust-records",
+                "X-Conversation-Class": "support",
+            },
+        )
+        assert raw.headers["x-gateway-class"] == "support"
+        policy = SHIPPED.resolve("pro", "support", "gpt-4o-mini")  # acme is on pro
+        window = int(raw.headers["x-gateway-window-tokens"])
+        least = counter.count_messages(
+            "gpt-4o-mini", [messages[0], *messages[-policy.keep_last_messages :]]
+        )
+        binding += int(least + policy.facts_ceiling > policy.quota_tokens)
+        if least + 120 <= policy.quota_tokens:  # the least, with a short summary, fits
+            assert window <= policy.quota_tokens, (least, window)
+        messages.append({"role": "assistant", "content": raw.parse().choices[0].message.content})
+    assert binding >= 2  # the facts did have to give way
+
+
 # -- 2 and 3: slices in order, surplus passed on -------------------------------------
 
 

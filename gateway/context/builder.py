@@ -23,6 +23,7 @@ from gateway.context.conversation_record import (
 )
 from gateway.context.conversations import ConversationStore, facts_key
 from gateway.context.engine import (
+    SUMMARY_LEAST_TOKENS,
     Compaction,
     Window,
     WindowInput,
@@ -59,7 +60,6 @@ from gateway.proxy.identity import Caller
 from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.context.builder")
-SUMMARY_LEAST_TOKENS = 40  # what a summary keeps when the quota leaves it no room
 LAST_REPLY_CHARS = 8000  # of the answer relayed, kept for the episode card
 
 

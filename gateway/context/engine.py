@@ -1,7 +1,9 @@
 """The budgeted context window: pure functions over plain data (no I/O, no clock).
 
 The window is built from slices filled in priority order; each spends what it needs
-and hands the rest on, none takes from an earlier one:
+and hands the rest on, none takes from an earlier one (one bound excepted: facts and
+episodes take at most what the current episode's verbatim least, its opening request
+and last messages, leaves of the quota):
 
   system (the app's own, never cut) -> operational state -> durable facts ->
   episode summaries -> current episode (opening turn + running summary + recent turns)
@@ -167,23 +169,29 @@ def _fill(items: Sequence[Any], costs: Sequence[int], budget: int) -> tuple[list
     return chosen, used
 
 
-def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
-    p = inp.policy
-    state = inp.operational_state
-    op_tokens = 0
-    if state:
-        state = _truncate(state, max(p.operational_state_max - 12, 0), tokens)
-        op_tokens = tokens.message(op_message(state)) if state else 0
-    available = max(p.quota_tokens - op_tokens, 0)
+SUMMARY_LEAST_TOKENS = 40  # what a summary keeps when the quota leaves it no room
 
-    visible = visible_facts(inp.facts, inp.scopes, seg.transcript)
-    # The seed's fill: facts up to their ceiling, then episodes up to theirs plus what the
-    # facts left, then the transcript everything else. No slice is cut for a later one:
-    # the transcript's floor comes out of what facts and episodes leave (check-config
-    # makes their ceilings leave it), never out of them.
-    facts_budget = min(p.facts_ceiling, available)
-    if sum(tokens.text(render_fact(f)) + 1 for f in visible) > facts_budget:
-        # Only when not all fit does relevance decide which do.
+
+def _least_transcript(seg: _Segments, p: WindowPolicy, tokens: Tokens) -> int:
+    """The least the current episode can be sent as: the opening request and the last
+    `keep_last_messages` (from a unit's start) verbatim, plus the shortest summary of
+    what lies between them; or the whole transcript when that is smaller."""
+    t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
+    protected_from = len(t) - p.keep_last_messages
+    start = max((s for s in seg.unit_starts if s <= protected_from), default=cursor)
+    head, whole, kept = _cost(t[:h], tokens), _cost(t[cursor:], tokens), _cost(t[start:], tokens)
+    summarized = bool(seg.memory.summary and cursor > h)
+    if start <= cursor and not summarized:
+        return head + whole  # nothing can leave
+    least = tokens.message(summary_message("", h, start)) + SUMMARY_LEAST_TOKENS
+    return head + kept + least if summarized else head + min(whole, kept + least)
+
+
+def _ranked(
+    inp: WindowInput, seg: _Segments, visible: list[Fact], budget: int, tokens: Tokens
+) -> list[int]:
+    """Fact costs in fill order; only when not all fit does relevance decide the order."""
+    if sum(tokens.text(render_fact(f)) + 1 for f in visible) > budget:
         subject = set(inp.subject_tags) | subject_words(
             seg.transcript[: seg.head_end], seg.memory.summary
         )
@@ -194,21 +202,54 @@ def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
                 f.id,
             )
         )
-    fact_costs = [tokens.text(render_fact(f)) + 1 for f in visible]
-    chosen, facts_tokens = _fill(visible, fact_costs, facts_budget)
-    facts = sorted((visible[i] for i in chosen), key=lambda f: (f.created_at, f.id))  # stable order
+    return [tokens.text(render_fact(f)) + 1 for f in visible]
 
+
+def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
+    p = inp.policy
+    state = inp.operational_state
+    op_tokens = 0
+    if state:
+        state = _truncate(state, max(p.operational_state_max - 12, 0), tokens)
+        op_tokens = tokens.message(op_message(state)) if state else 0
+    available = max(p.quota_tokens - op_tokens, 0)
+    # What the records may take at most: the opening request and the last messages are
+    # sent verbatim whatever happens, so a quota they leave little of is not passed for
+    # the records' sake. When they alone pass it, no cut of the records would meet it:
+    # the records keep their slices (the turn is over quota, counted).
+    least = _least_transcript(seg, p, tokens)
+    room = available - least if least <= available else available
+
+    # The seed's fill: facts up to their ceiling, then episodes up to theirs plus what the
+    # facts left, then the transcript everything else. No slice is cut for a later one:
+    # the transcript's floor comes out of what facts and episodes leave (check-config
+    # makes their ceilings leave it), never out of them. Only the verbatim least above
+    # bounds them, the later slice (episodes) giving way first.
+    visible = visible_facts(inp.facts, inp.scopes, seg.transcript)
     newest = sorted(inp.episodes, key=lambda e: -e.ended_at)
     episode_costs = [tokens.text(render_episode(e)) + 1 for e in newest]
-    surplus = facts_budget - facts_tokens
-    episodes_budget = min(p.episodes_ceiling + surplus, available - facts_tokens)
-    picked, episodes_tokens = _fill(newest, episode_costs, episodes_budget)
-    episodes = [newest[i] for i in picked]
-
-    message = context_message(facts, episodes)
-    context_tokens = tokens.message(message) if message else 0
-    if facts:  # they may be shown in two blocks (see assemble): budget both labels
-        context_tokens += tokens.message(split_overhead())
+    facts_cap, episodes_cap = min(p.facts_ceiling, available, room), room
+    while True:
+        fact_costs = _ranked(inp, seg, visible, facts_cap, tokens)
+        chosen, facts_tokens = _fill(visible, fact_costs, facts_cap)
+        facts = sorted((visible[i] for i in chosen), key=lambda f: (f.created_at, f.id))
+        surplus = facts_cap - facts_tokens
+        episodes_budget = min(
+            p.episodes_ceiling + surplus, available - facts_tokens, episodes_cap - facts_tokens
+        )
+        picked, episodes_tokens = _fill(newest, episode_costs, episodes_budget)
+        episodes = [newest[i] for i in picked]
+        message = context_message(facts, episodes)
+        context_tokens = tokens.message(message) if message else 0
+        if facts:  # they may be shown in two blocks (see assemble): budget both labels
+            context_tokens += tokens.message(split_overhead())
+        over = context_tokens - room
+        if over <= 0:
+            break
+        if episodes:  # labels and all, the records pass what the least leaves
+            episodes_cap = facts_tokens + episodes_tokens - over
+        else:
+            facts_cap = facts_tokens - over
     return _Allocation(
         operational_state=state or None,
         op_tokens=op_tokens,

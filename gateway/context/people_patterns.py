@@ -203,11 +203,13 @@ NAME_FIRST = linear(
 )
 # What follows a street and number to find the door: "casa 2", "apto 302", "Apt 5",
 # "bloco B", "piso 3", each a digit or a single letter ("casa da minha mae" is none).
+# A transcript writes the letter in lowercase ("piso 1 puerta b"): a consonant then,
+# since a lone vowel is a word ("puerta a la derecha", "casa e").
 ADDRESS_UNIT = linear(
     r"^(?:,?[ \t]*(?:(?:apto|apartamento|apart|ap|apt|apartment|casa|sala|conjunto|cj|andar"
     r"|piso|depto|departamento|dpto|suite|ste|unit|flat|floor|lote|lt|quadra|qd|room|puerta"
     r"|pta|porta|escalera|esc)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}"
-    r"|(?-i:[A-Z]))"
+    r"|(?-i:[A-Z])|(?-i:[b-df-hj-np-tv-xz]))"
     # a Spanish floor and door: "5º A" (folded "5o A")
     r"|\d{1,2}[oa]\.?[ \t]*(?-i:[A-Z])"
     # a block or tower is a letter, said in lowercase on a call ("bloco b apto 392")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import json
 import shutil
 import tempfile
@@ -32,13 +33,15 @@ from urllib.parse import quote
 import httpx
 
 from gateway.config import Settings, load_settings, pricer_for
+from gateway.context.engine import SUMMARY_LEAST_TOKENS
 from gateway.context.policy import POLICY_FILE
-from gateway.context.prompts import render_fact
+from gateway.context.prompts import render_fact, summary_message
 from gateway.dev.replay_metrics import (
     Played,
     QuotaTurn,
     Tally,
     always_sent,
+    folded_span,
     merge,
     score_facts,
     score_verbatim,
@@ -48,7 +51,7 @@ from gateway.dev.simulator import create_simulator_app, serve_simulator_in_backg
 from gateway.dev.simulator_cache import SimulatorState
 from gateway.ledger.tokens import TokenCounter
 from gateway.ledger.usage import TokenUsage, normalize
-from gateway.messages import message_text
+from gateway.messages import leading_system, message_text
 from gateway.ops.tenants import add_tenant
 from gateway.proxy.app import create_app
 from gateway.spend.ceilings import SPEND_FILE
@@ -174,12 +177,14 @@ class GatewaySide:
     def _quota(self, reply: httpx.Response, messages: list[Any]) -> QuotaTurn:
         cls = reply.headers.get("x-gateway-class", "")
         policy = self.settings.policies.resolve(self.plan, cls, self.model)
-        floor = always_sent(messages, policy.keep_last_messages)
+        count = functools.partial(self.tokens.count_messages, self.model)
+        floor = count(always_sent(messages, policy.keep_last_messages))
+        span = folded_span(messages, policy.keep_last_messages)
+        if span is not None:
+            line = count([summary_message("", *span)]) + SUMMARY_LEAST_TOKENS
+            floor = min(floor + line, count(messages[leading_system(messages) :]))
         return QuotaTurn(
-            cls,
-            int(reply.headers.get("x-gateway-window-tokens", "0")),
-            policy.quota_tokens,
-            self.tokens.count_messages(self.model, floor),
+            cls, int(reply.headers.get("x-gateway-window-tokens", "0")), policy.quota_tokens, floor
         )
 
     async def fact_documents(self, conversations: list[dict[str, Any]]) -> list[tuple[int, int]]:

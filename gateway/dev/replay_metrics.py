@@ -200,15 +200,27 @@ def top_share(costs: Sequence[Decimal], fraction: float) -> float | None:
     return round(float(100 * sum(sorted(costs, reverse=True)[:k], Decimal(0)) / total), 2)
 
 
-def always_sent(messages: Sequence[Any], keep_last: int) -> list[Any]:
-    """What every window sends whole: the app's system message(s), the opening request
-    (and what precedes it) and the last `keep_last` messages. When these alone pass the
-    quota, no window could have stayed under it."""
-    k = leading_system(messages)
-    system, rest = list(messages[:k]), messages[k:]
+def _head_tail(rest: Sequence[Any], keep_last: int) -> tuple[int, int]:
     head = next((i + 1 for i, m in enumerate(rest) if m.get("role") == "user"), 0)
-    tail = max(head, len(rest) - keep_last)
-    return [*system, *rest[:head], *rest[tail:]]
+    return head, max(head, len(rest) - keep_last)
+
+
+def always_sent(messages: Sequence[Any], keep_last: int) -> list[Any]:
+    """What every window sends whole and the quota caps: the opening request (and what
+    precedes it) and the last `keep_last` messages. (The app's system message(s) are
+    sent whole too, but the quota does not cap them: see WindowReport.history_tokens.)"""
+    rest = messages[leading_system(messages) :]
+    head, tail = _head_tail(rest, keep_last)
+    return [*rest[:head], *rest[tail:]]
+
+
+def folded_span(messages: Sequence[Any], keep_last: int) -> tuple[int, int] | None:
+    """The messages between the opening request and the last `keep_last` (transcript
+    indices, end excluded): what a window that must shorten sends as a summary, one
+    line at least (the gateway never lets a middle leave without a trace). None when
+    there are none."""
+    head, tail = _head_tail(messages[leading_system(messages) :], keep_last)
+    return (head, tail) if tail > head else None
 
 
 @dataclass
@@ -218,8 +230,9 @@ class QuotaTurn:
     conversation_class: str
     history_tokens: int
     quota_tokens: int
-    # The app's system message(s) and the last messages the window always keeps: when
-    # these alone pass the quota, no window could have stayed under it.
+    # The least any window sends of this history: the opening request and the last
+    # messages verbatim, and a one-line summary of what lies between (or the whole
+    # history, when that is less). When it passes the quota, no window could stay under.
     floor_tokens: int
 
 

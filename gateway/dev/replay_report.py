@@ -187,8 +187,9 @@ def _quota_lines(policy: dict[str, Any]) -> list[str]:
     for cls, r in by_class.items():
         lines.append(f"  {cls:<36} {r['turns']:>6,} {r['over']:>5,} {r['over_unavoidable']:>8,}")
     lines.append(
-        "  * the system message, the opening request and the last messages, all kept "
-        "verbatim, alone pass the quota"
+        "  * the opening request and the last messages, kept verbatim, with a one-line "
+        "summary of what lies between, alone pass the quota (which does not cap the "
+        "app's system message)"
     )
     return lines
 
