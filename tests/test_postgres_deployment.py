@@ -56,12 +56,16 @@ def _rows(url: str) -> tuple[int, int]:
 
 
 def _call(gw: GatewayProc, text: str) -> None:
-    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0, timeout=30)
-    client.chat.completions.create(
-        model="gpt-4o-mini",
-        messages=[{"role": "user", "content": text}],
-        extra_headers={"X-Customer-Id": "ana", "X-Conversation-Id": f"c-{text}"},
-    )
+    # Closed after each call: a client left to the garbage collector leaves its socket
+    # open, and pytest fails the test on the ResourceWarning wherever the GC runs.
+    with openai.OpenAI(
+        base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0, timeout=30
+    ) as client:
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": text}],
+            extra_headers={"X-Customer-Id": "ana", "X-Conversation-Id": f"c-{text}"},
+        )
 
 
 def test_the_ledger_lives_in_postgresql_and_redis_keeps_no_rows(
