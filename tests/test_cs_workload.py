@@ -73,6 +73,9 @@ def test_every_fact_appears_in_the_turn_that_states_it(workload: list[Conversati
             assert fact["surface"], fact
             assert fact["surface"] in turn["content"], (fact, turn)
             assert turn["role"] == ("user" if fact["stated_by"] == "customer" else "assistant")
+            # as words of their own: never glued to the next word ("salvadordigitei")
+            alone = rf"(?<![^\W_]){re.escape(fact['surface'])}(?![^\W_])"
+            assert re.search(alone, turn["content"]), (fact, turn["content"])
 
 
 def test_every_fact_type_is_planted_with_varied_surfaces(workload: list[Conversation]) -> None:

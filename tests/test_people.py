@@ -64,13 +64,18 @@ FOUND = [
     ("cobraram 163 reais a mais na fatura", {("amount", "163 reais")}),
     ("o valor foi R$ 163,00 no cartão", {("amount", "R$ 163,00")}),
     ("paguei cento e cinco reais pelo kit", {("amount", "cento e cinco reais")}),
+    # money in slang: "conto" only after digits ("um conto de fadas" is a tale)
+    ("paguei 140 conto no cartão", {("amount", "140 conto")}),
+    ("custou 50 paus", {("amount", "50 paus")}),
+    ("me cobraron 63 pavos", {("amount", "63 pavos")}),
+    ("I paid 20 quid for it", {("amount", "20 quid")}),
     # A missing space runs the cents word into the next: the cents are still said.
     (
         "cento e vinte reais e cinquenta centavosdigitei errado",
         {("amount", "cento e vinte reais e cinquenta centavos")},
     ),
     ("me cobraram 120 reais e 50 centavosnao sei porque", {("amount", "120 reais e 50 centavos")}),
-    ("comprei dia 16 de outubro e até agora nada", {("date", "16 de outubro")}),
+    ("comprei dia 16 de outubro e até agora nada", {("date", "dia 16 de outubro")}),
     ("era pra chegar na sexta-feira", {("date", "sexta-feira")}),
     ("chegou no sábado, mas veio errado", {("date", "sábado")}),
     ("entregaram em 29/09 no endereço errado", {("date", "29/09")}),
@@ -250,6 +255,11 @@ FOUND = [
     ("i livve in Portland. my neighbor ordered the same", {("city", "Portland")}),
     ("it's um going to Leeds and also the agent", {("city", "Leeds")}),
     ("shippign 2 Boston. I need this sorted soon", {("city", "Boston")}),
+    # a turn with no capital letter says nothing by its case: where the order goes, a
+    # big city that ends the clause
+    ("like so it's going to dublin", {("city", "dublin")}),
+    ("it's um going to to toronto and then i've always", {("city", "toronto")}),
+    ("vai pra curitiba e outra coisa", {("city", "curitiba")}),
     ("cidade Belo Horizonte", {("city", "Belo Horizonte")}),
     ("cidade de belo horizonte", {("city", "belo horizonte")}),
     ("me mudei para São José dos Campos mês passado", {("city", "São José dos Campos")}),
@@ -266,6 +276,7 @@ def test_finds_the_facts_a_customer_states(text: str, expected: set[tuple[str, s
 
 # One customer message each: no fact of that kind may come out of it.
 ABSENT = [
+    ("minha filha pediu um conto de fadas", "amount"),
     ("I'm so upset", "name"),
     ("quem fez é a Maria, minha esposa, que comprou", "name"),  # not "fala" misspelt
     ("quem fica é o Pedro em casa pra receber", "name"),
@@ -363,6 +374,9 @@ ABSENT = [
     ("I'm going to be fine", "city"),
     ("send it to Boston Avenue 12", "city"),
     ("we're going to split the payment", "city"),
+    ("we are going to split the payment", "city"),  # uncased: Split goes on, no city
+    ("we are going to reading the manual now", "city"),
+    ("so i'm going to Nice people", "city"),
     ("mandaram pra loja errada", "city"),
     ("vou pra loja amanhã trocar", "city"),
     ("minha cidade natal é muito longe", "city"),
@@ -1202,6 +1216,17 @@ def test_actually_before_another_value_corrects_nothing() -> None:
             "promise",
             "quarenta e quatro reais",
             "setenta e sete reais",
+        ),
+        # a date keeps the "dia" it was said with
+        (
+            [
+                "deve chegar até dia dezoito de agosto tudo certo até aqui",
+                "vou consultar o sistema só um instante correção na verdade dia treze de agosto "
+                "tem mais alguma coisa",
+            ],
+            "deadline",
+            "até dia dezoito de agosto",
+            "dia treze de agosto",
         ),
     ],
 )

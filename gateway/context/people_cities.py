@@ -12,6 +12,7 @@ from gateway.context.people_hits import Hit, add_hit, free, proper
 from gateway.context.people_patterns import CITY, PLACE_AFTER, TOKEN_WORD
 from gateway.context.people_text import MATCHES, SpanMatch, first_matches, next_word
 from gateway.context.people_words import (
+    CLAUSE_JOINS,
     CONNECTORS,
     HOME_TOWN,
     NOT_CITY,
@@ -60,10 +61,15 @@ def big_city_hits(folded: str, hits: list[Hit]) -> None:
     "in Jackson's case"), nor before a street word ("to Boston Avenue"), nor after words
     about a parcel or someone else ("stuck in Memphis", "my mom lives in Chicago"), nor
     "cidade natal" (home town). Weak: it never replaces a city already heard."""
+    # A turn with no capital letter at all (a call's transcript, a hurried chat) says
+    # nothing by its case: there a city where the order goes may be lowercase, if the
+    # clause ends with it ("so it's going to dublin", "vai pra curitiba e ...").
+    uncased = not any(ch.isupper() for ch in folded)
     for m in first_matches(PLACE_AFTER, folded):
         at = m.end()
         rest = folded[at : at + 80]
-        if not rest or (m.group(2) is None and not rest[0].isupper()):
+        lowercase_destination = uncased and m.group(3) is not None
+        if not rest or (m.group(2) is None and not rest[0].isupper() and not lowercase_destination):
             continue  # "going to split the payment", "vai pra loja": no city
         words = list(itertools.islice(TOKEN_WORD.finditer(rest), _CITY_WORDS))
         first = (words[0].group(0) or "").lower() if words else ""
@@ -79,8 +85,17 @@ def big_city_hits(folded: str, hits: list[Hit]) -> None:
         before = folded[max(0, m.start() - 40) : m.start()].split()[-5:]
         if next_word(rest, end) in STREET_WORDS or any(w.lower() in NOT_MINE for w in before):
             continue
+        if lowercase_destination and not rest[0].isupper() and not _clause_ends(rest, end):
+            continue  # "going to split the payment": a verb, not Split
         if free(hits, at, at + end):
             hits.append(Hit("city", at, at + end, m.start(), weak=True))
+
+
+def _clause_ends(rest: str, end: int) -> bool:
+    """Whether the turn, or its clause, ends at `end`: nothing or a joining word after."""
+    return rest[end : end + 1] in ("", ",", ".", "!", "?", ";", "\n") or (
+        next_word(rest, end) in CLAUSE_JOINS
+    )
 
 
 def _capitalised_next(rest: str, end: int) -> bool:

@@ -66,7 +66,12 @@ _RELATIVE = (
     r"|(?:o\s+)?(?:fim|final)\s+d[oa]\s+(?:dia|semana|mes)|(?:el\s+)?(?:fin|final)\s+del?\s+"
     r"(?:dia|semana|mes)"
 )
-_CURRENCY = r"(?:reais|d[oó]lar(?:es)?|dollars?|bucks|euros?|pesos|usd|brl|eur|gbp|mxn|contos)"
+# with the slang people say money in ("50 paus", "63 pavos", "20 quid"; "140 conto" only
+# after digits: "um conto de fadas" is a tale)
+_CURRENCY = (
+    r"(?:reais|d[oó]lar(?:es)?|dollars?|bucks|euros?|pesos|usd|brl|eur|gbp|mxn|contos|paus"
+    r"|pratas|pavos|quid)"
+)
 
 EMAIL = linear(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _SAID_SEP = (
@@ -89,7 +94,7 @@ _CENTS = rf"(?:\s+(?:and|e|y|con)\s+\d{{2}}\b(?:\s+{_CENT_WORD})?)?"
 AMOUNT = linear(
     r"(?:R\$|US\$|U\$|\$|€|£|\b(?:USD|BRL|EUR|GBP|MXN|ARS|COP|CLP)\b)\s?\d(?:[\d.,]*\d)?"
     rf"|\b\d(?:[\d.,]*\d)?(?:\s?k|\s+(?:mil|thousand|milhoes|milhao|millones|millon))?\s?"
-    rf"(?:{_CURRENCY}\b|€){_CENTS}"
+    rf"(?:(?:{_CURRENCY}|conto)\b|€){_CENTS}"
     # "devolver 237 e 49": units and cents said apart, only where money is spoken of
     r"|\b\d{1,5}\s+(?:e|y|and|con)\s+\d{2}\b"
     rf"|{_RUN}\s+{_CURRENCY}\b(?:\s+(?:and|e|y|con)\s+{_RUN}\s+{_CENT_WORD})?"

@@ -44,7 +44,8 @@ def _bare_cents(folded: str, m: SpanMatch, money: bool) -> bool:
 
 def date_spans(folded: str) -> Iterator[tuple[int, int]]:
     """Where the turn states a date: not "24/7", "segunda vez" or "31/31", and without
-    the "na", "el", "on" before it."""
+    the "na", "no", "on" before it ("dia" and "el" stay: "dia 16 de outubro", "el 25/1",
+    the words as said)."""
     for m in first_matches(DATE, folded):
         value = (m.group(0) or "").lower()
         after = folded[m.end() : m.end() + 20].split()
@@ -53,7 +54,7 @@ def date_spans(folded: str) -> Iterator[tuple[int, int]]:
         if "/" in value and not _day_month(value.split()[-1].split("/")):
             continue
         lead = value.split(" ", 1)[0] if " " in value else ""
-        dropped = lead in ("na", "no", "el", "on") or (lead == "dia" and " de " in value)
+        dropped = lead in ("na", "no", "on")
         yield m.start() + (len(lead) + 1 if dropped else 0), m.end()
 
 

@@ -189,6 +189,12 @@ ABBREVIATIONS = word_set("st sta sto ft mt")
 # Alone no city: "moro na vila" is where, not which.
 PLACE_WORDS = word_set("city cidade ciudad new nova novo nuevo nueva vila villa")
 CONNECTORS = word_set("de da do dos das del la las los di van von der du")
+# Words that start the next clause of a run-on turn ("going to toronto and then ...").
+CLAUSE_JOINS = word_set(
+    "and but so then because cause um uh er like i and also "
+    "e mas entao ai tipo ne porque hum ahn "
+    "y pero pues entonces porque este eh o sea mmm"
+)
 CONTRACTIONS = ("'s", "'m", "'re", "'ll", "'ve", "'d", "'t")
 # Word endings no lowercase name has; "ei", "aram"...: Portuguese verbs said right after
 # a name in a run-on chat ("aqui é thiago acabei de criar").

@@ -179,6 +179,12 @@ class Episode:
             core = cs_noise.chat(self.rng, core, lang, 0.4)
         else:
             core = cs_noise.chat(self.rng, core, lang, 0.05)
+        # Punctuation that parted this text from a fact's value ("{v}, digitei errado")
+        # leaves a space when the noise drops it, never the two glued together.
+        if core and text.strip()[0] in PARTING and core[0] not in PARTING + " ":
+            core = " " + core
+        if core and text.strip()[-1] in PARTING and core[-1] not in PARTING + " ":
+            core += " "
         return lead + core + trail
 
     def _plant(self, kind: str, canonical: str, surface: str, by: str) -> Fact:
@@ -229,6 +235,9 @@ class Episode:
     def template(self, text: str, kind: str, value: Value) -> list[Piece]:
         before, _, after = text.partition("{v}")
         return [before, (kind, value), after]
+
+
+PARTING = ".,;:!?)("
 
 
 def _tidy(text: str) -> str:
