@@ -15,6 +15,7 @@ import pytest
 from gateway.context.people import (
     KEEP_PER_KIND,
     KINDS,
+    _normal,
     current_facts,
     extract_people_facts,
     spelled_number,
@@ -276,7 +277,12 @@ def test_finds_the_facts_a_customer_states(text: str, expected: set[tuple[str, s
 
 # One customer message each: no fact of that kind may come out of it.
 ABSENT = [
+    # money's slang words name things too: an amount only where money is spoken of
     ("minha filha pediu um conto de fadas", "amount"),
+    ("comprei 2 paus de selfie e um veio quebrado", "amount"),
+    ("compré dos pavos y solo llegó uno", "amount"),
+    ("ganhei 2 pratas no campeonato", "amount"),
+    ("I need 4 quid codes", "amount"),
     ("I'm so upset", "name"),
     ("quem fez é a Maria, minha esposa, que comprou", "name"),  # not "fala" misspelt
     ("quem fica é o Pedro em casa pra receber", "name"),
@@ -1801,6 +1807,17 @@ def test_a_denial_before_no_name_or_place_corrects_nothing(said: str) -> None:
     facts = run("hi I'm Lauren", "I live in Leeds", said)
     assert not any("correction" in f.tags for f in facts)
     assert {f.tags[0]: f.value for f in current_facts(facts)}.get("city") == "Leeds"
+
+
+def test_a_date_said_with_or_without_dia_is_one_fact() -> None:
+    facts = run("comprei dia 16 de outubro", "foi em 16 de outubro mesmo")
+    assert [f.value for f in current_facts(facts) if f.tags[0] == "date"] == ["16 de outubro"]
+
+
+def test_money_in_slang_is_priced_in_its_currency() -> None:
+    for text, key in (("custou 50 paus", "BRL 50"), ("me cobraron 63 pavos", "EUR 63")):
+        (amount,) = (f for f in extract(text) if f.tags[0] == "amount")
+        assert _normal("amount", amount.value, False) == key
 
 
 @pytest.mark.parametrize(

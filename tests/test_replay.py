@@ -291,6 +291,10 @@ def test_what_every_window_sends_whole_includes_the_opening_request() -> None:
     assert short == turns[:3]
     assert folded_span([system, *turns], 4) == (1, 4)  # what a summary stands for
     assert folded_span([system, *turns[:5]], 4) is None
+    call = {"role": "assistant", "content": None, "tool_calls": [{"id": "c1"}]}
+    result = {"role": "tool", "tool_call_id": "c1", "content": "ok"}
+    tools = [*turns[:4], call, result, *turns[4:6]]  # the last four start on the result
+    assert always_sent([system, *tools], 4)[1:] == [call, result, *turns[4:6]]
 
 
 def test_a_scripted_answer_in_any_language_comes_back_as_written() -> None:

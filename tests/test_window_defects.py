@@ -135,6 +135,49 @@ def test_the_records_leave_room_for_what_is_always_sent_verbatim(
     assert binding >= 2  # the facts did have to give way
 
 
+def _compacted(inp: WindowInput, summary: str, now: float) -> WindowInput:
+    compaction = plan_compaction(inp, TOKENS)
+    assert compaction.fold
+    return dataclasses.replace(inp, memory=compacted_memory(inp.messages, compaction, summary, now))
+
+
+@pytest.mark.parametrize("quota", [400, 440, 480])
+def test_facts_the_prompt_cannot_show_take_no_room_from_those_it_can(quota: int) -> None:
+    """Facts heard in turns still verbatim are not shown (the turns say them): they take
+    no room, and the app's fact, which fits beside the verbatim least, is shown; nor is
+    a second block's label charged when nothing heard here is shown."""
+    app = Fact(id="a1", text="Customer is on the Gold plan, renewal 2026-03-01", created_at=0.0)
+    heard = [
+        Fact(
+            id=f"h{i}",
+            text="order number",
+            value=f"ORD-77{i}{i}",
+            extracted=True,
+            source_channel="phone",
+            created_at=10.0 + i,
+        )
+        for i in range(4)
+    ]
+    messages: list[Any] = [{"role": "user", "content": "hello"}]
+    for i in range(6):
+        said = " ".join(["yes"] * 60) + (f" my order is ORD-77{i - 2}{i - 2}" if i >= 2 else "")
+        messages += [
+            {"role": "user", "content": said},
+            {"role": "assistant", "content": "ok " * 60},
+        ]
+    inp = WindowInput(
+        messages=messages,
+        memory=Memory(),
+        policy=_policy(quota_tokens=quota, transcript_floor=0),
+        facts=[app, *heard],
+        started=5.0,
+        scopes=("basic",),
+    )
+    window = assemble(_compacted(inp, "The customer asked about an order.", 6.0), TOKENS)
+    text = "\n".join(str(m.get("content")) for m in window.messages)
+    assert "Gold plan" in text and not window.report.over_quota
+
+
 # -- 2 and 3: slices in order, surplus passed on -------------------------------------
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from gateway.context.anchors import anchored, span_anchor
-from gateway.context.fact_blocks import shown_facts, subject_words, visible_facts
+from gateway.context.fact_blocks import showable, shown_facts, subject_words, visible_facts
 from gateway.context.prompts import (
     context_message,
     op_message,
@@ -183,7 +183,9 @@ def _least_transcript(seg: _Segments, p: WindowPolicy, tokens: Tokens) -> int:
     summarized = bool(seg.memory.summary and cursor > h)
     if start <= cursor and not summarized:
         return head + whole  # nothing can leave
-    least = tokens.message(summary_message("", h, start)) + SUMMARY_LEAST_TOKENS
+    # A summary gives way down to SUMMARY_LEAST_TOKENS (one shorter stays as it is).
+    text = min(SUMMARY_LEAST_TOKENS, tokens.text(seg.memory.summary) if summarized else 10**9)
+    least = tokens.message(summary_message("", h, start)) + text
     return head + kept + least if summarized else head + min(whole, kept + least)
 
 
@@ -205,7 +207,12 @@ def _ranked(
     return [tokens.text(render_fact(f)) + 1 for f in visible]
 
 
-def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
+def _allocate(
+    inp: WindowInput, seg: _Segments, tokens: Tokens, shown_only: bool = False
+) -> _Allocation:
+    """The slices' shares. `shown_only` (the window as sent): only the facts the prompt
+    can show take room; planning a compaction counts every visible fact, since those
+    its fold will show take room after it."""
     p = inp.policy
     state = inp.operational_state
     op_tokens = 0
@@ -226,6 +233,10 @@ def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
     # makes their ceilings leave it), never out of them. Only the verbatim least above
     # bounds them, the later slice (episodes) giving way first.
     visible = visible_facts(inp.facts, inp.scopes, seg.transcript)
+    summarized = bool(seg.memory.summary and seg.memory.cursor > seg.head_end)
+    if shown_only:
+        opening = seg.transcript[: seg.head_end]
+        visible = showable(visible, inp.started, seg.memory, opening, summarized)
     newest = sorted(inp.episodes, key=lambda e: -e.ended_at)
     episode_costs = [tokens.text(render_episode(e)) + 1 for e in newest]
     facts_cap, episodes_cap = min(p.facts_ceiling, available, room), room
@@ -241,7 +252,8 @@ def _allocate(inp: WindowInput, seg: _Segments, tokens: Tokens) -> _Allocation:
         episodes = [newest[i] for i in picked]
         message = context_message(facts, episodes)
         context_tokens = tokens.message(message) if message else 0
-        if facts:  # they may be shown in two blocks (see assemble): budget both labels
+        if summarized and any(f.created_at >= inp.started for f in facts):
+            # heard here, shown after the summary in a block of its own: both labels
             context_tokens += tokens.message(split_overhead())
         over = context_tokens - room
         if over <= 0:
@@ -338,7 +350,7 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
     """The messages to send, most stable first, and what each slice spent."""
     seg = _split(inp.messages, inp.memory)
     p = inp.policy
-    alloc = _allocate(inp, seg, tokens)
+    alloc = _allocate(inp, seg, tokens, shown_only=True)
     t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
     out: list[Any] = list(seg.system)
     summarized = bool(seg.memory.summary and cursor > h)

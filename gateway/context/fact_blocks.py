@@ -64,6 +64,16 @@ def _heard_block(
     ]
 
 
+def showable(
+    facts: Sequence[Fact], started: float, memory: Memory, opening: Sequence[Any], summarized: bool
+) -> list[Fact]:
+    """The facts `shown_facts` may show: all but those heard in this conversation whose
+    turns are still verbatim (or that the opening request states)."""
+    heard = _heard_block([f for f in facts if f.created_at >= started], memory, opening, summarized)
+    kept = {id(f) for f in heard}
+    return [f for f in facts if f.created_at < started or id(f) in kept]
+
+
 def shown_facts(
     facts: Sequence[Fact],
     episodes: Sequence[Episode],

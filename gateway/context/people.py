@@ -79,14 +79,18 @@ def _normal(kind: str, value: str, english: bool) -> str:
     if kind in ("amount", "promise"):
         return _money(folded, english)
     if kind in ("date", "deadline"):  # "march twenty-eight" is "march 28"
-        return " ".join(number_groups(folded, english, words=True))
+        # "dia 16 de outubro" and "16 de outubro", "el día 3" and "el 3": one date
+        words = folded.split()
+        while words and words[0] in ("dia", "el", "o", "the"):
+            words = words[1:]
+        return " ".join(number_groups(" ".join(words), english, words=True))
     return folded
 
 
 _CURRENCY_CODES = (  # a symbol anywhere, a word's start
-    ("BRL", ("r$", "rea", "brl", "conto")),
-    ("EUR", ("€", "eur")),
-    ("GBP", ("£", "gbp")),
+    ("BRL", ("r$", "rea", "brl", "conto", "pau", "prata")),
+    ("EUR", ("€", "eur", "pavo")),
+    ("GBP", ("£", "gbp", "quid")),
     ("PESO", ("peso", "mxn", "ars", "cop", "clp")),
     ("USD", ("$", "usd", "dollar", "dolar", "buck")),
 )

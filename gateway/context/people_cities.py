@@ -12,13 +12,15 @@ from gateway.context.people_hits import Hit, add_hit, free, proper
 from gateway.context.people_patterns import CITY, PLACE_AFTER, TOKEN_WORD
 from gateway.context.people_text import MATCHES, SpanMatch, first_matches, next_word
 from gateway.context.people_words import (
-    CLAUSE_JOINS,
+    COMMON_WORD_CITIES,
     CONNECTORS,
+    GOERS,
     HOME_TOWN,
     NOT_CITY,
     NOT_MINE,
     PLACE_WORDS,
     STREET_WORDS,
+    clause_ends,
 )
 from gateway.context.places import is_city
 
@@ -85,16 +87,25 @@ def big_city_hits(folded: str, hits: list[Hit]) -> None:
         before = folded[max(0, m.start() - 40) : m.start()].split()[-5:]
         if next_word(rest, end) in STREET_WORDS or any(w.lower() in NOT_MINE for w in before):
             continue
-        if lowercase_destination and not rest[0].isupper() and not _clause_ends(rest, end):
-            continue  # "going to split the payment": a verb, not Split
+        if (
+            lowercase_destination
+            and not rest[0].isupper()
+            and not _lowercase_city(folded, m.start(), rest, end)
+        ):
+            continue
         if free(hits, at, at + end):
             hits.append(Hit("city", at, at + end, m.start(), weak=True))
 
 
-def _clause_ends(rest: str, end: int) -> bool:
-    """Whether the turn, or its clause, ends at `end`: nothing or a joining word after."""
-    return rest[end : end + 1] in ("", ",", ".", "!", "?", ";", "\n") or (
-        next_word(rest, end) in CLAUSE_JOINS
+def _lowercase_city(folded: str, cue: int, rest: str, end: int) -> bool:
+    """A lowercase big city where the order goes: the clause ends with it, it is no
+    everyday word ("split", "reading") and no person is the one going ("i'm going to
+    ...", "we are going to ..." say what someone will do)."""
+    before = folded[max(0, cue - 16) : cue].lower().split()
+    return (
+        clause_ends(rest, end)
+        and rest[:end].lower() not in COMMON_WORD_CITIES
+        and not (before and before[-1] in GOERS)
     )
 
 

@@ -206,20 +206,28 @@ NAME_FIRST = linear(
     rf"|numero)\s*)?\d{{1,5}}\b"
     rf"|{_SAID_HOUSE})"
 )
+
+
 # What follows a street and number to find the door: "casa 2", "apto 302", "Apt 5",
 # "bloco B", "piso 3", each a digit or a single letter ("casa da minha mae" is none).
-# A transcript writes the letter in lowercase ("piso 1 puerta b"): a consonant then,
-# since a lone vowel is a word ("puerta a la derecha", "casa e").
-ADDRESS_UNIT = linear(
-    r"^(?:,?[ \t]*(?:(?:apto|apartamento|apart|ap|apt|apartment|casa|sala|conjunto|cj|andar"
-    r"|piso|depto|departamento|dpto|suite|ste|unit|flat|floor|lote|lt|quadra|qd|room|puerta"
-    r"|pta|porta|escalera|esc)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}"
-    r"|(?-i:[A-Z])|(?-i:[b-df-hj-np-tv-xz]))"
-    # a Spanish floor and door: "5º A" (folded "5o A")
-    r"|\d{1,2}[oa]\.?[ \t]*(?-i:[A-Z])"
-    # a block or tower is a letter, said in lowercase on a call ("bloco b apto 392")
-    r"|(?:bloco|bl|torre|tower)\b\.?[ \t]*(?:\d[A-Za-z0-9-]{0,4}|[A-Za-z]))\b){1,3}"
-)
+def _address_unit(letter: str) -> str:
+    return (
+        r"^(?:,?[ \t]*(?:(?:apto|apartamento|apart|ap|apt|apartment|casa|sala|conjunto|cj|andar"
+        r"|piso|depto|departamento|dpto|suite|ste|unit|flat|floor|lote|lt|quadra|qd|room|puerta"
+        r"|pta|porta|escalera|esc)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}"
+        rf"|{letter})"
+        # a Spanish floor and door: "5º A" (folded "5o A")
+        r"|\d{1,2}[oa]\.?[ \t]*(?-i:[A-Z])"
+        # a block or tower is a letter, said in lowercase on a call ("bloco b apto 392")
+        r"|(?:bloco|bl|torre|tower)\b\.?[ \t]*(?:\d[A-Za-z0-9-]{0,4}|[A-Za-z]))\b){1,3}"
+    )
+
+
+ADDRESS_UNIT = linear(_address_unit(r"(?-i:[A-Z])"))
+# A transcript writes the door's letter in lowercase ("piso 1 puerta b"): a consonant
+# (a lone vowel is a word: "puerta a la derecha", "casa e"), and only where the clause
+# ends with it (a chat's "casa q fica no fundo", "apto n lembro" abbreviate words).
+ADDRESS_UNIT_SPOKEN = linear(_address_unit(r"(?-i:[A-Z])|(?-i:[b-df-hj-np-tv-xz])"))
 NAME = linear(
     r"\b(?:(my\s+name\s+is|my\s+name'?s|name'?s|name\s+is|meu\s+nome\s+(?:completo\s+)?(?:e|eh)|me\s+chamo"
     r"|(?:voce\s+|vc\s+)?pode\s+me\s+chamar\s+de|me\s+chama\s+de|puedes?\s+llamarme|mi\s+nombre\s+(?:completo\s+)?es|me\s+llamo|(?:aqui\s+)?quem"

@@ -16,12 +16,25 @@ def amount_spans(folded: str, english: bool, money: bool = False) -> Iterator[tu
     the text is known to speak of money (a bare "159 e 99" needs no money word)."""
     for m in first_matches(AMOUNT, folded):
         start = m.start()
-        if _bare_cents(folded, m, money):
+        if _bare_cents(folded, m, money) or _slang_unspoken(folded, m, money):
             continue
         if not any(c.isdigit() for c in m.group(0) or ""):
             tokens = number_tokens(folded, start, m.end(), english)
             start = tokens[0][0] if tokens else m.end()
         yield start, m.end()
+
+
+# Money's slang words name things too ("2 paus de selfie", "dos pavos" for Christmas,
+# "2 pratas" won, "3 contos do Machado", "quid codes"): an amount only where money is
+# spoken of just before.
+_SLANG_MONEY = frozenset({"conto", "contos", "paus", "pratas", "pavos", "quid"})
+
+
+def _slang_unspoken(folded: str, m: SpanMatch, money: bool) -> bool:
+    words = (m.group(0) or "").lower().split()
+    if money or not words or words[-1] not in _SLANG_MONEY:
+        return False
+    return MONEY_CUE.search(folded[max(0, m.start() - 60) : m.start()]) is None
 
 
 def _bare_cents(folded: str, m: SpanMatch, money: bool) -> bool:
@@ -44,8 +57,8 @@ def _bare_cents(folded: str, m: SpanMatch, money: bool) -> bool:
 
 def date_spans(folded: str) -> Iterator[tuple[int, int]]:
     """Where the turn states a date: not "24/7", "segunda vez" or "31/31", and without
-    the "na", "no", "on" before it ("dia" and "el" stay: "dia 16 de outubro", "el 25/1",
-    the words as said)."""
+    the "na", "no", "on" before it (a "dia" stays, the words as said: "dia 16 de
+    outubro"; gateway.context.people's ids read it as "16 de outubro", one date)."""
     for m in first_matches(DATE, folded):
         value = (m.group(0) or "").lower()
         after = folded[m.end() : m.end() + 20].split()

@@ -19,6 +19,7 @@ from gateway.context.people_hits import Hit, add_hit, proper
 from gateway.context.people_numbers import compose, number_tokens
 from gateway.context.people_patterns import (
     ADDRESS_UNIT,
+    ADDRESS_UNIT_SPOKEN,
     CODE,
     COMMIT,
     CUE,
@@ -58,6 +59,7 @@ from gateway.context.people_words import (
     NOT_WEEKDAY,
     SENT_WORDS,
     UNITS,
+    clause_ends,
 )
 
 # Digits read one at a time with no cue before them: a code (an order, a protocol), as
@@ -139,7 +141,11 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
                 continue  # "ship it 2 High Street 681": the street follows "to"
             begin = _street(folded, m.start(1), m.end(1), trim)
             if begin is not None:
-                unit = ADDRESS_UNIT.search(folded[m.end() : m.end() + 60])
+                after = folded[m.end() : m.end() + 60]
+                unit = ADDRESS_UNIT.search(after)
+                spoken = ADDRESS_UNIT_SPOKEN.search(after)
+                if spoken and spoken.end() > (unit.end() if unit else 0):
+                    unit = spoken if clause_ends(after, spoken.end()) else unit
                 end = m.end() + (unit.end() if unit else 0)
                 add_hit(hits, "address", begin if trim else m.start(), end)
 

@@ -9,7 +9,7 @@ holds no first name ("Grace", "Rosa", "Clara" stay names).
 from __future__ import annotations
 
 from gateway.context.people_numbers import MULTIPLIERS, NUMBERS, ORDINALS
-from gateway.context.people_text import word_set
+from gateway.context.people_text import next_word, word_set
 
 # How a customer says they are ("I'm frustrated", "sou péssima com app", "soy torpe"):
 # moods, states, roles in life, what they are like with technology; and how a city is
@@ -191,10 +191,31 @@ PLACE_WORDS = word_set("city cidade ciudad new nova novo nuevo nueva vila villa"
 CONNECTORS = word_set("de da do dos das del la las los di van von der du")
 # Words that start the next clause of a run-on turn ("going to toronto and then ...").
 CLAUSE_JOINS = word_set(
-    "and but so then because cause um uh er like i and also "
+    "and but so then because cause um uh er like i also "
     "e mas entao ai tipo ne porque hum ahn "
-    "y pero pues entonces porque este eh o sea mmm"
+    "y pero pues entonces este eh o sea mmm"
 )
+
+
+# Big cities whose names are everyday words: lowercase, they are the words ("going to
+# split", "it's going to reading", "vai pra serra", "noite de natal").
+COMMON_WORD_CITIES = word_set(
+    "split reading mobile nice sale orange tours cork hull derby concord independence aurora "
+    "natal vitoria palmas serra porto mesa"
+)
+# Who goes somewhere, not what is sent: "i'm going to ...", "we are going to ..." say what
+# someone will do.
+GOERS = word_set("i i'm im we we're were you you're youre they they're am are gonna")
+
+
+def clause_ends(text: str, end: int) -> bool:
+    """Whether the turn, or its clause, ends at `end`: nothing or punctuation after, or
+    a word that starts the next clause."""
+    return text[end : end + 1] in ("", ",", ".", "!", "?", ";", "\n") or (
+        next_word(text, end) in CLAUSE_JOINS
+    )
+
+
 CONTRACTIONS = ("'s", "'m", "'re", "'ll", "'ve", "'d", "'t")
 # Word endings no lowercase name has; "ei", "aram"...: Portuguese verbs said right after
 # a name in a run-on chat ("aqui é thiago acabei de criar").

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import functools
 import json
 import shutil
 import tempfile
@@ -177,7 +176,10 @@ class GatewaySide:
     def _quota(self, reply: httpx.Response, messages: list[Any]) -> QuotaTurn:
         cls = reply.headers.get("x-gateway-class", "")
         policy = self.settings.policies.resolve(self.plan, cls, self.model)
-        count = functools.partial(self.tokens.count_messages, self.model)
+
+        def count(messages: list[Any]) -> int:  # as the engine counts: no reply priming
+            return sum(self.tokens.message_tokens(self.model, m) for m in messages)
+
         floor = count(always_sent(messages, policy.keep_last_messages))
         span = folded_span(messages, policy.keep_last_messages)
         if span is not None:

@@ -201,8 +201,13 @@ def top_share(costs: Sequence[Decimal], fraction: float) -> float | None:
 
 
 def _head_tail(rest: Sequence[Any], keep_last: int) -> tuple[int, int]:
+    """The opening's end and where the kept last messages start (a tool call's results
+    never without the call: the window keeps whole units)."""
     head = next((i + 1 for i, m in enumerate(rest) if m.get("role") == "user"), 0)
-    return head, max(head, len(rest) - keep_last)
+    tail = max(head, len(rest) - keep_last)
+    while tail > head and rest[tail].get("role") == "tool":
+        tail -= 1
+    return head, tail
 
 
 def always_sent(messages: Sequence[Any], keep_last: int) -> list[Any]:
