@@ -108,6 +108,11 @@ class _Segments:
     unit_starts: tuple[int, ...]  # starts of the units at or after the cursor
     memory: Memory  # validated against this transcript
 
+    @property
+    def summarized(self) -> bool:
+        """Whether a running summary stands for turns between the opening and the cursor."""
+        return bool(self.memory.summary and self.memory.cursor > self.head_end)
+
 
 def _split(messages: Sequence[Any], memory: Memory) -> _Segments:
     """Work here follows the turns after the cursor, not the whole history."""
@@ -180,20 +185,21 @@ def _least_transcript(seg: _Segments, p: WindowPolicy, tokens: Tokens) -> int:
     protected_from = len(t) - p.keep_last_messages
     start = max((s for s in seg.unit_starts if s <= protected_from), default=cursor)
     head, whole, kept = _cost(t[:h], tokens), _cost(t[cursor:], tokens), _cost(t[start:], tokens)
-    summarized = bool(seg.memory.summary and cursor > h)
-    if start <= cursor and not summarized:
+    if start <= cursor and not seg.summarized:
         return head + whole  # nothing can leave
     # A summary gives way down to SUMMARY_LEAST_TOKENS (one shorter stays as it is).
-    text = min(SUMMARY_LEAST_TOKENS, tokens.text(seg.memory.summary) if summarized else 10**9)
+    text = SUMMARY_LEAST_TOKENS
+    if seg.summarized:
+        text = min(text, tokens.text(seg.memory.summary))
     least = tokens.message(summary_message("", h, start)) + text
-    return head + kept + least if summarized else head + min(whole, kept + least)
+    return head + kept + least if seg.summarized else head + min(whole, kept + least)
 
 
 def _ranked(
-    inp: WindowInput, seg: _Segments, visible: list[Fact], budget: int, tokens: Tokens
+    inp: WindowInput, seg: _Segments, visible: list[Fact], cost: dict[int, int], budget: int
 ) -> list[int]:
     """Fact costs in fill order; only when not all fit does relevance decide the order."""
-    if sum(tokens.text(render_fact(f)) + 1 for f in visible) > budget:
+    if sum(cost[id(f)] for f in visible) > budget:
         subject = set(inp.subject_tags) | subject_words(
             seg.transcript[: seg.head_end], seg.memory.summary
         )
@@ -204,7 +210,7 @@ def _ranked(
                 f.id,
             )
         )
-    return [tokens.text(render_fact(f)) + 1 for f in visible]
+    return [cost[id(f)] for f in visible]
 
 
 def _allocate(
@@ -233,15 +239,15 @@ def _allocate(
     # makes their ceilings leave it), never out of them. Only the verbatim least above
     # bounds them, the later slice (episodes) giving way first.
     visible = visible_facts(inp.facts, inp.scopes, seg.transcript)
-    summarized = bool(seg.memory.summary and seg.memory.cursor > seg.head_end)
     if shown_only:
         opening = seg.transcript[: seg.head_end]
-        visible = showable(visible, inp.started, seg.memory, opening, summarized)
+        visible = showable(visible, inp.started, seg.memory, opening, seg.summarized)
+    cost = {id(f): tokens.text(render_fact(f)) + 1 for f in visible}  # once, not per pass
     newest = sorted(inp.episodes, key=lambda e: -e.ended_at)
     episode_costs = [tokens.text(render_episode(e)) + 1 for e in newest]
-    facts_cap, episodes_cap = min(p.facts_ceiling, available, room), room
+    facts_cap, episodes_cap = min(p.facts_ceiling, room), room  # room <= available
     while True:
-        fact_costs = _ranked(inp, seg, visible, facts_cap, tokens)
+        fact_costs = _ranked(inp, seg, visible, cost, facts_cap)
         chosen, facts_tokens = _fill(visible, fact_costs, facts_cap)
         facts = sorted((visible[i] for i in chosen), key=lambda f: (f.created_at, f.id))
         surplus = facts_cap - facts_tokens
@@ -252,7 +258,7 @@ def _allocate(
         episodes = [newest[i] for i in picked]
         message = context_message(facts, episodes)
         context_tokens = tokens.message(message) if message else 0
-        if summarized and any(f.created_at >= inp.started for f in facts):
+        if seg.summarized and any(f.created_at >= inp.started for f in facts):
             # heard here, shown after the summary in a block of its own: both labels
             context_tokens += tokens.message(split_overhead())
         over = context_tokens - room
@@ -353,7 +359,7 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
     alloc = _allocate(inp, seg, tokens, shown_only=True)
     t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
     out: list[Any] = list(seg.system)
-    summarized = bool(seg.memory.summary and cursor > h)
+    summarized = seg.summarized
     top, after_summary = shown_facts(
         alloc.facts, alloc.episodes, inp.started, seg.memory, t[:h], summarized
     )

@@ -70,8 +70,9 @@ def big_city_hits(folded: str, hits: list[Hit]) -> None:
     for m in first_matches(PLACE_AFTER, folded):
         at = m.end()
         rest = folded[at : at + 80]
-        lowercase_destination = uncased and m.group(3) is not None
-        if not rest or (m.group(2) is None and not rest[0].isupper() and not lowercase_destination):
+        # lowercase with no word for city before it: only where the order goes, uncased
+        lowercase = bool(rest) and m.group(2) is None and not rest[0].isupper()
+        if not rest or (lowercase and not (uncased and m.group(3) is not None)):
             continue  # "going to split the payment", "vai pra loja": no city
         words = list(itertools.islice(TOKEN_WORD.finditer(rest), _CITY_WORDS))
         first = (words[0].group(0) or "").lower() if words else ""
@@ -87,11 +88,7 @@ def big_city_hits(folded: str, hits: list[Hit]) -> None:
         before = folded[max(0, m.start() - 40) : m.start()].split()[-5:]
         if next_word(rest, end) in STREET_WORDS or any(w.lower() in NOT_MINE for w in before):
             continue
-        if (
-            lowercase_destination
-            and not rest[0].isupper()
-            and not _lowercase_city(folded, m.start(), rest, end)
-        ):
+        if lowercase and not _lowercase_city(folded, m.start(), rest, end):
             continue
         if free(hits, at, at + end):
             hits.append(Hit("city", at, at + end, m.start(), weak=True))

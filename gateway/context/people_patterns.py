@@ -66,11 +66,13 @@ _RELATIVE = (
     r"|(?:o\s+)?(?:fim|final)\s+d[oa]\s+(?:dia|semana|mes)|(?:el\s+)?(?:fin|final)\s+del?\s+"
     r"(?:dia|semana|mes)"
 )
-# with the slang people say money in ("50 paus", "63 pavos", "20 quid"; "140 conto" only
-# after digits: "um conto de fadas" is a tale)
+# The slang people say money in ("50 paus", "63 pavos", "20 quid"; "140 conto" only
+# after digits: "um conto de fadas" is a tale); an amount only where money is spoken of.
+SLANG_MONEY = frozenset({"contos", "paus", "pratas", "pavos", "quid", "conto"})
 _CURRENCY = (
-    r"(?:reais|d[oó]lar(?:es)?|dollars?|bucks|euros?|pesos|usd|brl|eur|gbp|mxn|contos|paus"
-    r"|pratas|pavos|quid)"
+    r"(?:reais|d[oó]lar(?:es)?|dollars?|bucks|euros?|pesos|usd|brl|eur|gbp|mxn|"
+    + "|".join(sorted(SLANG_MONEY - {"conto"}))
+    + ")"
 )
 
 EMAIL = linear(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gateway.context.people_numbers import number_tokens
-from gateway.context.people_patterns import AMOUNT, DATE, MONEY_CUE, MONTH_AHEAD
+from gateway.context.people_patterns import AMOUNT, DATE, MONEY_CUE, MONTH_AHEAD, SLANG_MONEY
 from gateway.context.people_text import SpanMatch, first_matches, next_word
 from gateway.context.people_words import CENTS_JOINERS, NOT_CENTS_AFTER, NOT_WEEKDAY, UNITS
 
@@ -24,17 +24,17 @@ def amount_spans(folded: str, english: bool, money: bool = False) -> Iterator[tu
         yield start, m.end()
 
 
-# Money's slang words name things too ("2 paus de selfie", "dos pavos" for Christmas,
-# "2 pratas" won, "3 contos do Machado", "quid codes"): an amount only where money is
-# spoken of just before.
-_SLANG_MONEY = frozenset({"conto", "contos", "paus", "pratas", "pavos", "quid"})
+def _money_spoken(folded: str, m: SpanMatch, money: bool) -> bool:
+    """`money`, or a word of money just before the match."""
+    return money or MONEY_CUE.search(folded[max(0, m.start() - 60) : m.start()]) is not None
 
 
 def _slang_unspoken(folded: str, m: SpanMatch, money: bool) -> bool:
+    """Money's slang words name things too ("2 paus de selfie", "dos pavos" for
+    Christmas, "2 pratas" won, "3 contos do Machado", "quid codes"): an amount only where
+    money is spoken of just before."""
     words = (m.group(0) or "").lower().split()
-    if money or not words or words[-1] not in _SLANG_MONEY:
-        return False
-    return MONEY_CUE.search(folded[max(0, m.start() - 60) : m.start()]) is None
+    return bool(words) and words[-1] in SLANG_MONEY and not _money_spoken(folded, m, money)
 
 
 def _bare_cents(folded: str, m: SpanMatch, money: bool) -> bool:
@@ -45,7 +45,7 @@ def _bare_cents(folded: str, m: SpanMatch, money: bool) -> bool:
     split = len(words) == 3 and words[1].lower() in CENTS_JOINERS
     if not (split and words[0].isdigit() and words[2].isdigit()):
         return False
-    spoken = money or MONEY_CUE.search(folded[max(0, m.start() - 60) : m.start()]) is not None
+    spoken = _money_spoken(folded, m, money)
     before = folded[max(0, m.start() - 24) : m.start()].lower().split()
     return (
         not spoken

@@ -142,10 +142,9 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
             begin = _street(folded, m.start(1), m.end(1), trim)
             if begin is not None:
                 after = folded[m.end() : m.end() + 60]
-                unit = ADDRESS_UNIT.search(after)
-                spoken = ADDRESS_UNIT_SPOKEN.search(after)
-                if spoken and spoken.end() > (unit.end() if unit else 0):
-                    unit = spoken if clause_ends(after, spoken.end()) else unit
+                unit = ADDRESS_UNIT_SPOKEN.search(after)  # a lowercase door letter too...
+                if unit and not clause_ends(after, unit.end()):  # ...only ending the clause
+                    unit = ADDRESS_UNIT.search(after)
                 end = m.end() + (unit.end() if unit else 0)
                 add_hit(hits, "address", begin if trim else m.start(), end)
 
