@@ -14,7 +14,9 @@ import pytest
 import tiktoken
 import yaml
 
+from gateway.context.engine import SUMMARY_LEAST_TOKENS
 from gateway.context.policy import DEFAULT_POLICY
+from gateway.context.prompts import summary_message
 from gateway.dev.cs_workload import generate, to_jsonl
 from gateway.dev.replay import scripted
 from gateway.dev.replay_metrics import (
@@ -24,6 +26,7 @@ from gateway.dev.replay_metrics import (
     always_sent,
     fact_figures,
     fact_present,
+    floor_tokens,
     folded_span,
     normalized,
     quota_by_class,
@@ -33,6 +36,7 @@ from gateway.dev.replay_metrics import (
     top_share,
 )
 from gateway.dev.simulator import create_simulator_app
+from gateway.ledger.tokens import TokenCounter
 from gateway.ops.cli import cli_logic
 
 
@@ -295,6 +299,24 @@ def test_what_every_window_sends_whole_includes_the_opening_request() -> None:
     result = {"role": "tool", "tool_call_id": "c1", "content": "ok"}
     tools = [*turns[:4], call, result, *turns[4:6]]  # the last four start on the result
     assert always_sent([system, *tools], 4)[1:] == [call, result, *turns[4:6]]
+
+
+def test_the_quota_floor_counts_as_the_engine_does() -> None:
+    """The opening, the last four and a one-line summary, counted message by message as
+    the engine's history is (no reply priming, no system message); never more than the
+    whole history."""
+    counter = TokenCounter()
+
+    def count(messages: list[Any]) -> int:
+        return sum(counter.message_tokens("gpt-4o-mini", m) for m in messages)
+
+    system = {"role": "system", "content": "be brief " * 50}
+    turns = [{"role": r, "content": f"m{n} " * 30} for n, r in enumerate(["user", "assistant"] * 5)]
+    line = count([summary_message("", 1, 6)]) + SUMMARY_LEAST_TOKENS
+    expected = count([turns[0], *turns[-4:]]) + line
+    assert floor_tokens([system, *turns], 4, count) == expected
+    short = [system, *turns[:6]]  # a middle of one short message: all of it is less
+    assert floor_tokens(short, 4, count) == count(turns[:6])
 
 
 def test_a_scripted_answer_in_any_language_comes_back_as_written() -> None:

@@ -32,15 +32,13 @@ from urllib.parse import quote
 import httpx
 
 from gateway.config import Settings, load_settings, pricer_for
-from gateway.context.engine import SUMMARY_LEAST_TOKENS
 from gateway.context.policy import POLICY_FILE
-from gateway.context.prompts import render_fact, summary_message
+from gateway.context.prompts import render_fact
 from gateway.dev.replay_metrics import (
     Played,
     QuotaTurn,
     Tally,
-    always_sent,
-    folded_span,
+    floor_tokens,
     merge,
     score_facts,
     score_verbatim,
@@ -50,7 +48,7 @@ from gateway.dev.simulator import create_simulator_app, serve_simulator_in_backg
 from gateway.dev.simulator_cache import SimulatorState
 from gateway.ledger.tokens import TokenCounter
 from gateway.ledger.usage import TokenUsage, normalize
-from gateway.messages import leading_system, message_text
+from gateway.messages import message_text
 from gateway.ops.tenants import add_tenant
 from gateway.proxy.app import create_app
 from gateway.spend.ceilings import SPEND_FILE
@@ -180,11 +178,7 @@ class GatewaySide:
         def count(messages: list[Any]) -> int:  # as the engine counts: no reply priming
             return sum(self.tokens.message_tokens(self.model, m) for m in messages)
 
-        floor = count(always_sent(messages, policy.keep_last_messages))
-        span = folded_span(messages, policy.keep_last_messages)
-        if span is not None:
-            line = count([summary_message("", *span)]) + SUMMARY_LEAST_TOKENS
-            floor = min(floor + line, count(messages[leading_system(messages) :]))
+        floor = floor_tokens(messages, policy.keep_last_messages, count)
         return QuotaTurn(
             cls, int(reply.headers.get("x-gateway-window-tokens", "0")), policy.quota_tokens, floor
         )

@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from gateway.context.engine import SUMMARY_LEAST_TOKENS
 from gateway.context.people import CONTACT
+from gateway.context.prompts import summary_message
 from gateway.messages import leading_system
 
 FAR_TOKENS = 8000
@@ -226,6 +228,18 @@ def folded_span(messages: Sequence[Any], keep_last: int) -> tuple[int, int] | No
     there are none."""
     head, tail = _head_tail(messages[leading_system(messages) :], keep_last)
     return (head, tail) if tail > head else None
+
+
+def floor_tokens(messages: Sequence[Any], keep_last: int, count: Callable[[list[Any]], int]) -> int:
+    """The least any window sends of this history, as the engine counts it (`count`: a
+    list's tokens, no reply priming): the opening request and the last messages verbatim,
+    and a one-line summary of what lies between, or the whole history when that is less."""
+    floor = count(always_sent(messages, keep_last))
+    span = folded_span(messages, keep_last)
+    if span is None:
+        return floor
+    line = count([summary_message("", *span)]) + SUMMARY_LEAST_TOKENS
+    return min(floor + line, count(list(messages[leading_system(messages) :])))
 
 
 @dataclass
