@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import sqlite3
 import uuid
 from collections.abc import Coroutine
 from pathlib import Path
@@ -129,6 +130,61 @@ def test_sqlite_survives_reopening(tmp_path) -> None:  # type: ignore[no-untyped
         return rows[0].requests
 
     assert run(read()) == 2
+
+
+def test_sqlite_writes_queued_together_share_a_commit_and_fail_alone(tmp_path: Path) -> None:
+    """Writes waiting behind each other (here: behind another process's write lock) run
+    in one transaction. A batch refused among them takes back its own rows only, a lost
+    compare-and-set writes nothing, and what each caller is told is what a fresh reader
+    finds committed."""
+    path = tmp_path / "g.db"
+    url = f"sqlite:///{path}"
+
+    async def scenario() -> tuple[list[Any], list[UsageRecord], int]:
+        store = open_store(url)
+        await store.book_many([record()])  # the file exists, the writer has started
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # another replica holds the write lock
+        good = [record() for _ in range(12)]
+        mixed = [record(), poison()]  # refused whole: its first row must not stay
+        writes = [
+            store.book_many(mixed),
+            *(store.book_many([r]) for r in good),
+            store.swap_doc("conversation", "acme", "k", {"n": 1}, (), None, 0),
+            store.swap_doc("conversation", "acme", "k", {"n": 2}, (), None, 0),
+            store.put_doc("facts", "acme", "f", {"x": 1}),
+            store.delete_doc("facts", "acme", "nothing-here"),
+        ]
+        pending = asyncio.gather(*writes, return_exceptions=True)
+        await asyncio.sleep(0.3)  # all queued behind the first, which waits for the lock
+        other.execute("ROLLBACK")
+        other.close()
+        results = await pending
+        together = store.writes_together  # type: ignore[attr-defined]
+        await store.close()
+        return results, [*good, *mixed], together
+
+    results, (*good, refused_good, refused), together = run(scenario())
+    assert together >= len(results) - 1  # all but the one taken first shared a COMMIT
+    assert isinstance(results[0], StoreRejected)
+    assert results[1:13] == [[True]] * 12
+    assert sorted(results[13:15]) == [False, True]  # one compare-and-set won
+    assert results[15:] == [None, False]
+
+    async def read_back() -> tuple[set[str], Any, Any]:
+        store = open_store(url)
+        rows = await store.ledger("2026-11", limit=100)
+        doc = await store.get_doc("conversation", "acme", "k")
+        facts = await store.get_doc("facts", "acme", "f")
+        await store.close()
+        return {r.id for r in rows}, doc, facts
+
+    ids, doc, facts = run(read_back())
+    assert {r.id for r in good} <= ids
+    assert refused_good.id not in ids and refused.id not in ids
+    assert len(ids) == 13  # the first booking and the twelve
+    assert doc is not None and doc["version"] == 1 and doc["n"] == (1 if results[13] else 2)
+    assert facts == {"x": 1}
 
 
 def test_unreachable_redis_raises_store_unavailable() -> None:

@@ -3,8 +3,9 @@
 SQLite work runs on dedicated threads (see `sqlite_threads`), so the event loop never
 blocks on the disk: one thread writes, one reads, so reads never queue behind a write
 waiting for another process's lock (WAL lets them proceed), and a third only probes
-for `/healthz`. Several processes may share the file; a booking is one
-`BEGIN IMMEDIATE` transaction. Every call waits at most `sqlite.busy_timeout_s`.
+for `/healthz`. Several processes may share the file; a booking batch is one
+`BEGIN IMMEDIATE` transaction, and writes queued at once share one (`_write`). Every call
+waits at most `sqlite.busy_timeout_s`.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ from gateway.store.sqlite_threads import (
     MIN_FREE_BYTES,
     SQLiteThread,
     free_bytes,
-    rollback,
     take_write_lock,
+    transaction,
     write_lock_probe,
 )
 
@@ -124,8 +125,7 @@ def _reserve(
 ) -> str | None:
     """Check every budget and reserve against all of them in one write transaction: the
     file lock makes it atomic across every process that shares the file."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         blocked = None
         for key, limit in budgets:
             conn.execute("DELETE FROM reservation WHERE key = ? AND expires_at <= ?", (key, now))
@@ -141,10 +141,6 @@ def _reserve(
                 "INSERT OR REPLACE INTO reservation VALUES (?, ?, ?, ?)",
                 [(reservation, key, amount, now + ttl_s) for key, _ in budgets],
             )
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
     return blocked
 
 
@@ -181,11 +177,21 @@ class SQLiteStore:
         """A write (or anything that must not run beside a write of this process)."""
         return await self._writer.run(fn)
 
+    @property
+    def writes_together(self) -> int:
+        """Writes that shared their transaction (and COMMIT) with others queued beside them."""
+        return self._writer.jobs_together
+
+    async def _write(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """A write in one `transaction` (or one statement): it may share the transaction
+        of other writes queued at the same time (gateway.store.sqlite_threads)."""
+        return await self._writer.run(fn, together=True)
+
     async def _read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         return await self._reader.run(fn)
 
     async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
-        return await self._run(lambda conn: _book_many(conn, records))
+        return await self._write(lambda conn: _book_many(conn, records))
 
     async def spend(self, period: str | None) -> list[SpendRow]:
         return await self._read(lambda conn: _spend(conn, period))
@@ -210,18 +216,18 @@ class SQLiteStore:
         if not budgets:
             return None
         now = time.time()
-        return await self._run(
+        return await self._write(
             lambda conn: _reserve(conn, reservation, budgets, amount, ttl_s, now)
         )
 
     async def release(self, reservation: str, budgets: Sequence[str]) -> None:
         sql = "DELETE FROM reservation WHERE id = ?"
-        await self._run(lambda conn: conn.execute(sql, (reservation,)))
+        await self._write(lambda conn: conn.execute(sql, (reservation,)))
 
     async def renew(self, reservation: str, budgets: Sequence[str], ttl_s: float) -> bool:
         now = time.time()
         sql = "UPDATE reservation SET expires_at = ? WHERE id = ? AND expires_at > ?"
-        cursor = await self._run(lambda conn: conn.execute(sql, (now + ttl_s, reservation, now)))
+        cursor = await self._write(lambda conn: conn.execute(sql, (now + ttl_s, reservation, now)))
         return cursor.rowcount > 0
 
     async def budgets(self, keys: Sequence[str]) -> dict[str, tuple[int, int]]:
@@ -252,7 +258,7 @@ class SQLiteStore:
         settle_bucket: int | None = None,
     ) -> RateUse:
         now_ms = int(time.time() * 1000)
-        return await self._run(
+        return await self._write(
             lambda conn: sqlite_rates.count(
                 conn, tenant, counters, bucket_ms, span, settle_bucket, now_ms
             )
@@ -298,7 +304,7 @@ class SQLiteStore:
     ) -> bool:
         now = time.time()
         ident = (kind, tenant, key)
-        return await self._run(
+        return await self._write(
             lambda conn: sqlite_docs.swap(conn, ident, changed, removed, ttl_s, now, version)
         )
 
@@ -312,7 +318,7 @@ class SQLiteStore:
         replace: bool,
     ) -> None:
         now = time.time()
-        await self._run(
+        await self._write(
             lambda conn: sqlite_docs.write(
                 conn, ident, changed, removed, ttl_s, now, replace=replace
             )
@@ -322,7 +328,7 @@ class SQLiteStore:
             await self._run(lambda conn: sqlite_docs.purge(conn, now))
 
     async def delete_doc(self, kind: str, tenant: str, key: str) -> bool:
-        return await self._run(lambda conn: sqlite_docs.delete(conn, (kind, tenant, key)))
+        return await self._write(lambda conn: sqlite_docs.delete(conn, (kind, tenant, key)))
 
     async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:
         now = time.time()
@@ -412,8 +418,7 @@ def _row(record: UsageRecord) -> dict[str, Any]:
 def _book_many(conn: sqlite3.Connection, records: Sequence[UsageRecord]) -> list[bool]:
     """One transaction for the whole batch: one commit, one trip to the disk."""
     booked = []
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         for record in records:
             if record.reservation:  # settled even when the record was booked before
                 conn.execute("DELETE FROM reservation WHERE id = ?", (record.reservation,))
@@ -424,10 +429,6 @@ def _book_many(conn: sqlite3.Connection, records: Sequence[UsageRecord]) -> list
                 for key in record.budgets:
                     conn.execute(_ADD_SPENT, (key, record.cost_units or 0))
             booked.append(inserted)
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
     return booked
 
 

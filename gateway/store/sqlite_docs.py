@@ -24,7 +24,7 @@ from typing import Any
 import orjson
 
 from gateway.store.records import legacy_doc
-from gateway.store.sqlite_threads import rollback
+from gateway.store.sqlite_threads import rollback, transaction
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS doc_field (
@@ -179,24 +179,23 @@ def write(
     replace: bool,
 ) -> None:
     """One transaction; an expired document is replaced, never patched."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         if replace or _expired(conn, ident, now):
             _drop(conn, ident)
             layout = _Layout({}, set())
         else:
             layout = _layout(conn, ident)
         _apply(conn, ident, layout, changed, removed)
-        if ttl_s is None:
-            conn.execute(f"DELETE FROM doc_expiry WHERE {_WHERE}", ident)
-        else:
-            conn.execute(
-                "INSERT OR REPLACE INTO doc_expiry VALUES (?, ?, ?, ?)", (*ident, now + ttl_s)
-            )
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
+        _expires(conn, ident, ttl_s, now)
+
+
+def _expires(
+    conn: sqlite3.Connection, ident: tuple[str, str, str], ttl_s: float | None, now: float
+) -> None:
+    if ttl_s is None:
+        conn.execute(f"DELETE FROM doc_expiry WHERE {_WHERE}", ident)
+    else:
+        conn.execute("INSERT OR REPLACE INTO doc_expiry VALUES (?, ?, ?, ?)", (*ident, now + ttl_s))
 
 
 def swap(
@@ -210,38 +209,21 @@ def swap(
 ) -> bool:
     """`write` while the document's `version` field is `version` (absent or expired: 0),
     setting it one higher; False, writing nothing, when another write came first."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         expired = _expired(conn, ident, now)
         layout = _Layout({}, set()) if expired else _layout(conn, ident)
         if int(layout.value(conn, ident, "version") or 0) != version:
-            conn.execute("ROLLBACK")
-            return False
+            return False  # nothing written: the transaction ends empty
         if expired:
             _drop(conn, ident)
         _apply(conn, ident, layout, {**changed, "version": version + 1}, removed)
-        if ttl_s is None:
-            conn.execute(f"DELETE FROM doc_expiry WHERE {_WHERE}", ident)
-        else:
-            conn.execute(
-                "INSERT OR REPLACE INTO doc_expiry VALUES (?, ?, ?, ?)", (*ident, now + ttl_s)
-            )
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
+        _expires(conn, ident, ttl_s, now)
     return True
 
 
 def delete(conn: sqlite3.Connection, ident: tuple[str, str, str]) -> bool:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        deleted = _drop(conn, ident) > 0
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
-    return deleted
+    with transaction(conn):
+        return _drop(conn, ident) > 0
 
 
 def delete_many(conn: sqlite3.Connection, tenant: str, docs: Sequence[tuple[str, str]]) -> int:

@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from gateway.store.base import RateUse
-from gateway.store.sqlite_threads import rollback
+from gateway.store.sqlite_threads import transaction
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS rate_bucket (
@@ -40,8 +40,7 @@ def count(
     current = now_ms // bucket_ms
     oldest = current - span
     bucket = current if settle_bucket is None else settle_bucket
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         conn.execute("DELETE FROM rate_bucket WHERE tenant = ? AND bucket < ?", (tenant, oldest))
         used = [
             dict(
@@ -61,8 +60,4 @@ def count(
                 if amount > 0:
                     conn.execute(_ADD, (tenant, name, bucket, amount))
                     live[bucket] = live.get(bucket, 0) + amount
-        conn.execute("COMMIT")
-    except BaseException:
-        rollback(conn)
-        raise
     return RateUse(admitted, now_ms, bucket, tuple(tuple(sorted(u.items())) for u in used))

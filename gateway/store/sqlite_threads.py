@@ -5,6 +5,11 @@ waits for another process's lock only until then (its busy timeout), and the cal
 stops waiting at the deadline even when the thread itself is wedged (a stuck disk, a
 job queued behind one that is). So no store call waits longer than `timeout_s`.
 SQLite's errors are translated here, once, naming the SQLite error code.
+
+Writes queued at once run together: the writer takes every write job waiting behind the
+one it picks up and runs them in one transaction, each in a savepoint of its own, with
+one COMMIT (most of what a small write costs). Each caller is answered only after that
+COMMIT, so "written" still means committed.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -29,6 +35,8 @@ _REJECTED = (OverflowError, sqlite3.IntegrityError, sqlite3.InterfaceError, sqli
 _OPEN_ATTEMPTS = 50
 RETRY_AFTER_S = 1.0
 MIN_FREE_BYTES = 1024 * 1024  # less free disk than this is a full disk
+TOGETHER_MAX = 64  # write jobs run in one transaction at most
+_TOGETHER = threading.local()  # `active`: the thread runs jobs inside a shared transaction
 
 
 class Expired(sqlite3.OperationalError):
@@ -45,7 +53,7 @@ class SQLiteThread:
         self.name = name
         self.timeout_s = timeout_s
         self._setup = setup
-        self._worker = _Worker(f"sqlite-{name}")
+        self._worker = _Worker(f"sqlite-{name}", self._run_together)
         self._conn: sqlite3.Connection | None = None
         self._busy_ms = -1  # the connection's busy timeout as last set
         self._job_started: float | None = None
@@ -57,20 +65,29 @@ class SQLiteThread:
         self._failing: str | None = None
         self._retry_at = 0.0
         self._trying = False
+        self.jobs_together = 0  # jobs run in a transaction shared with others, so far
 
     def busy_for(self) -> float:
         """Seconds the job now running has run; 0 when the thread is idle."""
         started = self._job_started
         return 0.0 if started is None else time.monotonic() - started
 
-    async def run(self, fn: Callable[[sqlite3.Connection], T], timeout_s: float | None = None) -> T:
+    async def run(
+        self,
+        fn: Callable[[sqlite3.Connection], T],
+        timeout_s: float | None = None,
+        *,
+        together: bool = False,
+    ) -> T:
         """Run `fn(connection)` on the thread. A short `timeout_s` (a health probe) neither
-        trips nor waits for the fail-fast state."""
+        trips nor waits for the fail-fast state. `together`: `fn` writes in one
+        `transaction` (or one statement), so it may share a transaction with other such
+        jobs queued at the same time."""
         if timeout_s is not None:
             return await self._attempt(fn, timeout_s)
         trial = self._fail_fast()
         try:
-            result = await self._attempt(fn, self.timeout_s)
+            result = await self._attempt(fn, self.timeout_s, together)
         except StoreUnavailable as exc:
             self._failing, self._retry_at = exc.message, time.monotonic() + RETRY_AFTER_S
             raise
@@ -98,9 +115,11 @@ class SQLiteThread:
         self._trying = True
         return True
 
-    async def _attempt(self, fn: Callable[[sqlite3.Connection], T], timeout: float) -> T:
+    async def _attempt(
+        self, fn: Callable[[sqlite3.Connection], T], timeout: float, together: bool = False
+    ) -> T:
         deadline = time.monotonic() + timeout
-        job = self._worker.submit(self._call, fn, deadline)
+        job = self._worker.submit(self._call, (fn, deadline), together)
         # The job's own future times out (asyncio.wait_for would wrap it in a second
         # future and callback on each of the store calls every request makes).
         timer = asyncio.get_running_loop().call_later(timeout, _time_out, job)
@@ -146,6 +165,44 @@ class SQLiteThread:
         self.last_failure = None
         return result
 
+    def _run_together(self, jobs: list[_Job]) -> None:
+        """Write jobs queued at once, in one transaction: each in its own savepoint (see
+        `transaction`), so one that fails takes back only its own writes, and all
+        answered after the one COMMIT. When SQLite ended the transaction itself (some
+        errors do) or the COMMIT failed, nothing of it was written: each job runs again
+        alone, as it would have without the others."""
+        live = [job for job in jobs if not job[3].done()]
+        if not live:
+            return
+        outcomes: list[tuple[Any, BaseException | None]] = []
+        conn = None
+        try:
+            conn = self._connection(max(min(j[1][1] for j in live) - time.monotonic(), 0.0))
+            conn.execute("BEGIN IMMEDIATE")
+            _TOGETHER.active = True
+            try:
+                for call, args, _, _, _ in live:
+                    try:
+                        outcomes.append((call(*args), None))
+                    except BaseException as exc:  # handed to its caller
+                        if not conn.in_transaction:
+                            raise
+                        outcomes.append((None, exc))
+            finally:
+                _TOGETHER.active = False
+            conn.execute("COMMIT")
+        except BaseException:  # noqa: BLE001 - each job runs again, alone
+            if conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    rollback(conn)
+            for call, args, loop, future, _ in live:
+                _Worker.one(call, args, loop, future)
+            return
+        self.jobs_together += len(live)
+        for (_, _, loop, future, _), (result, error) in zip(live, outcomes, strict=True):
+            with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+                loop.call_soon_threadsafe(_answer, future, result, error)
+
     def _connection(self, wait_s: float) -> sqlite3.Connection:
         if self._conn is None:
             self._conn = self._open(wait_s)
@@ -184,15 +241,19 @@ class _Worker:
     that asked. (A ThreadPoolExecutor's job is a concurrent future with a lock and a
     condition of its own, wrapped in an asyncio future: twice the objects and the
     callbacks, on every store call of every request.) A daemon thread: one wedged in a
-    SQLite call does not hold the interpreter's exit."""
+    SQLite call does not hold the interpreter's exit. Jobs submitted `together` that
+    wait in a row are handed to `together(jobs)` at once (at most TOGETHER_MAX)."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, together: Callable[[list[_Job]], None]) -> None:
         self._name = name
+        self._together = together
         self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._stopped = False
 
-    def submit(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+    def submit(
+        self, fn: Callable[..., T], args: tuple[Any, ...], together: bool = False
+    ) -> asyncio.Future[T]:
         if self._stopped:
             raise StoreUnavailable(f"store thread {self._name} is closed")
         loop = asyncio.get_running_loop()
@@ -200,7 +261,7 @@ class _Worker:
         if self._thread is None or not self._thread.is_alive():
             self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
             self._thread.start()
-        self._jobs.put((fn, args, loop, future))
+        self._jobs.put((fn, args, loop, future, together))
         return future
 
     def stop(self) -> None:
@@ -212,12 +273,26 @@ class _Worker:
             self._thread = None
 
     def _run(self) -> None:
-        while (job := self._jobs.get()) is not None:
-            self._one(*job)
-            del job  # nothing of a finished job stays referenced while the thread waits
+        held: deque[_Job | None] = deque()  # taken from the queue, not to run together
+        while (job := held.popleft() if held else self._jobs.get()) is not None:
+            group = [job]
+            while job[4] and len(group) < TOGETHER_MAX:
+                try:
+                    more = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None or not more[4]:
+                    held.append(more)
+                    break
+                group.append(more)
+            if len(group) > 1:
+                self._together(group)
+            else:
+                self.one(*job[:4])
+            del job, group  # nothing of a finished job stays referenced while the thread waits
 
     @staticmethod
-    def _one(
+    def one(
         fn: Callable[..., Any],
         args: tuple[Any, ...],
         loop: asyncio.AbstractEventLoop,
@@ -233,7 +308,10 @@ class _Worker:
             loop.call_soon_threadsafe(_answer, future, result, error)
 
 
-_Job = tuple[Callable[..., Any], tuple[Any, ...], asyncio.AbstractEventLoop, "asyncio.Future[Any]"]
+# (function, its arguments, the loop that asked, its future, may run together)
+_Job = tuple[
+    Callable[..., Any], tuple[Any, ...], asyncio.AbstractEventLoop, "asyncio.Future[Any]", bool
+]
 
 
 def _time_out(job: asyncio.Future[Any]) -> None:
@@ -256,6 +334,31 @@ def rollback(conn: sqlite3.Connection) -> None:
     errors (SQLITE_FULL at COMMIT), and a second ROLLBACK would fail and hide them."""
     if conn.in_transaction:
         conn.execute("ROLLBACK")
+
+
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """A write transaction (BEGIN IMMEDIATE ... COMMIT, rolled back on any error); in a
+    job run together with others, a savepoint of their shared transaction instead, so
+    that an error takes back this job's writes only."""
+    if getattr(_TOGETHER, "active", False):
+        conn.execute("SAVEPOINT job")
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK TO job")
+                conn.execute("RELEASE job")
+            raise
+        conn.execute("RELEASE job")
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        conn.execute("COMMIT")
+    except BaseException:
+        rollback(conn)
+        raise
 
 
 def take_write_lock(conn: sqlite3.Connection) -> None:
