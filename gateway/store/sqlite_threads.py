@@ -190,14 +190,17 @@ class SQLiteThread:
                         outcomes.append((None, exc))
             finally:
                 _TOGETHER.active = False
+            self._job_started = time.monotonic()  # a COMMIT stuck on the disk is seen too
             conn.execute("COMMIT")
         except BaseException:  # noqa: BLE001 - each job runs again, alone
+            self._job_started = None
             if conn is not None:
                 with contextlib.suppress(sqlite3.Error):
                     rollback(conn)
             for call, args, loop, future, _ in live:
                 _Worker.one(call, args, loop, future)
             return
+        self._job_started = None
         self.jobs_together += len(live)
         for (_, _, loop, future, _), (result, error) in zip(live, outcomes, strict=True):
             with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
