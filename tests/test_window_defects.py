@@ -178,6 +178,37 @@ def test_facts_the_prompt_cannot_show_take_no_room_from_those_it_can(quota: int)
     assert "Gold plan" in text and not window.report.over_quota
 
 
+def test_a_fact_that_fits_beside_the_least_is_shown() -> None:
+    """The bound cut the facts by what the records passed the room, then refilled them
+    under the lowered cap: the second block's label left with the fact heard here, and
+    the lower cap let less through than it allowed, so the slice was empty (at this
+    quota) though the most relevant fact fits beside the opening, a one-line summary and
+    the last message. Under the bound the facts go below `facts.floor` (200 here)."""
+    messages: list[Any] = [SYSTEM, {"role": "user", "content": "hello, about my order"}]
+    for _ in range(4):
+        messages += [
+            {"role": "user", "content": "yes " * 40},
+            {"role": "assistant", "content": "ok " * 40},
+        ]
+    relevant = Fact("a", "Order ORD-1 went to the old address", ("order",), created_at=1.0)
+    facts = [
+        relevant,
+        Fact("b", "Customer asked for a callback on Monday", created_at=106.0),
+        Fact("c", "Prefers email", created_at=2.0),
+        Fact("d", "Customer is on the Gold plan", created_at=3.0),
+    ]
+    compaction = Compaction((), 1, len(messages) - 2, 1)
+    memory = compacted_memory(messages, compaction, "order", 100.0)
+    policy = _policy(quota_tokens=170, facts_ceiling=600, episodes_ceiling=0, keep_last_messages=1)
+    window = assemble(
+        WindowInput(messages, memory, policy, facts=facts, scopes=("basic",), started=100.0),
+        TOKENS,
+    )
+    text = "\n".join(str(m.get("content")) for m in window.messages)
+    assert render_fact(relevant) in text and not window.report.over_quota
+    assert window.report.slices["facts"] < policy.facts_floor  # the floor is not held here
+
+
 # -- 2 and 3: slices in order, surplus passed on -------------------------------------
 
 

@@ -1,17 +1,23 @@
-"""Properties that would have caught issue 10's defects 1-3: transcript, facts and
-episodes varied together; every slice within its budget, each filled as the seed fills
-it (what it leaves out would not have fit), and no slice's share bent by a later one's
-need; the only bound on the records (facts and episodes) besides their own ceilings is
-what the messages always sent verbatim leave of the quota."""
+"""Properties that would have caught issue 10's defects 1-3: transcript, memory (with or
+without a running summary), facts (the app's and those heard in turns, folded or still
+verbatim), episodes, operational state, slices and quota varied together; every slice
+within its budget, each filled as the seed fills it (what it leaves out would not have
+fit), and no slice's share bent by a later one's need; the only bound on the records
+(facts and episodes) besides their own ceilings is what the messages always sent
+verbatim leave of the quota. The quota is drawn near that bound in most examples, so
+the bound binds (or the least alone passes the quota) in a large share of them."""
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gateway.context.engine import SUMMARY_LEAST_TOKENS, WindowInput, assemble
+from gateway.context.anchors import span_anchor
+from gateway.context.engine import SUMMARY_LEAST_TOKENS, Window, WindowInput, assemble
 from gateway.context.prompts import (
     context_message,
     render_episode,
@@ -20,11 +26,14 @@ from gateway.context.prompts import (
     summary_message,
 )
 from gateway.context.summaries import extractive_summary, recompress
+from gateway.context.turn import EngineTokens
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
-from tests.test_window import facts, policy, sentence, tokens, turn
+from tests.test_window import WORDS, facts, policy, sentence, tokens, turn
 
 TOKENS = tokens()
 SYSTEM = [{"role": "system", "content": "You are the agent."}]
+STARTED = 100.0  # when the conversation began: facts created since were heard (or put) in it
+SCOPES = ["basic", "payment", "verified"]
 
 # Speech as a transcript renders it: words, maybe no punctuation at all, maybe one
 # endless "word" (a pasted id, a URL).
@@ -45,6 +54,12 @@ speech = st.tuples(st.integers(100, 2500), st.integers(0, 2**16)).map(
     )
 )
 WORDS_SPOKEN = ["yeah", "so", "um", "order", "blue", "the", "refund", "ok", "Maria", "parcel", "42"]
+
+# A running summary: often shorter than SUMMARY_LEAST_TOKENS (then it is its own least).
+summary_text = st.one_of(
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join),
+    st.lists(sentence(), min_size=1, max_size=12).map(" ".join),
+)
 
 
 @st.composite
@@ -73,54 +88,212 @@ def transcript(draw: Any) -> list[Any]:
     return out
 
 
-def _slices(
-    p: WindowPolicy,
-    messages: list[Any],
-    fs: list[Fact],
-    es: list[Episode],
-    scopes: tuple[str, ...],
-) -> tuple[dict[str, int], str, int]:
-    """The window's slices, its text, and what its records (facts and episodes, labels
-    and all) cost as sent."""
-    inp = WindowInput(
-        messages=SYSTEM + messages, memory=Memory(), policy=p, facts=fs, episodes=es, scopes=scopes
-    )
-    window = assemble(inp, tokens())  # fresh: its per-message cache lives one request
-    s = window.report.slices
-    records = window.report.history_tokens - s["operational_state"] - s["summary"] - s["transcript"]
-    return s, "\n".join(str(m.get("content")) for m in window.messages), records
+def _head_end(messages: list[Any]) -> int:
+    return next(i for i, m in enumerate(messages) if m["role"] == "user") + 1
 
 
-def _room(p: WindowPolicy, messages: list[Any]) -> int:
-    """What the records may take: the quota less the least the transcript is sent as (the
-    opening request and the last messages verbatim, from a tool call's start, and a
-    one-line summary of the middle; or all of it when that is less)."""
-    head = next(i for i, m in enumerate(messages) if m["role"] == "user") + 1
-    start = max(len(messages) - p.keep_last_messages, head)
-    while start > head and messages[start]["role"] == "tool":
+def _kept_from(p: WindowPolicy, messages: list[Any], cursor: int) -> int:
+    """Where the last `keep_last_messages` begin (a tool result goes with its call)."""
+    start = max(len(messages) - p.keep_last_messages, cursor)
+    while start > cursor and messages[start]["role"] == "tool":
         start -= 1
-    whole = sum(TOKENS.message(m) for m in messages)
-    least = whole
-    if start > head:
-        kept = sum(TOKENS.message(m) for m in messages[:head] + messages[start:])
-        summary = TOKENS.message(summary_message("", head, start)) + SUMMARY_LEAST_TOKENS
-        least = min(whole, kept + summary)
-    # When the least alone passes the quota, cutting the records would not meet it.
-    return p.quota_tokens - least if least <= p.quota_tokens else p.quota_tokens
+    return start
 
 
-def _cost(text: str) -> int:
-    return TOKENS.text(text) + 1
+@st.composite
+def heard(draw: Any, messages: list[Any]) -> list[Fact]:
+    """Facts heard in turns: each value said in a user turn (the opening request, one
+    since folded, one still verbatim) or in none, heard here or in another conversation."""
+    users = [m for m in messages if m["role"] == "user"]
+    out = []
+    for n in range(draw(st.integers(0, 5))):
+        value = f"ZQ-{7001 + n}"
+        said = draw(st.one_of(st.none(), st.sampled_from(users)))
+        if said is not None:
+            said["content"] += f" my code is {value}"
+        out.append(
+            Fact(
+                id=f"h{n}",
+                text=f"code: {value}",
+                scope=draw(st.sampled_from(SCOPES)),
+                source_channel=draw(st.sampled_from(["phone", "webchat"])),
+                created_at=draw(st.sampled_from([50.0 + n, STARTED + 1 + n, STARTED + 20 + n])),
+                value=value,
+                extracted=True,
+            )
+        )
+    return out
+
+
+@st.composite
+def memory(draw: Any, messages: list[Any], p: WindowPolicy) -> Memory:
+    """No summary, or one standing for the turns up to a cursor (often exactly where the
+    last messages begin: the transcript is then sent at its least)."""
+    head = _head_end(messages)
+    cursors = [
+        c
+        for c in range(head + 1, len(messages) + 1)
+        if c == len(messages) or messages[c]["role"] != "tool"
+    ]
+    if not cursors or draw(st.integers(0, 4)) > 2:
+        return Memory()
+    least = _kept_from(p, messages, head)
+    cursor = least if least in cursors and draw(st.booleans()) else draw(st.sampled_from(cursors))
+    return Memory(
+        summary=draw(summary_text),
+        cursor=cursor,
+        anchor=span_anchor(messages, head, cursor),
+        facts_until=draw(st.sampled_from([STARTED, STARTED + 10, STARTED + 40])),
+    )
+
+
+@dataclass(frozen=True)
+class Case:
+    inp: WindowInput
+    tokens: EngineTokens  # one per example: its per-message cache holds the messages
+
+    @property
+    def messages(self) -> list[Any]:
+        return list(self.inp.messages[len(SYSTEM) :])
+
+    def window(self, **changes: Any) -> Window:
+        return assemble(dataclasses.replace(self.inp, **changes), self.tokens)
+
+
+@st.composite
+def conversations(draw: Any, more: list[Any] | None = None) -> Case:
+    """A conversation with all its parts drawn together, and a quota drawn mostly just
+    around what the least leaves the records (the bound binds), sometimes below the
+    least (it alone passes the quota), else anywhere."""
+    messages = draw(transcript())
+    p = draw(policy())
+    fs = [
+        dataclasses.replace(f, created_at=f.created_at + draw(st.sampled_from([0.0, STARTED])))
+        for f in draw(facts())
+    ] + draw(heard(messages))
+    mem = draw(memory(messages, p))
+    t = tokens()
+    es = draw(episodes())
+    state = draw(st.one_of(st.none(), sentence()))
+    inp = WindowInput(
+        messages=SYSTEM + messages,
+        memory=mem,
+        policy=p,
+        facts=fs,
+        episodes=es,
+        operational_state=state,
+        scopes=tuple(draw(st.lists(st.sampled_from(SCOPES), unique=True))),
+        started=STARTED,
+    )
+    case = Case(inp, t)
+    mode = draw(st.integers(0, 9))
+    if mode < 8:
+        least = _least(case)
+        if more is not None and draw(st.booleans()):
+            longer = dataclasses.replace(
+                case, inp=dataclasses.replace(inp, messages=inp.messages + more)
+            )
+            least = _least(longer)
+        op = case.window().report.slices["operational_state"]
+        shown = [f for f in _visible(case) if _showable(case, f)]
+        wanted = min(p.facts_ceiling, sum(_cost(t, render_fact(f)) for f in shown)) + min(
+            p.facts_ceiling + p.episodes_ceiling, sum(_cost(t, render_episode(e)) for e in es)
+        )
+        quota = op + least + draw(st.integers(0, wanted + SPLIT))
+        if mode == 7:
+            quota = op + least - draw(st.integers(1, 300))
+        p = dataclasses.replace(p, quota_tokens=max(quota, 1))
+    return dataclasses.replace(case, inp=dataclasses.replace(inp, policy=p))
+
+
+def _cost(t: EngineTokens, text: str) -> int:
+    return t.text(text) + 1
+
+
+def _summarized(case: Case) -> bool:
+    mem = case.inp.memory
+    return bool(mem.summary) and mem.cursor > _head_end(case.messages)
+
+
+def _least(case: Case) -> int:
+    """The least the transcript is sent as: the opening request and the last messages
+    verbatim, from a tool call's start, and a one-line summary of the middle (the
+    summary's label and SUMMARY_LEAST_TOKENS, or the summary as it is when shorter); or
+    all of it when nothing lies between them."""
+    messages, t, p = case.messages, case.tokens, case.inp.policy
+    head = _head_end(messages)
+    cursor = case.inp.memory.cursor if _summarized(case) else head
+    start = _kept_from(p, messages, cursor)
+    sent = messages[:head] + messages[cursor:]
+    if not _summarized(case) and start == head:
+        return sum(t.message(m) for m in sent)
+    line = SUMMARY_LEAST_TOKENS
+    if _summarized(case):
+        line = min(line, t.text(case.inp.memory.summary))
+    line += t.message(summary_message("", head, start))
+    kept = sum(t.message(m) for m in messages[:head] + messages[start:]) + line
+    return kept if _summarized(case) else min(kept, sum(t.message(m) for m in sent))
+
+
+def _available(case: Case, window: Window) -> int:
+    return max(case.inp.policy.quota_tokens - window.report.slices["operational_state"], 0)
+
+
+def _room(case: Case, window: Window) -> int:
+    """What the records may take: what the least leaves of the quota (after the
+    operational state); all of it when the least alone passes it."""
+    available, least = _available(case, window), _least(case)
+    return available - least if least <= available else available
+
+
+def _showable(case: Case, fact: Fact) -> bool:
+    """Whether the prompt may show a fact the caller may see: one heard in this
+    conversation only once the compaction that folded its turn happened (by
+    `facts_until`), and never one the opening request (always verbatim) states."""
+    inp = case.inp
+    if fact.created_at < inp.started or not fact.extracted:
+        return True
+    opening = " ".join(str(m["content"]) for m in case.messages[: _head_end(case.messages)])
+    return (
+        _summarized(case)
+        and fact.created_at <= inp.memory.facts_until
+        and fact.value not in opening
+    )
+
+
+def _visible(case: Case) -> list[Fact]:
+    """What the caller may see: its scopes, and what the customer said here."""
+    said = " ".join(str(m["content"]) for m in case.messages if m["role"] == "user")
+    return [
+        f
+        for f in case.inp.facts
+        if f.scope in case.inp.scopes or (f.extracted and f.value and f.value in said)
+    ]
+
+
+def _text(window: Window) -> str:
+    return "\n".join(str(m.get("content")) for m in window.messages)
+
+
+def _records(window: Window) -> int:
+    """What the records (facts and episodes, labels and all) cost as sent."""
+    s = window.report.slices
+    return window.report.history_tokens - s["operational_state"] - s["summary"] - s["transcript"]
+
+
+def _charged(case: Case, fs: list[Fact], es: list[Episode]) -> int:
+    """What records cost the quota: one block (facts by age, episodes newest first), and a
+    second block's label when a fact heard here is shown after the running summary."""
+    fs = sorted(fs, key=lambda f: (f.created_at, f.id))
+    es = sorted(es, key=lambda e: -e.ended_at)
+    message = context_message(fs, es)
+    cost = case.tokens.message(message) if message else 0
+    if _summarized(case) and any(f.created_at >= case.inp.started for f in fs):
+        cost += SPLIT
+    return cost
 
 
 SPLIT = TOKENS.message(split_overhead())
-# What labels a records block adds to its facts and episodes, at most.
-LABELS = (
-    TOKENS.message(context_message([Fact("x", "x")], [Episode("y", "phone", "y", 0.0)]))
-    + SPLIT
-    - _cost(render_fact(Fact("x", "x")))
-    - _cost(render_episode(Episode("y", "phone", "y", 0.0)))
-)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -134,73 +307,74 @@ def test_a_summary_always_gives_way(text: str, ceiling: int, label: str) -> None
     assert summary and TOKENS.text(summary) <= ceiling
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    policy(),
-    transcript(),
-    facts(),
-    episodes(),
-    st.lists(st.sampled_from(["basic", "payment", "verified"]), unique=True).map(tuple),
-)
-def test_each_slice_filled_in_order_within_its_budget(
-    p: WindowPolicy,
-    messages: list[Any],
-    fs: list[Fact],
-    es: list[Episode],
-    scopes: tuple[str, ...],
-) -> None:
+@settings(max_examples=70, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conversations())
+def test_each_slice_filled_in_order_within_its_budget(case: Case) -> None:
     """Defects 2 and 3: facts get up to their ceiling whatever the transcript needs, and
     episodes up to theirs plus what the facts left; a fact or episode is left out only
     when it would not have fit its slice, or the records would then pass what the
-    verbatim messages leave of the quota (which they never do)."""
-    slices, text, records = _slices(p, messages, fs, es, scopes)
-    available = p.quota_tokens  # no operational state here
-    room = _room(p, messages)
+    verbatim least leaves of the quota (which they never do, a second block's label
+    counted); with the least alone past the quota, the records keep their slices. So
+    the window passes the quota by no more than the transcript as sent passes its least.
+    A fact the prompt cannot show (heard in turns still verbatim) is not shown and takes
+    no room; and the facts are the same whether episodes wait behind them or not."""
+    p = case.inp.policy
+    window = case.window()
+    slices, text, records = window.report.slices, _text(window), _records(window)
+    available, room, least = _available(case, window), _room(case, window), _least(case)
     assert records <= room
+    if least <= available:
+        over = window.report.history_tokens - p.quota_tokens
+        assert over <= slices["summary"] + slices["transcript"] - least
     facts_budget = min(p.facts_ceiling, available, room)
     assert slices["facts"] <= facts_budget
     episodes_budget = min(
         p.episodes_ceiling + facts_budget - slices["facts"], available - slices["facts"]
     )
     assert slices["episodes"] <= episodes_budget
-    for fact in fs:
-        if fact.scope in scopes and render_fact(fact) not in text:
-            cost = _cost(render_fact(fact))
-            assert slices["facts"] + cost > facts_budget or records + LABELS + cost > room, fact
-    for episode in es:
-        if render_episode(episode) not in text:
-            cost = _cost(render_episode(episode))
-            assert slices["episodes"] + cost > episodes_budget or records + LABELS + cost > room
+    visible = _visible(case)
+    shown = [f for f in visible if render_fact(f) in text]
+    cards = [e for e in case.inp.episodes if render_episode(e) in text]
+    for fact in case.inp.facts:
+        if fact not in visible or not _showable(case, fact):
+            assert render_fact(fact) not in text, fact
+        elif fact not in shown:
+            cost = _cost(case.tokens, render_fact(fact))
+            with_it = _charged(case, [*shown, fact], cards)
+            assert slices["facts"] + cost > facts_budget or with_it > room, fact
+    for episode in case.inp.episodes:
+        if episode not in cards:
+            cost = _cost(case.tokens, render_episode(episode))
+            with_it = _charged(case, shown, [*cards, episode])
+            assert slices["episodes"] + cost > episodes_budget or with_it > room, episode
+    hidden = [f for f in case.inp.facts if f not in visible or not _showable(case, f)]
+    if hidden:
+        without = case.window(facts=[f for f in case.inp.facts if f not in hidden])
+        assert without.report.slices == slices
+    if case.inp.episodes:  # bounded or not, the later slice gives way first
+        assert case.window(episodes=[]).report.slices["facts"] == slices["facts"]
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    policy(),
-    transcript(),
-    transcript(),
-    facts(),
-    episodes(),
-    st.lists(st.sampled_from(["basic", "payment", "verified"]), unique=True).map(tuple),
-)
-def test_no_slice_gains_or_loses_by_a_later_ones_need(
-    p: WindowPolicy,
-    short: list[Any],
-    more: list[Any],
-    fs: list[Fact],
-    es: list[Episode],
-    scopes: tuple[str, ...],
-) -> None:
+@given(st.data(), transcript())
+def test_no_slice_gains_or_loses_by_a_later_ones_need(data: Any, more: list[Any]) -> None:
     """A slice's share depends only on the slices before it: not on how much transcript
-    there is, and (for the facts) not on how many episodes wait behind them; unless the
-    verbatim messages leave the records less than they would take, and then only by
-    that bound, the later slice (episodes) giving way first. (The same opening: it is
-    the subject the facts are ranked by.)"""
-    long = short + more
-    a, _, a_records = _slices(p, short, fs, es, scopes)
-    b, _, b_records = _slices(p, long, fs, es, scopes)
-    c, _, _ = _slices(p, long, fs, [], scopes)
-    assert c["facts"] == b["facts"]  # bounded or not, the later slice gives way first
-    assert a_records <= _room(p, short) and b_records <= _room(p, long)
-    widest = p.facts_ceiling + p.episodes_ceiling + 2 * SPLIT + 120  # the records, labelled
-    if min(_room(p, short), _room(p, long)) >= widest:
-        assert (a["facts"], a["episodes"]) == (b["facts"], b["episodes"])
+    there is, summarized or not; unless the verbatim least leaves the records less than
+    they would take, and then only by that bound: with the same room they are the same,
+    and where the room holds what they take unbounded, they take it. (The same opening
+    and summary: they are the subject the facts are ranked by.)"""
+    short = data.draw(conversations(more))
+    long = dataclasses.replace(
+        short, inp=dataclasses.replace(short.inp, messages=short.inp.messages + more)
+    )
+    a, b = short.window(), long.window()
+    unbounded = short.window(policy=dataclasses.replace(short.inp.policy, quota_tokens=10**7))
+    wanted = _records(unbounded)
+    rooms = _room(short, a), _room(long, b)
+    assert _records(a) <= rooms[0] and _records(b) <= rooms[1]
+    records = [(w.report.slices["facts"], w.report.slices["episodes"]) for w in (a, b, unbounded)]
+    if rooms[0] == rooms[1]:
+        assert records[0] == records[1]
+    for n, room in enumerate(rooms):
+        if room >= wanted:
+            assert records[n] == records[2]

@@ -26,7 +26,7 @@ then does `assemble` build the prompt without them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -174,6 +174,30 @@ def _fill(items: Sequence[Any], costs: Sequence[int], budget: int) -> tuple[list
     return chosen, used
 
 
+def _within(
+    rank: Callable[[int], list[int]], cap: int, room: int, charged: Callable[[list[int]], int]
+) -> list[int]:
+    """One records slice: the seed's fill up to `cap` (`rank(cap)` gives the costs in fill
+    order), cut while the records as charged pass `room`, then topped up with what still
+    fits: a fill under a lowered cap can leave out more than it must, and a label can go
+    with the last item that needed it."""
+    costs = rank(cap)
+    chosen, used = _fill(costs, costs, cap)
+    over = charged(chosen) - room
+    if over <= 0:
+        return chosen
+    while over > 0 and chosen:
+        lowered = used - over
+        costs = rank(lowered)
+        chosen, used = _fill(costs, costs, lowered)
+        over = charged(chosen) - room
+    for index, extra in enumerate(costs):
+        grown = sorted([*chosen, index])
+        if index not in chosen and used + extra <= cap and charged(grown) <= room:
+            chosen, used = grown, used + extra
+    return chosen
+
+
 SUMMARY_LEAST_TOKENS = 40  # what a summary keeps when the quota leaves it no room
 
 
@@ -235,9 +259,11 @@ def _allocate(
 
     # The seed's fill: facts up to their ceiling, then episodes up to theirs plus what the
     # facts left, then the transcript everything else. No slice is cut for a later one:
-    # the transcript's floor comes out of what facts and episodes leave (check-config
-    # makes their ceilings leave it), never out of them. Only the verbatim least above
-    # bounds them, the later slice (episodes) giving way first.
+    # the transcript's floor comes out of what facts and episodes leave (the README asks
+    # their ceilings to leave it; check-config checks facts.floor only), never out of
+    # them. Only the verbatim least above bounds them, the later slice (episodes) giving
+    # way first; `facts.floor` is not read here, so under that bound the facts may go
+    # below it.
     visible = visible_facts(inp.facts, inp.scopes, seg.transcript)
     if shown_only:
         opening = seg.transcript[: seg.head_end]
@@ -245,29 +271,38 @@ def _allocate(
     cost = {id(f): tokens.text(render_fact(f)) + 1 for f in visible}  # once, not per pass
     newest = sorted(inp.episodes, key=lambda e: -e.ended_at)
     episode_costs = [tokens.text(render_episode(e)) + 1 for e in newest]
-    facts_cap, episodes_cap = min(p.facts_ceiling, room), room  # room <= available
-    while True:
-        fact_costs = _ranked(inp, seg, visible, cost, facts_cap)
-        chosen, facts_tokens = _fill(visible, fact_costs, facts_cap)
-        facts = sorted((visible[i] for i in chosen), key=lambda f: (f.created_at, f.id))
-        surplus = facts_cap - facts_tokens
-        episodes_budget = min(
-            p.episodes_ceiling + surplus, available - facts_tokens, episodes_cap - facts_tokens
-        )
-        picked, episodes_tokens = _fill(newest, episode_costs, episodes_budget)
-        episodes = [newest[i] for i in picked]
-        message = context_message(facts, episodes)
-        context_tokens = tokens.message(message) if message else 0
+
+    def charged(facts: list[Fact], episodes: list[Episode]) -> int:
+        message = context_message(sorted(facts, key=lambda f: (f.created_at, f.id)), episodes)
+        labelled = tokens.message(message) if message else 0
         if seg.summarized and any(f.created_at >= inp.started for f in facts):
             # heard here, shown after the summary in a block of its own: both labels
-            context_tokens += tokens.message(split_overhead())
-        over = context_tokens - room
-        if over <= 0:
-            break
-        if episodes:  # labels and all, the records pass what the least leaves
-            episodes_cap = facts_tokens + episodes_tokens - over
-        else:
-            facts_cap = facts_tokens - over
+            labelled += tokens.message(split_overhead())
+        return labelled
+
+    facts_cap = min(p.facts_ceiling, room)  # room <= available
+    chosen = _within(
+        lambda cap: _ranked(inp, seg, visible, cost, cap),
+        facts_cap,
+        room,
+        lambda picked: charged([visible[i] for i in picked], []),
+    )
+    facts = sorted((visible[i] for i in chosen), key=lambda f: (f.created_at, f.id))
+    facts_tokens = sum(cost[id(f)] for f in facts)
+    episodes_budget = min(
+        p.episodes_ceiling + facts_cap - facts_tokens,
+        available - facts_tokens,
+        room - facts_tokens,
+    )
+    picked = _within(
+        lambda _cap: episode_costs,
+        episodes_budget,
+        room,
+        lambda picked: charged(facts, [newest[i] for i in picked]),
+    )
+    episodes = [newest[i] for i in picked]
+    episodes_tokens = sum(episode_costs[i] for i in picked)
+    context_tokens = charged(facts, episodes)
     return _Allocation(
         operational_state=state or None,
         op_tokens=op_tokens,
