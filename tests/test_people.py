@@ -264,6 +264,16 @@ FOUND = [
     ("cidade Belo Horizonte", {("city", "Belo Horizonte")}),
     ("cidade de belo horizonte", {("city", "belo horizonte")}),
     ("me mudei para São José dos Campos mês passado", {("city", "São José dos Campos")}),
+    # money said after a bare amount: where it was paid, what it adds up to
+    ("deu 185 e 39 no total e ninguém me explica", {("amount", "185 e 39")}),
+    ("saiu 29 conto no cartão e não chegou", {("amount", "29 conto")}),
+    # a code read out letter by letter may start with an "a"
+    ("the item code is a c four four one two", {("sku", "a c four four one two")}),
+    ("o código do produto é a p três oito zero nove", {("sku", "a p três oito zero nove")}),
+    ("the item code is b k four four one two", {("sku", "b k four four one two")}),
+    # in a pasted log a date or a code next to a log's words is still read
+    ("comprei dia 2025-06-25 e nada", {("date", "2025-06-25")}),
+    ("log: [orders-api] failed, my order is 778812", {("order", "778812")}),
 ]
 
 
@@ -407,6 +417,15 @@ ABSENT = [
     # "actually" said of someone else corrects nothing
     ("the refund covers the amount you actually paid.", "name"),
     ("eles na verdade mandaram outro.", "name"),
+    # money words after counts make no amount
+    ("chegaram 2 e 3 caixas no total", "amount"),
+    ("li 3 contos do Machado no total", "amount"),
+    ("saiu 10 e 15 dias no total", "amount"),
+    # a filler inside a cue makes no city of what follows
+    ("my city uh is lovely in the spring", "city"),
+    # a pasted log's timestamps, request ids and status codes are no orders
+    ("2025-03-02T10:11:12.345Z ERROR [orders-api] req=9f3ab2c1 GET /api/v2/me 401", "order"),
+    ('2025-03-02 10:11:14,120 INFO File "/srv/orders/views.py", line 88', "order"),
 ]
 
 
@@ -2001,6 +2020,17 @@ def test_a_date_split_by_a_tab_or_a_line_is_read_without_error(text: str) -> Non
             "order",
             "2024-556678",
         ),
+        # a code with letters is no amount, whatever was said last
+        (["pedido ped-2211", "paguei R$ 40,00", "corrige aí: ped-2214"], "order", "ped-2214"),
+        # six digits are no sum of money: the order said before
+        (["pedido 221133", "paguei R$ 40,00", "corrige aí 221144 ok"], "order", "221144"),
+        (["pedido 221133", "paguei R$ 40,00", "corrige aí 221144 ok"], "amount", "R$ 40,00"),
+        # an amount in two parts, or in slang, after the cue
+        (["pedido 221133", "paguei R$ 40,00", "errei, o certo é 45 e 90"], "amount", "45 e 90"),
+        (["pedido 221133", "paguei R$ 40,00", "corrige aí 45 conto"], "amount", "45 conto"),
+        # not a pair said with a unit
+        (["pedido 221133", "paguei R$ 40,00", "na verdade é 10 e 15 dias"], "amount", "R$ 40,00"),
+        (["pedido 221133", "paguei R$ 40,00", "o certo é 2 e 3 caixas"], "amount", "R$ 40,00"),
     ],
 )
 def test_what_a_bare_correction_corrects_by_its_words_and_shape(
@@ -2112,3 +2142,50 @@ def test_a_cue_mid_sentence_corrects_a_city_an_earlier_conversation_gave() -> No
     got = extract_people_facts(message, "chat", NOW + 1, [], earlier)
     assert ("city", "Belo Horizonte") in {(f.tags[0], f.value) for f in got}
     assert not [f for f in extract_people_facts(message, "chat", NOW + 1) if f.tags[0] == "city"]
+
+
+def current(*chat: str, role: str = "user") -> dict[str, str]:
+    return {f.tags[0]: f.value for f in current_facts(run(*chat, role=role))}
+
+
+@pytest.mark.parametrize(
+    ("chat", "kind", "value"),
+    [
+        (["moro em Recife", "desculpa, o correto hum é Natal, viu"], "city", "Natal"),
+        (["i live in denver", "ugh scratch uh that boston sorry"], "city", "boston"),
+        (["i live in denver", "so my city um is boston and that's it"], "city", "boston"),
+        (["vivo en Lima", "perdón, en o sea realidad es quito y bueno"], "city", "quito"),
+        (["me llamo Ana", "error mío, el pues correcto es Ana Ruiz"], "name", "Ana Ruiz"),
+        # and no city of what is no value
+        (["moro em Recife", "my city uh is lovely in the spring"], "city", "Recife"),
+        (["moro em Recife", "o correto hum é vocês me ligarem"], "city", "Recife"),
+        (["moro em Recife", "scratch like that, i just want my refund"], "city", "Recife"),
+    ],
+)
+def test_a_filler_inside_a_correction_cue_still_corrects(
+    chat: list[str], kind: str, value: str
+) -> None:
+    """A call's transcript puts "uh", "hum", "pues" between a cue's words: still a cue,
+    whose value must still be one."""
+    assert current(*chat)[kind] == value
+
+
+def test_the_agent_corrects_a_promise_with_a_filler_in_the_cue() -> None:
+    said = ["we can refund forty dollars", "sorry uh i misspoke earlier fifty dollars back"]
+    assert current(*said, role="assistant")["promise"] == "fifty dollars"
+
+
+PASTED_LOG = (
+    "segue o erro do app:\n"
+    "2025-03-02T10:11:12.345Z ERROR [orders-api] req=9f3ab2c1 GET /api/v2/me 401 Unauthorized\n"
+    "2025-03-02T10:11:13.002Z WARN [checkout-api] retry attempt=3 backoff_ms=2500\n"
+    '  File "/srv/orders/views.py", line 88, in create\n'
+    "2025-03-02 10:11:14,120 INFO [session-gw] token refreshed"
+)
+
+
+def test_a_pasted_log_states_no_order() -> None:
+    """Timestamps, request ids and status codes after a service named "orders-api" are
+    the log's, not the customer's: they would push the real order out of the four kept."""
+    facts = run("meu pedido é o 558812", PASTED_LOG)
+    assert [f.value for f in current_facts(facts) if f.tags[0] == "order"] == ["558812"]

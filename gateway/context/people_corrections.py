@@ -14,6 +14,7 @@ from gateway.context.people_patterns import (
     BARE_CODE,
     BARE_PROPER,
     BARE_SLIP,
+    BARE_START,
     BARE_VALUE,
     CODE_DIGITS,
     CORRECTION,
@@ -36,6 +37,7 @@ from gateway.context.places import is_city
 
 # What a bare corrected number can be, by its shape.
 _DIGIT_KINDS = ("order", "sku", "phone", "amount")
+_CODE_KINDS = ("order", "sku")
 PHONE_DIGITS = 8  # the fewest digits a phone number has
 RESTATED_CHARS = 160  # how far after an agent's correction cue the value it restates may be
 RESTATING_WORDS = 6  # between a cue said mid-sentence and the value it restates, at most
@@ -113,20 +115,38 @@ def _corrected(
     earlier = sorted((h.start, h.kind) for h in hits if h.start < cue.start())
     before = Conversation([*seen.recent, *(kind for _, kind in earlier)], words=seen.words)
     if anywhere:
-        return _bare_correction(
-            folded, cue, bare, hits, before, known_only=True
-        ) or _listed_correction(folded, cue, listed, hits, before)
+        return (
+            ("amount" in before.recent and _bare_amount(folded, cue, hits, english))
+            or _bare_correction(folded, cue, bare, hits, before, known_only=True)
+            or _listed_correction(folded, cue, listed, hits, before)
+        )
     if agent:
         _restated(folded, cue, hits, before, english)
         _mark(hits, cue)
         return False
     taken = (
-        _bare_correction(folded, cue, bare, hits, before)
+        _bare_amount(folded, cue, hits, english)
+        or _bare_correction(folded, cue, bare, hits, before)
         or bool(proper_run and _bare_correction(folded, cue, proper_run, hits, before))
         or _listed_correction(folded, cue, listed, hits, before)
     )
     _mark(hits, cue)
     return taken
+
+
+def _bare_amount(folded: str, cue: SpanMatch, hits: list[Hit], english: bool) -> bool:
+    """An amount said as people say one, right after a customer's cue: in two parts ("o
+    certo é 171 e 90") or in slang ("corrige aí 140 conto"), which only where money is
+    spoken of is money; what a cue restates is. Whether it was taken."""
+    at = cue.end()
+    lead = BARE_START.search(folded[at : at + 80])
+    begin = at + (lead.end() if lead else 0)
+    span = next(amount_spans(folded[begin : begin + 80], english, money=True), None)
+    if span is None or span[0] != 0 or not free(hits, begin, begin + span[1]):
+        return False
+    hits.append(Hit("amount", begin, begin + span[1], cue.start(), True))
+    _mark(hits, cue)
+    return True
 
 
 def _mark(hits: list[Hit], cue: SpanMatch) -> None:
@@ -260,16 +280,22 @@ def _number_kind(value: str, before: Conversation) -> str:
     """What a bare corrected number is: a phone has 8 digits or more ("na verdade e
     494416" corrects an order, not the phone said last), and one grouped like a phone
     ("en realidad es 667-905-981", not "2024-556678") is the phone once one was given,
-    whatever came last;
+    whatever came last; one with letters ("ord-961491") is a code, and an integer of
+    CODE_DIGITS digits or more no amount while a code or phone could be it;
     else the kind of the latest number that could be it."""
     digits = sum(c.isdigit() for c in value)
     if digits < 2:
         return ""
     if _phone_shaped(value, digits) and "phone" in before.recent:
         return "phone"
+    if any(c.isalpha() for c in value):  # "corrige aí: ord-961491": a code, no amount
+        sku = value.upper().startswith("SKU")
+        return "sku" if sku else before.last_of(_CODE_KINDS) or "order"
     kinds = (
         _DIGIT_KINDS if digits >= PHONE_DIGITS else tuple(k for k in _DIGIT_KINDS if k != "phone")
     )
+    if digits >= CODE_DIGITS and value.isdigit():  # "corrige aí 901205": no sum is said so
+        return before.last_of(tuple(k for k in kinds if k != "amount")) or before.last_of(kinds)
     return before.last_of(kinds)
 
 

@@ -78,9 +78,18 @@ def is_english(folded: str) -> bool:
 def _cue_before(folded: str, start: int) -> str:
     """The kind the last cue word in the 60 characters before `start` names, or ""."""
     last = ""
-    for m in CUE.finditer(folded[max(0, start - 60) : start]):
+    window = folded[max(0, start - 60) : start]
+    for m in CUE.finditer(window):
+        if _named_thing(window, m.start(), m.end()):
+            continue
         last = next(k for i, k in enumerate(CUE_KINDS, 1) if m.group(i) is not None)
     return last
+
+
+def _named_thing(text: str, start: int, end: int) -> bool:
+    """Whether a cue word is a piece of a service's or a file's name ("[orders-api]",
+    "/app/orders/views.py"), as in a pasted log: it names no number after it."""
+    return (start > 0 and text[start - 1] in "[/_-") or text[end : end + 1] == "/"
 
 
 def _names(folded: str, hits: list[Hit]) -> None:
@@ -254,7 +263,7 @@ def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
         cue = _cue_before(folded, m.start())
         tokens = number_tokens(folded, m.start(), m.end(), english)
         if cue in ("order", "sku") and len(compose([t[2:] for t in tokens])) >= 3:
-            add_hit(hits, cue, m.start(), tokens[-1][1])
+            add_hit(hits, cue, _first_letter(folded, m.start(), tokens[0][0]), tokens[-1][1])
     for m in first_matches(SPELLED, folded):
         tokens = number_tokens(folded, m.start(), m.end(), english)
         if not tokens:
@@ -266,6 +275,15 @@ def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
             kind = "order"  # "aí o pedindo então é nove três um seis zero cinco"
         if kind and cue != "block":
             add_hit(hits, kind, tokens[0][0], tokens[-1][1])
+
+
+def _first_letter(folded: str, start: int, digits: int) -> int:
+    """Where a code read out letter by letter starts: an "a" said before its one other
+    letter is its first ("the item code is a c nine three", "é a p seis oito"), as no
+    article or preposition comes before a lone letter."""
+    lone = len(folded[start:digits].split()) == 1
+    before = folded[max(0, start - 3) : start].lower()
+    return start - 2 if lone and before[-2:] == "a " and not before[:-2].strip() else start
 
 
 def _digit_by_digit(tokens: Sequence[tuple[int, int, str, int]]) -> bool:
