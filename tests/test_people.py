@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from gateway.context.heard import merged_facts, not_heard_before
 from gateway.context.people import (
     KEEP_PER_KIND,
     KINDS,
@@ -1253,6 +1254,33 @@ def test_actually_before_another_value_corrects_nothing() -> None:
             "até dia dezoito de agosto",
             "dia treze de agosto",
         ),
+        # the cue that restates is read past one opening the reply that restates nothing
+        (
+            [
+                "Le abonamos 30 euros.",
+                "No es lo que queremos, disculpe. Perdón, me equivoqué antes: 45,99 euros.",
+            ],
+            "promise",
+            "30 euros",
+            "45,99 euros",
+        ),
+        # a filler between the cue and the value
+        (
+            [
+                "debería estar resuelto para el tres de julio",
+                "deme un minuto corrijo en realidad es o sea el treinta de junio le explico",
+            ],
+            "deadline",
+            "para el tres de julio",
+            "treinta de junio",
+        ),
+        # a filler inside the cue
+        (
+            ["we can refund forty dollars", "sorry uh i misspoke earlier fifty dollars back"],
+            "promise",
+            "forty dollars",
+            "fifty dollars",
+        ),
     ],
 )
 def test_an_agent_correcting_an_amount_or_date_supersedes_its_promise(
@@ -1980,6 +2008,7 @@ def test_a_bare_corrected_number_grouped_like_a_phone_corrects_the_phone() -> No
         ("e aí aí tô em em goiânia aí se precisar", "city", "goiânia"),
         ("my my name is is John Smith", "name", "John Smith"),
         ("o pedido é seis seis zero zero um dois", "order", "seis seis zero zero um dois"),
+        ("me dicen el sku sku pp38-09 y nada", "sku", "sku pp38-09"),
     ],
 )
 def test_a_word_said_twice_in_a_transcript_is_read_once(text: str, kind: str, value: str) -> None:
@@ -2025,6 +2054,12 @@ def test_a_date_split_by_a_tab_or_a_line_is_read_without_error(text: str) -> Non
         # six digits are no sum of money: the order said before
         (["pedido 221133", "paguei R$ 40,00", "corrige aí 221144 ok"], "order", "221144"),
         (["pedido 221133", "paguei R$ 40,00", "corrige aí 221144 ok"], "amount", "R$ 40,00"),
+        (["pedido 221133", "sku ab12-34", "corrige aí 221144 ok"], "sku", "sku ab12-34"),
+        (
+            ["pedido 221133", "fone 11987654321", "corrige aí 11987654329 ok"],
+            "phone",
+            "11987654329",
+        ),
         # an amount in two parts, or in slang, after the cue
         (["pedido 221133", "paguei R$ 40,00", "errei, o certo é 45 e 90"], "amount", "45 e 90"),
         (["pedido 221133", "paguei R$ 40,00", "corrige aí 45 conto"], "amount", "45 conto"),
@@ -2160,19 +2195,18 @@ def current(*chat: str, role: str = "user") -> dict[str, str]:
         (["moro em Recife", "my city uh is lovely in the spring"], "city", "Recife"),
         (["moro em Recife", "o correto hum é vocês me ligarem"], "city", "Recife"),
         (["moro em Recife", "scratch like that, i just want my refund"], "city", "Recife"),
+        # "actually" in what is asked about corrects nothing
+        (
+            ["i live in Phoenix", "i'd just like to understand what actually happeend"],
+            "city",
+            "Phoenix",
+        ),
     ],
 )
-def test_a_filler_inside_a_correction_cue_still_corrects(
-    chat: list[str], kind: str, value: str
-) -> None:
-    """A call's transcript puts "uh", "hum", "pues" between a cue's words: still a cue,
-    whose value must still be one."""
+def test_a_correction_cue_said_as_people_say_it(chat: list[str], kind: str, value: str) -> None:
+    """A call's transcript puts "uh", "hum", "pues" between a cue's words, a chat "oops
+    typo" before it: still a cue, whose value must still be one."""
     assert current(*chat)[kind] == value
-
-
-def test_the_agent_corrects_a_promise_with_a_filler_in_the_cue() -> None:
-    said = ["we can refund forty dollars", "sorry uh i misspoke earlier fifty dollars back"]
-    assert current(*said, role="assistant")["promise"] == "fifty dollars"
 
 
 PASTED_LOG = (
@@ -2189,3 +2223,85 @@ def test_a_pasted_log_states_no_order() -> None:
     the log's, not the customer's: they would push the real order out of the four kept."""
     facts = run("meu pedido é o 558812", PASTED_LOG)
     assert [f.value for f in current_facts(facts) if f.tags[0] == "order"] == ["558812"]
+
+
+def test_an_agent_cue_that_restates_nothing_leaves_a_dated_deadline() -> None:
+    """ "Não é essa a experiência que queremos" reads as a denial ("não, é ..."); with no
+    value restated after it, the duration later in the reply corrects no deadline."""
+    chat = [
+        "A nova previsão de entrega é 25/06.",
+        "Não é essa a experiência que queremos oferecer. A transportadora tem até cinco dias "
+        "úteis para responder.",
+    ]
+    facts = run(*chat, role="assistant")
+    assert not any("correction" in f.tags for f in facts)
+    deadlines = [f.value for f in current_facts(facts) if f.tags[0] == "deadline"]
+    assert deadlines == ["nova previsão de entrega é 25/06", "até cinco dias úteis"]
+
+
+@pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("You'll get 179.99 dollars back within a week.", "179.99 dollars"),
+        (
+            "you'll get three hundred forty-two dollars and eighty-one cents back",
+            "three hundred forty-two dollars and eighty-one cents",
+        ),
+    ],
+)
+def test_money_coming_back_is_a_promise_with_cents_or_spelled(said: str, value: str) -> None:
+    assert ("promise", value) in pairs(extract(said, role="assistant"))
+
+
+@pytest.mark.parametrize(
+    ("chat", "kind", "values"),
+    [
+        # corrected since it was heard: the fold does not bring it back as the newest
+        (
+            [("user", "i paid two hundred eleven dollars"), ("user", "wait no it's fifty dollars")],
+            "amount",
+            ["fifty dollars"],
+        ),
+        (
+            [("user", "o pedido é 554411"), ("user", "não, espera, é 554412 o pedido")],
+            "order",
+            ["554412"],
+        ),
+        # an agent's value was never heard before its fold: it stays
+        (
+            [("user", "i paid forty dollars"), ("assistant", "we can refund thirty dollars")],
+            "promise",
+            ["thirty dollars"],
+        ),
+    ],
+)
+def test_a_fold_brings_back_no_value_lost_since(
+    chat: list[tuple[str, str]], kind: str, values: list[str]
+) -> None:
+    """Each customer message is heard as it arrives, then again when its turn folds."""
+    facts: list[Fact] = []
+    for n, (role, text) in enumerate(chat):
+        if role == "user":
+            message = [{"role": role, "content": text}]
+            facts = current_facts([*facts, *extract_people_facts(message, "voice", NOW + n, facts)])
+    fold = [{"role": role, "content": text} for role, text in chat]
+    heard = extract_people_facts(fold, "voice", NOW + 10, facts)
+    kept = merged_facts(facts, not_heard_before(heard, facts, NOW - 1))
+    assert [f.value for f in kept if f.tags[0] == kind] == values
+
+
+@pytest.mark.parametrize(
+    ("known", "said", "value"),
+    [
+        (
+            "call me on 415 555 0134",
+            "oops typo should be 415-555-0199 the site said",
+            "415-555-0199",
+        ),
+        ("meu nome é Ana", "ops, typo, o correto é Ana Lima e mais nada", "Ana Lima"),
+    ],
+)
+def test_words_owning_up_to_a_slip_open_a_correction(known: str, said: str, value: str) -> None:
+    """ "oops typo should be ...": one after another, then the cue."""
+    (fact,) = (f for f in run(known, said) if f.value == value)
+    assert "correction" in fact.tags

@@ -170,8 +170,9 @@ OFFER = linear(
     r"\b(?:offer|re\s?fund|reimburs|credit|discount|voucher|coupon|compensat|waive|give\s+you"
     r"|send\s+you|return|devolv|devolu|reembols|estorn|desconto|cupo|abon|bonifica|compensa"
     r"|ressarc|descuento|oferec|ofrec|cashback|vale"
-    # money coming back: "you'll get $40 back", "vai receber R$ 40 de volta"
-    r"|(?:you'?ll|you\s+will)\s+(?:get|receive)\s+[^.\n]{0,40}?\bback\b"
+    # money coming back: "you'll get $40.50 back", "vai receber R$ 40 de volta", the
+    # amount perhaps spelled ("three hundred forty-two dollars and eighty-one cents")
+    r"|(?:you'?ll|you\s+will)\s+(?:get|receive)\s+(?:[^.\n]|\.\d){0,64}?\bback\b"
     r"|recebe[^.\n]{0,40}?\bde\s+volta\b|recibi[^.\n]{0,40}?\bde\s+vuelta\b)"
 )
 PHONE = linear(r"(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,3}\)|\b\d{2,3})[\s.-]?\d{3,5}[\s.-]?\d{4}\b")
@@ -345,8 +346,9 @@ _CORRECTION_CUES = (
 ).replace(r"\s+", _GAP)
 
 CORRECTION = linear(
-    r"(?:^|[.!?,;:\n]\s*|\b(?:no|nao|nope|wait|espera|oops|ops|oh|ah|sorry|desculpa|desculpe"
-    rf"|perdao|perdon|foi\s+mal)[,!.]*{_GAP})"
+    # "oops typo should be ...": words that own up to a slip may come one after another
+    r"(?:^|[.!?,;:\n]\s*|\b(?:(?:no|nao|nope|wait|espera|oops|ops|oh|ah|sorry|desculpa|desculpe"
+    rf"|perdao|perdon|foi\s+mal|typo)[,!.]*{_GAP})+)"
     rf"{_CORRECTION_CUES}"
     # "wait no it's Lauren", "não espera é João", "no, es Segovia": a denial opening the
     # turn or a clause, then the value ("o aparelho não é Samsung" denies, corrects nothing)
@@ -388,7 +390,7 @@ _RESTATING = word_set(
     "enganei errei correcao corrigindo sao fica ficam de do da vai ser ou seja perdon el la "
     "lo correcto correcta cierto monto importe devolucion precio fecha plazo es son era fue "
     "en realidad quise decir digo equivoque correccion queda quedan del mejor dicho corrijo "
-    "ne tipo"
+    "ne tipo sea pues este hum uhm hmm er like"
 )
 _PAUSE = "[\\s,.:;!?\"'()\u2013\u2014-]*"  # dashes: "sorry \u2014 it's $40"
 RESTATING = linear(rf"^{_PAUSE}(?:{_alternation(sorted(_RESTATING))}\b{_PAUSE})*$")

@@ -251,7 +251,10 @@ def _codes(folded: str, hits: list[Hit]) -> None:
         kind = _code_kind(token, _cue_before(folded, m.start()))
         if kind:
             start = m.start()
-            if kind == "sku" and folded[max(0, start - 4) : start].lower() == "sku ":
+            lead = folded[max(0, start - 4) : start]
+            # "sku sku pp38-09": the repeat is blanked, the value keeps the "sku" said last
+            said_twice = lead == "    " and folded[: start - 4].rstrip().lower().endswith("sku")
+            if kind == "sku" and (lead.lower() == "sku " or said_twice):
                 start -= 4
             add_hit(hits, kind, start, m.start() + len(token))
 
