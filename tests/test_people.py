@@ -427,6 +427,7 @@ ABSENT = [
     # a pasted log's timestamps, request ids and status codes are no orders
     ("2025-03-02T10:11:12.345Z ERROR [orders-api] req=9f3ab2c1 GET /api/v2/me 401", "order"),
     ('2025-03-02 10:11:14,120 INFO File "/srv/orders/views.py", line 88', "order"),
+    ("[orders-api] req=fbdaebc8 app=northwind POST /api/v2/session 500 Internal", "order"),
 ]
 
 

@@ -77,10 +77,9 @@ def is_english(folded: str) -> bool:
 
 def _cue_before(folded: str, start: int) -> str:
     """The kind the last cue word in the 60 characters before `start` names, or ""."""
-    last = ""
-    window = folded[max(0, start - 60) : start]
-    for m in CUE.finditer(window):
-        if _named_thing(window, m.start(), m.end()):
+    last, begin = "", max(0, start - 60)
+    for m in CUE.finditer(folded[begin:start]):
+        if _named_thing(folded, begin + m.start(), begin + m.end()):
             continue
         last = next(k for i, k in enumerate(CUE_KINDS, 1) if m.group(i) is not None)
     return last
