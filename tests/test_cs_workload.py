@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import itertools
 import json
+import random
 import re
 import statistics
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gateway.dev import cs_values
 from gateway.dev.cs_chitchat import english_lines
 from gateway.dev.cs_noise import HESITATIONS
 from gateway.dev.cs_workload import generate, to_jsonl, token_profile
@@ -289,3 +291,27 @@ def test_customer_turns_are_short_with_a_tail_and_rare_pastes(
     assert 0.02 <= len(pasted) / len(workload) <= 0.09
     assert all(c["channel"] != "phone" for c in pasted)
     assert max(chat) <= 1600
+
+
+@pytest.mark.parametrize(("lang", "joiner"), [("pt", " e "), ("es", " euros con ")])
+def test_cents_said_apart_have_two_digits(lang: str, joiner: str) -> None:
+    """ "36 e 3" could be 36,30 as well as 36,03: a reader could not recover the cents."""
+    split = [v for v in map(_amount, range(400), itertools.repeat(lang)) if joiner in v.surface]
+    assert split
+    for value in split:
+        cents = value.surface.rsplit(" ", 1)[1]
+        assert len(cents) == 2 and value.canonical.endswith(f".{cents}")
+
+
+def _amount(seed: int, lang: str) -> cs_values.Value:
+    return cs_values.amount_value(random.Random(seed), lang, False)
+
+
+@pytest.mark.parametrize("spoken", [False, True])
+def test_a_spanish_date_is_planted_without_its_article(spoken: bool) -> None:
+    """ "lo compré el 25/1": the turn says the article, the date is "25/1"."""
+    said = [
+        cs_values.date_value(random.Random(n), date(2025, 1, 25), "es", spoken) for n in range(60)
+    ]
+    assert any(v.lead == "el " for v in said)
+    assert not [v for v in said if v.surface.lower().startswith("el ")]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from gateway.context.heard import merged_facts, not_heard_before
 from gateway.context.people import (
     KEEP_PER_KIND,
     KINDS,
@@ -264,6 +265,16 @@ FOUND = [
     ("cidade Belo Horizonte", {("city", "Belo Horizonte")}),
     ("cidade de belo horizonte", {("city", "belo horizonte")}),
     ("me mudei para São José dos Campos mês passado", {("city", "São José dos Campos")}),
+    # money said after a bare amount: where it was paid, what it adds up to
+    ("deu 185 e 39 no total e ninguém me explica", {("amount", "185 e 39")}),
+    ("saiu 29 conto no cartão e não chegou", {("amount", "29 conto")}),
+    # a code read out letter by letter may start with an "a"
+    ("the item code is a c four four one two", {("sku", "a c four four one two")}),
+    ("o código do produto é a p três oito zero nove", {("sku", "a p três oito zero nove")}),
+    ("the item code is b k four four one two", {("sku", "b k four four one two")}),
+    # in a pasted log a date or a code next to a log's words is still read
+    ("comprei dia 2025-06-25 e nada", {("date", "2025-06-25")}),
+    ("log: [orders-api] failed, my order is 778812", {("order", "778812")}),
 ]
 
 
@@ -407,6 +418,16 @@ ABSENT = [
     # "actually" said of someone else corrects nothing
     ("the refund covers the amount you actually paid.", "name"),
     ("eles na verdade mandaram outro.", "name"),
+    # money words after counts make no amount
+    ("chegaram 2 e 3 caixas no total", "amount"),
+    ("li 3 contos do Machado no total", "amount"),
+    ("saiu 10 e 15 dias no total", "amount"),
+    # a filler inside a cue makes no city of what follows
+    ("my city uh is lovely in the spring", "city"),
+    # a pasted log's timestamps, request ids and status codes are no orders
+    ("2025-03-02T10:11:12.345Z ERROR [orders-api] req=9f3ab2c1 GET /api/v2/me 401", "order"),
+    ('2025-03-02 10:11:14,120 INFO File "/srv/orders/views.py", line 88', "order"),
+    ("[orders-api] req=fbdaebc8 app=northwind POST /api/v2/session 500 Internal", "order"),
 ]
 
 
@@ -1234,6 +1255,33 @@ def test_actually_before_another_value_corrects_nothing() -> None:
             "até dia dezoito de agosto",
             "dia treze de agosto",
         ),
+        # the cue that restates is read past one opening the reply that restates nothing
+        (
+            [
+                "Le abonamos 30 euros.",
+                "No es lo que queremos, disculpe. Perdón, me equivoqué antes: 45,99 euros.",
+            ],
+            "promise",
+            "30 euros",
+            "45,99 euros",
+        ),
+        # a filler between the cue and the value
+        (
+            [
+                "debería estar resuelto para el tres de julio",
+                "deme un minuto corrijo en realidad es o sea el treinta de junio le explico",
+            ],
+            "deadline",
+            "para el tres de julio",
+            "treinta de junio",
+        ),
+        # a filler inside the cue
+        (
+            ["we can refund forty dollars", "sorry uh i misspoke earlier fifty dollars back"],
+            "promise",
+            "forty dollars",
+            "fifty dollars",
+        ),
     ],
 )
 def test_an_agent_correcting_an_amount_or_date_supersedes_its_promise(
@@ -1961,6 +2009,7 @@ def test_a_bare_corrected_number_grouped_like_a_phone_corrects_the_phone() -> No
         ("e aí aí tô em em goiânia aí se precisar", "city", "goiânia"),
         ("my my name is is John Smith", "name", "John Smith"),
         ("o pedido é seis seis zero zero um dois", "order", "seis seis zero zero um dois"),
+        ("me dicen el sku sku pp38-09 y nada", "sku", "sku pp38-09"),
     ],
 )
 def test_a_word_said_twice_in_a_transcript_is_read_once(text: str, kind: str, value: str) -> None:
@@ -2001,6 +2050,23 @@ def test_a_date_split_by_a_tab_or_a_line_is_read_without_error(text: str) -> Non
             "order",
             "2024-556678",
         ),
+        # a code with letters is no amount, whatever was said last
+        (["pedido ped-2211", "paguei R$ 40,00", "corrige aí: ped-2214"], "order", "ped-2214"),
+        # six digits are no sum of money: the order said before
+        (["pedido 221133", "paguei R$ 40,00", "corrige aí 221144 ok"], "order", "221144"),
+        (["pedido 221133", "paguei R$ 40,00", "corrige aí 221144 ok"], "amount", "R$ 40,00"),
+        (["pedido 221133", "sku ab12-34", "corrige aí 221144 ok"], "sku", "sku ab12-34"),
+        (
+            ["pedido 221133", "fone 11987654321", "corrige aí 11987654329 ok"],
+            "phone",
+            "11987654329",
+        ),
+        # an amount in two parts, or in slang, after the cue
+        (["pedido 221133", "paguei R$ 40,00", "errei, o certo é 45 e 90"], "amount", "45 e 90"),
+        (["pedido 221133", "paguei R$ 40,00", "corrige aí 45 conto"], "amount", "45 conto"),
+        # not a pair said with a unit
+        (["pedido 221133", "paguei R$ 40,00", "na verdade é 10 e 15 dias"], "amount", "R$ 40,00"),
+        (["pedido 221133", "paguei R$ 40,00", "o certo é 2 e 3 caixas"], "amount", "R$ 40,00"),
     ],
 )
 def test_what_a_bare_correction_corrects_by_its_words_and_shape(
@@ -2112,3 +2178,131 @@ def test_a_cue_mid_sentence_corrects_a_city_an_earlier_conversation_gave() -> No
     got = extract_people_facts(message, "chat", NOW + 1, [], earlier)
     assert ("city", "Belo Horizonte") in {(f.tags[0], f.value) for f in got}
     assert not [f for f in extract_people_facts(message, "chat", NOW + 1) if f.tags[0] == "city"]
+
+
+def current(*chat: str, role: str = "user") -> dict[str, str]:
+    return {f.tags[0]: f.value for f in current_facts(run(*chat, role=role))}
+
+
+@pytest.mark.parametrize(
+    ("chat", "kind", "value"),
+    [
+        (["moro em Recife", "desculpa, o correto hum é Natal, viu"], "city", "Natal"),
+        (["i live in denver", "ugh scratch uh that boston sorry"], "city", "boston"),
+        (["i live in denver", "so my city um is boston and that's it"], "city", "boston"),
+        (["vivo en Lima", "perdón, en o sea realidad es quito y bueno"], "city", "quito"),
+        (["me llamo Ana", "error mío, el pues correcto es Ana Ruiz"], "name", "Ana Ruiz"),
+        # and no city of what is no value
+        (["moro em Recife", "my city uh is lovely in the spring"], "city", "Recife"),
+        (["moro em Recife", "o correto hum é vocês me ligarem"], "city", "Recife"),
+        (["moro em Recife", "scratch like that, i just want my refund"], "city", "Recife"),
+        # "actually" in what is asked about corrects nothing
+        (
+            ["i live in Phoenix", "i'd just like to understand what actually happeend"],
+            "city",
+            "Phoenix",
+        ),
+    ],
+)
+def test_a_correction_cue_said_as_people_say_it(chat: list[str], kind: str, value: str) -> None:
+    """A call's transcript puts "uh", "hum", "pues" between a cue's words, a chat "oops
+    typo" before it: still a cue, whose value must still be one."""
+    assert current(*chat)[kind] == value
+
+
+PASTED_LOG = (
+    "segue o erro do app:\n"
+    "2025-03-02T10:11:12.345Z ERROR [orders-api] req=9f3ab2c1 GET /api/v2/me 401 Unauthorized\n"
+    "2025-03-02T10:11:13.002Z WARN [checkout-api] retry attempt=3 backoff_ms=2500\n"
+    '  File "/srv/orders/views.py", line 88, in create\n'
+    "2025-03-02 10:11:14,120 INFO [session-gw] token refreshed"
+)
+
+
+def test_a_pasted_log_states_no_order() -> None:
+    """Timestamps, request ids and status codes after a service named "orders-api" are
+    the log's, not the customer's: they would push the real order out of the four kept."""
+    facts = run("meu pedido é o 558812", PASTED_LOG)
+    assert [f.value for f in current_facts(facts) if f.tags[0] == "order"] == ["558812"]
+
+
+def test_an_agent_cue_that_restates_nothing_leaves_a_dated_deadline() -> None:
+    """ "Não é essa a experiência que queremos" reads as a denial ("não, é ..."); with no
+    value restated after it, the duration later in the reply corrects no deadline."""
+    chat = [
+        "A nova previsão de entrega é 25/06.",
+        "Não é essa a experiência que queremos oferecer. A transportadora tem até cinco dias "
+        "úteis para responder.",
+    ]
+    facts = run(*chat, role="assistant")
+    assert not any("correction" in f.tags for f in facts)
+    deadlines = [f.value for f in current_facts(facts) if f.tags[0] == "deadline"]
+    assert deadlines == ["nova previsão de entrega é 25/06", "até cinco dias úteis"]
+
+
+@pytest.mark.parametrize(
+    ("said", "value"),
+    [
+        ("You'll get 179.99 dollars back within a week.", "179.99 dollars"),
+        (
+            "you'll get three hundred forty-two dollars and eighty-one cents back",
+            "three hundred forty-two dollars and eighty-one cents",
+        ),
+    ],
+)
+def test_money_coming_back_is_a_promise_with_cents_or_spelled(said: str, value: str) -> None:
+    assert ("promise", value) in pairs(extract(said, role="assistant"))
+
+
+@pytest.mark.parametrize(
+    ("chat", "kind", "values"),
+    [
+        # corrected since it was heard: the fold does not bring it back as the newest
+        (
+            [("user", "i paid two hundred eleven dollars"), ("user", "wait no it's fifty dollars")],
+            "amount",
+            ["fifty dollars"],
+        ),
+        (
+            [("user", "o pedido é 554411"), ("user", "não, espera, é 554412 o pedido")],
+            "order",
+            ["554412"],
+        ),
+        # an agent's value was never heard before its fold: it stays
+        (
+            [("user", "i paid forty dollars"), ("assistant", "we can refund thirty dollars")],
+            "promise",
+            ["thirty dollars"],
+        ),
+    ],
+)
+def test_a_fold_brings_back_no_value_lost_since(
+    chat: list[tuple[str, str]], kind: str, values: list[str]
+) -> None:
+    """Each customer message is heard as it arrives, then again when its turn folds."""
+    facts: list[Fact] = []
+    for n, (role, text) in enumerate(chat):
+        if role == "user":
+            message = [{"role": role, "content": text}]
+            facts = current_facts([*facts, *extract_people_facts(message, "voice", NOW + n, facts)])
+    fold = [{"role": role, "content": text} for role, text in chat]
+    heard = extract_people_facts(fold, "voice", NOW + 10, facts)
+    kept = merged_facts(facts, not_heard_before(heard, facts, NOW - 1))
+    assert [f.value for f in kept if f.tags[0] == kind] == values
+
+
+@pytest.mark.parametrize(
+    ("known", "said", "value"),
+    [
+        (
+            "call me on 415 555 0134",
+            "oops typo should be 415-555-0199 the site said",
+            "415-555-0199",
+        ),
+        ("meu nome é Ana", "ops, typo, o correto é Ana Lima e mais nada", "Ana Lima"),
+    ],
+)
+def test_words_owning_up_to_a_slip_open_a_correction(known: str, said: str, value: str) -> None:
+    """ "oops typo should be ...": one after another, then the cue."""
+    (fact,) = (f for f in run(known, said) if f.value == value)
+    assert "correction" in fact.tags

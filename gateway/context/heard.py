@@ -82,7 +82,25 @@ def not_heard_before(new: Sequence[Fact], known: Sequence[Fact], started: float)
     come back dated now and pass the correction that replaced it."""
     have = {fact_kind(f) for f in known if f.created_at >= started}
     fold = [f for f in new if not (fact_kind(f) in SINGLE_VALUED and fact_kind(f) in have)]
-    return one_problem(fold, known, started)
+    return one_problem(said_since(fold, known, started), known, started)
+
+
+def said_since(new: Sequence[Fact], known: Sequence[Fact], started: float) -> list[Fact]:
+    """A fold's facts, less a customer's said before a value of its kind the conversation
+    still has ("two hundred eleven dollars", then "wait no it's fifty-two dollars"): it was
+    heard when its message was the newest, and has lost its place since (corrected, or
+    crowded out); dated now, it would come back as the newest."""
+    ids = {f.id for f in known if f.created_at >= started}
+    later: set[str] = set()
+    kept: list[Fact] = []
+    for fact in reversed(new):  # the fold's facts are in the order said
+        kind = fact_kind(fact)
+        if fact.id in ids:
+            later.add(kind)
+        elif kind in later and "customer" in fact.tags[1:2]:
+            continue
+        kept.append(fact)
+    return kept[::-1]
 
 
 class FactExtractor:

@@ -34,6 +34,7 @@ from gateway.context.people_numbers import (
     number_groups,
     spelled_number,
 )
+from gateway.context.people_patterns import MACHINE_STAMP
 from gateway.context.people_quantities import date_spans
 from gateway.context.people_spans import agent_hits, customer_hits, is_english
 from gateway.context.people_text import FOLD
@@ -201,6 +202,18 @@ def unstuttered(folded: str) -> str:
     return "".join(pieces)
 
 
+def unstamped(folded: str) -> str:
+    """The timestamps of a pasted log blanked, offsets kept: "...T06:35:36.775Z" states no
+    order "2025-06-25T06" nor "775Z"."""
+    if "-" not in folded:
+        return folded
+    pieces, last = [], 0
+    for m in MACHINE_STAMP.finditer(folded):
+        pieces += [folded[last : m.start()], " " * (m.end() - m.start())]
+        last = m.end()
+    return "".join([*pieces, folded[last:]]) if pieces else folded
+
+
 def extract_people_facts(
     turns: Sequence[Any],
     channel: str,
@@ -249,7 +262,7 @@ def _message_hits(text: str, agent: bool) -> tuple[str, bool, tuple[Hit, ...]]:
     message's reading that depends on it alone, remembered. Each customer message is
     read when it is the newest and again when its turn folds; an episode's card reads
     its turns once more."""
-    folded = unstuttered(text.translate(FOLD))
+    folded = unstamped(unstuttered(text.translate(FOLD)))
     english = is_english(folded)
     hits = agent_hits(folded, english) if agent else customer_hits(folded, english)
     return folded, english, tuple(hits)

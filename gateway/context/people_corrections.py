@@ -14,6 +14,7 @@ from gateway.context.people_patterns import (
     BARE_CODE,
     BARE_PROPER,
     BARE_SLIP,
+    BARE_START,
     BARE_VALUE,
     CODE_DIGITS,
     CORRECTION,
@@ -36,6 +37,7 @@ from gateway.context.places import is_city
 
 # What a bare corrected number can be, by its shape.
 _DIGIT_KINDS = ("order", "sku", "phone", "amount")
+_CODE_KINDS = ("order", "sku")
 PHONE_DIGITS = 8  # the fewest digits a phone number has
 RESTATED_CHARS = 160  # how far after an agent's correction cue the value it restates may be
 RESTATING_WORDS = 6  # between a cue said mid-sentence and the value it restates, at most
@@ -62,12 +64,17 @@ def corrections(
     no it's atlanta and like my wife...", a big city or a first name and surname), and
     then it corrects only a kind already heard. Mid-sentence cues are read in turn until
     one corrects. "actually" said of someone else ("the amount you actually paid")
-    corrects nothing."""
-    cue = CORRECTION.search(folded) or (_mid_sentence(folded, english) if agent else None)
-    if cue is not None:
-        _corrected(folded, cue, hits, seen, english, agent=agent)
-        return
+    corrects nothing. An agent's cues are read in turn until one restates a value: "Não
+    é essa a experiência que queremos" opens many replies and corrects nothing."""
     if agent:
+        mid = _mid_sentence(folded, english)
+        for cue in [*first_matches(CORRECTION, folded), *([mid] if mid else [])]:
+            if _corrected(folded, cue, hits, seen, english, agent=True):
+                return
+        return
+    opening = CORRECTION.search(folded)
+    if opening is not None:
+        _corrected(folded, opening, hits, seen, english)
         return
     # Said mid-sentence: the first few cues in turn, until one corrects ("what actually
     # happened ... and also correction austin").
@@ -94,8 +101,8 @@ def _corrected(
     anywhere: bool = False,
     listed_only: bool = False,
 ) -> bool:
-    """`corrections` from one cue; whether a customer's value was taken (an agent's
-    restated value, and a cue that opens the turn, end the reading either way)."""
+    """`corrections` from one cue; whether a value was taken (a customer's cue that
+    opens the turn ends the reading either way)."""
     after = folded[cue.end() : cue.end() + 80]
     strong = not anywhere and STRONG_CUE.search(cue.group(0) or "") is not None
     bare = None if agent or listed_only else (BARE_VALUE if strong else BARE_SLIP).search(after)
@@ -113,15 +120,19 @@ def _corrected(
     earlier = sorted((h.start, h.kind) for h in hits if h.start < cue.start())
     before = Conversation([*seen.recent, *(kind for _, kind in earlier)], words=seen.words)
     if anywhere:
-        return _bare_correction(
-            folded, cue, bare, hits, before, known_only=True
-        ) or _listed_correction(folded, cue, listed, hits, before)
+        return (
+            ("amount" in before.recent and _bare_amount(folded, cue, hits, english))
+            or _bare_correction(folded, cue, bare, hits, before, known_only=True)
+            or _listed_correction(folded, cue, listed, hits, before)
+        )
     if agent:
-        _restated(folded, cue, hits, before, english)
-        _mark(hits, cue)
-        return False
+        kind = _restated(folded, cue, hits, before, english)
+        if kind:
+            _mark(hits, cue, kind)
+        return bool(kind)
     taken = (
-        _bare_correction(folded, cue, bare, hits, before)
+        _bare_amount(folded, cue, hits, english)
+        or _bare_correction(folded, cue, bare, hits, before)
         or bool(proper_run and _bare_correction(folded, cue, proper_run, hits, before))
         or _listed_correction(folded, cue, listed, hits, before)
     )
@@ -129,15 +140,34 @@ def _corrected(
     return taken
 
 
-def _mark(hits: list[Hit], cue: SpanMatch) -> None:
-    """A cue corrects the first value of each kind said after it: in "Me enganei antes, o
-    correto é dia 27/10 ... em até dez dias úteis" the date is corrected and the later
-    time frame is a value of its own, which must not supersede the corrected one."""
+def _bare_amount(folded: str, cue: SpanMatch, hits: list[Hit], english: bool) -> bool:
+    """An amount said as people say one, right after a customer's cue: in two parts ("o
+    certo é 171 e 90") or in slang ("corrige aí 140 conto"), which only where money is
+    spoken of is money; what a cue restates is. Whether it was taken."""
+    at = cue.end()
+    lead = BARE_START.search(folded[at : at + 80])
+    begin = at + (lead.end() if lead else 0)
+    span = next(amount_spans(folded[begin : begin + 80], english, money=True), None)
+    if span is None or span[0] != 0 or not free(hits, begin, begin + span[1]):
+        return False
+    hits.append(Hit("amount", begin, begin + span[1], cue.start(), True))
+    _mark(hits, cue)
+    return True
+
+
+def _mark(hits: list[Hit], cue: SpanMatch, kind: str = "") -> None:
+    """A cue corrects the first value of each kind said after it (of `kind` alone, when
+    given: what an agent's cue restates): in "Me enganei antes, o correto é dia 27/10 ...
+    em até dez dias úteis" the date is corrected and the later time frame is a value of
+    its own, which must not supersede the corrected one."""
     firsts: dict[str, int] = {}
     for h in sorted(hits, key=lambda h: h.start):
-        if h.start >= cue.start():
+        if h.start >= cue.start() and kind in ("", h.kind):
             firsts.setdefault(h.kind, h.start)
-    hits[:] = [h._replace(correction=firsts.get(h.kind) == h.start) for h in hits]
+    hits[:] = [
+        h._replace(correction=firsts.get(h.kind) == h.start) if kind in ("", h.kind) else h
+        for h in hits
+    ]
 
 
 def _listed(folded: str, at: int) -> tuple[int, int, str] | None:
@@ -260,16 +290,25 @@ def _number_kind(value: str, before: Conversation) -> str:
     """What a bare corrected number is: a phone has 8 digits or more ("na verdade e
     494416" corrects an order, not the phone said last), and one grouped like a phone
     ("en realidad es 667-905-981", not "2024-556678") is the phone once one was given,
-    whatever came last;
+    whatever came last; one with letters ("ord-961491") is a code, and an integer of
+    CODE_DIGITS digits or more no amount while a code or phone could be it, and one too
+    short for a phone the order once one was given (a product's code has letters);
     else the kind of the latest number that could be it."""
     digits = sum(c.isdigit() for c in value)
     if digits < 2:
         return ""
     if _phone_shaped(value, digits) and "phone" in before.recent:
         return "phone"
+    if any(c.isalpha() for c in value):  # "corrige aí: ord-961491": a code, no amount
+        sku = value.upper().startswith("SKU")
+        return "sku" if sku else before.last_of(_CODE_KINDS) or "order"
     kinds = (
         _DIGIT_KINDS if digits >= PHONE_DIGITS else tuple(k for k in _DIGIT_KINDS if k != "phone")
     )
+    if digits >= CODE_DIGITS and value.isdigit():  # "corrige aí 901205": no sum is said so,
+        if digits < PHONE_DIGITS and "order" in before.recent:  # a product's has letters
+            return "order"
+        return before.last_of(tuple(k for k in kinds if k != "amount")) or before.last_of(kinds)
     return before.last_of(kinds)
 
 
@@ -319,16 +358,20 @@ def _mid_sentence(folded: str, english: bool) -> SpanMatch | None:
 
 def _restated(
     folded: str, cue: SpanMatch, hits: list[Hit], before: Conversation, english: bool
-) -> None:
-    """The first amount (a promise) or date (a deadline) after an agent's correction cue,
-    when only restating words stand between them ("Me enganei antes, o correto é 34,00
-    reais"), or the agent gave one of its kind before and it is in the cue's sentence."""
+) -> str:
+    """The kind of the first amount (a promise) or date (a deadline) after an agent's
+    correction cue, when only restating words stand between them ("Me enganei antes, o
+    correto é 34,00 reais"), or the agent gave one of its kind before and it is in the
+    cue's sentence; "" when the cue restates none."""
     value = _first_value(folded, cue.end(), english)
     if value is None:
-        return
+        return ""
     start, end, kind = value
     lead = folded[cue.end() : cue.end() + start]
     stated = before.last_of((kind,)) == kind and SENTENCE_END.search(lead) is None
+    if not (stated or RESTATING.search(lead)):
+        return ""
     start, end = cue.end() + start, cue.end() + end
-    if (stated or RESTATING.search(lead)) and free(hits, start, end):
+    if free(hits, start, end):
         hits.append(Hit(kind, start, end, cue.start(), True))
+    return kind

@@ -33,6 +33,10 @@ _NAMES = rf"({_W}(?:\.?[ \t]+{_W}){{0,4}})"
 # valencia", "sou tipo de curitiba", "i'm like from boston"); never a word a cue needs
 # ("um" and "e" are words there).
 _CUE_FILLER = rf"(?:(?:{_FILLERS}|m{{2,}}|eh+|ah+n?|hum|este|pues|assim|ne)[\s,]+)?"
+# A filler said between the words of a correction cue, as in a call's transcript ("o
+# correto hum é campinas", "scratch like that atlanta", "sorry uh i misspoke", "en o sea
+# realidad"): the cue's blanks. Here an "um" is one too: no cue has the word "um" inside.
+_GAP = rf"[\s,]+{_CUE_FILLER}(?:(?:u+m+|o\s+sea)[\s,]+)?"
 _MONTH = (
     "january|february|march|april|may|june|july|august|september|october|november|december"
     "|janeiro|fevereiro|marco|abril|maio|junho|julho|agosto|setembro|outubro|novembro"
@@ -108,6 +112,13 @@ MONEY_CUE = linear(
     r"\b(?:pag|valor|reembols|devol|estorn|cobr|cust|preco|total|credit|refund|charg|paid|pay"
     r"|price|cost|precio|reintegr|abon|saldo|fatura|factura|invoice|bill)"
 )
+# Money spoken of just after a bare "185 e 39" or "29 conto": where it was paid or what
+# it adds up to ("deu 185 e 39 no total", "saiu 29 conto no cartão", "in total").
+MONEY_AFTER = linear(
+    r"^[\s,]*(?:(?:no|na|en|in|on)\s+(?:(?:o|a|el|la|my|the|mi|meu|minha)\s+)?(?:total|cartao"
+    r"|credito|debito|pix|boleto|fatura|factura|tarjeta|card|bill|invoice|extrato|extracto"
+    r"|statement)|(?:de|of)\s+(?:frete|envio|shipping))\b"
+)
 DEADLINE = linear(
     r"\b(?:by|before|until|till|no\s+later\s+than|within(?:\s+the\s+next)?|in(?:\s+the\s+next)?"
     r"|em\s+ate|ate|antes\s+d[eoa]|no\s+prazo\s+de|num\s+prazo\s+de|prazo\s+de|dentro\s+de"
@@ -159,12 +170,19 @@ OFFER = linear(
     r"\b(?:offer|re\s?fund|reimburs|credit|discount|voucher|coupon|compensat|waive|give\s+you"
     r"|send\s+you|return|devolv|devolu|reembols|estorn|desconto|cupo|abon|bonifica|compensa"
     r"|ressarc|descuento|oferec|ofrec|cashback|vale"
-    # money coming back: "you'll get $40 back", "vai receber R$ 40 de volta"
-    r"|(?:you'?ll|you\s+will)\s+(?:get|receive)\s+[^.\n]{0,40}?\bback\b"
+    # money coming back: "you'll get $40.50 back", "vai receber R$ 40 de volta", the
+    # amount perhaps spelled ("three hundred forty-two dollars and eighty-one cents")
+    r"|(?:you'?ll|you\s+will)\s+(?:get|receive)\s+(?:[^.\n]|\.\d){0,64}?\bback\b"
     r"|recebe[^.\n]{0,40}?\bde\s+volta\b|recibi[^.\n]{0,40}?\bde\s+vuelta\b)"
 )
 PHONE = linear(r"(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,3}\)|\b\d{2,3})[\s.-]?\d{3,5}[\s.-]?\d{4}\b")
 DIGITS = linear(r"(?:\+\d{1,3}\s?)?\(?\d[\d\s.()-]{6,18}\d")
+# A machine's timestamp ("2025-06-25T06:35:36.775Z", "2025-06-25 06:35:36,123"), as in
+# a pasted log: no code, date or phone the customer states is inside one.
+MACHINE_STAMP = linear(
+    r"\b\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}|\s\d{2}:\d{2}:\d{2})(?::\d{2})?(?:[.,]\d+)?"
+    r"(?:Z|[+-]\d{2}:?\d{2})?"
+)
 CODE = linear(r"#\s?[A-Za-z0-9-]*\d[A-Za-z0-9-]*|\b[A-Za-z0-9][A-Za-z0-9-]*\d[A-Za-z0-9-]*")
 SPELLED = linear(_RUN)
 # A code's letters read out before its digits: a consonant first ("l r three three five"),
@@ -275,7 +293,7 @@ SIGN_OFF = linear(
 _CITY_IS = (
     r"(?:(?:my|the|our)\s+)?city(?:\s+is|'s)|(?:(?:a|minha|nossa)\s+)?cidade\s+(?:e|eh|fica)"
     r"|(?:(?:la|mi|nuestra)\s+)?ciudad\s+es"
-)
+).replace(r"\s+", _GAP)
 _SENT_TO = (
     r"(?:deliver(?:y|ed|ing)?|ship(?:ped|ping)?|send|sent|mail|shipment)\s+(?:(?:it|them|this"
     r"|that|everything|(?:my|the|a)\s+(?:order|package|parcel|replacement|stuff))\s+)?"
@@ -325,10 +343,12 @@ _CORRECTION_CUES = (
     r"|perdon,?\s+(?:es|era|son)|[ao]\s+(?:corret|cert)[ao]\s+(?:e|eh|seria)"
     r"|the\s+(?:right|correct)\s+one\s+(?:is|was)|(?:it\s+)?should\s+(?:be|say)"
     r"|(?:lo|el|la)\s+correct[oa]\s+(?:es|seria))\b"
-)
+).replace(r"\s+", _GAP)
+
 CORRECTION = linear(
-    r"(?:^|[.!?,;:\n]\s*|\b(?:no|nao|nope|wait|espera|oops|ops|oh|ah|sorry|desculpa|desculpe"
-    r"|perdao|perdon|foi\s+mal)[,!.]*\s+)"
+    # "oops typo should be ...": words that own up to a slip may come one after another
+    r"(?:^|[.!?,;:\n]\s*|\b(?:(?:no|nao|nope|wait|espera|oops|ops|oh|ah|sorry|desculpa|desculpe"
+    rf"|perdao|perdon|foi\s+mal|typo)[,!.]*{_GAP})+)"
     rf"{_CORRECTION_CUES}"
     # "wait no it's Lauren", "não espera é João", "no, es Segovia": a denial opening the
     # turn or a clause, then the value ("o aparelho não é Samsung" denies, corrects nothing)
@@ -356,7 +376,7 @@ CORRECTION_ANYWHERE = linear(rf"\b{_CORRECTION_CUES}")
 # Cues an agent says mid-sentence in a call's run-on transcript ("...with the team
 # correction it's actually thirty-three dollars"): a correction only before a value.
 MID_CORRECTION = linear(
-    r"\b(?:correction|correcao|correccion|corrijo|sorry,?\s+i\s+misspoke|me\s+enganei)\b"
+    rf"\b(?:correction|correcao|correccion|corrijo|sorry,?{_GAP}i{_GAP}misspoke|me{_GAP}enganei)\b"
 )
 # What may stand between an agent's correction cue and the amount or date it restates
 # ("Me enganei antes, o correto é 34,00", "sorry, I misspoke earlier: USD 187.50"):
@@ -370,7 +390,7 @@ _RESTATING = word_set(
     "enganei errei correcao corrigindo sao fica ficam de do da vai ser ou seja perdon el la "
     "lo correcto correcta cierto monto importe devolucion precio fecha plazo es son era fue "
     "en realidad quise decir digo equivoque correccion queda quedan del mejor dicho corrijo "
-    "ne tipo"
+    "ne tipo sea pues este hum uhm hmm er like"
 )
 _PAUSE = "[\\s,.:;!?\"'()\u2013\u2014-]*"  # dashes: "sorry \u2014 it's $40"
 RESTATING = linear(rf"^{_PAUSE}(?:{_alternation(sorted(_RESTATING))}\b{_PAUSE})*$")
@@ -385,6 +405,7 @@ _BARE_LEAD = (
     r"|cert[oa]|corret[oa]|correct[oa]|ciert[oa]|right\s+one|correct\s+one|actually|really"
     r"|realmente|en\s+realidad|na\s+verdade|de\s+hecho|de\s+fato)[,:]?\s+)*"
 )
+BARE_START = linear(_BARE_LEAD)  # where the value after a cue starts
 # After a cue, words that restate a value: "actually it's Denver" corrects whoever said
 # "actually" before it ("thank you actually it's Denver").
 RESTATED = linear(rf"^[\s,]+(?:{_RESTATE})\b")

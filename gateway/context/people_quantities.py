@@ -6,7 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gateway.context.people_numbers import number_tokens
-from gateway.context.people_patterns import AMOUNT, DATE, MONEY_CUE, MONTH_AHEAD, SLANG_MONEY
+from gateway.context.people_patterns import (
+    AMOUNT,
+    DATE,
+    MONEY_AFTER,
+    MONEY_CUE,
+    MONTH_AHEAD,
+    SLANG_MONEY,
+)
 from gateway.context.people_text import SpanMatch, first_matches, next_word
 from gateway.context.people_words import CENTS_JOINERS, NOT_CENTS_AFTER, NOT_WEEKDAY, UNITS
 
@@ -25,8 +32,10 @@ def amount_spans(folded: str, english: bool, money: bool = False) -> Iterator[tu
 
 
 def _money_spoken(folded: str, m: SpanMatch, money: bool) -> bool:
-    """`money`, or a word of money just before the match."""
-    return money or MONEY_CUE.search(folded[max(0, m.start() - 60) : m.start()]) is not None
+    """`money`, or a word of money just before the match, or where it was paid just after
+    it ("deu 185 e 39 no total", "saiu 29 conto no cartão")."""
+    before = MONEY_CUE.search(folded[max(0, m.start() - 60) : m.start()]) is not None
+    return money or before or MONEY_AFTER.search(folded[m.end() : m.end() + 40]) is not None
 
 
 def _slang_unspoken(folded: str, m: SpanMatch, money: bool) -> bool:

@@ -77,10 +77,18 @@ def is_english(folded: str) -> bool:
 
 def _cue_before(folded: str, start: int) -> str:
     """The kind the last cue word in the 60 characters before `start` names, or ""."""
-    last = ""
-    for m in CUE.finditer(folded[max(0, start - 60) : start]):
+    last, begin = "", max(0, start - 60)
+    for m in CUE.finditer(folded[begin:start]):
+        if _named_thing(folded, begin + m.start(), begin + m.end()):
+            continue
         last = next(k for i, k in enumerate(CUE_KINDS, 1) if m.group(i) is not None)
     return last
+
+
+def _named_thing(text: str, start: int, end: int) -> bool:
+    """Whether a cue word is a piece of a service's or a file's name ("[orders-api]",
+    "/app/orders/views.py"), as in a pasted log: it names no number after it."""
+    return (start > 0 and text[start - 1] in "[/_-") or text[end : end + 1] == "/"
 
 
 def _names(folded: str, hits: list[Hit]) -> None:
@@ -242,7 +250,10 @@ def _codes(folded: str, hits: list[Hit]) -> None:
         kind = _code_kind(token, _cue_before(folded, m.start()))
         if kind:
             start = m.start()
-            if kind == "sku" and folded[max(0, start - 4) : start].lower() == "sku ":
+            lead = folded[max(0, start - 4) : start]
+            # "sku sku pp38-09": the repeat is blanked, the value keeps the "sku" said last
+            said_twice = lead == "    " and folded[: start - 4].rstrip().lower().endswith("sku")
+            if kind == "sku" and (lead.lower() == "sku " or said_twice):
                 start -= 4
             add_hit(hits, kind, start, m.start() + len(token))
 
@@ -254,7 +265,7 @@ def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
         cue = _cue_before(folded, m.start())
         tokens = number_tokens(folded, m.start(), m.end(), english)
         if cue in ("order", "sku") and len(compose([t[2:] for t in tokens])) >= 3:
-            add_hit(hits, cue, m.start(), tokens[-1][1])
+            add_hit(hits, cue, _first_letter(folded, m.start(), tokens[0][0]), tokens[-1][1])
     for m in first_matches(SPELLED, folded):
         tokens = number_tokens(folded, m.start(), m.end(), english)
         if not tokens:
@@ -266,6 +277,15 @@ def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
             kind = "order"  # "aí o pedindo então é nove três um seis zero cinco"
         if kind and cue != "block":
             add_hit(hits, kind, tokens[0][0], tokens[-1][1])
+
+
+def _first_letter(folded: str, start: int, digits: int) -> int:
+    """Where a code read out letter by letter starts: an "a" said before its one other
+    letter is its first ("the item code is a c nine three", "é a p seis oito"), as no
+    article or preposition comes before a lone letter."""
+    lone = len(folded[start:digits].split()) == 1
+    before = folded[max(0, start - 3) : start].lower()
+    return start - 2 if lone and before[-2:] == "a " and not before[:-2].strip() else start
 
 
 def _digit_by_digit(tokens: Sequence[tuple[int, int, str, int]]) -> bool:

@@ -270,10 +270,10 @@ NOT_MINE = word_set(
 )
 
 # Someone else's doing: "the amount you actually paid", "eles na verdade mandaram" is no
-# customer correcting themself.
+# customer correcting themself; nor is what is asked about ("what actually happened").
 OTHERS = word_set(
     "you u they we he she it who that which voce voces vc vcs ele ela eles elas usted ustedes"
-    " ellos ellas"
+    " ellos ellas what how why where when"
 )
 
 # After these a "2" is "to": "ship it 2 High Street 681", "deliver 2 Oak Avenue".

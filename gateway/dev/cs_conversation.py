@@ -109,7 +109,7 @@ class Episode:
                 continue
             kind, value = piece
             surface = cs_noise.asr_value(value.surface) if self.spoken else value.surface
-            out.append(surface)
+            out.append(value.lead + surface)
             made.append(self._plant(kind, value.canonical, surface, "customer"))
         if self.mixed and lang == self.customer.lang and self.rng.random() < 0.15:
             out.append(" " + self.rng.choice(cs_talk.MIX_WORDS[lang]))
@@ -151,18 +151,18 @@ class Episode:
 
     def agent_says(self, text: str, fact: tuple[str, Value] | None = None) -> Fact | None:
         self._tick()
-        lang, made = self.customer.lang, None
+        lang, made, lead = self.customer.lang, None, ""
         if fact is not None:
             kind, value = fact
             surface = cs_noise.asr_value(value.surface) if self.spoken else value.surface
-            made = self._plant(kind, value.canonical, "", "agent")
+            made, lead = self._plant(kind, value.canonical, "", "agent"), value.lead
             made.surface = surface
             text = text.replace("{v}", "\0")
         content = cs_noise.asr(self.rng, text, lang, self.asr_level * 0.3) if self.spoken else text
         if made is not None:
             if "\0" not in content:  # the recognizer dropped the word: say it again
                 content += " \0"
-            content = content.replace("\0", made.surface)
+            content = content.replace("\0", lead + made.surface)
         self.turns.append(Turn("assistant", _tidy(content), self.clock, lang))
         return made
 

@@ -26,10 +26,12 @@ from gateway.dev.cs_places import (
 
 @dataclass(frozen=True)
 class Value:
-    """A fact's canonical value and one way a person said it."""
+    """A fact's canonical value and one way a person said it; `lead`: the word said
+    before it that is not the value ("el" in "lo compré el 25/1")."""
 
     canonical: str
     surface: str
+    lead: str = ""
 
 
 def person_name(rng: random.Random, lang: str) -> tuple[str, str]:
@@ -127,7 +129,7 @@ def _amount_forms(whole: int, cents: int, lang: str) -> list[str]:
         return forms + (
             [f"{whole} reais", f"R$ {whole}", f"{whole} conto"]
             if not cents
-            else [f"{whole} e {cents}"]
+            else [f"{whole} e {cents:02d}"]
         )
     if lang == "en":
         dec = f"{whole}.{cents:02d}"
@@ -136,7 +138,7 @@ def _amount_forms(whole: int, cents: int, lang: str) -> list[str]:
     dec = f"{whole},{cents:02d}"
     forms = [f"{dec} €", f"{dec} euros", f"€{dec}", f"{dec}€"]
     return forms + (
-        [f"{whole} euros", f"{whole} pavos"] if not cents else [f"{whole} euros con {cents}"]
+        [f"{whole} euros", f"{whole} pavos"] if not cents else [f"{whole} euros con {cents:02d}"]
     )
 
 
@@ -157,9 +159,9 @@ def date_value(rng: random.Random, day: date, lang: str, spoken: bool) -> Value:
         said = {
             "pt": f"dia {number_words(day.day, lang)} de {month}",
             "en": f"{month.lower()} {number_words(day.day, lang)}",
-            "es": f"el {number_words(day.day, lang)} de {month}",
+            "es": f"{number_words(day.day, lang)} de {month}",
         }[lang]
-        return Value(canonical, said)
+        return Value(canonical, said, "el " if lang == "es" else "")
     dd, mm = f"{day.day:02d}", f"{day.month:02d}"
     forms = {
         "pt": [
@@ -178,11 +180,13 @@ def date_value(rng: random.Random, day: date, lang: str, spoken: bool) -> Value:
         "es": [
             f"{dd}/{mm}",
             f"{day.day} de {month}",
-            f"el {day.day}/{day.month}",
+            f"{day.day}/{day.month}",
             f"{dd}/{mm}/{day.year}",
         ],
     }[lang]
-    return Value(canonical, rng.choice(forms))
+    pick = rng.randrange(len(forms))  # as rng.choice draws
+    # "llega el 25/1": the article is said, and is not the date
+    return Value(canonical, forms[pick], "el " if lang == "es" and pick == 2 else "")
 
 
 def email_value(rng: random.Random, first: str, last: str, spoken: bool, lang: str) -> Value:
