@@ -129,6 +129,10 @@ FOUND = [
     ("le escribo desde Medellín por un cobro", {("city", "Medellín")}),
     ("vivo en la calle Mayor 12, segundo piso", {("address", "calle Mayor 12")}),
     ("mi teléfono es 612 34 56 78", {("phone", "612 34 56 78")}),
+    # a country code says phone, whatever the country's grouping
+    ("no espera es +34 615 304 135", {("phone", "+34 615 304 135")}),
+    ("call me on +44 7911 123456", {("phone", "+44 7911 123456")}),
+    ("le llamo al +33 6 12 34 56 78", {("phone", "+33 6 12 34 56 78")}),
     ("me cobraron ciento cinco euros", {("amount", "ciento cinco euros")}),
     ("pagué 20 € de envío", {("amount", "20 €")}),
     ("me cobraron 105 dólares", {("amount", "105 dólares")}),
@@ -322,6 +326,8 @@ ABSENT = [
     ("my zip is 90210", "order"),
     ("meu cep é 01310-100", "order"),
     ("I called once three times", "phone"),
+    ("pedido +34 615 304 135", "phone"),  # a cue says order
+    ("precio +34,50 euros", "phone"),
     ("the 3 real problems", "amount"),
     ("my zip code is 02139", "sku"),
     ("I paid with my visa ending 4242", "order"),

@@ -218,11 +218,12 @@ def _deadlines(folded: str, hits: list[Hit]) -> None:
 
 def _phones(folded: str, hits: list[Hit]) -> None:
     """A number shaped like a phone's, unless a cue says order; digits in any grouping
-    ("600 12 34 56") after a phone cue."""
+    ("600 12 34 56") after a phone cue or after a country code ("+34 615 304 135",
+    "+44 7911 123456": each country groups its numbers its own way)."""
     for pattern in (PHONE, DIGITS):
         for m in first_matches(pattern, folded):
             cue = _cue_before(folded, m.start())
-            if pattern is DIGITS and cue != "phone":
+            if pattern is DIGITS and cue != "phone" and not folded.startswith("+", m.start()):
                 continue
             if 8 <= sum(c.isdigit() for c in m.group(0) or "") <= 13 and cue != "block":
                 add_hit(hits, cue if cue in ("order", "sku") else "phone", m.start(), m.end())
