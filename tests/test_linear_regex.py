@@ -1,5 +1,6 @@
-"""The gateway's regular expressions give the same matches on the fast path (ASCII text
-handed to RE2's matcher directly) as through google-re2's own Python layer, for every
+"""The gateway's regular expressions give the same matches on the fast path (the text's
+bytes, ASCII or UTF-8, handed to RE2's matcher directly) as through google-re2's own
+Python layer, for every
 pattern the gateway compiles, on text that varies words, digits, punctuation, spacing,
 case and non-ASCII letters together."""
 
@@ -11,7 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gateway.context.linear_regex import AsciiMatch, _Linear, compile_linear
+from gateway.context.linear_regex import AsciiMatch, Utf8Match, _Linear, compile_linear
 from gateway.context.people_text import word_set
 
 MODULES = (
@@ -48,7 +49,7 @@ PIECES = st.one_of(
     st.sampled_from(WORDS),
     st.sampled_from([" ", "  ", ",", ".", "?", "!", "\n", "-", "@", ":", "/"]),
     st.text(alphabet="abcXYZ0123456789 .,", min_size=1, max_size=6),
-    st.sampled_from(["São", "não", "ação", "€", "é", "ñ"]),  # non-ASCII: the layer's path
+    st.sampled_from(["São", "não", "ação", "€", "é", "ñ", "🙂"]),  # non-ASCII: UTF-8 bytes
 )
 TEXTS = st.lists(PIECES, max_size=40).map("".join)
 
@@ -82,11 +83,20 @@ def test_every_gateway_pattern_matches_alike_on_both_paths(text: str, pos: int) 
         assert _shape(pattern.search(data, pos)) == _shape(layer.search(data, pos))
 
 
-def test_ascii_text_takes_the_fast_path_and_other_text_the_layer() -> None:
+def test_ascii_text_takes_the_fast_path_and_other_text_its_utf8_bytes() -> None:
     words: Any = compile_linear(r"(\w+)(x)?")
     assert isinstance(words.search("plain words"), AsciiMatch)
-    assert not isinstance(words.search("São Paulo"), AsciiMatch)
+    assert isinstance(words.search("São Paulo"), Utf8Match)
     assert words.search("São Paulo").group(0) == "S"  # RE2's \w is ASCII
+    # offsets count characters, not bytes: "ã" is two bytes, "€" three
+    assert [m.span() for m in words.finditer("São € Paulo")] == [(0, 1), (2, 3), (6, 11)]
+    assert words.search("São € Paulo", 4).span() == (6, 11)
+    assert [m.span() for m in compile_linear(r"x*").finditer("aé€")] == [  # type: ignore[attr-defined]
+        (0, 0),
+        (1, 1),
+        (2, 2),
+        (3, 3),
+    ]
     found = [m.group(1) for m in words.finditer("a bb ccc")]
     assert found == ["a", "bb", "ccc"]
     assert words.search("a").group(2) is None  # a group that took no part

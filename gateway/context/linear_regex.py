@@ -62,11 +62,13 @@ class _Linear:
     Python layer.
 
     That layer makes a str search cost ~5 µs and each further match of `finditer` ~3 µs
-    (it maps byte offsets back to characters in Python, per match). For ASCII text (what
-    the extractors mostly read: they fold accents first) a byte offset is a character
-    offset, so the text is encoded once and the compiled pattern's matcher is called
-    directly: ~1 µs a search or a match. Non-ASCII text, and the methods not defined
-    here, go through the layer, with the same results."""
+    (it maps byte offsets back to characters in Python, per match). For ASCII text a
+    byte offset is a character offset, so the text is encoded once and the compiled
+    pattern's matcher is called directly: ~1 µs a search or a match. Other text (a
+    Portuguese or Spanish turn: "não", "ação", "€") is encoded as UTF-8, matched the same
+    way, and each offset a caller asks for counted back to characters by decoding the
+    bytes before it (at C speed). The methods not defined here go through the layer,
+    with the same results."""
 
     __slots__ = ("_layer", "_match_at", "pattern")
 
@@ -81,15 +83,20 @@ class _Linear:
     def _spans(
         self, text: str | bytes, pos: int | None, endpos: int | None
     ) -> tuple[bytes, int, int, Callable[..., Any]] | None:
-        """The text as bytes, the bounds clamped as the layer clamps them, and the
-        matcher; None when the fast path does not apply (text that is not ASCII)."""
+        """The text as bytes, the bounds clamped as the layer clamps them (in the
+        text's own units, then as byte offsets), and the matcher; None when the fast
+        path does not apply (another layout of google-re2, or text of another type)."""
         match_at = self._match_at
         data = _as_bytes(text)
         if match_at is None or data is None:
             return None
-        size = len(data)
+        size = len(text)
         start = 0 if pos is None else max(0, min(pos, size))
         end = size if endpos is None else max(0, min(endpos, size))
+        if len(data) != size:  # str beyond ASCII: characters to bytes
+            assert isinstance(text, str)
+            start = len(text[:start].encode()) if start else 0
+            end = len(data) if end == size else len(text[:end].encode())
         return data, start, end, match_at
 
     def search(self, text: str | bytes, pos: int | None = None, endpos: int | None = None) -> Any:
@@ -113,7 +120,7 @@ class _Linear:
         if start > end:
             return None
         spans = match_at(anchor, data, start, end)
-        return None if spans[0] == _NO_SPAN else AsciiMatch(text, spans)
+        return None if spans[0] == _NO_SPAN else _match(text, data, spans)
 
     def finditer(
         self, text: str, pos: int | None = None, endpos: int | None = None
@@ -165,25 +172,34 @@ def _scan(
     """Every match in data[start:end], as the layer's finditer finds them."""
     if start > end:
         return
+    utf8 = len(data) != len(text)  # a str beyond ASCII, as UTF-8
     while True:
         spans = match_at(_UNANCHORED, data, start, end)
         if spans[0] == _NO_SPAN:
             return
-        yield AsciiMatch(text, spans)
+        yield _match(text, data, spans)
         if start == end:
             return
-        # past an empty match by one character, else from the match's end
-        start = start + 1 if spans[0][1] == start else spans[0][1]
+        if spans[0][1] != start:  # from the match's end
+            start = spans[0][1]
+            continue
+        start += 1  # past an empty match by one character (its UTF-8 bytes)
+        while utf8 and start < end and data[start] & 0xC0 == 0x80:
+            start += 1
 
 
 def _as_bytes(text: object) -> bytes | None:
-    """The text as the matcher reads it, where its offsets are the text's own: bytes as
-    they are, ASCII str encoded; None for other text."""
+    """The text as the matcher reads it: bytes as they are, str as UTF-8 (its offsets
+    the text's own when it is ASCII); None for other types."""
     if type(text) is bytes:
         return text
-    if type(text) is str and text.isascii():
-        return text.encode("ascii")
+    if type(text) is str:
+        return text.encode("ascii") if text.isascii() else text.encode()
     return None
+
+
+def _match(text: str | bytes, data: bytes, spans: Any) -> AsciiMatch:
+    return AsciiMatch(text, spans) if len(data) == len(text) else Utf8Match(text, data, spans)
 
 
 class AsciiMatch:
@@ -212,3 +228,32 @@ class AsciiMatch:
     def span(self, index: int = 0) -> tuple[int, int]:
         start, end = self._spans[index]
         return int(start), int(end)
+
+
+class Utf8Match(AsciiMatch):
+    """A match in a str beyond ASCII, found in its UTF-8 bytes: an offset is the count
+    of characters the bytes before it decode to."""
+
+    __slots__ = ("_data",)
+
+    def __init__(self, text: str | bytes, data: bytes, spans: Any) -> None:
+        super().__init__(text, spans)
+        self._data = data
+
+    def _chars(self, offset: int) -> int:
+        return len(self._data[:offset].decode()) if offset > 0 else int(offset)
+
+    def group(self, index: int = 0) -> Any:
+        start, end = self._spans[index]
+        return None if start < 0 else self._data[start:end].decode()
+
+    __getitem__ = group
+
+    def start(self, index: int = 0) -> int:
+        return self._chars(self._spans[index][0])
+
+    def end(self, index: int = 0) -> int:
+        return self._chars(self._spans[index][1])
+
+    def span(self, index: int = 0) -> tuple[int, int]:
+        return self.start(index), self.end(index)
