@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -91,6 +92,10 @@ def test_ascii_text_takes_the_fast_path_and_other_text_its_utf8_bytes() -> None:
     # offsets count characters, not bytes: "ã" is two bytes, "€" three
     assert [m.span() for m in words.finditer("São € Paulo")] == [(0, 1), (2, 3), (6, 11)]
     assert words.search("São € Paulo", 4).span() == (6, 11)
+    found = list(words.finditer("ação é não"))  # offsets asked out of order, then again
+    assert [m.span() for m in reversed(found)] == [(9, 10), (7, 8), (3, 4), (0, 1)]
+    assert [m.start() for m in found] == [0, 3, 7, 9]
+
     assert [m.span() for m in compile_linear(r"x*").finditer("aé€")] == [  # type: ignore[attr-defined]
         (0, 0),
         (1, 1),
@@ -104,3 +109,9 @@ def test_ascii_text_takes_the_fast_path_and_other_text_its_utf8_bytes() -> None:
     assert [m.span() for m in empty.finditer("ab")] == [(0, 0), (1, 1), (2, 2)]  # type: ignore[attr-defined]
     assert isinstance(words.search(b"bytes too"), AsciiMatch)
     assert words.search(b"bytes too").group(0) == b"bytes"
+
+
+def test_a_pattern_that_could_end_inside_a_character_is_refused() -> None:
+    with pytest.raises(ValueError, match="any byte"):
+        compile_linear(r"order \C+")
+    compile_linear(r"a\\C")  # an escaped backslash, then C

@@ -9,6 +9,7 @@ backreferences, and `\\w \\d \\s \\b` are ASCII only (non-ASCII letters are not 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol, cast
 
@@ -21,6 +22,7 @@ try:  # the compiled pattern's own matcher, under google-re2's Python layer
 except ImportError:  # another layout: every search goes through the Python layer
     _UNANCHORED = _START = None
 _NO_SPAN = (-1, -1)
+_ANY_BYTE = re.compile(r"(?<!\\)(?:\\\\)*\\C")  # \C not itself escaped
 
 
 class LinearMatch(Protocol):
@@ -41,7 +43,10 @@ class LinearPattern(Protocol):
 
 
 def compile_linear(pattern: str, ignore_case: bool = False) -> LinearPattern:
-    """Raises ValueError (naming the reason) for a pattern RE2 cannot run."""
+    """Raises ValueError (naming the reason) for a pattern RE2 cannot run, or one with
+    `\\C` (any byte: a match could end inside a character)."""
+    if _ANY_BYTE.search(pattern):
+        raise ValueError(f"{pattern!r}: \\C (any byte) is not supported; use . (any character)")
     options = re2.Options()
     options.log_errors = False  # the reason goes into the error, not to stderr
     options.case_sensitive = not ignore_case
@@ -120,7 +125,7 @@ class _Linear:
         if start > end:
             return None
         spans = match_at(anchor, data, start, end)
-        return None if spans[0] == _NO_SPAN else _match(text, data, spans)
+        return None if spans[0] == _NO_SPAN else _match(text, data, spans, _Chars(data))
 
     def finditer(
         self, text: str, pos: int | None = None, endpos: int | None = None
@@ -173,11 +178,12 @@ def _scan(
     if start > end:
         return
     utf8 = len(data) != len(text)  # a str beyond ASCII, as UTF-8
+    chars = _Chars(data)  # one count for the whole scan: each match's offsets follow
     while True:
         spans = match_at(_UNANCHORED, data, start, end)
         if spans[0] == _NO_SPAN:
             return
-        yield _match(text, data, spans)
+        yield _match(text, data, spans, chars)
         if start == end:
             return
         if spans[0][1] != start:  # from the match's end
@@ -198,8 +204,30 @@ def _as_bytes(text: object) -> bytes | None:
     return None
 
 
-def _match(text: str | bytes, data: bytes, spans: Any) -> AsciiMatch:
-    return AsciiMatch(text, spans) if len(data) == len(text) else Utf8Match(text, data, spans)
+def _match(text: str | bytes, data: bytes, spans: Any, chars: _Chars) -> AsciiMatch:
+    if len(data) == len(text):
+        return AsciiMatch(text, spans)
+    return Utf8Match(text, data, spans, chars)
+
+
+class _Chars:
+    """Byte offsets of one UTF-8 text counted back to characters from the last offset
+    asked, not from the start: a scan's matches, asked in order, cost what the bytes
+    between them do (from the start each time, 200 KB of matches took seconds)."""
+
+    __slots__ = ("_byte", "_char", "_data")
+
+    def __init__(self, data: bytes) -> None:
+        self._data, self._byte, self._char = data, 0, 0
+
+    def of(self, offset: int) -> int:
+        if offset <= 0:  # the start, or a group that took no part (-1)
+            return int(offset)
+        if offset < self._byte:
+            self._byte = self._char = 0
+        self._char += len(self._data[self._byte : offset].decode())
+        self._byte = offset
+        return self._char
 
 
 class AsciiMatch:
@@ -234,14 +262,11 @@ class Utf8Match(AsciiMatch):
     """A match in a str beyond ASCII, found in its UTF-8 bytes: an offset is the count
     of characters the bytes before it decode to."""
 
-    __slots__ = ("_data",)
+    __slots__ = ("_chars", "_data")
 
-    def __init__(self, text: str | bytes, data: bytes, spans: Any) -> None:
+    def __init__(self, text: str | bytes, data: bytes, spans: Any, chars: _Chars) -> None:
         super().__init__(text, spans)
-        self._data = data
-
-    def _chars(self, offset: int) -> int:
-        return len(self._data[:offset].decode()) if offset > 0 else int(offset)
+        self._data, self._chars = data, chars
 
     def group(self, index: int = 0) -> Any:
         start, end = self._spans[index]
@@ -250,10 +275,10 @@ class Utf8Match(AsciiMatch):
     __getitem__ = group
 
     def start(self, index: int = 0) -> int:
-        return self._chars(self._spans[index][0])
+        return self._chars.of(self._spans[index][0])
 
     def end(self, index: int = 0) -> int:
-        return self._chars(self._spans[index][1])
+        return self._chars.of(self._spans[index][1])
 
     def span(self, index: int = 0) -> tuple[int, int]:
         return self.start(index), self.end(index)
