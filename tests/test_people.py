@@ -328,6 +328,10 @@ ABSENT = [
     ("I called once three times", "phone"),
     ("pedido +34 615 304 135", "phone"),  # a cue says order
     ("precio +34,50 euros", "phone"),
+    ("o video teve +12.000.000 de visualizações", "phone"),  # "+" is "more than"
+    ("ya son +1,250,000,000 usuarios afectados", "phone"),
+    ("crescimento de +15 20 25 30 por cento", "phone"),
+    ("the counter went +10 -20 -30 -15 -22 -40", "phone"),
     ("the 3 real problems", "amount"),
     ("my zip code is 02139", "sku"),
     ("I paid with my visa ending 4242", "order"),

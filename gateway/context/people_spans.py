@@ -219,14 +219,24 @@ def _deadlines(folded: str, hits: list[Hit]) -> None:
 def _phones(folded: str, hits: list[Hit]) -> None:
     """A number shaped like a phone's, unless a cue says order; digits in any grouping
     ("600 12 34 56") after a phone cue or after a country code ("+34 615 304 135",
-    "+44 7911 123456": each country groups its numbers its own way)."""
+    "+44 7911 123456": each country groups its numbers its own way; see `_dialled`)."""
     for pattern in (PHONE, DIGITS):
         for m in first_matches(pattern, folded):
             cue = _cue_before(folded, m.start())
-            if pattern is DIGITS and cue != "phone" and not folded.startswith("+", m.start()):
+            if pattern is DIGITS and cue != "phone" and not _dialled(m.group(0) or ""):
                 continue
             if 8 <= sum(c.isdigit() for c in m.group(0) or "") <= 13 and cue != "block":
                 add_hit(hits, cue if cue in ("order", "sku") else "phone", m.start(), m.end())
+
+
+def _dialled(number: str) -> bool:
+    """A number written with its country code, as phones are ("+34 615 304 135"): ten
+    digits or more, not a count in thousands ("+12.000.000 de visualizações", "+1,250,000")
+    nor a run of signed figures ("+10 -20 -30")."""
+    if not number.startswith("+") or " -" in number or sum(c.isdigit() for c in number) < 10:
+        return False
+    groups = number[1:].replace(",", ".").split(".")
+    return not (len(groups) > 1 and all(len(g) == 3 for g in groups[1:]))
 
 
 def _code_kind(token: str, cue: str) -> str:
