@@ -191,11 +191,23 @@ def _within(
         costs = rank(lowered)
         chosen, used = _fill(costs, costs, lowered)
         over = charged(chosen) - room
+    # Only a candidate that can fit is rendered and counted: with thousands of the app's
+    # facts, counting each beside the others would cost seconds.
+    taken, now = set(chosen), charged(chosen)
     for index, extra in enumerate(costs):
+        if index in taken or used + extra > cap or now + extra > room + _JOIN_SLACK:
+            continue
         grown = sorted([*chosen, index])
-        if index not in chosen and used + extra <= cap and charged(grown) <= room:
-            chosen, used = grown, used + extra
+        cost = charged(grown)
+        if cost <= room:
+            chosen, used, now = grown, used + extra, cost
+            taken.add(index)
     return chosen
+
+
+# A line counted alone and the same line inside its block differ by a token or two where
+# the lines join: a candidate passing the room by more than this cannot fit.
+_JOIN_SLACK = 4
 
 
 SUMMARY_LEAST_TOKENS = 40  # what a summary keeps when the quota leaves it no room

@@ -176,6 +176,7 @@ class SQLiteThread:
             return
         outcomes: list[tuple[Any, BaseException | None]] = []
         conn = None
+        self._job_started = time.monotonic()  # waiting for the file or its lock counts too
         try:
             conn = self._connection(max(min(j[1][1] for j in live) - time.monotonic(), 0.0))
             conn.execute("BEGIN IMMEDIATE")
