@@ -193,7 +193,7 @@ def _within(
         over = charged(chosen) - room
     # Only a candidate that can fit is rendered and counted: with thousands of the app's
     # facts, counting each beside the others would cost seconds.
-    taken, now = set(chosen), charged(chosen)
+    taken, now = set(chosen), over + room  # what the last cut's records are charged
     for index, extra in enumerate(costs):
         if index in taken or used + extra > cap or now + extra > room + _JOIN_SLACK:
             continue
