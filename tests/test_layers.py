@@ -23,6 +23,8 @@ PURE = {
     "gateway.context.record_merge",
     "gateway.context.content_memo",
     "gateway.context.engine",
+    "gateway.context.transcript",
+    "gateway.context.records",
     "gateway.context.fact_blocks",
     "gateway.context.prompts",
     "gateway.context.types",
@@ -54,6 +56,8 @@ PURE_MAY_IMPORT = {
     "gateway.loops.state",
     "gateway.loops.words",
     "gateway.context.types",
+    "gateway.context.transcript",  # the engine's input and transcript split
+    "gateway.context.records",  # the engine's records slice
     "gateway.context.fact_blocks",
     "gateway.context.prompts",
     "gateway.context.linear_regex",

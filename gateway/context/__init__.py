@@ -1,5 +1,7 @@
 """How much history each conversation carries. `engine` is the pure window engine
-(slices, budgets, what to compact), `fact_blocks` which facts it shows where, and
+(slices, budgets, what to compact), with `transcript` (its input, the transcript split at
+the summary's cursor, the least it can be sent as) and `records` (the operational state,
+facts and episodes slices), `fact_blocks` which facts it shows where, and
 `prompts` the texts it adds; `summaries` folds
 turns and finds the operator's pattern facts, `people` (with its `people_*` parts) the
 facts people state in pt/en/es, `episode_card` the card an earlier conversation becomes
@@ -8,6 +10,6 @@ facts people state in pt/en/es, `episode_card` the card an earlier conversation 
 the turns), `summarizer` (model or extractive; episode cards), `classify`, `policy`
 (context.yaml) and `conversations` (the records in the store).
 
-The pure half (`engine`, `fact_blocks`, `prompts`, `types`, `summaries`, `people*`,
-`episode_card`, `linear_regex`) imports only itself, `gateway.messages` and the standard
-library (plus RE2)."""
+The pure half (`engine`, `transcript`, `records`, `fact_blocks`, `prompts`, `types`,
+`summaries`, `people*`, `episode_card`, `linear_regex`) imports only itself,
+`gateway.messages` and the standard library (plus RE2)."""
