@@ -49,9 +49,15 @@ class _Measured(BaselineSide):
         self.requests: list[tuple[int, Decimal, Decimal]] = []
 
     async def send(
-        self, conv: dict[str, Any], played: str, channel: str, messages: list[Any], answer: str
+        self,
+        conv: dict[str, Any],
+        played: str,
+        channel: str,
+        messages: list[Any],
+        answer: str,
+        at: float | None = None,
     ) -> Sent:
-        sent = await super().send(conv, played, channel, messages, answer)
+        sent = await super().send(conv, played, channel, messages, answer, at)
         size = self.tokens.count_messages(MODEL, messages[1:])  # the quota leaves out system
         self.requests.append((size, sent.input_cost, sent.cost))
         return sent

@@ -251,6 +251,33 @@ def test_replay_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert longest["policy_cost_usd"] < longest["baseline_cost_usd"]
 
 
+def test_the_cache_ttl_runs_on_the_turns_own_times_with_clock_workload(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A customer who answers after ten minutes finds the provider's cache cold (its TTL
+    is five), one who answers after a minute finds it warm; in replay time no pause is
+    that long, so every turn after the first is a cache hit."""
+    conv = generate(1, seed=2, langs=["en"])[0]
+    long = " ".join(f"line {n} of the pasted log, order details and notes." for n in range(120))
+    times = ["2025-03-01T10:00:00Z", "2025-03-01T10:10:00Z", "2025-03-01T10:11:00Z"]
+    turns = []
+    for n, at in enumerate(times):
+        turns.append({"role": "user", "content": f"turn {n}: {long}", "at": at, "needs": []})
+        turns.append({"role": "assistant", "content": f"noted, part {n}.", "at": at})
+    conv.update(turns=turns, episodes=[], facts=[])
+    path = tmp_path / "w.jsonl"
+    path.write_text(to_jsonl([conv]))
+    cached = {}
+    for clock in ("wall", "workload"):
+        assert cli_logic(["replay", str(path), "--format", "json", "--clock", clock]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["cache_clock"] == clock
+        cached[clock] = report["baseline"]["input_cached_tokens"]
+    # Wall: the second and the third request hit; workload: only the third (a minute on).
+    assert cached["wall"] > cached["workload"] > 0
+    assert cached["workload"] >= 1024
+
+
 def test_replay_table_without_baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "w.jsonl"
     path.write_text(to_jsonl(generate(3, seed=2, langs=["en"])))

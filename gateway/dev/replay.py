@@ -24,6 +24,7 @@ import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
@@ -91,10 +92,27 @@ class SideResult:
 
 class Side(Protocol):
     async def send(
-        self, conv: dict[str, Any], played: str, channel: str, messages: list[Any], answer: str
+        self,
+        conv: dict[str, Any],
+        played: str,
+        channel: str,
+        messages: list[Any],
+        answer: str,
+        at: float | None = None,
     ) -> Sent: ...
 
     async def close(self, conv: dict[str, Any], played: str) -> None: ...
+
+
+def clocked(at: float | None) -> dict[str, str]:
+    """The simulator's cache reads the turn's own time (`--clock workload`), so a turn
+    after a pause longer than the cache's TTL finds it cold, as a provider's would."""
+    return {} if at is None else {"x-simulator-clock": f"{at:.3f}"}
+
+
+def turn_time(turn: dict[str, Any]) -> float:
+    """A workload turn's `at` (ISO 8601, "Z" for UTC) in seconds since the epoch."""
+    return datetime.fromisoformat(str(turn["at"]).replace("Z", "+00:00")).timestamp()
 
 
 SCRIPTED_CHARS = 6000  # a longer answer is not scripted (a header that size is refused)
@@ -152,10 +170,16 @@ class GatewaySide:
         }
 
     async def send(
-        self, conv: dict[str, Any], played: str, channel: str, messages: list[Any], answer: str
+        self,
+        conv: dict[str, Any],
+        played: str,
+        channel: str,
+        messages: list[Any],
+        answer: str,
+        at: float | None = None,
     ) -> Sent:
         body = {"model": self.model, "messages": messages}
-        headers = {**self._headers(conv, played, channel), **scripted(answer)}
+        headers = {**self._headers(conv, played, channel), **scripted(answer), **clocked(at)}
         reply = await self.http.post("/v1/chat/completions", json=body, headers=headers)
         if reply.status_code != 200:
             raise ReplayError(f"{played}: the gateway answered {reply.status_code}: {reply.text}")
@@ -217,12 +241,18 @@ class BaselineSide:
         self.model, self.pricer = model, pricer
 
     async def send(
-        self, conv: dict[str, Any], played: str, channel: str, messages: list[Any], answer: str
+        self,
+        conv: dict[str, Any],
+        played: str,
+        channel: str,
+        messages: list[Any],
+        answer: str,
+        at: float | None = None,
     ) -> Sent:
         reply = await self.http.post(
             "/v1/chat/completions",
             json={"model": self.model, "messages": messages},
-            headers=scripted(answer),
+            headers={**scripted(answer), **clocked(at)},
         )
         if reply.status_code != 200:
             raise ReplayError(f"{played}: the simulator answered {reply.status_code}")
@@ -245,6 +275,7 @@ async def _play_one(
     turns: list[dict[str, Any]],
     offsets: list[int],
     result: SideResult,
+    clock: bool = False,
 ) -> tuple[Played, Decimal]:
     history: list[Any] = [{"role": "system", "content": conv["system"]}]
     requests: dict[int, str] = {}
@@ -255,7 +286,8 @@ async def _play_one(
             continue
         after = turns[i + 1] if i + 1 < len(turns) else {}
         answer = str(after.get("content") or "") if after.get("role") == "assistant" else ""
-        sent = await side.send(conv, played, channel, list(history), answer)
+        at = turn_time(turn) if clock else None
+        sent = await side.send(conv, played, channel, list(history), answer, at)
         result.requests += 1
         result.usage = _usage_sum(result.usage, sent.usage)
         result.input_cost += sent.input_cost
@@ -270,20 +302,25 @@ async def _play_one(
 
 
 async def play_conversation(
-    side: Side, conv: dict[str, Any], offsets: dict[str, list[int]], result: SideResult
+    side: Side,
+    conv: dict[str, Any],
+    offsets: dict[str, list[int]],
+    result: SideResult,
+    clock: bool = False,
 ) -> None:
-    """Its episodes (each closed after), then itself; scores and costs into `result`."""
+    """Its episodes (each closed after), then itself; scores and costs into `result`.
+    `clock`: the simulator's cache reads each turn's own time."""
     played: list[Played] = []
     total = Decimal(0)
     for ep in conv["episodes"]:
         p, cost = await _play_one(
-            side, conv, ep["id"], ep["channel"], ep["turns"], offsets[ep["id"]], result
+            side, conv, ep["id"], ep["channel"], ep["turns"], offsets[ep["id"]], result, clock
         )
         await side.close(conv, ep["id"])
         played.append(p)
         total += cost
     p, cost = await _play_one(
-        side, conv, conv["id"], conv["channel"], conv["turns"], offsets[conv["id"]], result
+        side, conv, conv["id"], conv["channel"], conv["turns"], offsets[conv["id"]], result, clock
     )
     played.append(p)
     result.costs.append(total + cost)
@@ -343,6 +380,7 @@ class Replay:
     pricer: Pricer
     conversations: list[dict[str, Any]]  # id, messages, class_hint of each
     wall_s: float = 0.0
+    clock: str = "wall"  # whose time the simulator's cache TTL runs on
 
 
 @contextlib.asynccontextmanager
@@ -372,20 +410,24 @@ async def replay(
     model: str = "gpt-4o-mini",
     plan: str = "pro",
     progress: Callable[[int, float], None] | None = None,
+    clock: str = "wall",
 ) -> Replay:
+    """`clock`: "wall" (the replay's own time: no turn finds the cache expired) or
+    "workload" (each turn's `at`: a pause past the TTL leaves it cold)."""
+    timed = clock == "workload"
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="gateway-replay-") as tmp:
         async with _sides(Path(tmp), policies, baseline, model, plan) as (gateway, base):
             policy, full = SideResult(), SideResult()
             for n, conv in enumerate(conversations):
                 offsets = conversation_offsets(conv, gateway.tokens, model)
-                await play_conversation(gateway, conv, offsets, policy)
+                await play_conversation(gateway, conv, offsets, policy, timed)
                 if base is not None:
-                    await play_conversation(base, conv, offsets, full)
+                    await play_conversation(base, conv, offsets, full, timed)
                 if progress is not None:
                     progress(n + 1, time.monotonic() - started)
             policy.fact_docs = await gateway.fact_documents(conversations)
     outline = _outline(conversations)
-    done = Replay(policy, full if baseline else None, gateway.pricer, outline)
+    done = Replay(policy, full if baseline else None, gateway.pricer, outline, clock=clock)
     done.wall_s = time.monotonic() - started
     return done

@@ -1,4 +1,5 @@
-"""`gateway replay FILE.jsonl [--policies DIR] [--baseline full|none] [--format json]`:
+"""`gateway replay FILE.jsonl [--policies DIR] [--baseline full|none] [--format json]
+[--clock wall|workload]`:
 the seed's step 7, comparing a policy with full history before approving it."""
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ def run_replay(
     output: str,
     model: str,
     plan: str,
+    clock: str = "wall",
 ) -> int:
     path = Path(workload)
     folder = Path(policies) if policies else None
@@ -38,7 +40,7 @@ def run_replay(
         return 1
     try:
         result = asyncio.run(
-            replay(conversations, folder, baseline == "full", model, plan, _progress)
+            replay(conversations, folder, baseline == "full", model, plan, _progress, clock)
         )
     except ConfigError as exc:
         for line in exc.lines():

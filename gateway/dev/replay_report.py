@@ -112,6 +112,7 @@ def to_json(replay: Replay, model: str, workload: str, policies: str) -> dict[st
             "source": "the gateway's pricer (config prices, then genai-prices)",
         },
         "wall_time_s": round(replay.wall_s, 1),
+        "cache_clock": replay.clock,
         "policy": side_figures(replay.policy, base_cost, base_input),
         "baseline": side_figures(replay.baseline, base_cost, base_input)
         if replay.baseline
@@ -228,7 +229,8 @@ def as_table(report: dict[str, Any]) -> str:
         "",
         f"prices per million tokens: input {p['input_per_mtok']}, cached input "
         f"{p['cached_input_per_mtok']}, output {p['output_per_mtok']} ({p['source']}); "
-        "cache hits as the simulator bills them (prefix cache, 5 min TTL of replay time)",
+        "cache hits as the simulator bills them (prefix cache, 5 min TTL of "
+        + ("the turns' own times)" if report["cache_clock"] == "workload" else "replay time)"),
         f"wall time {report['wall_time_s']} s",
     ]
     return "\n".join(out)

@@ -8,8 +8,9 @@ by the first message, as providers route by the start of the prompt), counted on
 billed like a provider bills them. Any model name answers (an Azure deployment name,
 a vLLM model). Test hooks: request headers `x-simulator-*` (`-reply` scripts the answer,
 percent-encoded UTF-8 since a header value is Latin-1; `-fill` uses the whole output
-ceiling, `-prompt-factor` scales the prompt tokens billed), and models named `fail-*`
-answer 500.
+ceiling, `-prompt-factor` scales the prompt tokens billed, `-clock` is the time in
+seconds the prefix cache's TTL reads, instead of this process's), and models named
+`fail-*` answer 500.
 Every usage it computes is logged at `GET /sim/usage`, reported or not.
 """
 
@@ -85,7 +86,9 @@ async def chat_completions(request: Request) -> Response:
     model, messages = str(body["model"]), body["messages"]
     prompt = state.prompt(messages)
     key = body.get("prompt_cache_key") or hashlib.blake2b(orjson.dumps(messages[:1])).hexdigest()
-    cached = state.cached_tokens(str(key), prompt, time.monotonic())
+    # A replay's own clock (its turns' times, `gateway replay --clock workload`), else ours.
+    now = float(request.headers.get("x-simulator-clock") or time.monotonic())
+    cached = state.cached_tokens(str(key), prompt, now)
     limit = body.get("max_completion_tokens") or body.get("max_tokens")
     limit = limit if isinstance(limit, int) else None
     n = body["n"] if isinstance(body.get("n"), int) and body["n"] > 1 else 1

@@ -85,6 +85,12 @@ def _parser() -> argparse.ArgumentParser:
     replay.add_argument("--format", choices=["table", "json"], default="table")
     replay.add_argument("--model", default="gpt-4o-mini")
     replay.add_argument("--plan", default="pro", help="the replaying tenant's plan")
+    replay.add_argument(
+        "--clock",
+        choices=["wall", "workload"],
+        default="wall",
+        help="the cache TTL runs on replay time (wall) or on the turns' own times (workload)",
+    )
     return parser
 
 
@@ -314,7 +320,9 @@ def _workload(args: argparse.Namespace) -> int:
 def _replay(args: argparse.Namespace) -> int:
     from gateway.dev.replay_command import run_replay
 
-    return run_replay(args.file, args.policies, args.baseline, args.format, args.model, args.plan)
+    return run_replay(
+        args.file, args.policies, args.baseline, args.format, args.model, args.plan, args.clock
+    )
 
 
 def main() -> None:
