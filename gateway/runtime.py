@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -57,6 +58,9 @@ class Gateway:
     escalations: Escalations
     registry: Registry
     rates: RateGuard  # reads the rate limits of `settings` per call: a reload applies at once
+    # The conversations' clock: when a turn arrives and ends (facts' dates, the pause
+    # since the last turn). `gateway replay --clock workload` sets it to the turns' times.
+    turn_clock: Callable[[], float] = time.time
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _store_ok_at: float = -1e9
 

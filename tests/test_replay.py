@@ -278,6 +278,34 @@ def test_the_cache_ttl_runs_on_the_turns_own_times_with_clock_workload(
     assert cached["workload"] >= 1024
 
 
+def test_a_turn_after_a_pause_past_the_cache_ttl_carries_less(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The gateway reads the pause on the conversation's clock: after twenty minutes the
+    provider's cache is cold, so that turn compacts (though it fits) and the turns after
+    it carry less; in replay time there is no pause and nothing compacts."""
+    conv = generate(1, seed=2, langs=["en"])[0]
+    turns = []
+    for n in range(14):
+        minute = n + (20 if n >= 11 else 0)  # twenty minutes' pause before the 12th turn
+        at = f"2025-03-01T10:{minute:02d}:00Z"
+        said = f"turn {n}: the parcel with box {n} was left at the wrong door again. " * 4
+        turns.append({"role": "user", "content": said, "at": at, "needs": []})
+        turns.append({"role": "assistant", "content": f"noted, box {n}.", "at": at})
+    conv.update(turns=turns, episodes=[], facts=[])
+    path = tmp_path / "w.jsonl"
+    path.write_text(to_jsonl([conv]))
+    policies = _small_quota_policy(tmp_path / "policies")
+    sent = {}
+    for clock in ("wall", "workload"):
+        args = ["replay", str(path), "--format", "json", "--clock", clock]
+        assert cli_logic([*args, "--policies", str(policies)]) == 0
+        policy = json.loads(capsys.readouterr().out)["policy"]
+        sent[clock] = policy["input_fresh_tokens"] + policy["input_cached_tokens"]
+        assert policy["last4_kept_pct"] == policy["opening_kept_pct"] == 100.0
+    assert sent["workload"] < sent["wall"]
+
+
 def test_replay_table_without_baseline(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "w.jsonl"
     path.write_text(to_jsonl(generate(3, seed=2, langs=["en"])))

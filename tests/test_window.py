@@ -359,6 +359,45 @@ def test_an_opening_bigger_than_the_quota_still_lets_the_middle_go() -> None:
     assert report.history_tokens < assemble(inp, t).report.history_tokens
 
 
+def _turns_of(total: int, t: EngineTokens) -> list[dict[str, str]]:
+    """An opening and agent/customer turns of ~60 tokens each, `total` tokens in all."""
+    msgs = [{"role": "user", "content": "my order ORD-77 never came"}]
+    n = 0
+    while sum(t.message(m) for m in msgs) < total:
+        n += 1
+        for r in ("assistant", "user"):
+            msgs.append({"role": r, "content": f"turn {n}: the courier said box {n} " * 6})
+    return msgs
+
+
+@pytest.mark.parametrize(
+    ("share", "cold", "compacts"),
+    [
+        (0.9, False, False),  # fits: a warm cache keeps the prefix it has cached
+        (0.9, True, True),  # fits, but the cache is cold anyway: down to the low-water mark
+        (0.5, True, False),  # cold but under halfway from the mark to the budget: not worth it
+        (1.3, False, True),  # past the budget: compacts, warm or cold
+    ],
+)
+def test_a_turn_after_the_cache_went_cold_compacts_from_halfway(
+    share: float, cold: bool, compacts: bool
+) -> None:
+    """A pause past the provider's cache TTL bills the next request fresh whatever it
+    holds: that turn compacts to the low-water mark once the window is past halfway from
+    the mark to the budget, though it fits, so the turns after it carry less."""
+    t = tokens()
+    p = shipped_policy(quota_tokens=2000, low_water=0.3, keep_last_messages=2)
+    msgs = _turns_of(int(2000 * share), t)
+    inp = WindowInput(messages=msgs, memory=Memory(), policy=p, cache_cold=cold)
+    compaction = plan_compaction(inp, t)
+    assert bool(compaction.fold) is compacts
+    if compacts:
+        memory = compacted_memory(msgs, compaction, "customer: ORD-77 never came.")
+        report = assemble(dataclasses.replace(inp, memory=memory), t).report
+        assert report.history_tokens <= 0.3 * 2000 + 200  # the mark, the opening, the summary
+        assert not report.over_quota
+
+
 def test_one_oversized_sentence_does_not_wipe_the_summary() -> None:
     t = tokens()
     previous = "customer: My order ORD-48213 arrived damaged."

@@ -184,6 +184,7 @@ def conversations(draw: Any, more: list[Any] | None = None) -> Case:
         operational_state=state,
         scopes=tuple(draw(st.lists(st.sampled_from(SCOPES), unique=True))),
         started=STARTED,
+        cache_cold=draw(st.booleans()),
     )
     case = Case(inp, t)
     mode = draw(st.integers(0, 9))

@@ -188,6 +188,9 @@ class WindowBuilder:
             scopes=caller.scopes,
             client_max_tokens=req.client_max_tokens,
             started=record.started,
+            cache_cold=not new
+            and policy.cache_idle_s > 0
+            and now - record.last_seen > policy.cache_idle_s,
         )
         engine_tokens = EngineTokens(self._tokens, model)
         evicted_now, inp, learned, window = await self._compact(

@@ -101,6 +101,8 @@ def plan_compaction(inp: WindowInput, tokens: Tokens) -> Compaction:
     Evicts whole units from the oldest end of the recent turns, down to the low-water
     mark (so the next turns only append), never the last `keep_last_messages` messages,
     and below the transcript floor only while the window would otherwise pass the quota.
+    A turn after the provider's cache went cold (`cache_cold`) compacts the same way
+    once the window is past halfway from the low-water mark to the budget, fitting or not.
     """
     seg = split(inp.messages, inp.memory)
     p = inp.policy
@@ -115,9 +117,13 @@ def plan_compaction(inp: WindowInput, tokens: Tokens) -> Compaction:
     unit_costs = [cost(t[a:b], tokens) for a, b in itertools.pairwise(bounds)]
     tail = sum(unit_costs)
     nothing = Compaction((), cursor, cursor, h)
-    if head + summary + tail <= alloc.transcript_budget:
-        return nothing
     target = p.low_water * alloc.transcript_budget
+    # A cold cache bills this request fresh whatever it holds: compacting now costs no
+    # cached prefix, and the turns after it start from the low-water mark. Worth it once
+    # the window is past halfway from that mark to the budget.
+    cold = inp.cache_cold and head + summary + tail > (target + alloc.transcript_budget) / 2
+    if head + summary + tail <= alloc.transcript_budget and not cold:
+        return nothing
     # The floor is kept from what facts and episodes leave, not beyond it.
     floor = min(p.transcript_floor, alloc.transcript_budget)
     protected_from = len(t) - p.keep_last_messages

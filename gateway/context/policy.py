@@ -68,6 +68,7 @@ class ClassSettings(Strict):
     transcript_floor: int | None = Field(default=None, ge=0)
     keep_last_messages: int | None = Field(default=None, ge=1)
     low_water: float | None = Field(default=None, gt=0, le=1)
+    cache_idle_s: int | None = Field(default=None, ge=0)
     output_reserve: int | None = Field(default=None, gt=0)
     turn_ceiling: int | None = Field(default=None, gt=0)
     progress_window: int | None = Field(default=None, ge=1)

@@ -79,6 +79,7 @@ class WindowPolicy:
     transcript_floor: int
     keep_last_messages: int
     low_water: float
+    cache_idle_s: int
     output_reserve: int
     turn_ceiling: int
     progress_window: int

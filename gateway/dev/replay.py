@@ -180,6 +180,8 @@ class GatewaySide:
     ) -> Sent:
         body = {"model": self.model, "messages": messages}
         headers = {**self._headers(conv, played, channel), **scripted(answer), **clocked(at)}
+        if at is not None:  # the conversation's clock too: the pause since its last turn
+            self.app.state.gateway.turn_clock = lambda: at
         reply = await self.http.post("/v1/chat/completions", json=body, headers=headers)
         if reply.status_code != 200:
             raise ReplayError(f"{played}: the gateway answered {reply.status_code}: {reply.text}")

@@ -7,7 +7,6 @@ book -> persist the conversation.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from time import perf_counter
@@ -133,7 +132,7 @@ async def chat_completions(request: Request) -> ASGIApp:
                 call.messages,
                 call.client_max_tokens,
                 request.headers.get("x-operational-state"),
-                time.time(),
+                gw.turn_clock(),
             )
         )
     turn.escalation = gw.escalations.check(turn.record, turn.policy)
@@ -200,7 +199,7 @@ async def _handoff(gw: Gateway, caller: Caller, call: ChatCall, turn: Turn) -> R
     )
     if turn.escalation:
         gw.escalations.commit(turn.record, turn.escalation)
-    await gw.windows.finish(turn, call.messages, 0, time.time(), turn.policy.handoff_message)
+    await gw.windows.finish(turn, call.messages, 0, gw.turn_clock(), turn.policy.handoff_message)
     return handoff_response(
         call.model,
         turn.policy.handoff_message,
@@ -248,7 +247,7 @@ async def _settle(
         progress = ctx.turn.facts_learned > 0
         gw.escalations.observe(ctx.turn.record, call.messages, output_text(), progress)
     shown = answer() if answer is not None else ""
-    await gw.windows.finish(ctx.turn, call.messages, cost, time.time(), shown)
+    await gw.windows.finish(ctx.turn, call.messages, cost, gw.turn_clock(), shown)
 
 
 async def _json(ctx: _Context, response: httpx.Response, before_upstream: float) -> RawResponse:

@@ -13,7 +13,6 @@ GET    /v1/customers/{id}/export       everything held about the customer
 from __future__ import annotations
 
 import hashlib
-import time
 from typing import Any
 
 import orjson
@@ -102,7 +101,7 @@ async def close_conversation(request: Request) -> RawResponse:
     record.closed = True
     await gw.windows.conversations.save(record)
     episode = await gw.windows.episodes.closed(
-        caller, record, record.model or "default", time.time()
+        caller, record, record.model or "default", gw.turn_clock()
     )
     return json_response(orjson.dumps({**record.public(), "episode_summary": episode.summary}))
 
@@ -153,7 +152,7 @@ async def put_facts(request: Request) -> RawResponse:
     raw_facts = body.get("facts")
     if not isinstance(raw_facts, list):
         raise InvalidRequest("'facts' must be a list of fact objects.", param="facts")
-    now = time.time()
+    now = gw.turn_clock()
     new = [_fact(f, customer, now) for f in raw_facts]
     store = gw.windows.conversations
     key = customer_facts_key(customer)
