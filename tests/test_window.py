@@ -392,6 +392,7 @@ def test_a_turn_after_the_cache_went_cold_compacts_from_halfway(
     compaction = plan_compaction(inp, t)
     assert bool(compaction.fold) is compacts
     if compacts:
+        assert compaction.reason == ("quota" if share > 1 else "cache_cold")
         memory = compacted_memory(msgs, compaction, "customer: ORD-77 never came.")
         report = assemble(dataclasses.replace(inp, memory=memory), t).report
         assert report.history_tokens <= 0.3 * 2000 + 200  # the mark, the opening, the summary

@@ -705,3 +705,58 @@ def test_a_conversation_closed_after_the_next_began_keeps_only_its_own_facts(
     )
     card = closed.json()["episode_summary"]
     assert "ORD-55120" in card and "Ana" not in card and "endereço" not in card, card
+
+
+TURNS = 16  # ~2,100 tokens at the last: fits the 2,500 quota, past halfway to it
+
+
+def _paused(gw: InProcessGateway, conversation: str, pause_s: float) -> list[httpx2.Headers]:
+    """Turns a minute apart, then one after `pause_s`, on the conversation's clock."""
+    client = _client(gw)
+    clock = [1_800_000_000.0]
+    gw.gateway.turn_clock = lambda: clock[0]
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": OPENING},
+    ]
+    seen = []
+    for turn in range(1, TURNS + 1):
+        clock[0] += pause_s if turn == TURNS else 60
+        if turn > 1:
+            said = f"Turn {turn}: the courier left a note about box {turn} at the door. " * 5
+            messages.append({"role": "user", "content": said})
+        raw = client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={"X-Conversation-Id": conversation},
+        )
+        messages.append({"role": "assistant", "content": raw.parse().choices[0].message.content})
+        seen.append(raw.headers)
+    return seen
+
+
+def test_a_turn_after_the_cache_went_cold_compacts_and_is_no_quota_hit(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """Twenty minutes after the last turn the provider's cache is cold: that turn folds
+    the oldest turns though the window fits (turns evicted, reason cache_cold), and the
+    conversation counts no quota hit; a minute after, nothing moves."""
+    warm = _paused(sqlite_app_gateway, "warm-cache", 60)
+    cold = _paused(sqlite_app_gateway, "cold-cache", 20 * 60)
+    assert [h["x-gateway-evicted-turns"] for h in (*warm, *cold[:-1])] == ["0"] * (2 * TURNS - 1)
+    assert int(warm[-1]["x-gateway-evicted-turns"]) == 0
+    assert int(cold[-1]["x-gateway-evicted-turns"]) > 0
+    assert int(cold[-1]["x-gateway-window-tokens"]) < int(warm[-1]["x-gateway-window-tokens"]) / 2
+    key = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
+    for conversation in ("warm-cache", "cold-cache"):
+        state = sqlite_app_gateway.http.get(
+            f"{sqlite_app_gateway.v1}/conversations/{conversation}", headers=key
+        ).json()
+        assert state["quota_hits"] == 0 and state["over_quota_turns"] == 0
+    metrics = sqlite_app_gateway.admin("/metrics").text
+    evicted = next(
+        line
+        for line in metrics.splitlines()
+        if line.startswith('gateway_context_turns_evicted_total{reason="cache_cold"}')
+    )
+    assert float(evicted.split()[-1]) == int(cold[-1]["x-gateway-evicted-turns"])

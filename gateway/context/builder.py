@@ -193,17 +193,18 @@ class WindowBuilder:
             and now - record.last_seen > policy.cache_idle_s,
         )
         engine_tokens = EngineTokens(self._tokens, model)
-        evicted_now, inp, learned, window = await self._compact(
+        evicted_now, inp, learned, window, reason = await self._compact(
             caller, record, inp, engine_tokens, model, now, fkey, facts_write
         )
         learned += heard
         window = window or assemble(inp, engine_tokens)
-        quota_hit = evicted_now > 0 or window.report.over_quota
+        squeezed = evicted_now if reason == "quota" else 0  # a cold cache's: no quota hit
+        quota_hit = squeezed > 0 or window.report.over_quota
         record.window_tokens = window.report.history_tokens
         record.evicted_messages = window.report.evicted_messages
         record.over_quota_turns += int(window.report.over_quota)
         record.quota_hits += int(quota_hit)
-        self._observe(record, window, evicted_now)
+        self._observe(record, window, squeezed)
         return Turn(
             record,
             window,
@@ -231,16 +232,16 @@ class WindowBuilder:
         now: float,
         fkey: str | None,
         facts_write: asyncio.Future[None] | None = None,
-    ) -> tuple[int, WindowInput, int, Window | None]:
-        """(messages evicted, the input to assemble, facts learned, and its window when
-        it is already assembled)."""
+    ) -> tuple[int, WindowInput, int, Window | None, str]:
+        """(messages evicted, the input to assemble, facts learned, its window when it
+        is already assembled, and why it compacted: `Compaction.reason`)."""
         compaction = plan_compaction(inp, tokens)
         if not compaction.fold:
             inp, window = await self._summary_yields(record, inp, tokens)
-            return 0, inp, 0, window
+            return 0, inp, 0, window, compaction.reason
         summary, recompressed = await self._append_fold(caller, inp, compaction, tokens, model)
         if not summary:
-            return 0, inp, 0, None  # nothing can hold them: they stay (over quota, counted)
+            return 0, inp, 0, None, compaction.reason  # nothing holds them: over quota, counted
         opening = inp.messages[leading_system(inp.messages) :][: compaction.head_end]
         mine = heard_here(inp.facts, record.started)
         elsewhere = known_elsewhere(inp.facts, record.started)
@@ -273,7 +274,7 @@ class WindowBuilder:
                 window = assemble(candidate, tokens)
                 recompressed = True
             if window.report.history_tokens >= assemble(inp, tokens).report.history_tokens:
-                return 0, inp, 0, None  # compacting would not even shrink it: keep them
+                return 0, inp, 0, None, compaction.reason  # it would not even shrink
             # else: within quota, or over (the opening or last turns alone are too big)
             # but smaller than keeping everything: sent, and counted as over quota.
         if facts_write is not None:
@@ -289,8 +290,8 @@ class WindowBuilder:
         if recompressed:
             self._metrics.summary_recompressed.inc()
         evicted = compaction.new_cursor - compaction.first
-        self._metrics.turns_evicted.labels("quota").inc(evicted)
-        return evicted, candidate, learned, window
+        self._metrics.turns_evicted.labels(compaction.reason).inc(evicted)
+        return evicted, candidate, learned, window, compaction.reason
 
     async def _summary_yields(
         self, record: ConversationRecord, inp: WindowInput, tokens: EngineTokens

@@ -71,6 +71,9 @@ class Compaction:
     first: int  # transcript index of fold[0]
     new_cursor: int
     head_end: int
+    # "quota": the window did not fit; "cache_cold": it fit, but the provider's cache
+    # was cold (not a quota hit).
+    reason: str = "quota"
 
 
 @dataclass
@@ -141,7 +144,9 @@ def plan_compaction(inp: WindowInput, tokens: Tokens) -> Compaction:
             break
     if n == 0:
         return nothing
-    return Compaction(tuple(t[cursor : bounds[n]]), cursor, bounds[n], h)
+    fitted = head + summary + sum(unit_costs) <= alloc.transcript_budget
+    reason = "cache_cold" if fitted else "quota"
+    return Compaction(tuple(t[cursor : bounds[n]]), cursor, bounds[n], h, reason)
 
 
 def compacted_memory(
