@@ -375,16 +375,17 @@ def _turns_of(total: int, t: EngineTokens) -> list[dict[str, str]]:
     [
         (0.9, False, False),  # fits: a warm cache keeps the prefix it has cached
         (0.9, True, True),  # fits, but the cache is cold anyway: down to the low-water mark
-        (0.5, True, False),  # cold but under halfway from the mark to the budget: not worth it
+        (0.5, True, True),  # cold and past the mark, though far from the budget
+        (0.25, True, False),  # cold but under the low-water mark already: nothing to fold
         (1.3, False, True),  # past the budget: compacts, warm or cold
     ],
 )
-def test_a_turn_after_the_cache_went_cold_compacts_from_halfway(
+def test_a_turn_after_the_cache_went_cold_compacts_down_to_the_mark(
     share: float, cold: bool, compacts: bool
 ) -> None:
     """A pause past the provider's cache TTL bills the next request fresh whatever it
-    holds: that turn compacts to the low-water mark once the window is past halfway from
-    the mark to the budget, though it fits, so the turns after it carry less."""
+    holds: that turn compacts to the low-water mark whenever the window is past it,
+    though it fits, so the turns after it carry less."""
     t = tokens()
     p = shipped_policy(quota_tokens=2000, low_water=0.3, keep_last_messages=2)
     msgs = _turns_of(int(2000 * share), t)

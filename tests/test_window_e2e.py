@@ -707,7 +707,7 @@ def test_a_conversation_closed_after_the_next_began_keeps_only_its_own_facts(
     assert "ORD-55120" in card and "Ana" not in card and "endereço" not in card, card
 
 
-TURNS = 16  # ~2,100 tokens at the last: fits the 2,500 quota, past halfway to it
+TURNS = 16  # ~2,100 tokens at the last: fits the 2,500 quota, past its low-water mark
 
 
 def _paused(gw: InProcessGateway, conversation: str, pause_s: float) -> list[httpx2.Headers]:

@@ -47,13 +47,14 @@ spoken = st.lists(
 ).map(" ".join)
 
 
+WORDS_SPOKEN = ["yeah", "so", "um", "order", "blue", "the", "refund", "ok", "Maria", "parcel", "42"]
+
 # A long phone turn: hundreds of words, unpunctuated.
 speech = st.tuples(st.integers(100, 2500), st.integers(0, 2**16)).map(
     lambda n_seed: " ".join(
         WORDS_SPOKEN[(n_seed[1] * 7 + 13 * i) % len(WORDS_SPOKEN)] for i in range(n_seed[0])
     )
 )
-WORDS_SPOKEN = ["yeah", "so", "um", "order", "blue", "the", "refund", "ok", "Maria", "parcel", "42"]
 
 # A running summary: often shorter than SUMMARY_LEAST_TOKENS (then it is its own least).
 summary_text = st.one_of(
@@ -192,7 +193,7 @@ def conversations(draw: Any, more: list[Any] | None = None) -> Case:
         least = _least(case)
         if more is not None and draw(st.booleans()):
             longer = dataclasses.replace(
-                case, inp=dataclasses.replace(inp, messages=inp.messages + more)
+                case, inp=dataclasses.replace(inp, messages=[*inp.messages, *more])
             )
             least = _least(longer)
         op = case.window().report.slices["operational_state"]

@@ -105,7 +105,7 @@ def plan_compaction(inp: WindowInput, tokens: Tokens) -> Compaction:
     mark (so the next turns only append), never the last `keep_last_messages` messages,
     and below the transcript floor only while the window would otherwise pass the quota.
     A turn after the provider's cache went cold (`cache_cold`) compacts the same way
-    once the window is past halfway from the low-water mark to the budget, fitting or not.
+    whenever the window is past the low-water mark, fitting or not.
     """
     seg = split(inp.messages, inp.memory)
     p = inp.policy
@@ -122,9 +122,8 @@ def plan_compaction(inp: WindowInput, tokens: Tokens) -> Compaction:
     nothing = Compaction((), cursor, cursor, h)
     target = p.low_water * alloc.transcript_budget
     # A cold cache bills this request fresh whatever it holds: compacting now costs no
-    # cached prefix, and the turns after it start from the low-water mark. Worth it once
-    # the window is past halfway from that mark to the budget.
-    cold = inp.cache_cold and head + summary + tail > (target + alloc.transcript_budget) / 2
+    # cached prefix, and the turns after it start from the low-water mark.
+    cold = inp.cache_cold and head + summary + tail > target
     if head + summary + tail <= alloc.transcript_budget and not cold:
         return nothing
     # The floor is kept from what facts and episodes leave, not beyond it.
