@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gateway.context.policy import DEFAULT_POLICY, load_policies
-from gateway.dev.cs_chitchat import dataset_path
+from gateway.dev.cs_chitchat import conversations
 from gateway.dev.cs_loops import generate
 from gateway.loops.detector import LoopSettings, Turn, decide, observe_turn, read_turn
 from gateway.loops.state import WINDOW, LoopState
@@ -105,14 +105,10 @@ def workload(seeds: Sequence[int], count: int, langs: Sequence[str]) -> list[Lab
 def chitchat(split: str) -> list[Labelled]:
     """The dataset's conversations as customer/agent turns: one person's consecutive
     messages are one message; `split` keeps the even- or odd-numbered ones (sorted ids)."""
-    data = json.loads(dataset_path().read_text(encoding="utf-8"))
-    out = []
-    for n, key in enumerate(sorted(data)):
-        if split != "all" and n % 2 != (split == "odd"):
-            continue
-        said = [" ".join(u["text"] for u in group) for group in data[key]["messages"]]
-        out.append(Labelled("en", list(zip(said[::2], said[1::2], strict=False)), None))
-    return out
+    return [
+        Labelled("en", list(zip(said[::2], said[1::2], strict=False)), None)
+        for said in conversations(split)
+    ]
 
 
 HANDWRITTEN = Path(__file__).resolve().parent / "data" / "loops_handwritten.jsonl"

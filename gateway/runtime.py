@@ -15,6 +15,7 @@ from prometheus_client import CollectorRegistry
 
 from gateway.config import Config, Settings, UpstreamConfig
 from gateway.context.builder import WindowBuilder
+from gateway.context.common_words import common_words
 from gateway.context.conversations import ConversationStore
 from gateway.context.first_names import first_names
 from gateway.context.places import city_names
@@ -148,11 +149,12 @@ async def build_gateway(
     config = settings.config
     metrics = GatewayMetrics(registry or CollectorRegistry())
     metrics.set_config(settings.sha)
-    # Loading encodings and the city and name lists reads a few MB from disk: off the
+    # Loading encodings and the city, name and word lists reads a few MB from disk: off the
     # event loop.
     tokens = await asyncio.to_thread(TokenCounter)
     await asyncio.to_thread(city_names)
     await asyncio.to_thread(first_names)
+    await asyncio.to_thread(common_words)
     store = open_configured_store(config)
     try:
         await store.ping()

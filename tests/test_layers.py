@@ -34,6 +34,7 @@ PURE = {
     "gateway.context.people",
     "gateway.context.places",
     "gateway.context.first_names",
+    "gateway.context.common_words",
     "gateway.context.people_conversation",
     "gateway.context.people_corrections",
     "gateway.context.people_numbers",
@@ -73,6 +74,7 @@ PURE_MAY_IMPORT = {
     "gateway.context.people_text",
     "gateway.context.places",
     "gateway.context.first_names",
+    "gateway.context.common_words",
     "gateway.messages",
 }
 # The loop detector's words: Snowball stemmers and the stop-word lists (packaged data).

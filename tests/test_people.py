@@ -2316,3 +2316,56 @@ def test_words_owning_up_to_a_slip_open_a_correction(known: str, said: str, valu
     """ "oops typo should be ...": one after another, then the cue."""
     (fact,) = (f for f in run(known, said) if f.value == value)
     assert "correction" in fact.tags
+
+
+# Real small talk (bench/facts_on_chitchat.py reads chitchat-dataset's 7,168 human chats
+# the same way): an everyday word after a weak cue names no one and no place, and
+# someone else's name is not the customer's. Sentences written here in the manner of
+# that set, not copied from it.
+@pytest.mark.parametrize(
+    "later",
+    [
+        "Same here. I could never sit through the whole thing.",
+        "I'm Frozen solid waiting at the bus stop",
+        "sorry I meant Frozen, the movie",
+        "my sister's name is Julia and she hates it",
+        "his name is Marcos, we met in 4th grade",
+        "I can never remember the names, though.",
+        "the team names usually come from mascots",
+    ],
+)
+def test_small_talk_after_the_name_leaves_the_customer_named(later: str) -> None:
+    facts = extract("Hi, my name is Ana Souza and my parcel is late", later)
+    names = [f.value for f in current_facts(facts) if f.tags[0] == "name"]
+    assert names == ["Ana Souza"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Jarvis from Iron Man is the best assistant",
+        "they could be sent to jail for that",
+        "it is hard to get in if you live in state",
+        "I am in class right now so I type slowly",
+    ],
+)
+def test_an_everyday_word_after_a_place_cue_is_no_city(text: str) -> None:
+    assert "city" not in kinds(extract(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        ("I'm Deandra. I'm new here.", "name", "Deandra"),  # no listed first name
+        ("name's Casey", "name", "Casey"),
+        ("my first name is Tom", "name", "Tom"),
+        ("moro em Vila Mariana", "city", "Vila Mariana"),  # "vila" is an everyday word
+        ("sou de Natal", "city", "Natal"),  # so is "natal": a big city first
+        ("I live in Reading", "city", "Reading"),
+        ("I'm from Provo", "city", "Provo"),
+    ],
+)
+def test_a_name_or_place_that_is_no_everyday_word_is_still_heard(
+    text: str, kind: str, value: str
+) -> None:
+    assert (kind, value) in pairs(extract(text))

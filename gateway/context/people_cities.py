@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 
+from gateway.context.common_words import is_common
 from gateway.context.people_hits import Hit, add_hit, free, proper
 from gateway.context.people_patterns import CITY, PLACE_AFTER, TOKEN_WORD
 from gateway.context.people_text import MATCHES, SpanMatch, first_matches, next_word
@@ -40,9 +41,18 @@ def city_hits(folded: str, hits: list[Hit]) -> None:
             continue  # "Ana from Recife", never "Ana from accounts"
         if m.group(1) is None and _infinitive(folded, *span):
             continue  # "sou de comprar sempre aqui" says what the customer does
+        if _everyday(folded, *span):
+            continue  # "sent to jail", "Jarvis from Iron Man": no place
         place = folded[span[0] : span[1]].lower() not in PLACE_WORDS
         if place and next_word(folded, span[1]) not in STREET_WORDS:  # "to Baker Street"
             add_hit(hits, "city", *span, cue=span[0] if m.group(2) else m.start())
+
+
+def _everyday(folded: str, start: int, end: int) -> bool:
+    """Everyday words only, where no big city is named ("if you live in state", "Iron
+    Man"): no place. "Natal", "Reading" are cities first; "Vila Mariana" has a name."""
+    words = [w for w in folded[start:end].split() if w.lower() not in CONNECTORS]
+    return all(map(is_common, words)) and not is_city(folded[start:end])
 
 
 _CITY_WORDS = 4  # "sao jose dos campos"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 
+from gateway.context.common_words import is_common
 from gateway.context.first_names import is_first_name
 from gateway.context.people_conversation import WORD_KINDS, Conversation
 from gateway.context.people_hits import Hit, free, proper
@@ -283,6 +284,8 @@ def _place_or_person(value: str, before: Conversation) -> str:
     city, person = is_city(value), bool(words) and is_first_name(words[0])
     if city != person:
         return "city" if city else "name"
+    if not city and is_common(words[0]):
+        return ""  # "I meant Frozen", "quis dizer amanhã": an everyday word, no name
     return before.last_of(WORD_KINDS)
 
 

@@ -249,7 +249,7 @@ ADDRESS_UNIT = linear(_address_unit(r"(?-i:[A-Z])"))
 # ends with it (a chat's "casa q fica no fundo", "apto n lembro" abbreviate words).
 ADDRESS_UNIT_SPOKEN = linear(_address_unit(r"(?-i:[A-Z])|(?-i:[b-df-hj-np-tv-xz])"))
 NAME = linear(
-    r"\b(?:(my\s+name\s+is|my\s+name'?s|name'?s|name\s+is|meu\s+nome\s+(?:completo\s+)?(?:e|eh)|me\s+chamo"
+    r"\b(?:(my\s+name\s+is|my\s+name'?s|name's|name\s+is|meu\s+nome\s+(?:completo\s+)?(?:e|eh)|me\s+chamo"
     r"|(?:voce\s+|vc\s+)?pode\s+me\s+chamar\s+de|me\s+chama\s+de|puedes?\s+llamarme|mi\s+nombre\s+(?:completo\s+)?es|me\s+llamo|(?:aqui\s+)?quem"
     # "fala" with one letter typed wrong, left out or doubled ("quem faka é Patrícia")
     r"\s+f(?:[a-z]?ala|[a-z]la|a[a-z]a|al[a-z]a?|la|al)\s+(?:e|eh)(?:\s+[ao])?|(?:le|te)\s+habla|aqui\s+habla|(?:nome|name|nombre)\s*:)"

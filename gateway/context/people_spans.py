@@ -13,6 +13,7 @@ import bisect
 import itertools
 from collections.abc import Sequence
 
+from gateway.context.common_words import is_common
 from gateway.context.first_names import is_first_name
 from gateway.context.people_cities import big_city_hits, city_hits
 from gateway.context.people_hits import Hit, add_hit, proper
@@ -50,7 +51,7 @@ from gateway.context.people_patterns import (
     WORD,
 )
 from gateway.context.people_quantities import amount_spans, date_spans
-from gateway.context.people_text import SpanMatch, first_matches, next_word
+from gateway.context.people_text import SpanMatch, first_matches, next_word, word_set
 from gateway.context.people_words import (
     AMBIGUOUS_NUMBERS,
     CONNECTORS,
@@ -94,6 +95,8 @@ def _named_thing(text: str, start: int, end: int) -> bool:
 def _names(folded: str, hits: list[Hit]) -> None:
     for m in first_matches(NAME, folded):
         strong = m.group(1) is not None
+        if strong and _someone_elses(folded, m.start(1), m.group(1) or ""):
+            continue
         span = proper(folded, m.start(2), m.end(2), not strong, strong)
         if span and (strong or given_name(folded, *span)):
             add_hit(hits, "name", *span, cue=m.start())
@@ -111,13 +114,34 @@ def _names(folded: str, hits: list[Hit]) -> None:
             add_hit(hits, "name", *span, cue=found.start())
 
 
+# Whose a bare "name is" / "name's" may be when it is not the speaker's ("his name is
+# Champ", "the names, though"), and the words that may stand between ("her first name is").
+_OTHERS = word_set(
+    "his her their its your our whose the a an that this which what whats what's one "
+    "someone somebody everyone everybody"
+)
+_NAME_WORDS = word_set("first last full middle real nick user screen pet")
+
+
+def _someone_elses(folded: str, cue: int, said: str) -> bool:
+    """Whether a bare name cue (no "my") is about someone else's name: after "his",
+    "their", "the", or a "'s" ("my dog's name is Champ", "his name's Amadeus")."""
+    if said[:4].lower() != "name":
+        return False
+    before = [w.lower() for w in folded[max(0, cue - 40) : cue].split()][-3:]
+    while before and before[-1] in _NAME_WORDS:
+        before.pop()
+    return bool(before) and (before[-1] in _OTHERS or before[-1].endswith(("'s", "s'")))
+
+
 def given_name(folded: str, start: int, end: int, listed: bool = False) -> bool:
-    """Whether a name a weak cue introduced reads as one: capitalised as written, or in
-    lowercase a first name people are given ("i'm kevin", "sou a ana-clara", not "i'm
-    petty upset"); `listed`: a given first name however written."""
+    """Whether a name a weak cue introduced reads as one: a first name people are given
+    however written ("i'm kevin", "sou a ana-clara", not "i'm petty upset"), or any other
+    word capitalised as written unless it is an everyday word ("I'm Deandra", not "Same
+    here", "I'm Frozen"); `listed`: only a given first name."""
     first = folded[start:end].split(None, 1)[0] if end > start else ""
     given = is_first_name(first.split("-", 1)[0]) or ("-" in first and is_first_name(first))
-    return given or (not listed and first[:1].isupper())
+    return given or (not listed and first[:1].isupper() and not is_common(first))
 
 
 def _street(folded: str, start: int, end: int, trim: bool) -> int | None:

@@ -45,3 +45,15 @@ def english_lines() -> tuple[str, ...]:
             if SHORTEST <= len(text) <= LONGEST and "http" not in text:
                 seen.setdefault(text, None)
     return tuple(seen)
+
+
+def conversations(split: str = "all") -> list[list[str]]:
+    """Each conversation as what was said in turn (one person's consecutive messages
+    joined, the two people alternating); `split` "even" or "odd" keeps the even- or
+    odd-numbered ones (sorted ids), the benches' tuning and held-out halves."""
+    data = json.loads(dataset_path().read_text(encoding="utf-8"))
+    return [
+        [" ".join(u["text"] for u in group) for group in data[key]["messages"]]
+        for n, key in enumerate(sorted(data))
+        if split == "all" or n % 2 == (split == "odd")
+    ]

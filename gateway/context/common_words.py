@@ -1,0 +1,42 @@
+"""Whether a word is an everyday word of the customers' languages: one of the
+`COMMON_RANK` most frequent words of English, Portuguese or Spanish in the word-frequency
+lists `pyspellchecker` packages (MIT; counts from subtitles and Wiktionary), case- and
+accent-folded. Pure: no I/O but reading those three lists once (~0.5 s; the gateway
+reads them at start-up, off the event loop).
+
+Used where a weak cue gives a capitalised word that is neither a listed first name nor
+a big city: "Same here", "I'm OCD", "I meant Frozen", "Jarvis from Iron Man" name no one
+and no place, as real small talk says them (`bench/facts_on_chitchat.py`), while
+"I'm Deandra" and "from Itaquaquecetuba" still do. A first name or a city that is also
+an everyday word ("Rosa", "Natal") is known by its own list first.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.resources
+import json
+from functools import cache
+
+from gateway.context.people_text import FOLD
+
+COMMON_RANK = 5000  # per language: the words a speaker says every day, not names
+_LANGUAGES = ("en", "pt", "es")
+
+
+@cache
+def common_words() -> frozenset[str]:
+    """The most frequent words of each language, folded."""
+    words: set[str] = set()
+    for language in _LANGUAGES:
+        path = importlib.resources.files("spellchecker") / "resources" / f"{language}.json.gz"
+        with path.open("rb") as raw, gzip.open(raw, "rt", encoding="utf-8") as text:
+            counts: dict[str, int] = json.load(text)
+        ranked = sorted(counts, key=counts.__getitem__, reverse=True)[:COMMON_RANK]
+        words.update(w.translate(FOLD).casefold() for w in ranked)
+    return frozenset(words)
+
+
+def is_common(word: str) -> bool:
+    """`word` (any case, accents or not) is an everyday word in one of the languages."""
+    return word.translate(FOLD).casefold() in common_words()
