@@ -2369,3 +2369,26 @@ def test_a_name_or_place_that_is_no_everyday_word_is_still_heard(
     text: str, kind: str, value: str
 ) -> None:
     assert (kind, value) in pairs(extract(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [
+        ("hello! Hows it going? my order never arrived", "my order never arrived"),
+        ("Hi there, how's your day going? The app crashes at login", "The app crashes at login"),
+        (
+            "Hi! Thanks for getting back to me. My refund is still missing",
+            "My refund is still missing",
+        ),
+        ("how have you been? my card was declined twice", "my card was declined twice"),
+        ("oi, como você está? meu pedido não chegou", "meu pedido não chegou"),
+        ("hola, ¿cómo estás? mi pedido no llegó", "mi pedido no llegó"),
+        # asking how something will go is the question itself
+        (
+            "How's it going to be delivered if the address is wrong?",
+            "How's it going to be delivered if the address is wrong",
+        ),
+    ],
+)
+def test_asking_how_the_agent_is_is_courtesy_not_the_problem(text: str, problem: str) -> None:
+    assert [f.value for f in extract(text) if f.tags[0] == "problem"] == [problem]

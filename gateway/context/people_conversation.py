@@ -20,7 +20,7 @@ from gateway.context.people_patterns import (
     TOPIC_CHANGE,
     WORD,
 )
-from gateway.context.people_text import FOLD
+from gateway.context.people_text import FOLD, next_word
 from gateway.context.people_words import FILLER, HELP_WITH
 
 PROBLEM_WORDS = 18  # of its sentence: the problem is a line of the facts block, not a turn
@@ -74,8 +74,15 @@ def _after_opener(folded: str, pos: int) -> int:
         m = OPENER.search(folded[pos : pos + 80])
         if m is None or m.end() == 0 or _inside_word(folded, pos + m.end()):
             break
+        if _going_to(folded[pos : pos + m.end()], folded, pos + m.end()):
+            break
         pos += m.end()
     return pos
+
+
+def _going_to(opener: str, folded: str, end: int) -> bool:
+    """"how's it going to be delivered?" asks the question itself: no greeting."""
+    return opener.rstrip(" \t,").lower().endswith("going") and next_word(folded, end) == "to"
 
 
 def _inside_word(folded: str, end: int) -> bool:

@@ -447,8 +447,15 @@ KIND_CUE = linear(
 OPENER = linear(
     r"^[\s,.!?;:()*~\"'¿¡-]*(?:good\s+(?:morning|afternoon|evening|day)|(?:bom\s+)+dia|(?:boa\s+)+(?:tarde"
     r"|noite)|buen(?:os|as)\s+(?:dias|tardes|noches)|buenas|hello|hi|hey|oi+|ola|hola|alo"
-    r"|tudo\s+(?:bem|bom|certo|joia)|td\s+(?:bem|bom)|blz|beleza|como\s+vai(?:\s+voce)?|how\s+are"
-    r"\s+you(?:\s+doing)?|que\s+tal|e\s+ai|dear\s+(?:sir|madam|team|support|all)|to\s+whom\s+it"
+    r"|tudo\s+(?:bem|bom|certo|joia)|td\s+(?:bem|bom)|blz|beleza|como\s+vai(?:\s+voce)?"
+    # how someone is, and thanks for answering: courtesy before the request
+    r"|how\s+are\s+you(?:\s+doing)?(?:\s+today)?|how'?re\s+you|how\s+have\s+you\s+been"
+    r"|how(?:\s+is|'?s)\s+(?:it|your\s+day|everything|life)(?:\s+going)?|what'?s\s+(?:up|good)"
+    r"|como\s+(?:voce|vc)\s+(?:esta|ta)|como\s+esta(?:s|\s+usted)?"
+    r"|(?:i\s+)?hope\s+(?:you'?re|you\s+are)\s+(?:doing\s+)?well|(?:thanks?|thank\s+you)\s+for"
+    r"\s+(?:getting\s+back(?:\s+to\s+me)?|(?:your|the)\s+(?:quick\s+)?(?:reply|response|help|time)"
+    r"|reaching\s+out)"
+    r"|que\s+tal|e\s+ai|dear\s+(?:sir|madam|team|support|all)|to\s+whom\s+it"
     r"\s+may\s+concern|prezad[oa]s?|estimad[oa]s?|senhor(?:es|a)?|senor(?:es|a)?|sir|madam"
     r"|team|equipe|equipo|support|suporte|soporte|ok|okay|okey|uh+|u+m+|hmm+|ah+|eh+|e|entao"
     r"|ei+|opa|alo|alou|(?:pessoal|gente|galera|folks|guys|everyone|chicos)\s*[,!.]+\s*"
