@@ -2329,6 +2329,7 @@ def test_words_owning_up_to_a_slip_open_a_correction(known: str, said: str, valu
         "I'm Frozen solid waiting at the bus stop",
         "sorry I meant Frozen, the movie",
         "my sister's name is Julia and she hates it",
+        "my sisters name is julia lol",
         "his name is Marcos, we met in 4th grade",
         "I can never remember the names, though.",
         "the team names usually come from mascots",

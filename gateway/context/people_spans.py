@@ -121,17 +121,26 @@ _OTHERS = word_set(
     "someone somebody everyone everybody"
 )
 _NAME_WORDS = word_set("first last full middle real nick user screen pet")
+# Whose name it may be, said without the apostrophe in a hurried chat ("my sisters name
+# is julia").
+_KIN = word_set(
+    "mom mother dad father sister brother son daughter wife husband friend boyfriend "
+    "girlfriend dog cat boss kid baby cousin aunt uncle grandma grandpa niece nephew "
+    "partner neighbor neighbour"
+)
 
 
 def _someone_elses(folded: str, cue: int, said: str) -> bool:
     """Whether a bare name cue (no "my") is about someone else's name: after "his",
-    "their", "the", or a "'s" ("my dog's name is Champ", "his name's Amadeus")."""
+    "their", "the", or a "'s" ("my dog's name is Champ", "his name's Amadeus", "my
+    sisters name is julia")."""
     if said[:4].lower() != "name":
         return False
     before = [w.lower() for w in folded[max(0, cue - 40) : cue].split()][-3:]
     while before and before[-1] in _NAME_WORDS:
         before.pop()
-    return bool(before) and (before[-1] in _OTHERS or before[-1].endswith(("'s", "s'")))
+    last = before[-1] if before else ""
+    return last in _OTHERS or last.endswith(("'s", "s'")) or last[:-1] in _KIN
 
 
 def given_name(folded: str, start: int, end: int, listed: bool = False) -> bool:
