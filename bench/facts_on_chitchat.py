@@ -46,16 +46,27 @@ def conversations(split: str) -> list[list[dict[str, str]]]:
     ]
 
 
-def heard(conv: list[dict[str, str]], patterns: list[Pattern]) -> list[tuple[Fact, str]]:
-    """Every fact heard, with the message it was heard in."""
+def shipped_patterns() -> list[Pattern]:
+    """The packaged context.yaml's extraction patterns, as the gateway compiles them."""
+    return [
+        Pattern(name, compile_linear(p.regex), tuple(p.tags), p.scope)
+        for name, p in shipped_policy().extraction.items()
+    ]
+
+
+def heard(
+    conv: list[dict[str, str]], patterns: list[Pattern], channel: str = "chat"
+) -> tuple[list[tuple[Fact, str]], list[Fact]]:
+    """Every fact heard, with the message it was heard in, and the facts current at the
+    end (a corrected value superseded)."""
     known: list[Fact] = []
     found: list[tuple[Fact, str]] = []
     for n, message in enumerate(conv):
-        new = _scan([], [message], patterns, "chat", float(n), known)
+        new = _scan([], [message], patterns, channel, float(n), known)
         ids = {f.id for f in known}
         found += [(f, message["content"]) for f in new if f.id not in ids]
         known = merged_facts(known, new)
-    return found
+    return found, known
 
 
 def main() -> None:
@@ -65,10 +76,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--kind", default="", help="sample only facts of this kind")
     args = parser.parse_args()
-    patterns = [
-        Pattern(name, compile_linear(p.regex), tuple(p.tags), p.scope)
-        for name, p in shipped_policy().extraction.items()
-    ]
+    patterns = shipped_patterns()
     convs = conversations(args.split)
     start = time.perf_counter()
     everything: list[tuple[int, Fact, str]] = []
@@ -76,7 +84,7 @@ def main() -> None:
     messages = 0
     for i, conv in enumerate(convs):
         messages += len(conv)
-        found = heard(conv, patterns)
+        found, _ = heard(conv, patterns)
         with_any += bool(found)
         everything += [(i, f, text) for f, text in found]
     spent = time.perf_counter() - start

@@ -2364,6 +2364,7 @@ def test_an_everyday_word_after_a_place_cue_is_no_city(text: str) -> None:
         ("sou de Natal", "city", "Natal"),  # so is "natal": a big city first
         ("I live in Reading", "city", "Reading"),
         ("I'm from Provo", "city", "Provo"),
+        ("I am from New York, but we moved", "city", "New York"),  # GeoNames: "New York City"
     ],
 )
 def test_a_name_or_place_that_is_no_everyday_word_is_still_heard(

@@ -1,5 +1,5 @@
 """Whether a word is an everyday word of the customers' languages: one of the
-`COMMON_RANK` most frequent words of English, Portuguese or Spanish in the word-frequency
+`COMMON_RANK` (10,000) most frequent words of English, Portuguese or Spanish in the word-frequency
 lists `pyspellchecker` packages (MIT; counts from subtitles and Wiktionary), case- and
 accent-folded. Pure: no I/O but reading those three lists once (~0.5 s; the gateway
 reads them at start-up, off the event loop).
@@ -20,7 +20,7 @@ from functools import cache
 
 from gateway.context.people_text import FOLD
 
-COMMON_RANK = 5000  # per language: the words a speaker says every day, not names
+COMMON_RANK = 10_000  # per language: the words a speaker says every day, not names
 _LANGUAGES = ("en", "pt", "es")
 
 

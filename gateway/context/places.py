@@ -19,18 +19,23 @@ from functools import cache
 _PACKAGE, _PATH = "geotext", "data/cities15000.txt"  # geonameid, name, asciiname, ...
 _NAMES, _POPULATION = slice(1, 3), 14  # columns
 LEAST_POPULATION = 100_000
+_MILLIONS = 1_000_000
 
 
 @cache
 def city_names() -> frozenset[str]:
-    """Every big city's name and ASCII name, case-folded."""
+    """Every big city's name and ASCII name, case-folded; a city of millions GeoNames
+    calls "... City" also without the word, as people say it ("New York", "Mexico")."""
     names: set[str] = set()
     with (importlib.resources.files(_PACKAGE) / _PATH).open(encoding="utf-8") as lines:
         for line in lines:
             fields = line.split("\t")
             population = fields[_POPULATION] if len(fields) > _POPULATION else ""
             if population.isdigit() and int(population) >= LEAST_POPULATION:
-                names.update(name.casefold() for name in fields[_NAMES] if name)
+                said = [name.casefold() for name in fields[_NAMES] if name]
+                names.update(said)
+                if int(population) >= _MILLIONS:
+                    names.update(n.removesuffix(" city") for n in said if n.endswith(" city"))
     return frozenset(names)
 
 
