@@ -1,14 +1,15 @@
 """Whether a word is an everyday word of the customers' languages: one of the
-`COMMON_RANK` (10,000) most frequent words of English, Portuguese or Spanish in the word-frequency
-lists `pyspellchecker` packages (MIT; counts from subtitles and Wiktionary), case- and
-accent-folded. Pure: no I/O but reading those three lists once (~0.5 s; the gateway
-reads them at start-up, off the event loop).
+`COMMON_RANK` (10,000) most frequent words of English, Portuguese or Spanish in the
+word-frequency lists `pyspellchecker` packages (MIT; counts from subtitles and
+Wiktionary), case- and accent-folded. Pure: no I/O but reading those three lists once
+(~0.5 s; the gateway reads them at start-up, off the event loop).
 
 Used where a weak cue gives a capitalised word that is neither a listed first name nor
-a big city: "Same here", "I'm OCD", "I meant Frozen", "Jarvis from Iron Man" name no one
-and no place, as real small talk says them (`bench/facts_on_chitchat.py`), while
-"I'm Deandra" and "from Itaquaquecetuba" still do. A first name or a city that is also
-an everyday word ("Rosa", "Natal") is known by its own list first.
+a big city: "Same here", "I'm Frozen solid", "I meant Frozen", "Jarvis from Iron Man"
+name no one and no place, as real small talk says them (`bench/facts_on_chitchat.py`),
+while "I'm Deandra" and "from Itaquaquecetuba" still do. A first name or a city that is
+also an everyday word ("Rosa", "Natal") is known by its own list first. A word no list
+holds passes, an acronym too ("I'm OCD" is still heard as a name).
 """
 
 from __future__ import annotations

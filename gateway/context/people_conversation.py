@@ -81,7 +81,7 @@ def _after_opener(folded: str, pos: int) -> int:
 
 
 def _going_to(opener: str, folded: str, end: int) -> bool:
-    """"how's it going to be delivered?" asks the question itself: no greeting."""
+    """ "how's it going to be delivered?" asks the question itself: no greeting."""
     return opener.rstrip(" \t,").lower().endswith("going") and next_word(folded, end) == "to"
 
 

@@ -31,10 +31,11 @@ def city_names() -> frozenset[str]:
         for line in lines:
             fields = line.split("\t")
             population = fields[_POPULATION] if len(fields) > _POPULATION else ""
-            if population.isdigit() and int(population) >= LEAST_POPULATION:
+            people = int(population) if population.isdigit() else 0
+            if people >= LEAST_POPULATION:
                 said = [name.casefold() for name in fields[_NAMES] if name]
                 names.update(said)
-                if int(population) >= _MILLIONS:
+                if people >= _MILLIONS:
                     names.update(n.removesuffix(" city") for n in said if n.endswith(" city"))
     return frozenset(names)
 
