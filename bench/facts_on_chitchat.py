@@ -62,7 +62,9 @@ def heard(
     known: list[Fact] = []
     found: list[tuple[Fact, str]] = []
     for n, message in enumerate(conv):
-        new = _scan([], [message], patterns, channel, float(n), known)
+        previous = conv[n - 1] if n else {}
+        before = previous["content"] if previous.get("role") == "assistant" else ""
+        new = _scan([], [message], patterns, channel, float(n), known, (), before[-2000:])
         ids = {f.id for f in known}
         found += [(f, message["content"]) for f in new if f.id not in ids]
         known = merged_facts(known, new)

@@ -760,3 +760,37 @@ def test_a_turn_after_the_cache_went_cold_compacts_and_is_no_quota_hit(
         if line.startswith('gateway_context_turns_evicted_total{reason="cache_cold"}')
     )
     assert float(evicted.split()[-1]) == int(cold[-1]["x-gateway-evicted-turns"])
+
+
+def test_a_name_given_as_the_answer_to_the_agents_question_is_kept(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """The agent asks who it is speaking with and the customer answers with the name
+    alone, in lowercase ("é a luciana prado"), as real customers do: the gateway reads the
+    newest message with the agent's question before it, and the customer's facts hold
+    the name and the city from that turn on."""
+    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
+    client = _client(sqlite_app_gateway)
+    headers = {"X-Conversation-Id": "ask-1", "X-Customer-Id": "cust-ask", "X-Channel": "whatsapp"}
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "oi meu pedido nao chegou ainda"},
+    ]
+    question = "Sinto muito pela demora! Com quem eu falo, por favor?"
+    reply = client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=messages,
+        extra_headers={**headers, "X-Simulator-Reply": question},
+    )
+    assert reply.choices[0].message.content == question
+    messages += [
+        {"role": "assistant", "content": question},
+        {"role": "user", "content": "é a luciana prado, to aqui em joinville"},
+    ]
+    client.chat.completions.create(model="gpt-4o-mini", messages=messages, extra_headers=headers)
+    facts = sqlite_app_gateway.http.get(
+        f"{sqlite_app_gateway.v1}/customers/cust-ask/facts", headers=auth
+    ).json()["facts"]
+    by_kind = {f["tags"][0]: f["value"] for f in facts if f.get("tags")}
+    assert by_kind.get("name") == "luciana prado", facts
+    assert by_kind.get("city") == "joinville", facts

@@ -37,3 +37,18 @@ def first_names() -> frozenset[str]:
 def is_first_name(word: str) -> bool:
     """`word` (any case, accents or not) is a listed first name."""
     return word.translate(FOLD).casefold() in first_names()
+
+
+@cache
+def last_names() -> frozenset[str]:
+    """Every listed family name, folded as `first_names`: "torres", "prado", "costa" are
+    everyday words too, and still a name after a first name."""
+    names: set[str] = set()
+    for locale in _LOCALES:
+        provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
+        names.update(str(n).translate(FOLD).casefold() for n in getattr(provider, "last_names", ()))
+    return frozenset(names)
+
+
+def is_last_name(word: str) -> bool:
+    return word.translate(FOLD).casefold() in last_names()

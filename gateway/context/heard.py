@@ -37,10 +37,11 @@ def _scan(
     now: float,
     known: Sequence[Fact] = (),
     elsewhere: Sequence[Fact] = (),
+    before: str = "",
 ) -> list[Fact]:
     found = extract_facts(turns, patterns, channel, now)
     matched = {f.value.casefold() for f in found}
-    people = extract_people_facts([*opening, *turns], channel, now, known, elsewhere)
+    people = extract_people_facts([*opening, *turns], channel, now, known, elsewhere, before)
     heard = [*found, *(f for f in people if f.value.casefold() not in matched)]
     return [_scoped(f, heard, patterns) for f in heard]
 
@@ -131,14 +132,16 @@ class FactExtractor:
         now: float,
         known: Sequence[Fact] = (),
         elsewhere: Sequence[Fact] = (),
+        before: str = "",
     ) -> list[Fact]:
         """Facts the newest message states, durable at once, not only when the turn is
         later folded. Read alone: what came before reaches it as `known` (the
-        conversation's facts, oldest first), enough for "scratch that, Boston". A message
+        conversation's facts, oldest first), enough for "scratch that, Boston", and as
+        `before`, the agent's message it answers ("who am I speaking with?"). A message
         sent again (a retry) with the same facts known is read once."""
-        parts = (channel, *_said(known, elsewhere))
+        parts = (channel, *_said(known, elsewhere), "\x1d", before)
         key = ("latest", content_key(parts, [latest]))
-        return await self._scan_once(key, [], [latest], channel, now, known, elsewhere)
+        return await self._scan_once(key, [], [latest], channel, now, known, elsewhere, before)
 
     async def _scan_once(
         self,
@@ -149,6 +152,7 @@ class FactExtractor:
         now: float,
         known: Sequence[Fact],
         elsewhere: Sequence[Fact],
+        before: str = "",
     ) -> list[Fact]:
         """`_scan`, remembered by `key`: what was heard before (an app resending) comes
         back dated now."""
@@ -166,6 +170,7 @@ class FactExtractor:
             now,
             known,
             elsewhere,
+            before,
         )
         self._memo.put(key, (found, now))
         return found

@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from gateway.context.people_conversation import Conversation, problems
+from gateway.context.people_answers import answer_hits, asked_kinds
+from gateway.context.people_conversation import Conversation, problems, value_words
 from gateway.context.people_corrections import corrections
 from gateway.context.people_hits import Hit
 from gateway.context.people_numbers import (
@@ -220,6 +221,7 @@ def extract_people_facts(
     now: float,
     known: Sequence[Fact] = (),
     elsewhere: Sequence[Fact] = (),
+    before: str = "",
 ) -> list[Fact]:
     """Facts stated in these OpenAI-style messages: the customer's in "user" turns, the
     agent's commitments (promise, deadline) in "assistant" turns; other roles are not
@@ -228,7 +230,9 @@ def extract_people_facts(
     correction ("scratch that, Boston") knows what it corrects and a known problem is
     not heard again. `elsewhere`: the customer's name and city from earlier
     conversations, only for a bare correction that shares a word with one ("o correto é
-    Beatriz Pereira" corrects the name Beatriz); they never make a kind already heard."""
+    Beatriz Pereira" corrects the name Beatriz); they never make a kind already heard.
+    `before`: the agent's message just before these turns, whose question a bare answer
+    in the first of them may answer (gateway.context.people_answers)."""
     facts: dict[str, Fact] = {}
     seen = Conversation()
     for f in elsewhere:
@@ -238,10 +242,17 @@ def extract_people_facts(
             seen.heard(f.tags[0], f.value)
     seen.problem = "problem" in seen.recent
     said = itertools.count()
+    asked = asked_kinds(before) if before else frozenset()
+    named = next((f.value for f in reversed(known) if fact_kind(f) == "name"), "")
     for text, role in _read(turns):
         agent = role == "assistant"
         folded, english, found = _message_hits(text, agent)
         hits = [h for h in found if not (h.weak and _heard_or_said(h.kind, seen, found))]
+        if agent:
+            asked = asked_kinds(text)
+        else:
+            answer_hits(folded, asked, hits)
+            asked = frozenset()
         corrections(folded, hits, seen, english, agent)
         if not agent:
             problems(folded, hits, seen)
@@ -250,6 +261,9 @@ def extract_people_facts(
             # dated a fraction of a millisecond past `now`, before any next turn can come.
             at = now + next(said) * FACT_STEP_S
             fact = _fact(hit, text[hit.start : hit.end], agent, english, channel, at)
+            if hit.kind == "name" and not hit.correction and _shorter(fact.value, named):
+                continue  # "Dana" signing off after "Dana Whitfield": the same, said short
+            named = fact.value if hit.kind == "name" else named
             facts.pop(fact.id, None)
             facts[fact.id] = fact
             seen.heard(hit.kind, fact.value)
@@ -266,6 +280,12 @@ def _message_hits(text: str, agent: bool) -> tuple[str, bool, tuple[Hit, ...]]:
     english = is_english(folded)
     hits = agent_hits(folded, english) if agent else customer_hits(folded, english)
     return folded, english, tuple(hits)
+
+
+def _shorter(value: str, name: str) -> bool:
+    """Whether a name is some of the words of the one heard before."""
+    said = value_words(value)
+    return bool(said) and said < value_words(name)
 
 
 def _heard_or_said(kind: str, seen: Conversation, hits: Sequence[Hit]) -> bool:

@@ -284,8 +284,10 @@ def _place_or_person(value: str, before: Conversation) -> str:
     city, person = is_city(value), bool(words) and is_first_name(words[0])
     if city != person:
         return "city" if city else "name"
-    if not city and is_common(words[0]):
-        return ""  # "I meant Frozen", "quis dizer amanhã": an everyday word, no name
+    if not city and (is_common(words[0]) or value.islower()):
+        # "I meant Frozen", "quis dizer amanhã": an everyday word, no name; "I mean
+        # hahaha": a lowercase word that is no listed name nor a big city, neither
+        return ""
     return before.last_of(WORD_KINDS)
 
 

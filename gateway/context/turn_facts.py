@@ -19,6 +19,9 @@ from gateway.messages import message_text
 from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.context.turn_facts")
+# Of the agent's message before the newest, the end a question it asks is read in: a
+# pasted page there costs nothing.
+ASKED_CHARS = 2000
 
 
 class TurnFacts:
@@ -45,7 +48,11 @@ class TurnFacts:
         known = {f.id for f in facts}
         mine = heard_here(facts, record.started)
         elsewhere = known_elsewhere(facts, record.started)
-        heard = await self._heard.of_latest(latest, record.channel, now, mine, elsewhere)
+        previous = messages[-2] if len(messages) > 1 and isinstance(messages[-2], dict) else {}
+        before = message_text(previous) if previous.get("role") == "assistant" else ""
+        heard = await self._heard.of_latest(
+            latest, record.channel, now, mine, elsewhere, before[-ASKED_CHARS:]
+        )
         fresh = [f for f in one_problem(heard, facts, record.started) if f.id not in known]
         if not fresh:
             return facts, 0, None

@@ -1,0 +1,261 @@
+"""Facts a customer gives bare, as an answer: the agent asked for the name ("Com quem eu
+falo?", "Can I get the name on the booking?", "¿Me dice su nombre completo?") and the
+reply opens with it ("sure it's angela torres", "é a luciana prado", "Beatriz
+Nogueira"); asked for the order or booking number, the reply opens with the code
+("7730418", "KXT4PZ"); asked which city, with the city. Real customers answer so far
+more often than they say "my name is". Two shapes need no question: a name after "in
+the name of" ("tá no nome de cláudio", "a nombre de Lucía Gómez"), and a line that is a
+full name alone in a message of several lines (a form-like answer: "Marcos Vinicius
+Teixeira\\napolice PA-0098812-3"). And a big city said where people say where they
+are, whatever the case: after the address it belongs to ("27 Clarendon Park Road,
+Leicester", "... ap 21, icaraí, niteroi", "4127 Bryant Ave S in Minneapolis") and after
+"here in" ("estoy aquí en guadalajara"). Pure.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gateway.context.common_words import is_common
+from gateway.context.first_names import is_first_name, is_last_name
+from gateway.context.people_hits import Hit, add_hit, proper
+from gateway.context.people_text import FOLD, linear
+from gateway.context.places import is_city
+
+# What the agent asks for, in a sentence that asks (a "?", or a request verb: phone
+# transcripts write no question marks).
+_NAME_ASK = linear(
+    r"\b(?:(?:your|ur)\s+(?:full\s+|first\s+and\s+last\s+|first\s+|last\s+)?name"
+    r"|name\s+(?:on|of|under)\s+(?:the\s+|your\s+)?(?:account|booking|order|reservation|card"
+    r"|policy|ticket)|who\s+(?:am\s+i|i'?m)\s+(?:speaking|talking|chatting)\s+(?:with|to)"
+    r"|(?:seu|teu)\s+nome|nome\s+(?:completo|do\s+titular|de\s+quem|d[oa]\s+(?:cadastro"
+    r"|titular|pedido|reserva|segurad[oa]|cliente))|com\s+quem\s+(?:eu\s+)?(?:falo|estou"
+    r"\s+falando|tenho\s+o\s+prazer)|como\s+(?:voce\s+|vc\s+|o\s+senhor\s+|a\s+senhora\s+)?se"
+    r"\s+chama|(?:su|tu)\s+nombre|nombre\s+(?:completo|del\s+titular|de\s+la\s+reserva"
+    r"|del\s+cliente)|con\s+quien\s+(?:tengo\s+el\s+gusto|hablo)|como\s+se\s+llama"
+    r"|como\s+te\s+llamas)\b"
+)
+_ORDER_ASK = linear(
+    r"\b(?:(?:order|booking|reservation|confirmation|policy|account|case|ticket|tracking"
+    r"|reference|claim|invoice)\s+(?:number|no\b|#|code|id|reference)|booking\s+ref(?:erence)?"
+    r"|numero\s+d[oa]s?\s+(?:seu\s+|sua\s+)?(?:pedido|protocolo|apolice|conta|reserva"
+    r"|contrato|sinistro|chamado|localizador|rastreio|cadastro)|(?:numero|codigo|num)\s+de"
+    r"\s+(?:su\s+|tu\s+)?(?:pedido|reserva|cuenta|poliza|seguimiento|contrato|siniestro|caso"
+    r"|ticket)|localizador|codigo\s+d[ao]\s+(?:reserva|rastreio|pedido))\b"
+)
+_CITY_ASK = linear(
+    r"\b(?:(?:which|what)\s+city|where\s+(?:are\s+you|you'?re)\s+(?:located|based|from)"
+    r"|(?:qual|que)\s+(?:e\s+a\s+)?(?:sua\s+)?cidade|em\s+que\s+cidade|de\s+(?:qual|que)"
+    r"\s+cidade|(?:que|cual)\s+ciudad|de\s+onde\s+(?:voce|vc|o\s+senhor|a\s+senhora)\s+(?:fala"
+    r"|e)|desde\s+donde)\b"
+)
+_ASKS = (("name", _NAME_ASK), ("order", _ORDER_ASK), ("city", _CITY_ASK))
+_REQUEST = linear(
+    r"\b(?:please|can\s+you|could\s+you|may\s+i|can\s+i|what'?s|what\s+is|por\s+favor"
+    r"|poderia|pode|me\s+(?:informa|informe|confirma|confirme|passa|passe|diga|diz|fala)"
+    r"|qual|quais|podria|puede|me\s+(?:indica|indique|dice|diga|da|pasa)|cual|indiqueme"
+    r"|digame|confirmeme|confirm|confirme|confirma|informe|informa)\b"
+)
+_SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
+
+# What opens an answer before the value: yes, sure, "it's", "é a", "con", "sou o".
+_LEAD = (
+    r"^\W*(?:(?:sim|claro|yes|yeah|yep|yup|sure|ok|okay|si|certo|isso|of\s+course|pois\s+nao"
+    r"|uh+|um+|hm+|eh+|ah+|tipo|so|well|right)\W+)*"
+)
+_NAME_LEAD = linear(
+    _LEAD + r"(?:(?:it'?s|it\s+is|its|that'?s|e\s+[ao]|eh|e|sou\s+[ao]|sou|soy|con|com\s+[ao]"
+    r"|aqui\s+e(?:\s+[ao])?|this\s+is|i'?m|i\s+am|meu\s+nome\s+e|my\s+name\s+is|me\s+llamo"
+    r"|mi\s+nombre\s+es|it\s+is|name'?s)\s+)?"
+)
+_CODE_LEAD = linear(
+    _LEAD + r"(?:(?:it'?s|it\s+is|its|o\s+numero\s+e|el\s+numero\s+es|the\s+number\s+is|eh|es|e"
+    r"|number|numero|n[o.]|#)\s*)?"
+)
+_CITY_LEAD = linear(
+    _LEAD + r"(?:(?:aqui|here|aca|aqui\s+mesmo)\s+)?(?:(?:em|no|na|de|do|da|in|from|en|desde"
+    r"|at)\s+)?"
+)
+_CODE = linear(r"#?([A-Za-z]{0,4}-?\d[A-Za-z0-9-]{2,18})\b")
+_UNDER = linear(
+    r"\b(?:(?:esta|ta|fica)\s+)?(?:no|em)\s+nome\s+d[eoa]|\bin\s+the\s+name\s+of|\bunder"
+    r"\s+the\s+name(?:\s+of)?|\ba\s+nombre\s+de"
+)
+_NAME_CHARS = 60  # a name answered opens the reply: looked for in its first characters
+
+
+def asked_kinds(agent_text: str) -> frozenset[str]:
+    """What the agent's message asks the customer for: "name", "order", "city"."""
+    folded = agent_text.translate(FOLD)
+    found: set[str] = set()
+    sentences = [m.group(0) for m in _SENTENCE.finditer(folded) if m.group(0).strip()]
+    for n, sentence in enumerate(sentences, 1):
+        # the last one asks too: a call's transcript writes no question mark
+        asks = n == len(sentences) or "?" in sentence or _REQUEST.search(sentence) is not None
+        found.update(kind for kind, ask in _ASKS if asks and ask.search(sentence))
+    return frozenset(found)
+
+
+def answer_hits(folded: str, asked: frozenset[str], hits: list[Hit]) -> None:
+    """Facts this customer message gives bare: an answer to what was `asked`, a name after
+    "in the name of", a full name alone on a line."""
+    if "name" in asked:
+        _answered_name(folded, hits)
+    if "order" in asked:
+        _answered_code(folded, hits)
+    if "city" in asked:
+        _answered_city(folded, hits)
+    _name_under(folded, hits)
+    _name_line(folded, hits)
+    _city_after_address(folded, hits)
+    _city_here(folded, hits)
+
+
+# What stands between an address and its city: a comma, "in", or the rest of a door or a
+# street's side ("... flat 2/1 in glasgow", "... Bryant Ave S in Minneapolis").
+_AFTER_ADDRESS = linear(
+    r"^[ \t]*(?:[/-]?\w{1,2}\b)?[ \t]*(?:,|-|\bin\b|\bem\b|\ben\b|\bno\b|\bna\b)?[ \t]*"
+)
+_HERE_IN = linear(r"\b(?:aqui|aca|here)(?:\s+mesmo)?\s+(?:em|no|na|en|in|de)\s+")
+_CITY_WORDS = 4  # "sao jose dos campos"
+_SKIPPED_CHUNK = 32  # a neighbourhood between the address and its city: "icaraí, "
+
+
+def _city_after_address(folded: str, hits: list[Hit]) -> None:
+    for address in [h for h in hits if h.kind == "address"]:
+        at = address.end
+        for _ in range(2):  # the city, or a neighbourhood then the city
+            lead = _AFTER_ADDRESS.search(folded[at : at + 12])
+            start = at + (lead.end() if lead else 0)
+            end = _known_city(folded, start)
+            if end:
+                add_hit(hits, "city", start, end, cue=address.start)
+                break
+            comma = folded.find(",", start, start + _SKIPPED_CHUNK)
+            if comma < 0:
+                break
+            at = comma
+
+
+def _city_here(folded: str, hits: list[Hit]) -> None:
+    for m in _HERE_IN.finditer(folded):
+        end = _known_city(folded, m.end())
+        if end:
+            add_hit(hits, "city", m.end(), end, cue=m.start())
+            return
+
+
+def _known_city(folded: str, start: int) -> int:
+    """Where the longest big city's name that starts at `start` ends (0: none)."""
+    words = list(re.finditer(r"[^\W\d_][\w'-]*", folded[start : start + 60]))
+    if not words or words[0].start() != 0:
+        return 0
+    ends: list[int] = []
+    for m in words[:_CITY_WORDS]:
+        if ends and not folded[start + ends[-1] : start + m.start()].isspace():
+            break
+        ends.append(m.end())
+    for end in reversed(ends):
+        said = folded[start : start + end]
+        # "here in nice weather": a big city's name in lowercase that is an everyday word
+        if is_city(said) and not (said.islower() and all(map(is_common, said.split()))):
+            return start + end
+    return 0
+
+
+def _answered_name(folded: str, hits: list[Hit]) -> None:
+    lead = _NAME_LEAD.search(folded)
+    if lead is None:
+        return
+    start = lead.end()
+    span = _named(folded, proper(folded, start, min(len(folded), start + _NAME_CHARS), True, True))
+    if span and _given(folded[span[0] : span[1]]):
+        add_hit(hits, "name", *span, cue=start)
+
+
+def _answered_code(folded: str, hits: list[Hit]) -> None:
+    lead = _CODE_LEAD.search(folded)
+    m = _CODE.search(folded, lead.end()) if lead else None
+    if m is None or m.start() > (lead.end() if lead else 0) + 1:
+        return
+    code = m.group(1) or ""
+    digits = sum(ch.isdigit() for ch in code)
+    capitals = sum(ch.isupper() for ch in code)
+    if digits >= 4 or (digits and capitals >= 3):
+        add_hit(hits, "order", m.start(1), m.end(1), cue=m.start())
+
+
+def _answered_city(folded: str, hits: list[Hit]) -> None:
+    lead = _CITY_LEAD.search(folded)
+    start = lead.end() if lead else 0
+    span = proper(folded, start, min(len(folded), start + _NAME_CHARS), True, True, city=True)
+    if not span:
+        return
+    said = folded[span[0] : span[1]]
+    everyday = all(map(is_common, said.split()))
+    if (is_city(said) and not (said.islower() and everyday)) or (
+        said[:1].isupper() and not everyday
+    ):
+        add_hit(hits, "city", *span, cue=start)
+
+
+def _name_under(folded: str, hits: list[Hit]) -> None:
+    for m in _UNDER.finditer(folded):
+        if folded[max(0, m.start() - 5) : m.start()].lower().endswith("what "):
+            continue  # "what in the name of Sam Hill is that?"
+        end = m.end()
+        span = _named(folded, proper(folded, end, min(len(folded), end + _NAME_CHARS), True, True))
+        if span and _given(folded[span[0] : span[1]]):
+            add_hit(hits, "name", *span, cue=m.start())
+            return
+
+
+def _name_line(folded: str, hits: list[Hit]) -> None:
+    """A line that is two to four name words and nothing else, the first a listed first
+    name, in a message of several lines ("Beatriz Nogueira\\nlocalizador KXT4PZ")."""
+    if "\n" not in folded.strip():
+        return
+    pos = 0
+    for line in folded.split("\n"):
+        start, pos = pos, pos + len(line) + 1
+        words = line.strip(" \t.,;:!").split()
+        if not 2 <= len(words) <= 4 or not is_first_name(words[0]):
+            continue
+        begin = start + line.index(words[0])
+        span = proper(folded, begin, begin + len(line.strip(" \t.,;:!")), True, True)
+        if (
+            span
+            and span[1] - span[0] == len(" ".join(words))
+            and " ".join(words) == folded[span[0] : span[1]]
+        ):
+            add_hit(hits, "name", *span, cue=span[0])
+
+
+def _named(folded: str, span: tuple[int, int] | None) -> tuple[int, int] | None:
+    """The span of a name whose words after the first are name words: a lowercase word
+    that is an everyday one ends it unless it is a listed family name ("cláudio
+    entrega" is Cláudio; "luciana prado" stays whole)."""
+    if span is None:
+        return None
+    start, end = span
+    words = list(re.finditer(r"\S+", folded[start:end]))
+    keep = 1
+    for m in words[1:]:
+        word = m.group(0)
+        if word.islower() and is_common(word) and not is_last_name(word) and len(word) > 3:
+            break
+        keep += 1
+    return start, start + words[keep - 1].end()
+
+
+_LAUGH = re.compile(r"(?:[hjk][aeiou]+){2,}h?|k{3,}|(?:rs){2,}|lo+l|lmao|xd+", re.IGNORECASE)
+
+
+def _given(name: str) -> bool:
+    """A name answered reads as one: its first word a listed first name, or capitalised
+    as written and no everyday word ("Deandra", not "Same"), nor a laugh ("Hahaha")."""
+    first = name.split(None, 1)[0] if name.strip() else ""
+    if _LAUGH.fullmatch(first.strip(".,!?")):
+        return False
+    shaped = first[:1].isupper() and not first.isupper()  # "XD", "NJ" are no one's name
+    return is_first_name(first) or (shaped and not is_common(first))
