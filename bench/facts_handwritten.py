@@ -53,7 +53,7 @@ def load(split: str, file: str | None = None) -> list[dict[str, Any]]:
 
 def score(row: dict[str, Any], patterns: list[Any]) -> dict[str, Any]:
     """One conversation: planted facts kept / missed / stale, and facts heard unplanted."""
-    conv = [{"role": t["role"], "content": t["content"]} for t in row["turns"]]
+    conv = [{"role": t["role"], "content": t["content"], "at": t.get("at")} for t in row["turns"]]
     _, known = heard(conv, patterns, row.get("channel", "chat"))
     shown = [normalized(render_fact(f)) for f in known]
     text = "\n".join(shown)

@@ -23,6 +23,7 @@ import collections
 import random
 import sys
 import time
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -58,13 +59,20 @@ def heard(
     conv: list[dict[str, str]], patterns: list[Pattern], channel: str = "chat"
 ) -> tuple[list[tuple[Fact, str]], list[Fact]]:
     """Every fact heard, with the message it was heard in, and the facts current at the
-    end (a corrected value superseded)."""
+    end (a corrected value superseded). A customer's message is read as the newest, with
+    the agent's message before it; an agent's as its turn folds (no day for "amanhã")."""
     known: list[Fact] = []
     found: list[tuple[Fact, str]] = []
     for n, message in enumerate(conv):
         previous = conv[n - 1] if n else {}
         before = previous["content"] if previous.get("role") == "assistant" else ""
-        new = _scan([], [message], patterns, channel, float(n), known, (), before[-2000:])
+        # when it was said, if the conversation says (a workload's turns carry `at`)
+        at = datetime.fromisoformat(message["at"]).timestamp() if message.get("at") else n
+        # the agent's turns are read as they fold, later than said (gateway.context.heard)
+        agent = message.get("role") == "assistant"
+        new = _scan(
+            [], [message], patterns, channel, float(at), known, (), before[-2000:], not agent
+        )
         ids = {f.id for f in known}
         found += [(f, message["content"]) for f in new if f.id not in ids]
         known = merged_facts(known, new)

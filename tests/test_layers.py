@@ -45,6 +45,8 @@ PURE = {
     "gateway.context.people_hits",
     "gateway.context.people_cities",
     "gateway.context.people_text",
+    "gateway.context.people_answers",
+    "gateway.context.people_dates",
     "gateway.loops.detector",
     "gateway.loops.state",
     "gateway.loops.words",
@@ -72,6 +74,8 @@ PURE_MAY_IMPORT = {
     "gateway.context.people_hits",
     "gateway.context.people_cities",
     "gateway.context.people_text",
+    "gateway.context.people_answers",  # a bare answer to the agent's question
+    "gateway.context.people_dates",  # the day a date names when said
     "gateway.context.places",
     "gateway.context.first_names",
     "gateway.context.common_words",

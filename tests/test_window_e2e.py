@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -794,3 +795,31 @@ def test_a_name_given_as_the_answer_to_the_agents_question_is_kept(
     by_kind = {f["tags"][0]: f["value"] for f in facts if f.get("tags")}
     assert by_kind.get("name") == "luciana prado", facts
     assert by_kind.get("city") == "joinville", facts
+
+
+def test_a_date_the_customer_says_is_kept_with_the_day_it_named(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """ "chegou ontem" is kept with the day before the one it was said on, so once the
+    turn has folded into a summary, or the customer comes back next week, the facts
+    still say which day."""
+    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
+    client = _client(sqlite_app_gateway)
+    headers = {"X-Conversation-Id": "day-1", "X-Customer-Id": "cust-day", "X-Channel": "webchat"}
+    days = {datetime.now(UTC).date()}
+    client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": "meu pedido chegou ontem com a tampa quebrada"},
+        ],
+        extra_headers=headers,
+    )
+    days.add(datetime.now(UTC).date())
+    facts = sqlite_app_gateway.http.get(
+        f"{sqlite_app_gateway.v1}/customers/cust-day/facts", headers=auth
+    ).json()["facts"]
+    dates = [f["text"] for f in facts if f.get("tags", [""])[0] == "date"]
+    assert dates, facts
+    named = {(d - timedelta(days=1)).isoformat() for d in days}
+    assert "ontem" in dates[0] and any(day in dates[0] for day in named), dates

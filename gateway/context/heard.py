@@ -38,10 +38,13 @@ def _scan(
     known: Sequence[Fact] = (),
     elsewhere: Sequence[Fact] = (),
     before: str = "",
+    said_now: bool = True,
 ) -> list[Fact]:
     found = extract_facts(turns, patterns, channel, now)
     matched = {f.value.casefold() for f in found}
-    people = extract_people_facts([*opening, *turns], channel, now, known, elsewhere, before)
+    people = extract_people_facts(
+        [*opening, *turns], channel, now, known, elsewhere, before, said_now
+    )
     heard = [*found, *(f for f in people if f.value.casefold() not in matched)]
     return [_scoped(f, heard, patterns) for f in heard]
 
@@ -123,7 +126,10 @@ class FactExtractor:
         `elsewhere`: see `known_elsewhere`)."""
         parts = (channel, str(len(opening)), *_said(known, elsewhere))
         key = content_key(parts, [*opening, *fold])
-        return await self._scan_once(key, opening, fold, channel, now, known, elsewhere)
+        # read as they leave, not as said: "amanhã" there names no day
+        return await self._scan_once(
+            key, opening, fold, channel, now, known, elsewhere, said_now=False
+        )
 
     async def of_latest(
         self,
@@ -153,6 +159,7 @@ class FactExtractor:
         known: Sequence[Fact],
         elsewhere: Sequence[Fact],
         before: str = "",
+        said_now: bool = True,
     ) -> list[Fact]:
         """`_scan`, remembered by `key`: what was heard before (an app resending) comes
         back dated now."""
@@ -171,6 +178,7 @@ class FactExtractor:
             known,
             elsewhere,
             before,
+            said_now,
         )
         self._memo.put(key, (found, now))
         return found

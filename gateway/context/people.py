@@ -27,6 +27,7 @@ from typing import Any
 from gateway.context.people_answers import answer_hits, asked_kinds
 from gateway.context.people_conversation import Conversation, problems, value_words
 from gateway.context.people_corrections import corrections
+from gateway.context.people_dates import resolve
 from gateway.context.people_hits import Hit
 from gateway.context.people_numbers import (
     MULTIPLIERS,
@@ -59,6 +60,7 @@ KINDS: tuple[str, ...] = (
 SINGLE_VALUED = frozenset({"name", "city", "address", "phone", "email"})
 KEEP_PER_KIND = 4  # of a multi-valued kind, the newest: a facts block stays small
 CONTACT = frozenset({"email", "phone", "address"})  # scope "verified"
+DATED = frozenset({"date", "deadline"})  # shown with the ISO day they name when said
 FACT_STEP_S = 1e-6  # between the dates of two facts of one call (a float at 1.8e9 s: ~4 ulp)
 SCAN_CHARS = 8 * 1024  # per message: a paste of megabytes costs no more than this
 SCAN_TOTAL = 64 * 1024  # per call: the oldest and the newest messages, half of it each
@@ -136,9 +138,14 @@ def _money_key(code: str, number: str, times: int, folded: str) -> str:
         return f"{code} {folded}".strip()
 
 
-def _fact(hit: Hit, value: str, agent: bool, english: bool, channel: str, at: float) -> Fact:
+def _fact(
+    hit: Hit, value: str, agent: bool, english: bool, channel: str, at: float, now: bool
+) -> Fact:
     kind = hit.kind
-    text = f"{kind}: {value}" + (" (the agent said)" if agent else "")
+    day = resolve(value, at, english, kind == "deadline", now) if kind in DATED else None
+    text = (
+        f"{kind}: {value}" + (f" ({day})" if day else "") + (" (the agent said)" if agent else "")
+    )
     text += " (correction)" if hit.correction else ""
     key = f"{kind}:{_normal(kind, value, english)}"
     tags = (kind, "agent" if agent else "customer", *(("correction",) if hit.correction else ()))
@@ -222,6 +229,7 @@ def extract_people_facts(
     known: Sequence[Fact] = (),
     elsewhere: Sequence[Fact] = (),
     before: str = "",
+    said_now: bool = True,
 ) -> list[Fact]:
     """Facts stated in these OpenAI-style messages: the customer's in "user" turns, the
     agent's commitments (promise, deadline) in "assistant" turns; other roles are not
@@ -232,7 +240,9 @@ def extract_people_facts(
     conversations, only for a bare correction that shares a word with one ("o correto é
     Beatriz Pereira" corrects the name Beatriz); they never make a kind already heard.
     `before`: the agent's message just before these turns, whose question a bare answer
-    in the first of them may answer (gateway.context.people_answers)."""
+    in the first of them may answer (gateway.context.people_answers). `said_now`: the
+    turns were said at `now` (the newest message), not read later as they fold: only
+    then do "amanhã" and a bare weekday get their day (gateway.context.people_dates)."""
     facts: dict[str, Fact] = {}
     seen = Conversation()
     for f in elsewhere:
@@ -260,7 +270,7 @@ def extract_people_facts(
             # In the order said, a microsecond apart: a fold of hundreds of turns ends
             # dated a fraction of a millisecond past `now`, before any next turn can come.
             at = now + next(said) * FACT_STEP_S
-            fact = _fact(hit, text[hit.start : hit.end], agent, english, channel, at)
+            fact = _fact(hit, text[hit.start : hit.end], agent, english, channel, at, said_now)
             if hit.kind == "name" and not hit.correction and _shorter(fact.value, named):
                 continue  # "Dana" signing off after "Dana Whitfield": the same, said short
             named = fact.value if hit.kind == "name" else named

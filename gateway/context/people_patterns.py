@@ -59,6 +59,8 @@ _DATE_CORE = (
     rf"|\b(?:dia\s+)?{_DAY}\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\b{_YEAR}"
     r"|\b\d{4}-\d{1,2}-\d{1,2}\b|\b(?:dia\s+)?\d{1,2}/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b|\bdia\s+\d{1,2}\b"
     rf"|\b(?:{_WEEKDAY})"
+    # the day before: when something happened ("chegou ontem", "charged yesterday")
+    r"|\b(?:ontem|anteontem|yesterday|ayer|anteayer)\b"
 )
 _DURATION = (
     rf"(?:\d{{1,3}}(?:\s*(?:-|a|to|ou|or|y|e)\s*\d{{1,3}})?|{_DAY}(?:\s+(?:a|to|ou|or|y|e)"

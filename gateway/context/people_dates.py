@@ -1,0 +1,166 @@
+"""The day a date or deadline names, as it was meant when said: "sexta, dia 13", "by
+Tuesday, March 24", "amanhã", "ontem", "dia vinte e seis do mês passado", "10/04". A
+relative date is only true on the day it is said: read days later, after the turn has
+folded into a summary, "até sexta" means nothing, so a fact shows its ISO day beside the
+words (gateway.context.people). Pure: the moment said (`at`, seconds since the epoch,
+UTC) is passed in.
+
+A deadline the agent gives lies ahead; a date the customer gives may lie behind ("chegou
+segunda") or ahead ("viajo dia 20"): the nearest such day is taken, a day ahead on a
+tie. None when the words name no one day ("Easter", "next week").
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+from gateway.context.people_numbers import spelled_number
+from gateway.context.people_text import FOLD, word_set
+
+_MONTHS = {
+    **dict.fromkeys(("january", "janeiro", "enero", "jan"), 1),
+    **dict.fromkeys(("february", "fevereiro", "febrero", "feb", "fev"), 2),
+    **dict.fromkeys(("march", "marco", "marzo", "mar"), 3),
+    **dict.fromkeys(("april", "abril", "apr", "abr"), 4),
+    **dict.fromkeys(("may", "maio", "mayo"), 5),
+    **dict.fromkeys(("june", "junho", "junio", "jun"), 6),
+    **dict.fromkeys(("july", "julho", "julio", "jul"), 7),
+    **dict.fromkeys(("august", "agosto", "aug", "ago"), 8),
+    **dict.fromkeys(("september", "setembro", "septiembre", "setiembre", "sept", "sep"), 9),
+    **dict.fromkeys(("october", "outubro", "octubre", "oct", "out"), 10),
+    **dict.fromkeys(("november", "novembro", "noviembre", "nov"), 11),
+    **dict.fromkeys(("december", "dezembro", "diciembre", "dec", "dez", "dic"), 12),
+}
+_WEEKDAYS = {
+    **dict.fromkeys(("monday", "segunda", "lunes"), 0),
+    **dict.fromkeys(("tuesday", "terca", "martes"), 1),
+    **dict.fromkeys(("wednesday", "quarta", "miercoles"), 2),
+    **dict.fromkeys(("thursday", "quinta", "jueves"), 3),
+    **dict.fromkeys(("friday", "sexta", "viernes"), 4),
+    **dict.fromkeys(("saturday", "sabado"), 5),
+    **dict.fromkeys(("sunday", "domingo"), 6),
+}
+_RELATIVE = {
+    "today": 0, "hoje": 0, "hoy": 0, "tomorrow": 1, "amanha": 1, "manana": 1,
+    "yesterday": -1, "ontem": -1, "ayer": -1,
+}  # fmt: skip
+_ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
+_SLASHED = re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?\b")
+_WORD = re.compile(r"[a-z]+|\d+")
+_LAST_MONTH = re.compile(r"\b(?:mes\s+passado|last\s+month|mes\s+pasado)\b")
+_DAY_WORDS = re.compile(r"^(\d{1,2})(?:st|nd|rd|th|o)?$")
+_AFTER_TOMORROW = re.compile(r"depois\s+de\s+amanha|day\s+after\s+tomorrow|pasado\s+manana")
+# A duration names no day ("em até 5 dias úteis", "within two business days").
+_UNITS = word_set(
+    "day days dias hour hours hora horas week weeks semana semanas month months meses "
+    "minutes minutos"
+)
+_UNIT_LEADS = frozenset({"business", "working"})
+_FILLERS = frozenset({"de", "del", "of", "the", "dia", "el", "by", "ate", "on", "no", "na"})
+
+
+def resolve(value: str, at: float, english: bool, ahead: bool, relative: bool = True) -> str | None:
+    """The ISO day `value` names, said at `at`; `ahead`: a deadline, never behind.
+    `relative`: `at` is when it was said, so "amanhã" and a bare weekday may be read
+    (else only a day said by its number, which a few days' drift leaves the same)."""
+    said = dt.datetime.fromtimestamp(at, dt.UTC).date()
+    text = value.translate(FOLD).lower()
+    found = _ISO.search(text)
+    if found:
+        return _day(int(found[1]), int(found[2]), int(found[3]))
+    words = _WORD.findall(text)
+    if _duration(words, english):
+        return None
+    shift = _relative(text, words) if relative else None
+    if shift is not None:
+        return (said + dt.timedelta(days=shift)).isoformat()
+    month, day = _month_day(text, words, english)
+    if day is not None:
+        return _nearest(said, month, day, ahead, _LAST_MONTH.search(text) is not None)
+    weekday = next((_WEEKDAYS[w] for w in words if w in _WEEKDAYS), None)
+    if weekday is None or not relative:
+        return None
+    return _weekday(said, weekday, ahead, "last" in words or "passada" in words)
+
+
+def _relative(text: str, words: list[str]) -> int | None:
+    """Days from the day said that "amanhã", "yesterday", "pasado mañana" name."""
+    if _AFTER_TOMORROW.search(text):
+        return 2
+    return next((_RELATIVE[w] for w in words if w in _RELATIVE), None)
+
+
+def _duration(words: list[str], english: bool) -> bool:
+    """A number of days, hours or weeks: "5 dias úteis", "two business days"."""
+    for n, word in enumerate(words):
+        if word in _UNITS and n:
+            before = words[n - 2] if words[n - 1] in _UNIT_LEADS and n > 1 else words[n - 1]
+            if before.isdigit() or spelled_number(before, english):
+                return True
+    return False
+
+
+def _month_day(text: str, words: list[str], english: bool) -> tuple[int | None, int | None]:
+    """(month or None, day of the month or None) the words say."""
+    slashed = _SLASHED.search(text)
+    if slashed:
+        first, second = int(slashed[1]), int(slashed[2])
+        # day first (pt, es, en-GB), unless that cannot be or the turn is English and
+        # both could be: then month first, as in the US
+        month_first = second > 12 or (english and first <= 12)
+        return (first, second) if month_first else (second, first)
+    month = next((_MONTHS[w] for w in words if w in _MONTHS and w != "mar"), None)
+    kept = [w for w in words if w not in _MONTHS and w not in _WEEKDAYS and w not in _FILLERS]
+    for w in kept:
+        digits = _DAY_WORDS.match(w)
+        if digits:
+            return month, int(digits[1])
+    spoken = [w for w in kept if w.isalpha()]
+    for start in range(len(spoken)):  # "vinte e seis", "twenty fifth", the longest first
+        for end in range(len(spoken), start, -1):
+            number = spelled_number(" ".join(spoken[start:end]), english)
+            if number and number.isdigit() and 1 <= int(number) <= 31:
+                return month, int(number)
+    return month, None
+
+
+def _day(year: int, month: int, day: int) -> str | None:
+    try:
+        return dt.date(year, month, day).isoformat()
+    except ValueError:
+        return None
+
+
+def _nearest(
+    said: dt.date, month: int | None, day: int, ahead: bool, last_month: bool
+) -> str | None:
+    """The day nearest to `said` with that day (and month), ahead of it for a deadline."""
+    if last_month and month is None:
+        year, m = (said.year, said.month - 1) if said.month > 1 else (said.year - 1, 12)
+        return _day(year, m, day)
+    candidates: list[dt.date] = []
+    for shift in (-1, 0, 1):
+        if month is None:
+            m = said.month + shift
+            year, m = said.year + (m - 1) // 12, (m - 1) % 12 + 1
+            iso = _day(year, m, day)
+        else:
+            iso = _day(said.year + shift, month, day)
+        if iso:
+            candidates.append(dt.date.fromisoformat(iso))
+    if ahead:
+        candidates = [c for c in candidates if c >= said] or candidates
+    if not candidates:
+        return None
+    return min(candidates, key=lambda c: (abs((c - said).days), c < said)).isoformat()
+
+
+def _weekday(said: dt.date, weekday: int, ahead: bool, last: bool) -> str:
+    forward = (weekday - said.weekday()) % 7
+    back = forward - 7 if forward else 0
+    if last:
+        return (said + dt.timedelta(days=back or -7)).isoformat()
+    if ahead or forward <= -back:
+        return (said + dt.timedelta(days=forward)).isoformat()
+    return (said + dt.timedelta(days=back)).isoformat()
