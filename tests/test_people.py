@@ -279,6 +279,9 @@ FOUND = [
     # in a pasted log a date or a code next to a log's words is still read
     ("comprei dia 2025-06-25 e nada", {("date", "2025-06-25")}),
     ("log: [orders-api] failed, my order is 778812", {("order", "778812")}),
+    # a product's code in capitals, few digits; a device's model after the word for phone
+    ("o kit que comprei, o BX-TRIO-4, veio sem a tampa", {("sku", "BX-TRIO-4")}),
+    ("my phone is the XR-A12-64-BK model", {("sku", "XR-A12-64-BK")}),
 ]
 
 
@@ -438,6 +441,8 @@ ABSENT = [
     ("2025-03-02T10:11:12.345Z ERROR [orders-api] req=9f3ab2c1 GET /api/v2/me 401", "order"),
     ('2025-03-02 10:11:14,120 INFO File "/srv/orders/views.py", line 88', "order"),
     ("[orders-api] req=fbdaebc8 app=northwind POST /api/v2/session 500 Internal", "order"),
+    ("I had COVID-19 twice this year", "sku"),
+    ("the A-1-B form is fine", "sku"),
 ]
 
 

@@ -221,7 +221,8 @@ STREET_FIRST = linear(
 )
 NUMBER_FIRST = linear(
     rf"\b\d{{1,5}}[A-Za-z]?\s+((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET}|st|rd|ave|ln|blvd|court|ct"
-    r"|way|place|terrace|parkway|highway|hwy)\b\.?"
+    # and the side of town after it, in capitals ("4127 Bryant Ave S")
+    r"|way|place|terrace|parkway|highway|hwy)\b\.?(?:[ \t]+(?-i:NE|NW|SE|SW|N|S|E|W)\b)?"
 )
 NAME_FIRST = linear(
     rf"\b((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET}|rd|ave|blvd|ln|dr|st)\.?\s*,?\s*(?:(?:(?:no\.?|number"
@@ -236,8 +237,9 @@ def _address_unit(letter: str) -> str:
     return (
         r"^(?:,?[ \t]*(?:(?:apto|apartamento|apart|ap|apt|apartment|casa|sala|conjunto|cj|andar"
         r"|piso|depto|departamento|dpto|suite|ste|unit|flat|floor|lote|lt|quadra|qd|room|puerta"
-        r"|pta|porta|escalera|esc)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9-]{0,4}"
-        rf"|{letter})"
+        r"|pta|porta|escalera|esc)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9/-]{0,4}"
+        # or said in words on a call ("apartamento trinta e quatro", "apartment two oh six")
+        rf"|{letter}|{_NUM}\b(?:[ \t-]+(?:(?:e|y|and)[ \t]+)?{_NUM}\b){{0,3}})"
         # a Spanish floor and door: "5º A" (folded "5o A")
         r"|\d{1,2}[oa]\.?[ \t]*(?-i:[A-Z])"
         # a block or tower is a letter, said in lowercase on a call ("bloco b apto 392")

@@ -275,15 +275,25 @@ def _dialled(number: str) -> bool:
 def _code_kind(token: str, cue: str) -> str:
     digits = sum(c.isdigit() for c in token)
     letters = sum(c.isalpha() for c in token)
-    if digits < 3 or len(token) > 32 or cue == "block":
+    if len(token) > 32 or cue == "block":
         return ""
+    if digits < 3:
+        return "sku" if digits and _product_code(token) else ""
     if token.upper().startswith("SKU"):
         return "sku"
     if cue == "phone":
-        return "phone" if 8 <= digits <= 13 and not letters else ""
+        # "o celular é o SM-A556-128-AZ": a device's model after the word for phone
+        return "phone" if 8 <= digits <= 13 and not letters else "sku" if letters else ""
     if cue or token.startswith("#"):
         return cue or "order"
     return "order" if 0 < letters <= 6 and any(c.isupper() for c in token) else ""
+
+
+def _product_code(token: str) -> bool:
+    """A code of few digits is a product's when typed in capitals in three parts or more
+    ("AVON-3S-SAGE", "CP-A55-TRANSP", "EQ-PRO-12"; not "COVID-19" nor "mp3")."""
+    parts = token.split("-")
+    return len(parts) >= 3 and all(parts) and token.upper() == token and len(token) >= 6
 
 
 def _codes(folded: str, hits: list[Hit]) -> None:
