@@ -252,14 +252,14 @@ def extract_people_facts(
             seen.heard(f.tags[0], f.value)
     seen.problem = "problem" in seen.recent
     said = itertools.count()
-    asked = asked_kinds(before) if before else frozenset()
+    asked = asked_kinds(before.translate(FOLD)) if before else frozenset()
     named = next((f.value for f in reversed(known) if fact_kind(f) == "name"), "")
     for text, role in _read(turns):
         agent = role == "assistant"
         folded, english, found = _message_hits(text, agent)
         hits = [h for h in found if not (h.weak and _heard_or_said(h.kind, seen, found))]
         if agent:
-            asked = asked_kinds(text)
+            asked = asked_kinds(folded)
         else:
             answer_hits(folded, asked, hits)
             asked = frozenset()

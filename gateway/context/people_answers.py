@@ -14,17 +14,18 @@ Leicester", "... ap 21, icaraí, niteroi", "4127 Bryant Ave S in Minneapolis") a
 
 from __future__ import annotations
 
+import functools
 import re
 
 from gateway.context.common_words import is_common
 from gateway.context.first_names import is_first_name, is_last_name
 from gateway.context.people_hits import Hit, add_hit, proper
-from gateway.context.people_text import FOLD, linear
+from gateway.context.people_text import linear
 from gateway.context.places import is_city
 
 # What the agent asks for, in a sentence that asks (a "?", or a request verb: phone
 # transcripts write no question marks).
-_NAME_ASK = linear(
+_NAME_ASK_SAID = (
     r"\b(?:(?:your|ur)\s+(?:full\s+|first\s+and\s+last\s+|first\s+|last\s+)?name"
     r"|name\s+(?:on|of|under)\s+(?:the\s+|your\s+)?(?:account|booking|order|reservation|card"
     r"|policy|ticket)|who\s+(?:am\s+i|i'?m)\s+(?:speaking|talking|chatting)\s+(?:with|to)"
@@ -35,7 +36,8 @@ _NAME_ASK = linear(
     r"|del\s+cliente)|con\s+quien\s+(?:tengo\s+el\s+gusto|hablo)|como\s+se\s+llama"
     r"|como\s+te\s+llamas)\b"
 )
-_ORDER_ASK = linear(
+_NAME_ASK = linear(_NAME_ASK_SAID)
+_ORDER_ASK_SAID = (
     r"\b(?:(?:order|booking|reservation|confirmation|policy|account|case|ticket|tracking"
     r"|reference|claim|invoice)\s+(?:number|no\b|#|code|id|reference)|booking\s+ref(?:erence)?"
     r"|numero\s+d[oa]s?\s+(?:seu\s+|sua\s+)?(?:pedido|protocolo|apolice|conta|reserva"
@@ -43,13 +45,16 @@ _ORDER_ASK = linear(
     r"\s+(?:su\s+|tu\s+)?(?:pedido|reserva|cuenta|poliza|seguimiento|contrato|siniestro|caso"
     r"|ticket)|localizador|codigo\s+d[ao]\s+(?:reserva|rastreio|pedido))\b"
 )
-_CITY_ASK = linear(
+_ORDER_ASK = linear(_ORDER_ASK_SAID)
+_CITY_ASK_SAID = (
     r"\b(?:(?:which|what)\s+city|where\s+(?:are\s+you|you'?re)\s+(?:located|based|from)"
     r"|(?:qual|que)\s+(?:e\s+a\s+)?(?:sua\s+)?cidade|em\s+que\s+cidade|de\s+(?:qual|que)"
     r"\s+cidade|(?:que|cual)\s+ciudad|de\s+onde\s+(?:voce|vc|o\s+senhor|a\s+senhora)\s+(?:fala"
     r"|e)|desde\s+donde)\b"
 )
+_CITY_ASK = linear(_CITY_ASK_SAID)
 _ASKS = (("name", _NAME_ASK), ("order", _ORDER_ASK), ("city", _CITY_ASK))
+_ANY_ASK = linear(f"(?:{_NAME_ASK_SAID})|(?:{_ORDER_ASK_SAID})|(?:{_CITY_ASK_SAID})")
 _REQUEST = linear(
     r"\b(?:please|can\s+you|could\s+you|may\s+i|can\s+i|what'?s|what\s+is|por\s+favor"
     r"|poderia|pode|me\s+(?:informa|informe|confirma|confirme|passa|passe|diga|diz|fala)"
@@ -84,9 +89,12 @@ _UNDER = linear(
 _NAME_CHARS = 60  # a name answered opens the reply: looked for in its first characters
 
 
-def asked_kinds(agent_text: str) -> frozenset[str]:
-    """What the agent's message asks the customer for: "name", "order", "city"."""
-    folded = agent_text.translate(FOLD)
+@functools.lru_cache(maxsize=4096)
+def asked_kinds(folded: str) -> frozenset[str]:
+    """What the agent's message (folded: people_text.FOLD) asks the customer for: "name",
+    "order", "city". Remembered: a fold reads the turn again."""
+    if _ANY_ASK.search(folded) is None:  # most replies ask for none of them
+        return frozenset()
     found: set[str] = set()
     sentences = [m.group(0) for m in _SENTENCE.finditer(folded) if m.group(0).strip()]
     for n, sentence in enumerate(sentences, 1):
@@ -98,7 +106,20 @@ def asked_kinds(agent_text: str) -> frozenset[str]:
 
 def answer_hits(folded: str, asked: frozenset[str], hits: list[Hit]) -> None:
     """Facts this customer message gives bare: an answer to what was `asked`, a name after
-    "in the name of", a full name alone on a line."""
+    "in the name of", a full name alone on a line, a city after its address or "here in";
+    added to `hits` where no other fact stands."""
+    hits.extend(_answers(folded, asked, tuple(hits)))
+
+
+@functools.lru_cache(maxsize=2048)
+def _answers(folded: str, asked: frozenset[str], found: tuple[Hit, ...]) -> tuple[Hit, ...]:
+    """The hits `answer_hits` adds, remembered: a message is read again as its turn folds."""
+    hits = list(found)
+    _bare(folded, asked, hits)
+    return tuple(hits[len(found) :])
+
+
+def _bare(folded: str, asked: frozenset[str], hits: list[Hit]) -> None:
     if "name" in asked:
         _answered_name(folded, hits)
     if "order" in asked:

@@ -13,6 +13,7 @@ tie. None when the words name no one day ("Easter", "next week").
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 
 from gateway.context.people_numbers import spelled_number
@@ -64,7 +65,12 @@ def resolve(value: str, at: float, english: bool, ahead: bool, relative: bool = 
     """The ISO day `value` names, said at `at`; `ahead`: a deadline, never behind.
     `relative`: `at` is when it was said, so "amanhã" and a bare weekday may be read
     (else only a day said by its number, which a few days' drift leaves the same)."""
-    said = dt.datetime.fromtimestamp(at, dt.UTC).date()
+    return _resolved(value, dt.datetime.fromtimestamp(at, dt.UTC).date(), english, ahead, relative)
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolved(value: str, said: dt.date, english: bool, ahead: bool, relative: bool) -> str | None:
+    """`resolve` on the day said; remembered: a date is read again each time its message is."""
     text = value.translate(FOLD).lower()
     found = _ISO.search(text)
     if found:
