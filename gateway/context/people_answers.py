@@ -126,10 +126,13 @@ def _bare(folded: str, asked: frozenset[str], hits: list[Hit]) -> None:
         _answered_code(folded, hits)
     if "city" in asked:
         _answered_city(folded, hits)
-    _name_under(folded, hits)
+    low = folded.lower()  # a word these need, looked for at C speed first
+    if "nom" in low or "name" in low:
+        _name_under(folded, hits)
     _name_line(folded, hits)
     _city_after_address(folded, hits)
-    _city_here(folded, hits)
+    if "aqui" in low or "aca" in low or "here" in low:
+        _city_here(folded, hits)
 
 
 # What stands between an address and its city: a comma, "in", or the rest of a door or a
