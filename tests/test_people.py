@@ -280,8 +280,9 @@ FOUND = [
     ("comprei dia 2025-06-25 e nada", {("date", "2025-06-25")}),
     ("log: [orders-api] failed, my order is 778812", {("order", "778812")}),
     # a product's code in capitals, few digits; a device's model after the word for phone
-    ("o kit que comprei, o BX-TRIO-4, veio sem a tampa", {("sku", "BX-TRIO-4")}),
-    ("my phone is the XR-A12-64-BK model", {("sku", "XR-A12-64-BK")}),
+    ("o código do kit é BX-TRIO-4, veio sem a tampa", {("sku", "BX-TRIO-4")}),
+    ("o kit que comprei, o BX-TRIO-44, veio sem a tampa", {("sku", "BX-TRIO-44")}),
+    ("my phone is the XR-A1256-64-BK model", {("sku", "XR-A1256-64-BK")}),
 ]
 
 
@@ -443,6 +444,8 @@ ABSENT = [
     ("[orders-api] req=fbdaebc8 app=northwind POST /api/v2/session 500 Internal", "order"),
     ("I had COVID-19 twice this year", "sku"),
     ("the A-1-B form is fine", "sku"),
+    ("our region is US-EAST-1, the error ERR-CONN-5", "sku"),
+    ("call me at 1-800-FLOWERS", "sku"),
 ]
 
 

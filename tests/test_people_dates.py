@@ -35,6 +35,11 @@ def at(day: str) -> float:
         ("last Tuesday", "2026-05-07", True, False, "2026-05-05"),
         ("it broke on Tuesday", "2026-05-07", True, False, "2026-05-05"),
         ("2025-06-25", "2026-05-04", False, False, "2025-06-25"),
+        ("comprei em 10/04/2025", "2026-05-04", False, False, "2025-04-10"),  # its year
+        ("I ordered on March 5, 2024", "2026-05-04", True, False, "2024-03-05"),
+        ("next Monday", "2026-05-05", True, False, "2026-05-11"),  # "next": ahead
+        ("the day before yesterday", "2026-05-05", True, False, "2026-05-03"),
+        ("anteontem", "2026-05-05", False, False, "2026-05-03"),
     ],
 )
 def test_the_day_said(said: str, on: str, english: bool, ahead: bool, day: str) -> None:
@@ -60,14 +65,26 @@ def test_a_fact_shows_the_day_beside_the_words() -> None:
     assert "(2026-05-08)" in deadline.text
 
 
-def test_turns_read_as_they_fold_get_a_day_only_when_said_by_its_number() -> None:
-    """A fold is read turns (or days) after it was said: "até sexta" gets no day there,
-    "até o dia 15" still does."""
+def test_turns_read_as_they_fold_get_a_day_only_when_the_month_is_named() -> None:
+    """A fold is read turns (or days) after it was said: "até sexta" and "até o dia 2" get
+    no day there; "até 2 de junho" does, the nearest such day (not forced ahead of the
+    fold: said on May 30, folded on June 3, it is June 2)."""
     said = [
         {"role": "assistant", "content": "O reembolso cai até sexta-feira."},
-        {"role": "assistant", "content": "A troca chega até o dia 15."},
+        {"role": "assistant", "content": "A troca chega até o dia 2."},
+        {"role": "assistant", "content": "O técnico vai até 2 de junho."},
     ]
-    facts = extract_people_facts(said, "webchat", at("2026-05-04"), said_now=False)
+    facts = extract_people_facts(said, "webchat", at("2026-06-03"), said_now=False)
     texts = sorted(f.text for f in facts if f.tags[0] == "deadline")
-    assert any("dia 15" in t and "(2026-05-15)" in t for t in texts), texts
-    assert any("sexta" in t and "(20" not in t for t in texts), texts
+    assert any("junho" in t and "(2026-06-02)" in t for t in texts), texts
+    assert not any("sexta" in t and "(20" in t for t in texts), texts
+    assert not any("dia 2" in t and "(20" in t for t in texts), texts
+
+
+def test_a_relative_day_is_read_only_at_hours_whose_date_is_the_customers() -> None:
+    """At 01:00 UTC it is still yesterday in São Paulo and in California: "ontem" is kept
+    as said, with no day; at 15:00 UTC it gets one."""
+    night = dt.datetime.fromisoformat("2026-03-10T01:00:00+00:00").timestamp()
+    assert resolve("ontem", night, False, False) is None
+    assert resolve("ontem", at("2026-03-10"), False, False) == "2026-03-09"
+    assert resolve("dia 20 de março", night, False, True) == "2026-03-20"

@@ -14,6 +14,7 @@ scanned once is remembered by its content.
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Hashable, Sequence
 from typing import Any
 
@@ -145,7 +146,9 @@ class FactExtractor:
         conversation's facts, oldest first), enough for "scratch that, Boston", and as
         `before`, the agent's message it answers ("who am I speaking with?"). A message
         sent again (a retry) with the same facts known is read once."""
-        parts = (channel, *_said(known, elsewhere), "\x1d", before)
+        # the day it is read on too: "ontem" names another day tomorrow
+        day = time.strftime("%Y-%m-%d %H", time.gmtime(now))
+        parts = (channel, *_said(known, elsewhere), "\x1d", before, day)
         key = ("latest", content_key(parts, [latest]))
         return await self._scan_once(key, [], [latest], channel, now, known, elsewhere, before)
 

@@ -252,16 +252,19 @@ def extract_people_facts(
             seen.heard(f.tags[0], f.value)
     seen.problem = "problem" in seen.recent
     said = itertools.count()
-    asked = asked_kinds(before.translate(FOLD)) if before else frozenset()
+    agent_said = before.translate(FOLD) if before else ""
+    asked = asked_kinds(agent_said) if before else frozenset()
     named = next((f.value for f in reversed(known) if fact_kind(f) == "name"), "")
     for text, role in _read(turns):
         agent = role == "assistant"
         folded, english, found = _message_hits(text, agent)
         hits = [h for h in found if not (h.weak and _heard_or_said(h.kind, seen, found))]
         if agent:
-            asked = asked_kinds(folded)
+            asked, agent_said = asked_kinds(folded), folded
         else:
-            answer_hits(folded, asked, hits)
+            answer_hits(folded, asked, hits, agent_said if asked else "", bool(named))
+            # a weak city of these (after an address, "here in") gives way as others do
+            hits = [h for h in hits if not (h.weak and _heard_or_said(h.kind, seen, hits))]
             asked = frozenset()
         corrections(folded, hits, seen, english, agent)
         if not agent:

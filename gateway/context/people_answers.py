@@ -19,8 +19,8 @@ import re
 
 from gateway.context.common_words import is_common
 from gateway.context.first_names import is_first_name, is_last_name
-from gateway.context.people_hits import Hit, add_hit, proper
-from gateway.context.people_text import linear
+from gateway.context.people_hits import Hit, add_hit, free, proper
+from gateway.context.people_text import first_matches, linear
 from gateway.context.places import is_city
 
 # What the agent asks for, in a sentence that asks (a "?", or a request verb: phone
@@ -82,9 +82,24 @@ _CITY_LEAD = linear(
     r"|at)\s+)?"
 )
 _CODE = linear(r"#?([A-Za-z]{0,4}-?\d[A-Za-z0-9-]{2,18})\b")
+# A number that is no code: a year, a time, a postal code (Brazil's CEP, a US ZIP+4).
+_NOT_CODE = re.compile(r"(?:19|20)\d\d|\d{1,2}h\d{2}|\d{5}-\d{3,4}", re.IGNORECASE)
+_QUANTITY = re.compile(
+    r"\s*(?:points?|pontos?|puntos?|reais|real|dollars?|euros?|pesos?|items?|itens|unidades?"
+    r"|units?|pieces?|pecas|kg|km|gb|mb|vezes|times|veces|horas?|hours?|dias?|days?)\b",
+    re.IGNORECASE,
+)
 _UNDER = linear(
     r"\b(?:(?:esta|ta|fica)\s+)?(?:no|em)\s+nome\s+d[eoa]|\bin\s+the\s+name\s+of|\bunder"
     r"\s+the\s+name(?:\s+of)?|\ba\s+nombre\s+de"
+)
+# Whose name it is, said after it: "no nome de Maria Souza, minha mãe".
+_KIN_AFTER = re.compile(
+    r"[\s,(-]+(?:(?:minha|meu|my|mi|a|o|la|el|the)\s+)?(?:mae|pai|esposa|esposo|marido|mulher"
+    r"|filh[oa]|irma|irmao|sogr[oa]|avo|vo|tia|tio|prima|primo|chefe|patrao|madre|padre|hij[oa]"
+    r"|herman[oa]|suegr[oa]|abuel[oa]|mom|mother|dad|father|wife|husband|son|daughter|sister"
+    r"|brother|boss|partner|friend|amig[oa]|namorad[oa]|novi[oa])\b",
+    re.IGNORECASE,
 )
 _NAME_CHARS = 60  # a name answered opens the reply: looked for in its first characters
 
@@ -104,24 +119,30 @@ def asked_kinds(folded: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def answer_hits(folded: str, asked: frozenset[str], hits: list[Hit]) -> None:
-    """Facts this customer message gives bare: an answer to what was `asked`, a name after
-    "in the name of", a full name alone on a line, a city after its address or "here in";
-    added to `hits` where no other fact stands."""
-    hits.extend(_answers(folded, asked, tuple(hits)))
+def answer_hits(
+    folded: str, asked: frozenset[str], hits: list[Hit], before: str = "", named: bool = False
+) -> None:
+    """Facts this customer message gives bare: an answer to what was `asked` (`before`:
+    the agent's message, folded: a name it holds is the agent's, not the answer), a name
+    after "in the name of", a full name alone on a line (only while no name is `named`),
+    a city after its address or "here in" (weak: it never replaces a city already heard,
+    nor one a cue states in this message); added to `hits` where no other fact stands."""
+    hits.extend(_answers(folded, asked, tuple(hits), before, named))
 
 
 @functools.lru_cache(maxsize=2048)
-def _answers(folded: str, asked: frozenset[str], found: tuple[Hit, ...]) -> tuple[Hit, ...]:
+def _answers(
+    folded: str, asked: frozenset[str], found: tuple[Hit, ...], before: str, named: bool
+) -> tuple[Hit, ...]:
     """The hits `answer_hits` adds, remembered: a message is read again as its turn folds."""
     hits = list(found)
-    _bare(folded, asked, hits)
+    _bare(folded, asked, hits, before, named)
     return tuple(hits[len(found) :])
 
 
-def _bare(folded: str, asked: frozenset[str], hits: list[Hit]) -> None:
+def _bare(folded: str, asked: frozenset[str], hits: list[Hit], before: str, named: bool) -> None:
     if "name" in asked:
-        _answered_name(folded, hits)
+        _answered_name(folded, hits, before.lower())
     if "order" in asked:
         _answered_code(folded, hits)
     if "city" in asked:
@@ -129,7 +150,10 @@ def _bare(folded: str, asked: frozenset[str], hits: list[Hit]) -> None:
     low = folded.lower()  # a word these need, looked for at C speed first
     if "nom" in low or "name" in low:
         _name_under(folded, hits)
-    _name_line(folded, hits)
+    if not named:
+        _name_line(folded, hits)
+    if any(h.kind == "city" for h in hits):
+        return  # the message names its city otherwise: these give way
     _city_after_address(folded, hits)
     if "aqui" in low or "aca" in low or "here" in low:
         _city_here(folded, hits)
@@ -142,6 +166,7 @@ _AFTER_ADDRESS = linear(
 )
 _HERE_IN = linear(r"\b(?:aqui|aca|here)(?:\s+mesmo)?\s+(?:em|no|na|en|in|de)\s+")
 _CITY_WORDS = 4  # "sao jose dos campos"
+_NAMED_ON = re.compile(r" [A-Z][a-z]")  # a capitalised word next ("Leicester LE2" is a postcode)
 _SKIPPED_CHUNK = 32  # a neighbourhood between the address and its city: "icaraí, "
 
 
@@ -153,7 +178,7 @@ def _city_after_address(folded: str, hits: list[Hit]) -> None:
             start = at + (lead.end() if lead else 0)
             end = _known_city(folded, start)
             if end:
-                add_hit(hits, "city", start, end, cue=address.start)
+                _weak_city(hits, start, end, address.start)
                 break
             comma = folded.find(",", start, start + _SKIPPED_CHUNK)
             if comma < 0:
@@ -162,11 +187,16 @@ def _city_after_address(folded: str, hits: list[Hit]) -> None:
 
 
 def _city_here(folded: str, hits: list[Hit]) -> None:
-    for m in _HERE_IN.finditer(folded):
+    for m in first_matches(_HERE_IN, folded):
         end = _known_city(folded, m.end())
         if end:
-            add_hit(hits, "city", m.end(), end, cue=m.start())
+            _weak_city(hits, m.end(), end, m.start())
             return
+
+
+def _weak_city(hits: list[Hit], start: int, end: int, cue: int) -> None:
+    if free(hits, start, end):
+        hits.append(Hit("city", start, end, cue, weak=True))
 
 
 def _known_city(folded: str, start: int) -> int:
@@ -181,19 +211,26 @@ def _known_city(folded: str, start: int) -> int:
         ends.append(m.end())
     for end in reversed(ends):
         said = folded[start : start + end]
+        if _NAMED_ON.match(folded, start + end):
+            continue  # "Victoria Park", "Paris Hilton": a name goes on
         # "here in nice weather": a big city's name in lowercase that is an everyday word
         if is_city(said) and not (said.islower() and all(map(is_common, said.split()))):
             return start + end
     return 0
 
 
-def _answered_name(folded: str, hits: list[Hit]) -> None:
+def _answered_name(folded: str, hits: list[Hit], agent: str) -> None:
     lead = _NAME_LEAD.search(folded)
     if lead is None:
         return
     start = lead.end()
     span = _named(folded, proper(folded, start, min(len(folded), start + _NAME_CHARS), True, True))
-    if span and _given(folded[span[0] : span[1]]):
+    if not span:
+        return
+    name = folded[span[0] : span[1]]
+    first = name.split(None, 1)[0].lower()
+    # "Sarah, hi! It's Tom" to "Hi, I'm Sarah, who am I speaking with?": the agent's name
+    if _given(name) and not re.search(rf"\b{re.escape(first)}\b", agent):
         add_hit(hits, "name", *span, cue=start)
 
 
@@ -205,7 +242,13 @@ def _answered_code(folded: str, hits: list[Hit]) -> None:
     code = m.group(1) or ""
     digits = sum(ch.isdigit() for ch in code)
     capitals = sum(ch.isupper() for ch in code)
-    if digits >= 4 or (digits and capitals >= 3):
+    if _NOT_CODE.fullmatch(code) or _QUANTITY.match(folded, m.end(1)):
+        return  # "2023, acho", "10h30", "01310-100", "1000 points"
+    if (
+        (digits >= 5 and code.isdigit())
+        or (digits >= 4 and not code.isdigit())
+        or (digits and capitals >= 3)
+    ):
         add_hit(hits, "order", m.start(1), m.end(1), cue=m.start())
 
 
@@ -216,43 +259,47 @@ def _answered_city(folded: str, hits: list[Hit]) -> None:
     if not span:
         return
     said = folded[span[0] : span[1]]
-    everyday = all(map(is_common, said.split()))
-    if (is_city(said) and not (said.islower() and everyday)) or (
-        said[:1].isupper() and not everyday
-    ):
+    # a big city's name, in lowercase only if no everyday word ("Uber", "Amazon" are none)
+    if is_city(said) and not (said.islower() and all(map(is_common, said.split()))):
         add_hit(hits, "city", *span, cue=start)
 
 
 def _name_under(folded: str, hits: list[Hit]) -> None:
-    for m in _UNDER.finditer(folded):
+    for m in first_matches(_UNDER, folded):
         if folded[max(0, m.start() - 5) : m.start()].lower().endswith("what "):
             continue  # "what in the name of Sam Hill is that?"
         end = m.end()
         span = _named(folded, proper(folded, end, min(len(folded), end + _NAME_CHARS), True, True))
-        if span and _given(folded[span[0] : span[1]]):
+        if span and _given(folded[span[0] : span[1]]) and not _KIN_AFTER.match(folded, span[1]):
             add_hit(hits, "name", *span, cue=m.start())
             return
 
 
 def _name_line(folded: str, hits: list[Hit]) -> None:
-    """A line that is two to four name words and nothing else, the first a listed first
-    name, in a message of several lines ("Beatriz Nogueira\\nlocalizador KXT4PZ")."""
-    if "\n" not in folded.strip():
+    """A first or last line that is two to four name words and nothing else, the first a
+    listed first name, in a message of several lines ("Beatriz Nogueira\\nlocalizador
+    KXT4PZ", a signature); not a line in between, nor one after a label ("Ship to:"):
+    those name the courier, the seller, a gift's addressee."""
+    lines = folded.split("\n")
+    if len([line for line in lines if line.strip()]) < 2:
         return
-    pos = 0
-    for line in folded.split("\n"):
-        start, pos = pos, pos + len(line) + 1
+    filled = [n for n, line in enumerate(lines) if line.strip()]
+    for n in (filled[0], filled[-1]):
+        line = lines[n]
+        earlier = [k for k in filled if k < n]
+        if earlier and lines[earlier[-1]].rstrip().endswith(":"):
+            continue
+        begin_line = sum(len(x) + 1 for x in lines[:n])
+        if earlier and any(h.kind == "address" and h.end <= begin_line for h in hits):
+            continue  # the line under an address is its town ("12 Main St\\nAustin Texas")
         words = line.strip(" \t.,;:!").split()
         if not 2 <= len(words) <= 4 or not is_first_name(words[0]):
             continue
-        begin = start + line.index(words[0])
+        begin = begin_line + line.index(words[0])
         span = proper(folded, begin, begin + len(line.strip(" \t.,;:!")), True, True)
-        if (
-            span
-            and span[1] - span[0] == len(" ".join(words))
-            and " ".join(words) == folded[span[0] : span[1]]
-        ):
+        if span and folded[span[0] : span[1]] == " ".join(words) and _family(words[1:]):
             add_hit(hits, "name", *span, cue=span[0])
+            return
 
 
 def _named(folded: str, span: tuple[int, int] | None) -> tuple[int, int] | None:
@@ -275,11 +322,26 @@ def _named(folded: str, span: tuple[int, int] | None) -> tuple[int, int] | None:
 _LAUGH = re.compile(r"(?:[hjk][aeiou]+){2,}h?|k{3,}|(?:rs){2,}|lo+l|lmao|xd+", re.IGNORECASE)
 
 
+def _family(words: list[str]) -> bool:
+    """Words after a first name that are family names: listed, or no everyday word and no
+    big city ("Rose Gold", "Virginia Beach", "Victoria Station", "Austin Texas" are none)."""
+    return all(is_last_name(w) or not (is_common(w) or is_city(w) or is_laugh(w)) for w in words)
+
+
 def _given(name: str) -> bool:
     """A name answered reads as one: its first word a listed first name, or capitalised
-    as written and no everyday word ("Deandra", not "Same"), nor a laugh ("Hahaha")."""
-    first = name.split(None, 1)[0] if name.strip() else ""
-    if _LAUGH.fullmatch(first.strip(".,!?")):
+    as written, no everyday word ("Same") nor a laugh ("Hahaha"), and followed by a
+    family name ("Deandra Okoye"; a lone "Gmail", "Expedia", "Idk" is no one)."""
+    words = name.split()
+    first = words[0] if words else ""
+    if not first or is_laugh(first):
         return False
+    if is_first_name(first):
+        return True
     shaped = first[:1].isupper() and not first.isupper()  # "XD", "NJ" are no one's name
-    return is_first_name(first) or (shaped and not is_common(first))
+    return shaped and not is_common(first) and len(words) > 1
+
+
+def is_laugh(word: str) -> bool:
+    """ "Hahaha", "kkkk", "rsrs", "jajaja", "lol": no name, no place."""
+    return _LAUGH.fullmatch(word.strip(".,!?")) is not None

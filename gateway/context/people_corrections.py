@@ -8,6 +8,7 @@ import itertools
 
 from gateway.context.common_words import is_common
 from gateway.context.first_names import is_first_name
+from gateway.context.people_answers import is_laugh
 from gateway.context.people_conversation import WORD_KINDS, Conversation
 from gateway.context.people_hits import Hit, free, proper
 from gateway.context.people_patterns import (
@@ -284,9 +285,9 @@ def _place_or_person(value: str, before: Conversation) -> str:
     city, person = is_city(value), bool(words) and is_first_name(words[0])
     if city != person:
         return "city" if city else "name"
-    if not city and (is_common(words[0]) or value.islower()):
+    if not city and (is_common(words[0]) or is_laugh(words[0])):
         # "I meant Frozen", "quis dizer amanhã": an everyday word, no name; "I mean
-        # hahaha": a lowercase word that is no listed name nor a big city, neither
+        # hahaha": a laugh, neither
         return ""
     return before.last_of(WORD_KINDS)
 

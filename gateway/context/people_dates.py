@@ -7,7 +7,16 @@ UTC) is passed in.
 
 A deadline the agent gives lies ahead; a date the customer gives may lie behind ("chegou
 segunda") or ahead ("viajo dia 20"): the nearest such day is taken, a day ahead on a
-tie. None when the words name no one day ("Easter", "next week").
+tie; "next"/"que vem"/"próxima" always ahead. None when the words name no one day
+("Easter", "next week").
+
+The gateway knows no customer's time zone: a relative day ("ontem", "amanhã", a bare
+weekday) is read only between 08:00 and 23:00 UTC, when the date is the same from UTC-8
+(the US west coast) to UTC+1 (Lisbon, Madrid), where the customers of pt, en and es
+live; at other hours it is kept as said. A turn read as it folds (`relative` false), later
+than it was said, gets a day only when its month is named (or its year): "até o dia 2",
+said on the 30th and folded on the 3rd, names no day there, and the nearest day is taken
+(never forced ahead of the fold).
 """
 
 from __future__ import annotations
@@ -48,6 +57,13 @@ _RELATIVE = {
 }  # fmt: skip
 _ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _SLASHED = re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?\b")
+_YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
+_AHEAD = re.compile(r"\b(?:next|coming|que\s+vem|proxim[oa]|siguiente)\b")
+_DAY_BEFORE = re.compile(r"\b(?:anteontem|anteayer)\b|day\s+before\s+yesterday")
+LOCAL_HOURS = range(8, 23)
+Said = tuple[
+    int | None, int | None, int | None
+]  # month, day, year  # UTC hours whose date is the customers' own (see above)
 _WORD = re.compile(r"[a-z]+|\d+")
 _LAST_MONTH = re.compile(r"\b(?:mes\s+passado|last\s+month|mes\s+pasado)\b")
 _DAY_WORDS = re.compile(r"^(\d{1,2})(?:st|nd|rd|th|o)?$")
@@ -58,19 +74,24 @@ _UNITS = word_set(
     "minutes minutos"
 )
 _UNIT_LEADS = frozenset({"business", "working"})
+SPOKEN_WORDS = 12  # a date said in words is short: "vinte e seis de agosto"
 _FILLERS = frozenset({"de", "del", "of", "the", "dia", "el", "by", "ate", "on", "no", "na"})
 
 
 def resolve(value: str, at: float, english: bool, ahead: bool, relative: bool = True) -> str | None:
     """The ISO day `value` names, said at `at`; `ahead`: a deadline, never behind.
-    `relative`: `at` is when it was said, so "amanhã" and a bare weekday may be read
-    (else only a day said by its number, which a few days' drift leaves the same)."""
-    return _resolved(value, dt.datetime.fromtimestamp(at, dt.UTC).date(), english, ahead, relative)
+    `relative`: `at` is when it was said (the newest message), not when it is read."""
+    moment = dt.datetime.fromtimestamp(at, dt.UTC)
+    local = relative and moment.hour in LOCAL_HOURS
+    return _resolved(value, moment.date(), english, ahead and relative, relative, local)
 
 
 @functools.lru_cache(maxsize=4096)
-def _resolved(value: str, said: dt.date, english: bool, ahead: bool, relative: bool) -> str | None:
-    """`resolve` on the day said; remembered: a date is read again each time its message is."""
+def _resolved(
+    value: str, said: dt.date, english: bool, ahead: bool, relative: bool, local: bool
+) -> str | None:
+    """`resolve` on the day said; remembered: a date is read again each time its message is.
+    `local`: the UTC date is the customer's too (a relative day may be read)."""
     text = value.translate(FOLD).lower()
     found = _ISO.search(text)
     if found:
@@ -78,22 +99,36 @@ def _resolved(value: str, said: dt.date, english: bool, ahead: bool, relative: b
     words = _WORD.findall(text)
     if _duration(words, english):
         return None
-    shift = _relative(text, words) if relative else None
+    shift = _relative(text, words) if local else None
     if shift is not None:
         return (said + dt.timedelta(days=shift)).isoformat()
-    month, day = _month_day(text, words, english)
+    ahead = ahead or _AHEAD.search(text) is not None
+    month, day, year = _month_day(text, words, english)
     if day is not None:
-        return _nearest(said, month, day, ahead, _LAST_MONTH.search(text) is not None)
+        return _numbered(said, (month, day, year), ahead, relative, text)
     weekday = next((_WEEKDAYS[w] for w in words if w in _WEEKDAYS), None)
-    if weekday is None or not relative:
+    if weekday is None or not local:
         return None
     return _weekday(said, weekday, ahead, "last" in words or "passada" in words)
+
+
+def _numbered(said: dt.date, told: Said, ahead: bool, relative: bool, text: str) -> str | None:
+    """A day said by its number: with its year, that day; else the nearest such day (a
+    fold only when the month is named)."""
+    month, day, year = told
+    if day is None or not (relative or month is not None):
+        return None
+    if year is not None and month is not None:
+        return _day(year, month, day)
+    return _nearest(said, month, day, ahead, _LAST_MONTH.search(text) is not None)
 
 
 def _relative(text: str, words: list[str]) -> int | None:
     """Days from the day said that "amanhã", "yesterday", "pasado mañana" name."""
     if _AFTER_TOMORROW.search(text):
         return 2
+    if _DAY_BEFORE.search(text):
+        return -2
     return next((_RELATIVE[w] for w in words if w in _RELATIVE), None)
 
 
@@ -107,28 +142,34 @@ def _duration(words: list[str], english: bool) -> bool:
     return False
 
 
-def _month_day(text: str, words: list[str], english: bool) -> tuple[int | None, int | None]:
-    """(month or None, day of the month or None) the words say."""
+def _month_day(text: str, words: list[str], english: bool) -> Said:
+    """(month, day of the month, year), each None when the words do not say it."""
     slashed = _SLASHED.search(text)
     if slashed:
         first, second = int(slashed[1]), int(slashed[2])
+        year = int(slashed[3]) if slashed[3] else None
+        year = year + 2000 if year is not None and year < 100 else year
         # day first (pt, es, en-GB), unless that cannot be or the turn is English and
         # both could be: then month first, as in the US
         month_first = second > 12 or (english and first <= 12)
-        return (first, second) if month_first else (second, first)
+        return (first, second, year) if month_first else (second, first, year)
+    written = _YEAR.search(text)
+    year = int(written[1]) if written else None
+    if written:
+        words = [w for w in words if w != written[1]]
     month = next((_MONTHS[w] for w in words if w in _MONTHS and w != "mar"), None)
     kept = [w for w in words if w not in _MONTHS and w not in _WEEKDAYS and w not in _FILLERS]
     for w in kept:
         digits = _DAY_WORDS.match(w)
         if digits:
-            return month, int(digits[1])
-    spoken = [w for w in kept if w.isalpha()]
+            return month, int(digits[1]), year
+    spoken = [w for w in kept if w.isalpha()][:SPOKEN_WORDS]
     for start in range(len(spoken)):  # "vinte e seis", "twenty fifth", the longest first
-        for end in range(len(spoken), start, -1):
+        for end in range(min(len(spoken), start + 4), start, -1):
             number = spelled_number(" ".join(spoken[start:end]), english)
             if number and number.isdigit() and 1 <= int(number) <= 31:
-                return month, int(number)
-    return month, None
+                return month, int(number), year
+    return month, None, year
 
 
 def _day(year: int, month: int, day: int) -> str | None:

@@ -59,8 +59,6 @@ _DATE_CORE = (
     rf"|\b(?:dia\s+)?{_DAY}\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\b{_YEAR}"
     r"|\b\d{4}-\d{1,2}-\d{1,2}\b|\b(?:dia\s+)?\d{1,2}/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b|\bdia\s+\d{1,2}\b"
     rf"|\b(?:{_WEEKDAY})"
-    # the day before: when something happened ("chegou ontem", "charged yesterday")
-    r"|\b(?:ontem|anteontem|yesterday|ayer|anteayer)\b"
 )
 _DURATION = (
     rf"(?:\d{{1,3}}(?:\s*(?:-|a|to|ou|or|y|e)\s*\d{{1,3}})?|{_DAY}(?:\s+(?:a|to|ou|or|y|e)"
@@ -107,7 +105,9 @@ AMOUNT = linear(
     r"|\b\d{1,5}\s+(?:e|y|and|con)\s+\d{2}\b"
     rf"|{_RUN}\s+{_CURRENCY}\b(?:\s+(?:and|e|y|con)\s+{_RUN}\s+{_CENT_WORD})?"
 )
-DATE = linear(_DATE_CORE)
+# A customer's dates also name the day before: when something happened ("chegou ontem",
+# "charged yesterday"); not an agent's deadline ("in yesterday's email").
+DATE = linear(_DATE_CORE + r"|\b(?:ontem|anteontem|yesterday|ayer|anteayer)\b")
 MONTH_AHEAD = linear(rf"^\s+(?:(?:de|del|of)\s+)?(?:{_MONTH})\b")
 # Money spoken of, before a bare "237 e 49".
 MONEY_CUE = linear(
@@ -222,7 +222,9 @@ STREET_FIRST = linear(
 NUMBER_FIRST = linear(
     rf"\b\d{{1,5}}[A-Za-z]?\s+((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET}|st|rd|ave|ln|blvd|court|ct"
     # and the side of town after it, in capitals ("4127 Bryant Ave S")
-    r"|way|place|terrace|parkway|highway|hwy)\b\.?(?:[ \t]+(?-i:NE|NW|SE|SW|N|S|E|W)\b)?"
+    # (the character after the side is in the match: people_spans trims it)
+    r"|way|place|terrace|parkway|highway|hwy)\b\.?"
+    r"(?:[ \t]+(?-i:NE|NW|SE|SW|N|S|E|W)(?:$|[ \t,.;]))?"
 )
 NAME_FIRST = linear(
     rf"\b((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET}|rd|ave|blvd|ln|dr|st)\.?\s*,?\s*(?:(?:(?:no\.?|number"

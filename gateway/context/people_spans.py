@@ -186,8 +186,18 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
                 unit = ADDRESS_UNIT_SPOKEN.search(after)  # a lowercase door letter too...
                 if unit and not clause_ends(after, unit.end()):  # ...only ending the clause
                     unit = ADDRESS_UNIT.search(after)
-                end = m.end() + (unit.end() if unit else 0)
+                if unit and _lone_ambiguous(after[: unit.end()]):
+                    unit = None  # "apto um pouco escuro": "um" is "a"
+                end = m.end() + unit.end() if unit else m.end()
+                while end > m.start() and folded[end - 1] in " \t,.;":
+                    end -= 1  # "4127 Bryant Ave S in": the side is matched with what follows
                 add_hit(hits, "address", begin if trim else m.start(), end)
+
+
+def _lone_ambiguous(unit: str) -> bool:
+    """A door said as one number word that is also a word ("um", "one", "uno")."""
+    words = unit.lower().split()
+    return len(words) >= 2 and words[-1] in AMBIGUOUS_NUMBERS and not words[-2].isdigit()
 
 
 def _two_is_to(folded: str, start: int, end: int) -> bool:
@@ -278,12 +288,14 @@ def _code_kind(token: str, cue: str) -> str:
     if len(token) > 32 or cue == "block":
         return ""
     if digits < 3:
-        return "sku" if digits and _product_code(token) else ""
+        # few digits: a product's code in capitals, two digits or said to be a code
+        return "sku" if _product_code(token) and (digits >= 2 or cue == "sku") else ""
     if token.upper().startswith("SKU"):
         return "sku"
     if cue == "phone":
         # "o celular é o SM-A556-128-AZ": a device's model after the word for phone
-        return "phone" if 8 <= digits <= 13 and not letters else "sku" if letters else ""
+        model = 0 < letters < digits  # not a word spelled on the keypad ("1-800-FLOWERS")
+        return "phone" if 8 <= digits <= 13 and not letters else "sku" if model else ""
     if cue or token.startswith("#"):
         return cue or "order"
     return "order" if 0 < letters <= 6 and any(c.isupper() for c in token) else ""

@@ -12,8 +12,8 @@ from typing import Any
 from gateway.context.conversation_record import ConversationRecord
 from gateway.context.conversations import ConversationStore
 from gateway.context.heard import FactExtractor, heard_here, known_elsewhere, one_problem
-from gateway.context.people import current_facts
-from gateway.context.types import Fact, Memory
+from gateway.context.people import DATED, current_facts
+from gateway.context.types import Fact, Memory, fact_kind
 from gateway.errors import StoreUnavailable
 from gateway.messages import message_text
 from gateway.throttled_log import warn_throttled
@@ -45,7 +45,7 @@ class TurnFacts:
         latest = messages[-1] if messages and isinstance(messages[-1], dict) else None
         if fkey is None or latest is None or latest.get("role") != "user":
             return facts, 0, None
-        known = {f.id for f in facts}
+        known = {f.id: f.text for f in facts}
         mine = heard_here(facts, record.started)
         elsewhere = known_elsewhere(facts, record.started)
         previous = messages[-2] if len(messages) > 1 and isinstance(messages[-2], dict) else {}
@@ -53,7 +53,12 @@ class TurnFacts:
         heard = await self._heard.of_latest(
             latest, record.channel, now, mine, elsewhere, before[-ASKED_CHARS:]
         )
-        fresh = [f for f in one_problem(heard, facts, record.started) if f.id not in known]
+        # a fact said again on another day ("ontem" a week later) is new: its day differs
+        fresh = [
+            f
+            for f in one_problem(heard, facts, record.started)
+            if f.id not in known or (fact_kind(f) in DATED and known[f.id] != f.text)
+        ]
         if not fresh:
             return facts, 0, None
         kept = current_facts([*facts, *fresh])
