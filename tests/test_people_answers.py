@@ -35,6 +35,7 @@ def answer(agent: str, customer: str) -> set[tuple[str, str]]:
         ("buenas tardes le atiende marta con quién tengo el gusto", {"name"}),
         ("Me passa o número do pedido?", {"order"}),
         ("Which city are you in?", {"city"}),
+        ("Qual a sua cidade?", {"city"}),
         ("Your name is already on the order, thank you. Anything else?", set()),
         ("Thanks, Paulo. The refund is on its way.", set()),
     ],

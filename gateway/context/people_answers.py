@@ -48,7 +48,7 @@ _ORDER_ASK_SAID = (
 _ORDER_ASK = linear(_ORDER_ASK_SAID)
 _CITY_ASK_SAID = (
     r"\b(?:(?:which|what)\s+city|where\s+(?:are\s+you|you'?re)\s+(?:located|based|from)"
-    r"|(?:qual|que)\s+(?:e\s+a\s+)?(?:sua\s+)?cidade|em\s+que\s+cidade|de\s+(?:qual|que)"
+    r"|(?:qual|que)\s+(?:e\s+)?(?:a\s+)?(?:sua\s+)?cidade|em\s+que\s+cidade|de\s+(?:qual|que)"
     r"\s+cidade|(?:que|cual)\s+ciudad|de\s+onde\s+(?:voce|vc|o\s+senhor|a\s+senhora)\s+(?:fala"
     r"|e)|desde\s+donde)\b"
 )
