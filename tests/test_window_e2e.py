@@ -25,6 +25,15 @@ def _client(gw: InProcessGateway) -> openai.OpenAI:
     )
 
 
+def _customer_facts(gw: InProcessGateway, customer: str, query: str = "") -> list[Any]:
+    """The customer's facts document, as the app reads it (GET .../facts)."""
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    facts: list[Any] = gw.http.get(
+        f"{gw.v1}/customers/{customer}/facts{query}", headers=auth
+    ).json()["facts"]
+    return facts
+
+
 def _prompt_text(entry: dict[str, Any]) -> str:
     return "\n".join(str(m.get("content")) for m in entry["messages"])
 
@@ -490,7 +499,6 @@ def test_the_newest_messages_facts_are_stored_before_any_of_the_answer_arrives(
 ) -> None:
     """Their write overlaps the upstream call; it is done before the first streamed chunk
     is relayed, so an app that reads the customer's facts as the answer starts finds them."""
-    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
     client = _client(sqlite_app_gateway)
     stream = client.chat.completions.create(
         model="gpt-4o-mini",
@@ -504,9 +512,7 @@ def test_the_newest_messages_facts_are_stored_before_any_of_the_answer_arrives(
     )
     first = next(iter(stream))
     assert first.choices or first.usage is None
-    facts = sqlite_app_gateway.http.get(
-        f"{sqlite_app_gateway.v1}/customers/cust-stream/facts", headers=auth
-    ).json()["facts"]
+    facts = _customer_facts(sqlite_app_gateway, "cust-stream")
     assert any("77120" in f["text"] for f in facts), facts
     rest = list(stream)
     assert rest  # the stream goes on to its end
@@ -533,9 +539,7 @@ def test_a_bare_correction_corrects_the_name_an_earlier_conversation_gave(
             "foi mal, o correto é Beatriz Pereira",
         ],
     )
-    facts = sqlite_app_gateway.http.get(
-        f"{sqlite_app_gateway.v1}/customers/cust-7/facts?scopes=verified", headers=auth
-    ).json()["facts"]
+    facts = _customer_facts(sqlite_app_gateway, "cust-7", "?scopes=verified")
     by_kind = {f["tags"][0]: f["value"] for f in facts if f.get("tags")}
     assert by_kind.get("name") == "Beatriz Pereira", facts
     assert by_kind.get("city") == "Salvador", facts
@@ -618,7 +622,6 @@ def test_the_next_conversations_name_beats_one_a_fold_heard_just_before(
     not the one read out of the old turns, and the earlier conversation's card is made
     of that conversation's facts, not of the new one's. (Facts were dated a millisecond
     a message past the fold, ~0.5 s here, and a turn was dated by the clock alone.)"""
-    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
     client = _client(sqlite_app_gateway)
     history = _long_history(300, 270, "by the way, my name is Joana Lima")
     headers = {"X-Customer-Id": "cust-fast", "X-Simulator-Log-Messages": "1"}
@@ -635,9 +638,7 @@ def test_the_next_conversations_name_beats_one_a_fold_heard_just_before(
         messages=[{"role": "user", "content": "oi, aqui é a Ana Souza, o pedido não chegou"}],
         extra_headers={**headers, "X-Conversation-Id": "fast-2", "X-Channel": "email"},
     )
-    facts = sqlite_app_gateway.http.get(
-        f"{sqlite_app_gateway.v1}/customers/cust-fast/facts", headers=auth
-    ).json()["facts"]
+    facts = _customer_facts(sqlite_app_gateway, "cust-fast")
     names = [f["value"] for f in facts if f.get("tags", [None])[0] == "name"]
     assert names == ["Ana Souza"], facts
     (entry,) = app_log.all()[start:]
@@ -770,7 +771,6 @@ def test_a_name_given_as_the_answer_to_the_agents_question_is_kept(
     alone, in lowercase ("é a luciana prado"), as real customers do: the gateway reads the
     newest message with the agent's question before it, and the customer's facts hold
     the name and the city from that turn on."""
-    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
     client = _client(sqlite_app_gateway)
     headers = {"X-Conversation-Id": "ask-1", "X-Customer-Id": "cust-ask", "X-Channel": "whatsapp"}
     messages: list[ChatCompletionMessageParam] = [
@@ -789,9 +789,7 @@ def test_a_name_given_as_the_answer_to_the_agents_question_is_kept(
         {"role": "user", "content": "é a luciana prado, to aqui em joinville"},
     ]
     client.chat.completions.create(model="gpt-4o-mini", messages=messages, extra_headers=headers)
-    facts = sqlite_app_gateway.http.get(
-        f"{sqlite_app_gateway.v1}/customers/cust-ask/facts", headers=auth
-    ).json()["facts"]
+    facts = _customer_facts(sqlite_app_gateway, "cust-ask")
     by_kind = {f["tags"][0]: f["value"] for f in facts if f.get("tags")}
     assert by_kind.get("name") == "luciana prado", facts
     assert by_kind.get("city") == "joinville", facts
@@ -803,7 +801,6 @@ def test_a_date_the_customer_says_is_kept_with_the_day_it_named(
     """ "chegou ontem", said on the conversation's clock at 15:00 UTC on 10 March, is kept
     with 9 March, so once the turn has folded into a summary, or the customer comes back
     next week, the facts still say which day."""
-    auth = {"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"}
     client = _client(sqlite_app_gateway)
     said = datetime(2026, 3, 10, 15, 0, tzinfo=UTC).timestamp()
     sqlite_app_gateway.gateway.turn_clock = lambda: said
@@ -816,8 +813,6 @@ def test_a_date_the_customer_says_is_kept_with_the_day_it_named(
         ],
         extra_headers=headers,
     )
-    facts = sqlite_app_gateway.http.get(
-        f"{sqlite_app_gateway.v1}/customers/cust-day/facts", headers=auth
-    ).json()["facts"]
+    facts = _customer_facts(sqlite_app_gateway, "cust-day")
     dates = [f["text"] for f in facts if f.get("tags", [""])[0] == "date"]
     assert dates == ["date: ontem (2026-03-09)"], facts

@@ -21,17 +21,22 @@ _LOCALES = ("pt_BR", "pt_PT", "es_ES", "es_MX", "es_AR", "es_CO", "en_US", "en_G
 _LISTS = ("first_names", "first_names_male", "first_names_female")
 
 
-@cache
-def first_names() -> frozenset[str]:
-    """Every listed first name, accent-folded and case-folded."""
+def _listed(lists: tuple[str, ...]) -> frozenset[str]:
+    """Every name Faker lists under these attributes in the customers' locales, folded."""
     names: set[str] = set()
     for locale in _LOCALES:
         provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
-        for listed in _LISTS:
+        for listed in lists:
             names.update(
                 str(name).translate(FOLD).casefold() for name in getattr(provider, listed, ())
             )
     return frozenset(names)
+
+
+@cache
+def first_names() -> frozenset[str]:
+    """Every listed first name, accent-folded and case-folded."""
+    return _listed(_LISTS)
 
 
 def is_first_name(word: str) -> bool:
@@ -43,11 +48,7 @@ def is_first_name(word: str) -> bool:
 def last_names() -> frozenset[str]:
     """Every listed family name, folded as `first_names`: "torres", "prado", "costa" are
     everyday words too, and still a name after a first name."""
-    names: set[str] = set()
-    for locale in _LOCALES:
-        provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
-        names.update(str(n).translate(FOLD).casefold() for n in getattr(provider, "last_names", ()))
-    return frozenset(names)
+    return _listed(("last_names",))
 
 
 def is_last_name(word: str) -> bool:

@@ -253,7 +253,7 @@ def extract_people_facts(
     seen.problem = "problem" in seen.recent
     said = itertools.count()
     agent_said = before.translate(FOLD) if before else ""
-    asked = asked_kinds(agent_said) if before else frozenset()
+    asked = asked_kinds(agent_said)
     named = next((f.value for f in reversed(known) if fact_kind(f) == "name"), "")
     for text, role in _read(turns):
         agent = role == "assistant"

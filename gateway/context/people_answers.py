@@ -19,7 +19,8 @@ import re
 
 from gateway.context.common_words import is_common
 from gateway.context.first_names import is_first_name, is_last_name
-from gateway.context.people_hits import Hit, add_hit, free, proper
+from gateway.context.people_cities import city_at
+from gateway.context.people_hits import Hit, add_hit, proper
 from gateway.context.people_text import first_matches, linear
 from gateway.context.places import is_city
 
@@ -165,8 +166,6 @@ _AFTER_ADDRESS = linear(
     r"^[ \t]*(?:[/-]?\w{1,2}\b)?[ \t]*(?:,|-|\bin\b|\bem\b|\ben\b|\bno\b|\bna\b)?[ \t]*"
 )
 _HERE_IN = linear(r"\b(?:aqui|aca|here)(?:\s+mesmo)?\s+(?:em|no|na|en|in|de)\s+")
-_CITY_WORDS = 4  # "sao jose dos campos"
-_NAMED_ON = re.compile(r" [A-Z][a-z]")  # a capitalised word next ("Leicester LE2" is a postcode)
 _SKIPPED_CHUNK = 32  # a neighbourhood between the address and its city: "icaraí, "
 
 
@@ -176,9 +175,9 @@ def _city_after_address(folded: str, hits: list[Hit]) -> None:
         for _ in range(2):  # the city, or a neighbourhood then the city
             lead = _AFTER_ADDRESS.search(folded[at : at + 12])
             start = at + (lead.end() if lead else 0)
-            end = _known_city(folded, start)
+            end = city_at(folded, start)
             if end:
-                _weak_city(hits, start, end, address.start)
+                add_hit(hits, "city", start, end, address.start, weak=True)
                 break
             comma = folded.find(",", start, start + _SKIPPED_CHUNK)
             if comma < 0:
@@ -188,35 +187,10 @@ def _city_after_address(folded: str, hits: list[Hit]) -> None:
 
 def _city_here(folded: str, hits: list[Hit]) -> None:
     for m in first_matches(_HERE_IN, folded):
-        end = _known_city(folded, m.end())
+        end = city_at(folded, m.end())
         if end:
-            _weak_city(hits, m.end(), end, m.start())
+            add_hit(hits, "city", m.end(), end, m.start(), weak=True)
             return
-
-
-def _weak_city(hits: list[Hit], start: int, end: int, cue: int) -> None:
-    if free(hits, start, end):
-        hits.append(Hit("city", start, end, cue, weak=True))
-
-
-def _known_city(folded: str, start: int) -> int:
-    """Where the longest big city's name that starts at `start` ends (0: none)."""
-    words = list(re.finditer(r"[^\W\d_][\w'-]*", folded[start : start + 60]))
-    if not words or words[0].start() != 0:
-        return 0
-    ends: list[int] = []
-    for m in words[:_CITY_WORDS]:
-        if ends and not folded[start + ends[-1] : start + m.start()].isspace():
-            break
-        ends.append(m.end())
-    for end in reversed(ends):
-        said = folded[start : start + end]
-        if _NAMED_ON.match(folded, start + end):
-            continue  # "Victoria Park", "Paris Hilton": a name goes on
-        # "here in nice weather": a big city's name in lowercase that is an everyday word
-        if is_city(said) and not (said.islower() and all(map(is_common, said.split()))):
-            return start + end
-    return 0
 
 
 def _answered_name(folded: str, hits: list[Hit], agent: str) -> None:
@@ -281,9 +255,9 @@ def _name_line(folded: str, hits: list[Hit]) -> None:
     KXT4PZ", a signature); not a line in between, nor one after a label ("Ship to:"):
     those name the courier, the seller, a gift's addressee."""
     lines = folded.split("\n")
-    if len([line for line in lines if line.strip()]) < 2:
-        return
     filled = [n for n, line in enumerate(lines) if line.strip()]
+    if len(filled) < 2:
+        return
     for n in (filled[0], filled[-1]):
         line = lines[n]
         earlier = [k for k in filled if k < n]

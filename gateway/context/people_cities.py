@@ -6,10 +6,12 @@ in", "ship it to") and, weakly, a big city's name where the words around only sa
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
+from typing import cast
 
 from gateway.context.common_words import is_common
-from gateway.context.people_hits import Hit, add_hit, free, proper
+from gateway.context.people_hits import Hit, add_hit, proper
 from gateway.context.people_patterns import CITY, PLACE_AFTER, TOKEN_WORD
 from gateway.context.people_text import MATCHES, SpanMatch, first_matches, next_word
 from gateway.context.people_words import (
@@ -56,6 +58,7 @@ def _everyday(folded: str, start: int, end: int) -> bool:
 
 
 _CITY_WORDS = 4  # "sao jose dos campos"
+_CITY_WORD = re.compile(r"[^\W\d_][\w'-]*")  # any letters, as a city is written
 _INFINITIVE_ENDS = ("ar", "er", "ir")
 
 
@@ -100,8 +103,28 @@ def big_city_hits(folded: str, hits: list[Hit]) -> None:
             continue
         if lowercase and not _lowercase_city(folded, m.start(), rest, end):
             continue
-        if free(hits, at, at + end):
-            hits.append(Hit("city", at, at + end, m.start(), weak=True))
+        add_hit(hits, "city", at, at + end, m.start(), weak=True)
+
+
+# A capitalised word after a city goes on naming something else ("Victoria Park"); a
+# postcode ("Leicester LE2") does not.
+_NAMED_ON = re.compile(r" [A-Z][a-z]")
+
+
+def city_at(folded: str, start: int) -> int:
+    """Where the longest big city's name that starts at `start` ends (0: none): not one a
+    capitalised word goes on from, nor, in lowercase, everyday words ("here in nice
+    weather")."""
+    words = list(itertools.islice(_CITY_WORD.finditer(folded[start : start + 60]), _CITY_WORDS))
+    if not words or words[0].start() != 0:
+        return 0
+    for end in reversed(_phrase_ends(folded[start:], cast(Sequence[SpanMatch], words))):
+        said = folded[start : start + end]
+        if _NAMED_ON.match(folded, start + end):
+            continue
+        if is_city(said) and not (said.islower() and all(map(is_common, said.split()))):
+            return start + end
+    return 0
 
 
 def _lowercase_city(folded: str, cue: int, rest: str, end: int) -> bool:

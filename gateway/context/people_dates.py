@@ -60,10 +60,8 @@ _SLASHED = re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?\b")
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
 _AHEAD = re.compile(r"\b(?:next|coming|que\s+vem|proxim[oa]|siguiente)\b")
 _DAY_BEFORE = re.compile(r"\b(?:anteontem|anteayer)\b|day\s+before\s+yesterday")
-LOCAL_HOURS = range(8, 23)
-Said = tuple[
-    int | None, int | None, int | None
-]  # month, day, year  # UTC hours whose date is the customers' own (see above)
+LOCAL_HOURS = range(8, 23)  # UTC hours whose date is the customers' own (see above)
+Said = tuple[int | None, int | None, int | None]  # month, day, year
 _WORD = re.compile(r"[a-z]+|\d+")
 _LAST_MONTH = re.compile(r"\b(?:mes\s+passado|last\s+month|mes\s+pasado)\b")
 _DAY_WORDS = re.compile(r"^(\d{1,2})(?:st|nd|rd|th|o)?$")

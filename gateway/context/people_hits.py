@@ -42,9 +42,11 @@ def free(hits: Sequence[Hit], start: int, end: int) -> bool:
     return all(end <= h.start or start >= h.end for h in hits if h.kind != "problem")
 
 
-def add_hit(hits: list[Hit], kind: str, start: int, end: int, cue: int = -1) -> None:
+def add_hit(
+    hits: list[Hit], kind: str, start: int, end: int, cue: int = -1, weak: bool = False
+) -> None:
     if end > start and free(hits, start, end):
-        hits.append(Hit(kind, start, end, start if cue < 0 else cue))
+        hits.append(Hit(kind, start, end, start if cue < 0 else cue, weak=weak))
 
 
 def proper(
