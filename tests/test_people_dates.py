@@ -7,7 +7,7 @@ import datetime as dt
 
 import pytest
 
-from gateway.context.people import extract_people_facts
+from gateway.context.people import current_facts, extract_people_facts
 from gateway.context.people_dates import resolve
 
 
@@ -88,3 +88,55 @@ def test_a_relative_day_is_read_only_at_hours_whose_date_is_the_customers() -> N
     assert resolve("ontem", night, False, False) is None
     assert resolve("ontem", at("2026-03-10"), False, False) == "2026-03-09"
     assert resolve("dia 20 de março", night, False, True) == "2026-03-20"
+
+
+def test_a_weekday_with_its_day_of_the_month_is_one_day_even_read_as_it_folds() -> None:
+    """A weekday with its day ("sexta, dia 27") pins one day in the months around, so a
+    fold read days later dates it too (the whole "sexta, dia 27" is the fact, not "sexta"
+    and "dia 27"); a weekday that is not that day's within three months (a slip) names
+    none."""
+    said = [
+        {"role": "assistant", "content": "Fica tudo pronto até sexta, dia 27, combinado?"},
+        {"role": "user", "content": "O celular chegou segunda, dia 16, já com defeito."},
+        {"role": "user", "content": "We go live on Monday the 16th."},
+    ]
+    facts = extract_people_facts(said, "webchat", at("2026-04-02"), said_now=False)
+    texts = [f.text for f in facts if f.tags[0] in ("date", "deadline")]
+    assert any("sexta, dia 27" in t and "(2026-03-27)" in t for t in texts), texts
+    assert any("segunda, dia 16" in t and "(2026-03-16)" in t for t in texts), texts
+    assert any("Monday the 16th" in t and "(2026-03-16)" in t for t in texts), texts
+    assert resolve("sábado dia sete", at("2026-03-02"), False, True, False) == "2026-03-07"
+    assert resolve("el viernes 27 de marzo", at("2026-04-02"), False, False) == "2026-03-27"
+    assert resolve("sexta, dia 28", at("2026-03-20"), False, True, False) is None
+    assert not [
+        f
+        for f in extract_people_facts(
+            [{"role": "user", "content": "a segunda 2 vezes cobrada"}], "webchat", at("2026-03-20")
+        )
+        if f.tags[0] == "date"
+    ]
+
+
+def test_one_day_said_twice_is_one_fact() -> None:
+    """The customer saying back the day the agent's deadline names adds no date, and a
+    day said again in other words replaces its older wording: the dates kept leave room
+    for the other days the customer named (four of a kind are kept)."""
+    turns = [
+        ("user", "Chegou segunda, dia 16, com a tela quebrada."),
+        ("user", "Abri o chamado na terça-feira, dia 17."),
+        ("assistant", "A troca sai até sexta-feira, dia 27."),
+        ("user", "Ontem liguei de novo."),
+        ("user", "Ok, então até sexta dia 27."),
+        ("user", "Na sexta-feira, dia 20, ninguém veio."),
+        ("user", "Como falei, dia 20 ninguém apareceu."),
+    ]
+    facts = []
+    for n, (who, text) in enumerate(turns):
+        facts += extract_people_facts(
+            [{"role": who, "content": text}], "webchat", at("2026-03-23") + n
+        )
+    shown = [f.text for f in current_facts(facts) if f.tags[0] in ("date", "deadline")]
+    days = [t.rsplit("(20", 1)[-1][:8] for t in shown if "(20" in t]
+    assert "(2026-03-16)" in " ".join(shown), shown  # the oldest date is still kept
+    assert sorted(days) == sorted(set(days)), shown  # no day twice
+    assert sum("(2026-03-27)" in t for t in shown) == 1 and any("agent" in t for t in shown)

@@ -434,3 +434,22 @@ def test_summary_room_is_what_the_summary_may_keep_within_the_quota(
     shorter = recompress(summary, room, t.text)
     memory = dataclasses.replace(candidate.memory, summary=shorter)
     assert not assemble(dataclasses.replace(candidate, memory=memory), t).report.over_quota
+
+
+def test_the_summary_keeps_dates_and_an_agents_promises_in_portuguese_and_spanish() -> None:
+    """The extractive summary scores what a sentence carries in the conversation's own
+    language: an agent's "vou enviar ... até sexta-feira" is kept like "I'll send it by
+    Friday"; a customer's own plan ("vou ver com meu marido") is no promise."""
+    t = tokens()
+    turns = [
+        {"role": "user", "content": "Oi. Meu pedido não chegou ainda."},
+        {"role": "assistant", "content": "Entendo. Vou reenviar o produto sem custo."},
+        {"role": "assistant", "content": "Chega na sexta-feira pela manhã."},
+        {"role": "assistant", "content": "Le devolvemos el importe completo."},
+        {"role": "user", "content": "Tá bom. Vou ver com meu marido depois."},
+    ]
+    summary = extractive_summary("", turns, 400, t.text)
+    assert "Vou reenviar o produto sem custo." in summary
+    assert "Chega na sexta-feira pela manhã." in summary
+    assert "Le devolvemos el importe completo." in summary
+    assert "Vou ver com meu marido" not in summary

@@ -325,6 +325,16 @@ def _first_to_go(group: list[Fact]) -> Fact:
     return undated[0] if undated else group[0]
 
 
+_ISO_DAY = re.compile(r"\((\d{4}-\d{2}-\d{2})\)")
+
+
+@functools.lru_cache(maxsize=4096)
+def _day_named(text: str) -> str | None:
+    """The ISO day a dated fact's text shows (`_fact` writes it in brackets), if any."""
+    found = _ISO_DAY.search(text)
+    return found[1] if found else None
+
+
 @functools.lru_cache(maxsize=4096)
 def _dated(value: str) -> bool:
     """Read once per value: current_facts runs on every turn over the same deadlines."""
@@ -334,7 +344,9 @@ def _dated(value: str) -> bool:
 def current_facts(facts: Sequence[Fact]) -> list[Fact]:
     """The facts still true: of a single-valued kind (name, city, address, phone, email)
     the newest; of the others the KEEP_PER_KIND newest, less the one a correction
-    replaced. Facts of other kinds pass as they are. The app's facts
+    replaced. A dated fact naming a day another of its kind names replaces it (one day,
+    said again in other words), and a customer's date naming a deadline's day is that
+    deadline said back. Facts of other kinds pass as they are. The app's facts
     (not `extracted`) are never pruned."""
     kept: dict[str, list[Fact]] = {}
     others: list[Fact] = []
@@ -343,7 +355,18 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
         if kind not in KINDS or not fact.extracted:  # the app's own facts stay as put
             others.append(fact)
             continue
-        same = [f for f in kept.get(kind, []) if f.id != fact.id]
+        day = _day_named(fact.text) if kind in DATED else None
+        if (
+            day
+            and kind == "date"
+            and any(_day_named(f.text) == day for f in kept.get("deadline", []))
+        ):
+            continue  # the customer saying back the day a deadline names: the deadline says it
+        same = [
+            f
+            for f in kept.get(kind, [])
+            if f.id != fact.id and not (day and _day_named(f.text) == day)  # one day, reworded
+        ]
         if kind in SINGLE_VALUED:
             same = []
         elif "correction" in fact.tags[1:] and same:

@@ -14,9 +14,10 @@ The gateway knows no customer's time zone: a relative day ("ontem", "amanhã", a
 weekday) is read only between 08:00 and 23:00 UTC, when the date is the same from UTC-8
 (the US west coast) to UTC+1 (Lisbon, Madrid), where the customers of pt, en and es
 live; at other hours it is kept as said. A turn read as it folds (`relative` false), later
-than it was said, gets a day only when its month is named (or its year): "até o dia 2",
-said on the 30th and folded on the 3rd, names no day there, and the nearest day is taken
-(never forced ahead of the fold).
+than it was said, gets a day only when its month is named (or its year), or its weekday
+with its day ("sexta, dia 27": one day in months around): "até o dia 2", said on the 30th
+and folded on the 3rd, names no day there, and the nearest day is taken (never forced
+ahead of the fold).
 """
 
 from __future__ import annotations
@@ -102,18 +103,24 @@ def _resolved(
         return (said + dt.timedelta(days=shift)).isoformat()
     ahead = ahead or _AHEAD.search(text) is not None
     month, day, year = _month_day(text, words, english)
-    if day is not None:
-        return _numbered(said, (month, day, year), ahead, relative, text)
     weekday = next((_WEEKDAYS[w] for w in words if w in _WEEKDAYS), None)
+    if day is not None:
+        return _numbered(said, (month, day, year), weekday, ahead, relative, text)
     if weekday is None or not local:
         return None
     return _weekday(said, weekday, ahead, "last" in words or "passada" in words)
 
 
-def _numbered(said: dt.date, told: Said, ahead: bool, relative: bool, text: str) -> str | None:
-    """A day said by its number: with its year, that day; else the nearest such day (a
-    fold only when the month is named)."""
+def _numbered(
+    said: dt.date, told: Said, weekday: int | None, ahead: bool, relative: bool, text: str
+) -> str | None:
+    """A day said by its number: with its year, that day; with its weekday, the nearest
+    day that is both; else the nearest such day (a fold only when the month is named)."""
     month, day, year = told
+    if day is not None and weekday is not None and year is None:
+        pinned = _weekday_numbered(said, weekday, month, day, ahead)
+        if pinned:
+            return pinned
     if day is None or not (relative or month is not None):
         return None
     if year is not None and month is not None:
@@ -170,6 +177,37 @@ def _month_day(text: str, words: list[str], english: bool) -> Said:
     return month, None, year
 
 
+WEEKDAY_MONTHS = 3  # a weekday with its day of the month is sought this many months around
+
+
+def _weekday_numbered(
+    said: dt.date, weekday: int, month: int | None, day: int, ahead: bool
+) -> str | None:
+    """The day nearest `said` that is that day of the month (and month) and that weekday:
+    "sexta, dia 27" pins one day in months around, so a fold (read later) dates it too,
+    and "Friday 20 March" the year it is a Friday in. None when no such day lies within
+    WEEKDAY_MONTHS (a year, with the month named): a slip ("sexta, dia 28")."""
+    found: list[dt.date] = []
+    around = WEEKDAY_MONTHS if month is None else 12  # "Friday 20 March": the year it is one
+    for shift in range(-around, around + 1):
+        m = said.month + shift
+        year, m = said.year + (m - 1) // 12, (m - 1) % 12 + 1
+        iso = _day(year, m, day) if month in (None, m) else None
+        if iso and dt.date.fromisoformat(iso).weekday() == weekday:
+            found.append(dt.date.fromisoformat(iso))
+    return _closest(said, found, ahead)
+
+
+def _closest(said: dt.date, days: list[dt.date], ahead: bool) -> str | None:
+    """The day of `days` nearest `said` (ahead of it for a deadline, where one is; a day
+    ahead on a tie)."""
+    if ahead:
+        days = [d for d in days if d >= said] or days
+    if not days:
+        return None
+    return min(days, key=lambda d: (abs((d - said).days), d < said)).isoformat()
+
+
 def _day(year: int, month: int, day: int) -> str | None:
     try:
         return dt.date(year, month, day).isoformat()
@@ -194,11 +232,7 @@ def _nearest(
             iso = _day(said.year + shift, month, day)
         if iso:
             candidates.append(dt.date.fromisoformat(iso))
-    if ahead:
-        candidates = [c for c in candidates if c >= said] or candidates
-    if not candidates:
-        return None
-    return min(candidates, key=lambda c: (abs((c - said).days), c < said)).isoformat()
+    return _closest(said, candidates, ahead)
 
 
 def _weekday(said: dt.date, weekday: int, ahead: bool, last: bool) -> str:

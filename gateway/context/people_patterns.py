@@ -54,8 +54,21 @@ _WEEKDAY = (
     r"|(?:(?:el\s+)?(?:proximo|este)\s+)?(?:lunes|martes|miercoles|jueves|viernes)\b"
     r"(?:\s+pasado\b)?"
 )
+# A weekday with its day of the month ("sexta, dia 27", "sábado dia sete", "Monday the
+# 16th", "el viernes 27", "Friday 6 March"): one date, which a weekday alone is not. A
+# Portuguese weekday without "-feira" is also an ordinal ("a segunda 2 vezes"): "dia" then.
+_WEEKDAY_DAY = (
+    r"(?:(?:na|no|on|ate|desde|el|this|next|last|coming|proxim[oa]|nest[ea]|ness[ea]|est[ea]"
+    r"|ess[ea])\s+)?"
+    r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day(?:,\s*|\s+)(?:the\s+)?"
+    r"|(?:segunda|terca|quarta|quinta|sexta)[\s-]+feira(?:,\s*|\s+)(?:dia\s+)?"
+    r"|(?:segunda|terca|quarta|quinta|sexta|sabado|domingo)(?:,\s*|\s+)dia\s+"
+    r"|(?:sabado|domingo|lunes|martes|miercoles|jueves|viernes)(?:,\s*|\s+)(?:(?:el|dia)\s+)?)"
+    rf"{_DAY}\b(?:\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\b)?{_YEAR}"
+)
 _DATE_CORE = (
-    rf"\b(?:{_MONTH})\.?\s+(?:the\s+)?{_DAY}\b{_YEAR}"
+    rf"\b{_WEEKDAY_DAY}"
+    rf"|\b(?:{_MONTH})\.?\s+(?:the\s+)?{_DAY}\b{_YEAR}"
     rf"|\b(?:dia\s+)?{_DAY}\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\b{_YEAR}"
     r"|\b\d{4}-\d{1,2}-\d{1,2}\b|\b(?:dia\s+)?\d{1,2}/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b|\bdia\s+\d{1,2}\b"
     rf"|\b(?:{_WEEKDAY})"
@@ -132,6 +145,8 @@ DEADLINE = linear(
     r"|\b(?:next|proxim[oa])\s+(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|segunda|terca|quarta"
     r"|quinta|sexta|sabado|domingo|lunes|martes|miercoles|jueves|viernes)\b(?:[\s-]+feira\b)?"
     r"|\b(?:ate|antes\s+d[ae])\s+(?:(?:a|o)\s+)?(?:segunda|terca|quarta|quinta|sexta)\b"
+    # a day booked: "agendado pra sábado dia sete", "para el viernes 27", "for Monday the 16th"
+    rf"|\b(?:pra|para|for)\s+(?:(?:o|a|el|la|the)\s+)?{_WEEKDAY_DAY}"
 )
 # Where a sentence or clause of the agent's ends, for telling policy from commitment.
 POLICY_BREAK = linear(

@@ -2,10 +2,11 @@
 
 The extractive summarizer is the fallback when no summarizer model is configured or the
 call fails: it keeps the sentences that carry identifiers, numbers, amounts, dates,
-emails, names and commitments, plus the first sentence of every customer message (what
-they asked for). A summary over its ceiling is recompressed by dropping whole sentences,
-least informative and oldest first; only when not one sentence fits is the most
-informative one cut between words, so the summary always gives way to the quota.
+emails, names and commitments (dates and the agent's commitments in pt and es too), plus
+the first sentence of every customer message (what they asked for). A summary over its
+ceiling is recompressed by dropping whole sentences, least informative and oldest first;
+only when not one sentence fits is the most informative one cut between words, so the
+summary always gives way to the quota.
 """
 
 from __future__ import annotations
@@ -31,13 +32,28 @@ _AMOUNT = compile_linear(
 _DATE = compile_linear(
     r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
     r"|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d"
-    r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}\b|\btomorrow\b|\bnext week\b",
+    r"|\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}\b|\btomorrow\b|\bnext week\b"
+    # Portuguese and Spanish: weekdays, a day of a month, "dia 20", tomorrow, next week
+    r"|\b(?:segunda|ter[cç]a|quarta|quinta|sexta)[\s-]+feira\b|\bs[aá]bado\b|\bdomingo\b"
+    r"|\b(?:lunes|martes|mi[eé]rcoles|jueves|viernes)\b|\bdia\s+\d{1,2}\b"
+    r"|\b\d{1,2}\s+de\s+(?:janeiro|fevereiro|mar[cç]o|abril|maio|junho|julho|agosto|setembro"
+    r"|outubro|novembro|dezembro|enero|febrero|marzo|mayo|junio|julio|septiembre|octubre"
+    r"|noviembre|diciembre)\b|\bamanh[aã]\b|\bma[nñ]ana\b|\bsemana\s+que\s+(?:vem|viene)\b"
+    r"|\bpr[oó]xima\s+semana\b",
     ignore_case=True,
 )
 _EMAIL = compile_linear(r"\b[\w.+-]+@[\w-]+\.[\w.-]+\b")
 _COMMITMENT = compile_linear(
     r"\b(?:I|we)(?:'ll| will| shall| can| promise)\b|\bwill be\b"
     r"|\brefund|\breplace|\bescalat|\bcredit",
+    ignore_case=True,
+)
+# An agent's commitment in Portuguese or Spanish; only the agent's: a customer's "vou" is
+# their own plan ("vou viajar"), not a promise.
+_AGENT_COMMITMENT = compile_linear(
+    r"\b(?:vou|vamos|irei|iremos|voy\s+a|vamos\s+a|le\s+(?:env[ií]o|enviaremos|devolvemos))\s"
+    r"|\b(?:reembols|estorn|devolv|reenvi|reenv[ií]|cr[eé]dito|abono|agendad|programad"
+    r"|prazo|plazo)",
     ignore_case=True,
 )
 # These two need lookbehind, which RE2 lacks; each is linear with `re` as written: the
@@ -97,7 +113,7 @@ def _within(texts: list[tuple[Any, str]], budget: int) -> list[tuple[Any, str]]:
     return out
 
 
-def _score(sentence: str, first_of_customer: bool) -> int:
+def _score(sentence: str, first_of_customer: bool, agent: bool = False) -> int:
     score = 2 if first_of_customer else 0
     if _IDENTIFIER.search(sentence):
         score += 3
@@ -107,7 +123,7 @@ def _score(sentence: str, first_of_customer: bool) -> int:
         score += 2
     elif _NUMBER.search(sentence):
         score += 1
-    if _COMMITMENT.search(sentence):
+    if _COMMITMENT.search(sentence) or (agent and _AGENT_COMMITMENT.search(sentence)):
         score += 2
     if _NAME.search(sentence):
         score += 1
@@ -152,7 +168,7 @@ def _sentences(turns: Sequence[Any]) -> list[_Sentence]:
         label = ROLE_LABEL.get(str(role), str(role))
         parts = [s.strip() for s in _SENTENCE.split(scanned) if s.strip()]
         for n, part in enumerate(parts):
-            score = _score(part, first_of_customer=(n == 0 and label == "customer"))
+            score = _score(part, n == 0 and label == "customer", label == "agent")
             text = (_condense(part) or _head(part)) if len(part) > _LONG else part
             if text and score >= 2 and text not in seen:
                 seen.add(text)
@@ -168,7 +184,9 @@ def _parse_summary(summary: str) -> list[_Sentence]:
         if not sep:
             label, rest = "note", line
         for text in (s.strip() for s in _SENTENCE.split(rest) if s.strip()):
-            out.append(_Sentence(label, text, _score(text, False) + 1))  # already chosen once
+            out.append(
+                _Sentence(label, text, _score(text, False, label == "agent") + 1)
+            )  # chosen once
     return out
 
 
