@@ -261,6 +261,10 @@ FOUND = [
     ("i livve in Portland. my neighbor ordered the same", {("city", "Portland")}),
     ("it's um going to Leeds and also the agent", {("city", "Leeds")}),
     ("shippign 2 Boston. I need this sorted soon", {("city", "Boston")}),
+    # where the customer's business is: a big city after its office, shop or store
+    ("we're a courier firm, head office is in Leeds, 45 drivers", {("city", "Leeds")}),
+    ("a loja fica em Campinas, perto do centro", {("city", "Campinas")}),
+    ("nuestra tienda está en Sevilla", {("city", "Sevilla")}),
     # a turn with no capital letter says nothing by its case: where the order goes, a
     # big city that ends the clause
     ("like so it's going to dublin", {("city", "dublin")}),
@@ -446,6 +450,9 @@ ABSENT = [
     ("the A-1-B form is fine", "sku"),
     ("our region is US-EAST-1, the error ERR-CONN-5", "sku"),
     ("call me at 1-800-FLOWERS", "sku"),
+    # a business "in" something that is no big city
+    ("the office is in chaos today", "city"),
+    ("our store is in London Road", "city"),
 ]
 
 

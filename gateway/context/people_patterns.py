@@ -341,12 +341,18 @@ CITY = linear(
 )
 # Where a big city (gateway.context.places) may follow with no word that says whose city it
 # is. Group 1: "in"/"em"/"en" a word or two after the customer ("I'm baded in Boston",
-# "i livve in Portland": the cue misspelt); group 2: a word for city ("cidade Belo
+# "i livve in Portland": the cue misspelt) or after their business; group 2: a word for city ("cidade Belo
 # Horizonte", "city of Boston"; not "cidade natal"); group 3: where the order goes or
 # the customer moves ("it's going to Manchester", "shippign 2 Boston", "me mudei para
 # Curitiba"). The city is written capitalised except after a word for city.
 PLACE_AFTER = linear(
-    r"\b(?:((?:i'?m|im|i|we'?re|eu|to|estou|estoy)(?:\s+[A-Za-z'-]+)?\s+(?:in|em|en))"
+    r"\b(?:((?:i'?m|im|i|we'?re|eu|to|estou|estoy)(?:\s+[A-Za-z'-]+)?\s+(?:in|em|en)"
+    # or where the customer's business is ("head office is in Leeds", "a loja fica em
+    # Campinas", "la tienda está en Sevilla")
+    r"|(?:office|store|shop|branch|warehouse|clinic|practice|restaurant|company|business"
+    r"|headquarters|hq|loja|empresa|escritorio|sede|clinica|filial|tienda|oficina|sucursal"
+    r"|negocio)(?:'s|\s+(?:is|are|fica|esta|queda|es))?(?:\s+(?:located|based|localizad[oa]"
+    r"|ubicad[oa]))?\s+(?:in|em|en|no|na))"
     r"|((?:cidade|city|ciudad|town)(?:\s*:|\s+(?:de|of))?)"
     r"|((?:go(?:ing|es)?|head(?:ing|ed)?|mov(?:e|ed|ing)|ship\w*|deliver\w*|send\w*|sent|mail\w*"
     r"|vai|indo|mudando|mudar|mudei|mudamos|mude|envi\w*|mand\w*|entreg\w*)\s+(?:it\s+|them\s+)?"
