@@ -261,6 +261,10 @@ FOUND = [
     ("i livve in Portland. my neighbor ordered the same", {("city", "Portland")}),
     ("it's um going to Leeds and also the agent", {("city", "Leeds")}),
     ("shippign 2 Boston. I need this sorted soon", {("city", "Boston")}),
+    # a number right after a word for paying is money, with no currency said
+    ("a oficina me mandou msg q o orçamento deu 8.900. eu pago a franquia?", {("amount", "8.900")}),
+    ("paguei 350 na entrega e nada", {("amount", "350")}),
+    ("the quote came to 1,250 which is a lot", {("amount", "1,250")}),
     # where the customer's business is: a big city after its office, shop or store
     ("we're a courier firm, head office is in Leeds, 45 drivers", {("city", "Leeds")}),
     ("a loja fica em Campinas, perto do centro", {("city", "Campinas")}),
@@ -450,6 +454,10 @@ ABSENT = [
     ("the A-1-B form is fine", "sku"),
     ("our region is US-EAST-1, the error ERR-CONN-5", "sku"),
     ("call me at 1-800-FLOWERS", "sku"),
+    # after a word for paying, a count of things or a year is no amount
+    ("paguei 3 vezes a mesma fatura", "amount"),
+    ("I paid 40 invoices this month", "amount"),
+    ("we paid 2019 and 2020 already", "amount"),
     # a business "in" something that is no big city
     ("the office is in chaos today", "city"),
     ("our store is in London Road", "city"),

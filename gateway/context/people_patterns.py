@@ -118,6 +118,17 @@ AMOUNT = linear(
     r"|\b\d{1,5}\s+(?:e|y|and|con)\s+\d{2}\b"
     rf"|{_RUN}\s+{_CURRENCY}\b(?:\s+(?:and|e|y|con)\s+{_RUN}\s+{_CENT_WORD})?"
 )
+# A number right after the word for paying or costing is money, even with no currency
+# ("o orçamento deu 8.900", "paguei 350 na entrega", "it cost 450", "the quote came to
+# 1,250"): three digits or more, or thousands written out. Group 1 the amount.
+PRICED = linear(
+    r"\b(?:(?:or[cç]amento|total|conta|valor|fatura|quote|estimate|bill|presupuesto|cuenta)\s+"
+    r"(?:deu|foi|ficou(?:\s+em)?|is|was|came\s+to|comes\s+to|fue|es|sali[oó]|dio)"
+    r"|custou|custa|custaram|paguei|pagamos|cobrou|cobraram|me\s+cobraram|cost|costs|paid"
+    r"|charged\s+(?:me\s+)?|came\s+to|costo|cost[oó]|cuesta|pagu[eé]|cobraron|me\s+cobraron)"
+    r"\s+(?:(?:de|me|us|around|about|uns|umas|unos|like)\s+)?"
+    r"(\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{2})?|\d{3,6}(?:[.,]\d{2})?)\b"
+)
 # A customer's dates also name the day before: when something happened ("chegou ontem",
 # "charged yesterday"); not an agent's deadline ("in yesterday's email").
 DATE = linear(_DATE_CORE + r"|\b(?:ontem|anteontem|yesterday|ayer|anteayer)\b")
@@ -341,10 +352,10 @@ CITY = linear(
 )
 # Where a big city (gateway.context.places) may follow with no word that says whose city it
 # is. Group 1: "in"/"em"/"en" a word or two after the customer ("I'm baded in Boston",
-# "i livve in Portland": the cue misspelt) or after their business; group 2: a word for city ("cidade Belo
-# Horizonte", "city of Boston"; not "cidade natal"); group 3: where the order goes or
-# the customer moves ("it's going to Manchester", "shippign 2 Boston", "me mudei para
-# Curitiba"). The city is written capitalised except after a word for city.
+# "i livve in Portland": the cue misspelt) or after their business; group 2: a word for
+# city ("cidade Belo Horizonte", "city of Boston"; not "cidade natal"); group 3: where
+# the order goes or the customer moves ("it's going to Manchester", "shippign 2 Boston",
+# "me mudei para Curitiba"). The city is written capitalised except after a word for city.
 PLACE_AFTER = linear(
     r"\b(?:((?:i'?m|im|i|we'?re|eu|to|estou|estoy)(?:\s+[A-Za-z'-]+)?\s+(?:in|em|en)"
     # or where the customer's business is ("head office is in Leeds", "a loja fica em

@@ -12,15 +12,23 @@ from gateway.context.people_patterns import (
     MONEY_AFTER,
     MONEY_CUE,
     MONTH_AHEAD,
+    PRICED,
     SLANG_MONEY,
 )
 from gateway.context.people_text import SpanMatch, first_matches, next_word
-from gateway.context.people_words import CENTS_JOINERS, NOT_CENTS_AFTER, NOT_WEEKDAY, UNITS
+from gateway.context.people_words import (
+    AFTER_PRICE,
+    CENTS_JOINERS,
+    NOT_CENTS_AFTER,
+    NOT_WEEKDAY,
+    UNITS,
+)
 
 
 def amount_spans(folded: str, english: bool, money: bool = False) -> Iterator[tuple[int, int]]:
-    """Where the turn states an amount; a spelled one from its first number word. `money`:
-    the text is known to speak of money (a bare "159 e 99" needs no money word)."""
+    """Where the turn states an amount; a spelled one from its first number word, a bare
+    number right after a word for paying (PRICED). `money`: the text is known to speak of
+    money (a bare "159 e 99" needs no money word)."""
     for m in first_matches(AMOUNT, folded):
         start = m.start()
         if _bare_cents(folded, m, money) or _slang_unspoken(folded, m, money):
@@ -29,6 +37,15 @@ def amount_spans(folded: str, english: bool, money: bool = False) -> Iterator[tu
             tokens = number_tokens(folded, start, m.end(), english)
             start = tokens[0][0] if tokens else m.end()
         yield start, m.end()
+    for m in first_matches(PRICED, folded):
+        # no currency said: the number ends its clause or a small word follows ("paguei
+        # 350 na entrega"); not a count of things ("paid 40 invoices", "custou 300 horas")
+        # nor a year
+        number = m.group(1) or ""
+        word = next_word(folded, m.end(1))
+        if (word and word not in AFTER_PRICE) or (len(number) == 4 and number[:2] in ("19", "20")):
+            continue
+        yield m.start(1), m.end(1)
 
 
 def _money_spoken(folded: str, m: SpanMatch, money: bool) -> bool:

@@ -240,6 +240,13 @@ NOT_CENTS_AFTER = word_set(
     "dia dias day days item items itens parcela parcelas entre between from desde nos los "
     "numeros numbers pedidos orders"
 )
+# The words that may follow a price said with no currency ("paguei 350 na entrega", "it
+# cost 450 and I want it back"): a noun there makes it a count ("paid 40 invoices").
+AFTER_PRICE = word_set(
+    "na no nas nos num numa e and for on in at to pelo pela por via com with de do da em mas "
+    "but so then que y en con el la por para pra pro only so solo ontem yesterday ayer hoje "
+    "today hoy agora now ahora which that plus total already ja ya"
+)
 UNITS = word_set(
     "hours hour hrs minutes minute mins days day weeks week months month years year miles mile "
     "km kms blocks block times vez vezes veces horas hora minutos minuto dias dia semanas "
