@@ -261,6 +261,16 @@ FOUND = [
     ("i livve in Portland. my neighbor ordered the same", {("city", "Portland")}),
     ("it's um going to Leeds and also the agent", {("city", "Leeds")}),
     ("shippign 2 Boston. I need this sorted soon", {("city", "Boston")}),
+    # streets named after people by their title, or by a code; the district after the door
+    (
+        "moro no bigorrilho, rua padre anchieta 1800 ap 62",
+        {("address", "rua padre anchieta 1800 ap 62")},
+    ),
+    (
+        "É Av. T-63, 1450, apto 1203, Setor Bueno. Tem portaria 24h.",
+        {("address", "Av. T-63, 1450, apto 1203, Setor Bueno")},
+    ),
+    ("Rua Augusta 45, Curitiba", {("address", "Rua Augusta 45"), ("city", "Curitiba")}),
     # a number right after a word for paying is money, with no currency said
     ("a oficina me mandou msg q o orçamento deu 8.900. eu pago a franquia?", {("amount", "8.900")}),
     ("paguei 350 na entrega e nada", {("amount", "350")}),
@@ -454,6 +464,7 @@ ABSENT = [
     ("the A-1-B form is fine", "sku"),
     ("our region is US-EAST-1, the error ERR-CONN-5", "sku"),
     ("call me at 1-800-FLOWERS", "sku"),
+    ("o padre 2 vezes repetiu", "address"),
     # after a word for paying, a count of things or a year is no amount
     ("paguei 3 vezes a mesma fatura", "amount"),
     ("I paid 40 invoices this month", "amount"),

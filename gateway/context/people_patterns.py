@@ -241,9 +241,19 @@ _HOUSE = r"(?:n[o.]?\.?\s*|numero\s+|nro\.?\s*|#\s*)?\d{1,5}[A-Za-z]?\b"
 # phone's digits have ("rua x cento e vinte, um abraço" is 120).
 _SAID_HOUSE = rf"(\b{_NUM}\b(?:[\s-]+(?:(?:e|y|and)[\s-]+)?{_NUM}\b){{0,4}})"
 # Group 1 the street's name, group 2 its number when said in words.
+# A street's name may be a code ("Av. T-63", "Rua C-140", as in planned cities).
+_STREET_CODE = r"[A-Za-z]{1,3}-\d{1,3}"
 STREET_FIRST = linear(
-    rf"\b(?:(?:{_STREET_TYPE})\s+|c/\s*)((?:{_W}|\d{{1,3}})(?:\s+(?:{_W}|\d{{1,3}})){{0,5}}?),?\s+"
+    rf"\b(?:(?:{_STREET_TYPE})\s+|c/\s*)((?:{_W}|{_STREET_CODE}|\d{{1,3}})"
+    rf"(?:\s+(?:{_W}|\d{{1,3}})){{0,5}}?),?\s+"
     rf"(?:{_HOUSE}|{_SAID_HOUSE})"
+)
+# A district after the street, number and door, before the clause ends: ", Setor Bueno",
+# ", Jardim América", ", Centro" (capitalised; people_spans keeps a big city out: that is
+# the city). Group 1 the district.
+DISTRICT = linear(
+    r"^,[ \t]*((?-i:[A-Z])[a-z]+(?:[ \t]+(?:(?:de|da|do|dos|das)[ \t]+)?(?-i:[A-Z])[a-z]+){0,2})"
+    r"[ \t]*(?:[.;,\n]|$)"
 )
 NUMBER_FIRST = linear(
     rf"\b\d{{1,5}}[A-Za-z]?\s+((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET}|st|rd|ave|ln|blvd|court|ct"

@@ -27,6 +27,7 @@ from gateway.context.people_patterns import (
     CUE_KINDS,
     DEADLINE,
     DIGITS,
+    DISTRICT,
     EMAIL,
     EMAIL_CUE,
     ENGLISH,
@@ -62,6 +63,7 @@ from gateway.context.people_words import (
     UNITS,
     clause_ends,
 )
+from gateway.context.places import is_city
 
 # Digits read one at a time with no cue before them: a code (an order, a protocol), as
 # a customer reads one out on a call; fewer are a count, 8 or more a phone.
@@ -191,7 +193,18 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
                 end = m.end() + unit.end() if unit else m.end()
                 while end > m.start() and folded[end - 1] in " \t,.;":
                     end -= 1  # "4127 Bryant Ave S in": the side is matched with what follows
+                end += _district(folded, end)
                 add_hit(hits, "address", begin if trim else m.start(), end)
+
+
+def _district(folded: str, end: int) -> int:
+    """How far the address goes on past `end` with its district (0: none): not a big
+    city (the city) nor a common word."""
+    found = DISTRICT.search(folded[end : end + 48])
+    name = found.group(1) or "" if found else ""
+    if not found or is_city(name) or name.split()[0].lower() in NOT_PROPER:
+        return 0  # the city, or a word that is no place ("..., Obrigada.")
+    return found.end(1)
 
 
 def _lone_ambiguous(unit: str) -> bool:

@@ -172,13 +172,16 @@ NOT_PROPER = (
     | frozenset(ORDINALS)
     | frozenset(MULTIPLIERS)
 )
-# A street is named after numbers and dates ("Rua Sete de Setembro", "Calle 3 de Mayo").
+# A street is named after numbers and dates ("Rua Sete de Setembro", "Calle 3 de Mayo"),
+# and after people by their title ("Rua Padre Anchieta", "Av. Professor Lineu Prestes",
+# "Rua Dona Maria", "Calle Madre Teresa").
 NOT_STREET = (
     NOT_PROPER
     - frozenset(NUMBERS)
     - word_set(
         "janeiro fevereiro abril maio junho julho agosto setembro outubro novembro dezembro enero "
-        "febrero mayo junio julio septiembre octubre noviembre diciembre"
+        "febrero mayo junio julio septiembre octubre noviembre diciembre "
+        "padre professor professora dona irma madre sir"
     )
 )
 # A city's name may start with "new" or "nova", and go on with "velha" ("Vila Velha":
