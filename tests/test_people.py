@@ -261,6 +261,11 @@ FOUND = [
     ("i livve in Portland. my neighbor ordered the same", {("city", "Portland")}),
     ("it's um going to Leeds and also the agent", {("city", "Leeds")}),
     ("shippign 2 Boston. I need this sorted soon", {("city", "Boston")}),
+    # an email read out with its digits said as words
+    (
+        "it's angie dot torres seventy seven at gmail dot com angie with an i e",
+        {("email", "angie dot torres seventy seven at gmail dot com")},
+    ),
     # streets named after people by their title, or by a code; the district after the door
     (
         "moro no bigorrilho, rua padre anchieta 1800 ap 62",
@@ -465,6 +470,7 @@ ABSENT = [
     ("our region is US-EAST-1, the error ERR-CONN-5", "sku"),
     ("call me at 1-800-FLOWERS", "sku"),
     ("o padre 2 vezes repetiu", "address"),
+    ("I bought one at target dot com last week", "email"),
     # after a word for paying, a count of things or a year is no amount
     ("paguei 3 vezes a mesma fatura", "amount"),
     ("I paid 40 invoices this month", "amount"),

@@ -97,12 +97,15 @@ _SAID_SEP = (
     r"\s+(?:dot|ponto|punto|underscore|under\s+score|underline|sublinhado|guion\s+bajo|guion"
     r"|hifen|hyphen|dash|traco)\s+"
 )
+SAID_SEPARATOR = linear(_SAID_SEP)  # in a name read out: a dot, an underscore...
 _SAID_DOT = r"(?:\s+(?:dot|ponto|punto)\s+|\.)"
 _TLD = r"(?:com|net|org|edu|gov|io|co|br|es|mx|ar|pt|uk|us|ca|cl|pe|uy|info|biz|me|app|dev)"
 # An address read out on a call: "ana underscore souza at gmail dot com", "joao ponto silva
-# arroba gmail ponto com". Group 1 its first word, 2 the rest of its name, 3 "at"/"arroba".
+# arroba gmail ponto com", "angie dot torres seventy seven at gmail dot com" (its digits
+# read out). Group 1 its first word, 2 the rest of its name, 3 "at"/"arroba".
 SAID_EMAIL = linear(
-    rf"\b([A-Za-z0-9][A-Za-z0-9._-]*)((?:{_SAID_SEP}[A-Za-z0-9][A-Za-z0-9._-]*){{0,4}})\s+"
+    rf"\b([A-Za-z0-9][A-Za-z0-9._-]*)((?:{_SAID_SEP}[A-Za-z0-9][A-Za-z0-9._-]*){{0,4}}"
+    rf"(?:\s+(?:{_NUM})\b){{0,4}})\s+"
     rf"(at|arroba)\s+[A-Za-z0-9-]+(?:{_SAID_DOT}[A-Za-z0-9-]+){{0,3}}{_SAID_DOT}{_TLD}\b"
 )
 EMAIL_CUE = linear(r"\b(?:e-?mail|correo|mail)\b")

@@ -45,6 +45,7 @@ from gateway.context.people_patterns import (
     POLICY_BREAK,
     ROMANCE,
     SAID_EMAIL,
+    SAID_SEPARATOR,
     SIGN_OFF,
     SPELLED,
     SPELLED_CODE,
@@ -234,8 +235,10 @@ def _emails(folded: str, hits: list[Hit]) -> None:
 
 def _said_email(folded: str, m: SpanMatch) -> bool:
     """ "arroba", or a name read with "dot"/"underscore" in it, is an address; "at" after
-    one common word ("I ordered at shop dot com") only after a cue ("my email is")."""
-    if (m.group(3) or "").lower() == "arroba" or m.group(2):
+    one common word ("I ordered at shop dot com"), with or without numbers read out ("I
+    bought one at target dot com"), only after a cue ("my email is")."""
+    rest = m.group(2) or ""
+    if (m.group(3) or "").lower() == "arroba" or SAID_SEPARATOR.search(rest):
         return True
     word = (m.group(1) or "").lower()
     common = word in NOT_PROPER or word.endswith("ing") or (len(word) >= 7 and word.endswith("ed"))
