@@ -38,7 +38,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.dev.cs_chitchat import conversations
 from gateway.dev.cs_loops import generate
-from gateway.loops.detector import LoopSettings, Turn, decide, observe_turn, read_turn
+from gateway.loops.detector import (
+    LoopSettings,
+    Turn,
+    decide,
+    noticed,
+    observe_turn,
+    read_turn,
+)
 from gateway.loops.state import WINDOW, LoopState
 
 NO_CEILING = 10**6
@@ -55,13 +62,17 @@ class Labelled:
 
 
 def first_escalation(turns: Iterable[tuple[str, str]], settings: LoopSettings) -> int | None:
-    """The turn (1-based) at whose start the detector first escalates `loop`."""
+    """The turn (1-based) whose start the detector's first `loop` escalation precedes: as
+    the gateway does, it is known once the loop's last turn is answered (`noticed`), so
+    a conversation that ends right there is escalated too (at the turn after its last)."""
     state = LoopState()
     for turn, (user, reply) in enumerate(turns, 1):
         decision = decide(state, turn, NO_CEILING, NO_CEILING, settings)
         if decision.escalation == "loop":
             return turn
         state, _ = observe_turn(decision.state, user, reply, settings)
+        if noticed(state, settings):
+            return turn + 1
     return None
 
 
@@ -232,9 +243,9 @@ def first_streak(loop_turns: Iterable[bool], consecutive: int, within: int = 0) 
     last = max(within, consecutive)
     recent: list[bool] = []
     for n, is_loop in enumerate(loop_turns, 1):
-        if sum(recent[-last:]) >= consecutive:
-            return n
         recent.append(is_loop)
+        if sum(recent[-last:]) >= consecutive:
+            return n + 1  # noticed once turn n is answered (`first_escalation`)
     return None
 
 

@@ -314,15 +314,43 @@ def test_a_scripted_loop_escalates_at_the_configured_turn(sqlite_gateway: Gatewa
     turns = _loop(sqlite_gateway, "loop-signal")
     escalations = [h.get("x-gateway-escalation") for _, h in turns]
     # turns 3 (first ask) .. 7: the loop starts at turn 4; turns 4 and 5 are loop turns, so
-    # turn 6 escalates; the state resets and the loop goes on (turn 7 is a loop turn again).
+    # the loop is recorded once turn 5 is answered and turn 6 carries the signal; the
+    # state resets and the loop goes on: turns 6 and 7 are loop turns again, recorded
+    # once turn 7 is answered, the signal pending for a turn 8.
     assert escalations == [None, None, None, None, None, "loop", None]
     state = httpx.get(
         f"{sqlite_gateway.v1}/conversations/loop-signal",
         headers={"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"},
     ).json()
-    assert state["escalation"] == "loop" and state["escalations"] == 1
+    assert state["escalation"] == "loop" and state["escalations"] == 2
+    assert state["escalation_pending"] == "loop"
     metrics = sqlite_gateway.admin("/metrics").text
-    assert 'gateway_conversation_escalations_total{class="support",reason="loop"} 1.0' in metrics
+    assert 'gateway_conversation_escalations_total{class="support",reason="loop"} 2.0' in metrics
+
+
+def test_a_loop_the_customer_leaves_right_after_is_escalated(sqlite_gateway: GatewayProc) -> None:
+    """The customer asks again twice, gets the same answer twice and writes no more: the
+    loop is known once its second loop turn is answered, so it is recorded, counted and
+    shown then; no next turn is needed for it."""
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    auth = {"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"}
+    seen = []
+    for n, (ask, answer) in enumerate(zip(LOOP_ASKS[:3], SAME_ANSWER[:3], strict=True)):
+        _, headers = _turn(sqlite_gateway, messages, ask, answer, "loop-left", False)
+        seen.append(headers.get("x-gateway-escalation"))
+        state = httpx.get(f"{sqlite_gateway.v1}/conversations/loop-left", headers=auth).json()
+        assert state["escalations"] == (1 if n == 2 else 0), (n, state)
+    assert seen == [None, None, None]  # the answered turns were sent as they came
+    assert state["escalation"] == "loop" and state["escalation_pending"] == "loop"
+    # the app says the conversation moved on: the pending action is dropped
+    moved = httpx.post(
+        f"{sqlite_gateway.v1}/conversations/loop-left/events",
+        json={"type": "progress"},
+        headers=auth,
+    )
+    assert moved.status_code == 200 and moved.json()["escalation_pending"] is None
+    _, headers = _turn(sqlite_gateway, messages, "Ok, and my invoice?", None, "loop-left", False)
+    assert headers.get("x-gateway-escalation") is None
 
 
 def _with_policy(gw: GatewayProc, change: dict[str, Any]) -> None:
@@ -530,8 +558,9 @@ def test_an_unreadable_stored_state_starts_again(stored: Any) -> None:
 
 
 def test_a_failed_turn_does_not_use_up_the_escalation(tmp_path: Path) -> None:
-    """The upstream times out on the turn that escalates: no escalation is recorded or
-    sent to the webhook, and the retry escalates."""
+    """The upstream times out on the turn that carries a loop's escalation: the action is
+    not used up (recorded once the loop's last turn was answered, it stays pending), and
+    the retry carries it; nothing is counted twice."""
     gw = start_inprocess(tmp_path, f"sqlite:///{tmp_path}/g.db", upstream={"timeout_s": 0.5})
     try:
         client = gw.openai()
@@ -555,12 +584,13 @@ def test_a_failed_turn_does_not_use_up_the_escalation(tmp_path: Path) -> None:
         assert failed.value.status_code == 504
         auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
         state = gw.http.get(f"{gw.v1}/conversations/loop-timeout", headers=auth).json()
-        assert state["escalations"] == 0 and state["loop"]["streak"] == 2
+        # recorded once its second loop turn was answered; the action is still pending
+        assert state["escalations"] == 1 and state["escalation_pending"] == "loop"
         retry = client.chat.completions.with_raw_response.create(
             model="gpt-4o-mini", messages=messages, extra_headers=conv
         )
         assert retry.headers["x-gateway-escalation"] == "loop"
         state = gw.http.get(f"{gw.v1}/conversations/loop-timeout", headers=auth).json()
-        assert state["escalations"] == 1 and state["loop"]["streak"] == 0
+        assert state["escalations"] == 1 and state["escalation_pending"] is None
     finally:
         gw.stop()

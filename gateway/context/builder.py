@@ -167,6 +167,7 @@ class WindowBuilder:
             # the conversation moved on, before the turn ceiling is checked.
             state = LoopState.from_json(record.loop_state)
             record.loop_state = progressed(state, record.turns).to_json()
+            record.escalation_pending = None
         record.conversation_class = self._classify(req, record, new)
         policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
         if edited_within(messages, record.memory):

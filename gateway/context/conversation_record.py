@@ -47,6 +47,9 @@ class ConversationRecord:
     closed: bool = False
     escalation: str | None = None  # the latest escalation's reason
     escalations: int = 0
+    # A loop noticed once its last turn was answered: its action (the header, the
+    # instruction, the handoff) applies to the next turn answered.
+    escalation_pending: str | None = None
     loop_state: dict[str, Any] | None = None  # gateway.loops.detector.LoopState, as JSON
     last_event: str | None = None  # the app's latest event: progress / resolved
     events: int = 0  # events the app posted

@@ -218,6 +218,13 @@ def observe_turn(
     return state.observed(turn.user, turn.reply, is_loop), is_loop
 
 
+def noticed(state: LoopState, settings: LoopSettings) -> bool:
+    """Right after a turn is observed: do the loop turns counted now escalate? The loop
+    is known as soon as its last turn is answered, not only when (if) the customer
+    writes again."""
+    return settings.escalates(state.recent)
+
+
 @dataclass(frozen=True)
 class Decision:
     escalation: str | None  # "loop", "turn_ceiling" or None

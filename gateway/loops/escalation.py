@@ -1,7 +1,10 @@
 """The chain's exit triggers: the I/O shell around `gateway.loops.detector`.
 
-At the start of a turn: a loop (N loop turns in a row) or a turn ceiling passed without
-progress escalates, and the class's action applies: `signal` (response header
+A loop (N loop turns in a row) escalates as soon as its last turn is answered: it is
+recorded, counted and sent to the webhook then, and its action applies to the next turn
+answered (a customer who gives up after re-asking twice is still counted). At the start
+of a turn, a pending loop, or a turn ceiling passed without progress, escalates, and the
+class's action applies: `signal` (response header
 `X-Gateway-Escalation`, a metric, the state in GET /v1/conversations/{id}), `instruct`
 (signal, and tell the model to offer a human), `handoff` (signal, and answer with the
 class's handoff message without calling the model, booked at zero cost). A tenant's
@@ -30,7 +33,7 @@ import orjson
 from gateway.context.conversation_record import ConversationRecord
 from gateway.context.policy import Policies
 from gateway.context.types import WindowPolicy
-from gateway.loops.detector import LoopSettings, decide, observe_turn
+from gateway.loops.detector import LoopSettings, decide, noticed, observe_turn
 from gateway.loops.state import LoopState, escalated, progressed
 from gateway.messages import message_text
 from gateway.ops.metrics import GatewayMetrics
@@ -81,9 +84,11 @@ class Escalations:
         return self._policies.loop(record.plan, record.conversation_class or "default")
 
     def check(self, record: ConversationRecord, policy: WindowPolicy) -> str | None:
-        """Start of a turn: does this turn escalate? Reads the stored counters only and
-        changes nothing: the escalation is recorded by `commit`, once the turn is
-        answered (a turn that fails is retried and escalates then)."""
+        """Start of a turn: does this turn escalate? A loop noticed at the end of the last
+        turn does; else the stored counters decide. Changes nothing: `commit` records it,
+        once the turn is answered (a turn that fails is retried and escalates then)."""
+        if record.escalation_pending:
+            return record.escalation_pending
         decision = decide(
             LoopState.counters(record.loop_state),
             record.turns + 1,
@@ -95,8 +100,14 @@ class Escalations:
 
     def commit(self, record: ConversationRecord, reason: str) -> None:
         """The escalated turn was answered: record it (streak and progress clock start
-        again), count it and tell the tenant's webhook."""
-        turn = record.turns + 1
+        again), count it and tell the tenant's webhook; a loop noticed at the end of the
+        last turn was recorded then, and its action is now applied."""
+        if record.escalation_pending == reason:
+            record.escalation_pending = None
+            return
+        self._record(record, reason, record.turns + 1)
+
+    def _record(self, record: ConversationRecord, reason: str, turn: int) -> None:
         record.loop_state = escalated(LoopState.from_json(record.loop_state), turn).to_json()
         record.escalation = reason
         record.escalations += 1
@@ -106,7 +117,8 @@ class Escalations:
     def observe(
         self, record: ConversationRecord, messages: list[Any], reply: str, progress: bool
     ) -> None:
-        """End of a turn: fold the customer's message and the reply into the loop state."""
+        """End of a turn: fold the customer's message and the reply into the loop state;
+        a loop it completes is recorded now, its action pending for the next turn."""
         state = LoopState.from_json(record.loop_state)
         user = next(
             (
@@ -116,10 +128,14 @@ class Escalations:
             ),
             "",
         )
-        state, _ = observe_turn(state, user, reply, self._settings(record))
+        settings = self._settings(record)
+        state, _ = observe_turn(state, user, reply, settings)
         if progress:
             state = progressed(state, record.turns + 1)
         record.loop_state = state.to_json()
+        if noticed(state, settings) and not record.escalation_pending:
+            self._record(record, "loop", record.turns + 1)
+            record.escalation_pending = "loop"
 
     def instruction(self, reason: str) -> dict[str, str]:
         return {"role": "system", "content": INSTRUCTION.format(why=WHY[reason])}

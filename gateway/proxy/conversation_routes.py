@@ -81,7 +81,8 @@ async def put_state(request: Request) -> RawResponse:
 
 async def post_event(request: Request) -> RawResponse:
     """POST /v1/conversations/{id}/events {"type": "progress" | "resolved"}: the app
-    says the conversation moved on, which resets its loop and turn-ceiling clocks."""
+    says the conversation moved on, which resets its loop and turn-ceiling clocks (and
+    drops the action of a loop noticed at the end of the last turn)."""
     gw, caller = await _caller(request)
     body = json_object(await read_body(request, 64 * 1024))
     kind = body.get("type")
@@ -89,6 +90,7 @@ async def post_event(request: Request) -> RawResponse:
         raise InvalidRequest("'type' must be 'progress' or 'resolved'.", param="type")
     record = await _addressable(gw, caller, request.path_params["conversation"])
     record.loop_state = progressed(LoopState.from_json(record.loop_state), record.turns).to_json()
+    record.escalation_pending = None  # a loop noticed is past: its action is not applied
     record.last_event = kind
     record.events += 1
     await gw.windows.conversations.save(record)
