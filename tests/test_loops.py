@@ -181,6 +181,20 @@ def test_thanks_in_portuguese_or_spanish_answered_by_one_closing_is_not_a_loop(
     assert _loop_turns([(said, closing) for said in thanks]) == [False] * 4
 
 
+def test_a_re_ask_in_other_words_for_one_thing_is_a_loop() -> None:
+    """"Estorno" and "reembolso", "valor" and "dinheiro" are one thing each: the customer
+    asks again in another word, the agent answers the same in others."""
+    turns = [
+        ("o estorno do pedido não caiu",
+         "O valor volta para o seu cartão em até 10 dias úteis."),
+        ("quando sai meu reembolso?",
+         "O dinheiro volta para o seu cartão em até 10 dias úteis."),
+        ("e esse reembolso sai quando?",
+         "A quantia volta para o seu cartão em até 10 dias úteis."),
+    ]  # fmt: skip
+    assert _loop_turns(turns) == [False, True, True]
+
+
 def test_a_re_ask_answered_from_another_turns_reply_is_a_loop() -> None:
     """The re-ask repeats the first turn's question, the reply the second turn's answer:
     no single earlier turn holds both, the window does."""

@@ -138,6 +138,75 @@ def _identifier(token: str) -> str | None:
     return "#" + "".join(digits) if digits else None
 
 
+# Words a customer and an agent use for one thing of customer service, in pt, en and es:
+# a re-ask reworded ("e o meu reembolso?" after "não recebi o estorno") says the same
+# thing in another word. Each group's words count as one unit (after stemming, in each
+# language). Written from general usage, not from any workload's phrasing.
+CONCEPTS: dict[str, dict[str, str]] = {  # per group and language: its words
+    "refund": {
+        "en": "refund refunded refunds reimburse reimbursed reimbursement",
+        "pt": "reembolso reembolsar reembolsado estorno estornar estornado estornaram",
+        "es": "reembolso reembolsar reembolsado reintegro reintegrar reintegrado",
+    },
+    "charge": {
+        "en": "charge charged charges debit debited billed",
+        "pt": "cobranca cobrar cobrado cobraram cobrou debito debitado debitaram",
+        "es": "cargo cargos cobro cobrar cobrado cobraron debito debitado debitaron",
+    },
+    "arrive": {
+        "en": "arrive arrived arrival deliver delivered delivery",
+        "pt": "chegar chegou chegada entrega entregar entregue entregaram",
+        "es": "llegar llego llegada entrega entregar entregado entregaron",
+    },
+    "late": {
+        "en": "late delayed delay",
+        "pt": "atrasado atrasada atraso demora",
+        "es": "retraso retrasado retrasada demora",
+    },
+    "broken": {
+        "en": "broken damaged defective faulty",
+        "pt": "quebrado quebrada defeito defeituoso danificado estragado",
+        "es": "roto rota danado defectuoso averiado",
+    },
+    "cancel": {
+        "en": "cancel cancelled canceled cancellation",
+        "pt": "cancelar cancelado cancelamento",
+        "es": "cancelar cancelado cancelacion",
+    },
+    "replace": {
+        "en": "replace replacement exchange",
+        "pt": "troca trocar substituir substituicao",
+        "es": "reemplazo reemplazar cambio cambiar",
+    },
+    "access": {
+        "en": "login logon signin password",
+        "pt": "senha acessar acesso entrar login",
+        "es": "contrasena acceder acceso entrar login",
+    },
+    "invoice": {"en": "invoice bill receipt", "pt": "fatura boleto recibo", "es": "factura recibo"},
+    "money": {
+        "en": "money amount",
+        "pt": "valor dinheiro quantia",
+        "es": "dinero importe monto valor",
+    },
+    "track": {
+        "en": "tracking track",
+        "pt": "rastreio rastrear rastreamento",
+        "es": "seguimiento rastreo rastrear",
+    },
+}
+
+
+@cache
+def _concepts(lang: str) -> dict[str, str]:
+    """Each concept word's stem in `lang`, and the concept's unit word ("=refund")."""
+    return {
+        _stem(lang, word): f"={name}"
+        for name, words in CONCEPTS.items()
+        for word in words[lang].split()
+    }
+
+
 LONGEST_REMEMBERED = 40  # characters: a longer token is read each time, not kept
 
 
@@ -151,6 +220,7 @@ def _read(lang: str, token: str, folded: str) -> tuple[bool, str, int] | None:
         return False, folded, unit(folded)
     if len(folded) >= SHORTEST_WORD and folded not in _folded_stops(lang):
         word = _stem(lang, token)
+        word = _concepts(lang).get(word, word)
         return False, word, unit(word)
     return None
 
