@@ -185,9 +185,15 @@ CONCEPTS: dict[str, dict[str, str]] = {  # per group and language: its words
     },
     "invoice": {"en": "invoice bill receipt", "pt": "fatura boleto recibo", "es": "factura recibo"},
     "money": {
-        "en": "money amount",
-        "pt": "valor dinheiro quantia",
-        "es": "dinero importe monto valor",
+        "en": "money amount price cost fee",
+        "pt": "valor dinheiro quantia preco custo taxa mensalidade tarifa",
+        "es": "dinero importe monto valor precio costo tarifa cuota",
+    },
+    "increase": {"en": "increase raise", "pt": "aumento aumentar reajuste", "es": "aumento subida"},
+    "parcel": {
+        "en": "package parcel order shipment",
+        "pt": "pedido encomenda pacote",
+        "es": "pedido paquete envio",
     },
     "track": {
         "en": "tracking track",
