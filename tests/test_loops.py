@@ -182,7 +182,7 @@ def test_thanks_in_portuguese_or_spanish_answered_by_one_closing_is_not_a_loop(
 
 
 def test_a_re_ask_in_other_words_for_one_thing_is_a_loop() -> None:
-    """"Estorno" and "reembolso", "valor" and "dinheiro" are one thing each: the customer
+    """ "Estorno" and "reembolso", "valor" and "dinheiro" are one thing each: the customer
     asks again in another word, the agent answers the same in others."""
     turns = [
         ("o estorno do pedido não caiu",
@@ -244,6 +244,41 @@ def test_loop_turns_of_two_writers_add_up_and_an_older_record_keeps_its_streak()
     assert merged.recent == 0b11 and decide(merged, 4, 100, 100, settings).escalation == "loop"
     older = {"streak": 2, "loop_turns": 2}  # stored before `recent` was kept
     assert decide(LoopState.counters(older), 4, 100, 100, settings).escalation == "loop"
+
+
+def test_one_loop_finished_by_two_turns_at_once_is_one_escalation() -> None:
+    """Two replicas each answer a turn of one conversation, and each turn finishes the
+    same loop: each records it; the merged record counts it once and keeps it pending."""
+    from prometheus_client import CollectorRegistry
+
+    from gateway.context.conversation_record import ConversationRecord
+    from gateway.context.record_merge import merge
+    from gateway.loops.escalation import Escalations
+    from gateway.ops.metrics import GatewayMetrics
+
+    escalations = Escalations(
+        load_policies(DEFAULT_POLICY.parent), GatewayMetrics(CollectorRegistry())
+    )
+    record = ConversationRecord(id="c", tenant="t", conversation_class="support")
+
+    def answered(r: ConversationRecord, ask: str, answer: str) -> None:
+        escalations.observe(r, [{"role": "user", "content": ask}], answer, False)
+        r.turns += 1
+
+    for ask, answer in zip(LOOP_ASKS[:2], SAME_ANSWER[:2], strict=True):
+        answered(record, ask, answer)
+    assert record.escalations == 0  # one loop turn so far
+    base = {k: orjson.dumps(v) for k, v in record.to_fields().items()}
+    mine, theirs = dataclasses.replace(record), dataclasses.replace(record)
+    answered(mine, LOOP_ASKS[2], SAME_ANSWER[2])
+    answered(theirs, LOOP_ASKS[3], SAME_ANSWER[3])
+    assert mine.escalations == theirs.escalations == 1
+    stored = merge(base, mine.to_fields(), theirs.to_fields())
+    assert stored["escalations"] == 1 and stored["escalation_pending"] == "loop"
+    # a record stored before the field existed: a writer's null does not erase "loop"
+    older = {k: v for k, v in base.items() if k != "escalation_pending"}
+    later = dataclasses.replace(record, escalation_pending=None)
+    assert merge(older, later.to_fields(), theirs.to_fields())["escalation_pending"] == "loop"
 
 
 def test_a_progress_event_merged_with_a_loop_turn_starts_the_count_again() -> None:
@@ -503,6 +538,7 @@ def test_the_tenant_webhook_gets_the_event(sqlite_gateway: GatewayProc) -> None:
             threading.Event().wait(0.1)
         assert received and received[0]["reason"] == "loop"
         assert received[0]["conversation"] == "loop-webhook" and received[0]["tenant"] == "acme"
+        assert len(received[0]["id"]) == 24  # one id per escalation, to drop a second send
     finally:
         server.shutdown()
         server.server_close()

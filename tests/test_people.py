@@ -276,6 +276,9 @@ FOUND = [
         {("address", "Av. T-63, 1450, apto 1203, Setor Bueno")},
     ),
     ("Rua Augusta 45, Curitiba", {("address", "Rua Augusta 45"), ("city", "Curitiba")}),
+    # a sign-off or a name after the address is no district
+    ("12 Oak St, Regards.", {("address", "12 Oak St")}),
+    ("Rua Augusta 1500, Mariana.", {("address", "Rua Augusta 1500")}),
     # a number right after a word for paying is money, with no currency said
     ("a oficina me mandou msg q o orçamento deu 8.900. eu pago a franquia?", {("amount", "8.900")}),
     ("paguei 350 na entrega e nada", {("amount", "350")}),
@@ -475,6 +478,13 @@ ABSENT = [
     ("paguei 3 vezes a mesma fatura", "amount"),
     ("I paid 40 invoices this month", "amount"),
     ("we paid 2019 and 2020 already", "amount"),
+    # a business "in" a big city, with no "is": where it is, not where the customer is
+    ("the store in Boston sent me the wrong item", "city"),
+    ("sua loja em Campinas me atendeu mal", "city"),
+    ("sua loja fica em Campinas?", "city"),
+    # an account or a quote's number is no amount
+    ("mi cuenta es 458812", "amount"),
+    ("My quote is 48213 and I'd like to accept it", "amount"),
     # a business "in" something that is no big city
     ("the office is in chaos today", "city"),
     ("our store is in London Road", "city"),

@@ -140,3 +140,69 @@ def test_one_day_said_twice_is_one_fact() -> None:
     assert "(2026-03-16)" in " ".join(shown), shown  # the oldest date is still kept
     assert sorted(days) == sorted(set(days)), shown  # no day twice
     assert sum("(2026-03-27)" in t for t in shown) == 1 and any("agent" in t for t in shown)
+
+
+def _dated(text: str, role: str = "user", on: str = "2025-03-10", now: bool = True) -> list[str]:
+    said = [{"role": role, "content": text}]
+    facts = extract_people_facts(said, "webchat", at(on), said_now=now)
+    return [f.text for f in facts if f.tags[0] in ("date", "deadline")]
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Can the technician come Saturday 10 am?", "date: Saturday (2025-03-08)"),
+        ("Monday 9:30 works for me", "date: Monday (2025-03-10)"),
+        ("I called Tuesday 3 times", "date: Tuesday (2025-03-11)"),
+        ("It was Monday, 2 weeks ago", "date: Monday (2025-03-10)"),
+        ("El viernes 3 cajas llegaron rotas", "date: El viernes (2025-03-07)"),
+    ],
+)
+def test_a_number_after_a_weekday_that_is_an_hour_or_a_count_is_no_day(
+    text: str, kept: str
+) -> None:
+    """Only the weekday is a date there: the number is an hour or a count (a review found
+    "Saturday 10 am" dated May 10)."""
+    assert _dated(text) == [kept]
+
+
+def test_an_ordinal_is_no_weekday_and_a_weekday_slip_takes_the_nearest_day() -> None:
+    """ "a segunda dia 20" is the second instalment, on the 20th; "Monday the 16th" said
+    when the 16th is a Sunday is the 16th, not a Monday the 16th months away; read as
+    it folds, "sexta, dia 14" with a Friday the 14th in two months around and neither
+    near the fold names no day; a booked day needs a word of booking ("fully booked
+    for Friday the 14th" is none)."""
+    assert _dated("paguei a primeira dia 5 e a segunda dia 20") == [
+        "date: dia 5 (2025-03-05)",
+        "date: dia 20 (2025-03-20)",
+    ]
+    assert resolve("Monday the 16th", at("2025-03-10"), True, False) == "2025-03-16"
+    assert resolve("pra sexta, dia 14", at("2025-03-01"), False, True, False) is None
+    assert resolve("pra sexta, dia 14", at("2025-03-12"), False, True, False) == "2025-03-14"
+    for refusal in (
+        "We're fully booked for Friday the 14th, sorry.",
+        "Infelizmente não temos horário para sábado, dia 15.",
+        "I've booked the technician for Saturday 10 am.",
+    ):
+        assert not [t for t in _dated(refusal, "assistant", now=False) if "deadline" in t]
+    assert _dated("Your visit is scheduled for Friday the 14th.", "assistant", now=False) == [
+        "deadline: scheduled for Friday the 14th (2025-03-14) (the agent said)"
+    ]
+
+
+def test_a_correction_naming_a_day_keeps_the_other_dates() -> None:
+    """ "chegou no sábado, dia 8" corrects the day-8 date it restates; the purchase on
+    the 3rd stays (the review found it dropped too)."""
+    turns = [
+        "Comprei dia 3 de março.",
+        "Chegou dia 8 de março.",
+        "Desculpa, me enganei, chegou no sábado, dia 8",
+    ]
+    facts = []
+    for n, text in enumerate(turns):
+        facts += extract_people_facts(
+            [{"role": "user", "content": text}], "webchat", at("2025-03-10") + n
+        )
+    shown = [f.text for f in current_facts(facts) if f.tags[0] == "date"]
+    assert any("(2025-03-03)" in t for t in shown), shown
+    assert sum("(2025-03-08)" in t for t in shown) == 1, shown

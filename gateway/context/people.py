@@ -362,15 +362,12 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
             and any(_day_named(f.text) == day for f in kept.get("deadline", []))
         ):
             continue  # the customer saying back the day a deadline names: the deadline says it
-        same = [
-            f
-            for f in kept.get(kind, [])
-            if f.id != fact.id and not (day and _day_named(f.text) == day)  # one day, reworded
-        ]
+        earlier = [f for f in kept.get(kind, []) if f.id != fact.id]
+        same = [f for f in earlier if not (day and _day_named(f.text) == day)]  # one day, reworded
         if kind in SINGLE_VALUED:
             same = []
-        elif "correction" in fact.tags[1:] and same:
-            same.pop()
+        elif "correction" in fact.tags[1:] and same and len(same) == len(earlier):
+            same.pop()  # (a correction naming a day already dropped the one it restates)
         group = [*same, fact]
         while len(group) > KEEP_PER_KIND:
             group.remove(_first_to_go(group))

@@ -15,9 +15,9 @@ weekday) is read only between 08:00 and 23:00 UTC, when the date is the same fro
 (the US west coast) to UTC+1 (Lisbon, Madrid), where the customers of pt, en and es
 live; at other hours it is kept as said. A turn read as it folds (`relative` false), later
 than it was said, gets a day only when its month is named (or its year), or its weekday
-with its day ("sexta, dia 27": one day in months around): "até o dia 2", said on the 30th
-and folded on the 3rd, names no day there, and the nearest day is taken (never forced
-ahead of the fold).
+with its day ("sexta, dia 27": one day in the months around): "até o dia 2", said on the
+30th and folded on the 3rd, names no day there, and the nearest day is taken (never
+forced ahead of the fold).
 """
 
 from __future__ import annotations
@@ -114,12 +114,13 @@ def _resolved(
 def _numbered(
     said: dt.date, told: Said, weekday: int | None, ahead: bool, relative: bool, text: str
 ) -> str | None:
-    """A day said by its number: with its year, that day; with its weekday, the nearest
-    day that is both; else the nearest such day (a fold only when the month is named)."""
+    """A day said by its number: with its year, that day; with its weekday (no month),
+    the day that is both; else the nearest such day (a fold only when the month is
+    named)."""
     month, day, year = told
-    if day is not None and weekday is not None and year is None:
-        pinned = _weekday_numbered(said, weekday, month, day, ahead)
-        if pinned:
+    if day is not None and weekday is not None and month is None and year is None:
+        pinned = _weekday_numbered(said, weekday, day, ahead, relative)
+        if pinned or not relative:
             return pinned
     if day is None or not (relative or month is not None):
         return None
@@ -177,25 +178,30 @@ def _month_day(text: str, words: list[str], english: bool) -> Said:
     return month, None, year
 
 
-WEEKDAY_MONTHS = 3  # a weekday with its day of the month is sought this many months around
+WEEKDAY_MONTHS = 1  # a weekday with its day of the month is sought this many months around
+FOLD_NEAR_DAYS = 10  # read as it folds, two such days: the one this near the fold, if one is
 
 
 def _weekday_numbered(
-    said: dt.date, weekday: int, month: int | None, day: int, ahead: bool
+    said: dt.date, weekday: int, day: int, ahead: bool, relative: bool
 ) -> str | None:
-    """The day nearest `said` that is that day of the month (and month) and that weekday:
-    "sexta, dia 27" pins one day in months around, so a fold (read later) dates it too,
-    and "Friday 20 March" the year it is a Friday in. None when no such day lies within
-    WEEKDAY_MONTHS (a year, with the month named): a slip ("sexta, dia 28")."""
+    """The day of the month `day` that is that weekday, in the months around `said`:
+    "sexta, dia 27" pins one, so a fold (read later) dates it too. None when none is (a
+    slip: "Monday the 16th" on a Sunday the 16th: the caller takes the nearest 16th), and
+    for a fold when two are and neither lies within FOLD_NEAR_DAYS of it (February and
+    March share their weekdays: which one was meant depends on when it was said)."""
     found: list[dt.date] = []
-    around = WEEKDAY_MONTHS if month is None else 12  # "Friday 20 March": the year it is one
-    for shift in range(-around, around + 1):
+    for shift in range(-WEEKDAY_MONTHS, WEEKDAY_MONTHS + 1):
         m = said.month + shift
         year, m = said.year + (m - 1) // 12, (m - 1) % 12 + 1
-        iso = _day(year, m, day) if month in (None, m) else None
+        iso = _day(year, m, day)
         if iso and dt.date.fromisoformat(iso).weekday() == weekday:
             found.append(dt.date.fromisoformat(iso))
-    return _closest(said, found, ahead)
+    best = _closest(said, found, ahead)
+    if best and not relative and len(found) > 1:
+        near = abs((dt.date.fromisoformat(best) - said).days) <= FOLD_NEAR_DAYS
+        return best if near else None
+    return best
 
 
 def _closest(said: dt.date, days: list[dt.date], ahead: bool) -> str | None:

@@ -124,13 +124,15 @@ AMOUNT = linear(
 # A number right after the word for paying or costing is money, even with no currency
 # ("o orçamento deu 8.900", "paguei 350 na entrega", "it cost 450", "the quote came to
 # 1,250"): three digits or more, or thousands written out. Group 1 the amount.
+# A bare run of digits is an amount only up to four of them ("paguei 350"; "my quote is
+# 48213" names the quote).
 PRICED = linear(
-    r"\b(?:(?:or[cç]amento|total|conta|valor|fatura|quote|estimate|bill|presupuesto|cuenta)\s+"
-    r"(?:deu|foi|ficou(?:\s+em)?|is|was|came\s+to|comes\s+to|fue|es|sali[oó]|dio)"
+    r"\b(?:(?:or[cç]amento|total|valor|fatura|quote|estimate|bill|presupuesto)\s+"
+    r"(?:deu|ficou(?:\s+em)?|came\s+to|comes\s+to|sali[oó]|dio)"
     r"|custou|custa|custaram|paguei|pagamos|cobrou|cobraram|me\s+cobraram|cost|costs|paid"
     r"|charged\s+(?:me\s+)?|came\s+to|costo|cost[oó]|cuesta|pagu[eé]|cobraron|me\s+cobraron)"
     r"\s+(?:(?:de|me|us|around|about|uns|umas|unos|like)\s+)?"
-    r"(\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{2})?|\d{3,6}(?:[.,]\d{2})?)\b"
+    r"(\d{1,3}(?:[.,]\d{3})+(?:[.,]\d{2})?|\d{3,4}(?:[.,]\d{2})?)\b"
 )
 # A customer's dates also name the day before: when something happened ("chegou ontem",
 # "charged yesterday"); not an agent's deadline ("in yesterday's email").
@@ -159,8 +161,11 @@ DEADLINE = linear(
     r"|\b(?:next|proxim[oa])\s+(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|segunda|terca|quarta"
     r"|quinta|sexta|sabado|domingo|lunes|martes|miercoles|jueves|viernes)\b(?:[\s-]+feira\b)?"
     r"|\b(?:ate|antes\s+d[ae])\s+(?:(?:a|o)\s+)?(?:segunda|terca|quarta|quinta|sexta)\b"
-    # a day booked: "agendado pra sábado dia sete", "para el viernes 27", "for Monday the 16th"
-    rf"|\b(?:pra|para|for)\s+(?:(?:o|a|el|la|the)\s+)?{_WEEKDAY_DAY}"
+    # a day booked: "agendado pra sábado dia sete", "programada para el viernes 27",
+    # "scheduled for Monday the 16th" (not "fully booked for", "no slots for")
+    r"|\b(?:agendad[oa]s?|marcad[oa]s?|programad[oa]s?|reagendad[oa]s?|remarcad[oa]s?"
+    r"|scheduled|rescheduled|confirmad[oa]s?|confirmed)\s+(?:\w+\s+)?(?:pra|para|for)\s+"
+    rf"(?:(?:o|a|el|la|the)\s+)?{_WEEKDAY_DAY}"
 )
 # Where a sentence or clause of the agent's ends, for telling policy from commitment.
 POLICY_BREAK = linear(
@@ -375,7 +380,7 @@ PLACE_AFTER = linear(
     # Campinas", "la tienda está en Sevilla")
     r"|(?:office|store|shop|branch|warehouse|clinic|practice|restaurant|company|business"
     r"|headquarters|hq|loja|empresa|escritorio|sede|clinica|filial|tienda|oficina|sucursal"
-    r"|negocio)(?:'s|\s+(?:is|are|fica|esta|queda|es))?(?:\s+(?:located|based|localizad[oa]"
+    r"|negocio)(?:'s|\s+(?:is|are|fica|esta|queda|es))(?:\s+(?:located|based|localizad[oa]"
     r"|ubicad[oa]))?\s+(?:in|em|en|no|na))"
     r"|((?:cidade|city|ciudad|town)(?:\s*:|\s+(?:de|of))?)"
     r"|((?:go(?:ing|es)?|head(?:ing|ed)?|mov(?:e|ed|ing)|ship\w*|deliver\w*|send\w*|sent|mail\w*"

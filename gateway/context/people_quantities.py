@@ -3,6 +3,7 @@ promises, dates and deadlines, and a correction's restated value. Pure."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gateway.context.people_numbers import number_tokens
@@ -17,10 +18,12 @@ from gateway.context.people_patterns import (
 )
 from gateway.context.people_text import SpanMatch, first_matches, next_word
 from gateway.context.people_words import (
+    AFTER_DAY,
     AFTER_PRICE,
     CENTS_JOINERS,
     NOT_CENTS_AFTER,
     NOT_WEEKDAY,
+    TIME_WORDS,
     UNITS,
 )
 
@@ -81,20 +84,61 @@ def _bare_cents(folded: str, m: SpanMatch, money: bool) -> bool:
     )
 
 
+# A weekday's name and the number after it, in a date match: group 1 the name, 2 what
+# marks the number as a day ("dia", "the", "el"), 3 the number (digits or words).
+_WEEKDAY_NUMBER = re.compile(
+    r"\b((?:mon|tues|wednes|thurs|fri|satur|sun)day|(?:segunda|terca|quarta|quinta|sexta)"
+    r"(?:[\s-]+feira)?|sabado|domingo|lunes|martes|miercoles|jueves|viernes),?\s+"
+    r"((?:dia|the|el)\s+)?(\d{1,2}(?:st|nd|rd|th|o)?|[a-z]+)",
+    re.IGNORECASE,
+)
+_ORDINAL_ARTICLES = frozenset({"a", "o", "as", "os"})
+
+
+def weekday_day(folded: str, start: int, end: int) -> tuple[int, int] | None:
+    """The span of a date match holding a weekday and a number: the whole match when the
+    number is its day of the month; else the weekday alone, or None (no date): "Saturday
+    10 am", "Monday 9:30", "Tuesday 3 times", "El viernes 3 cajas" name an hour or a
+    count; in "a segunda dia 20" (the second instalment) only "dia 20" is a date. A bare
+    number ("el viernes 27") is a day only where the clause ends or a small word follows."""
+    found = _WEEKDAY_NUMBER.search(folded, start, end)
+    if found is None:
+        return start, end
+    number = found.group(3) or ""
+    word = next_word(folded, found.end())
+    marked = bool(found.group(2)) or not number.isdigit() or found.end() < end
+    time = folded[found.end() : found.end() + 1] in (":", "h") or word in TIME_WORDS
+    counted = word in UNITS or (not marked and bool(word) and word not in AFTER_DAY)
+    before = folded[max(0, found.start() - 8) : found.start()].split()
+    name = (found.group(1) or "").lower()
+    bare = " " not in name and "-" not in name
+    if bare and before and before[-1].lower() in _ORDINAL_ARTICLES:  # an ordinal
+        return (found.start(2), end) if found.group(2) and not (time or counted) else None
+    if not (time or counted):
+        return start, end
+    alone = DATE.search(folded[start : found.end(1)])
+    return (start, found.end(1)) if alone and alone.end() == found.end(1) - start else None
+
+
 def date_spans(folded: str) -> Iterator[tuple[int, int]]:
     """Where the turn states a date: not "24/7", "segunda vez" or "31/31", and without
     the "na", "no", "on" before it (a "dia" stays, the words as said: "dia 16 de
-    outubro"; gateway.context.people's ids read it as "16 de outubro", one date)."""
+    outubro"; gateway.context.people's ids read it as "16 de outubro", one date); a
+    weekday's number only when it is a day (`weekday_day`)."""
     for m in first_matches(DATE, folded):
-        value = (m.group(0) or "").lower()
-        after = folded[m.end() : m.end() + 20].split()
+        span = weekday_day(folded, m.start(), m.end())
+        if span is None:
+            continue
+        begin, end = span
+        value = folded[begin:end].lower()
+        after = folded[end : end + 20].split()
         if value == "24/7" or (after and after[0].lower() in NOT_WEEKDAY):
             continue
         if "/" in value and not _day_month(value.split()[-1].split("/")):
             continue
         lead = value.split(" ", 1)[0] if " " in value else ""
         dropped = lead in ("na", "no", "on")
-        yield m.start() + (len(lead) + 1 if dropped else 0), m.end()
+        yield begin + (len(lead) + 1 if dropped else 0), end
 
 
 def _day_month(parts: list[str]) -> bool:

@@ -52,7 +52,7 @@ from gateway.context.people_patterns import (
     STREET_FIRST,
     WORD,
 )
-from gateway.context.people_quantities import amount_spans, date_spans
+from gateway.context.people_quantities import amount_spans, date_spans, weekday_day
 from gateway.context.people_text import SpanMatch, first_matches, next_word, word_set
 from gateway.context.people_words import (
     AMBIGUOUS_NUMBERS,
@@ -61,6 +61,7 @@ from gateway.context.people_words import (
     NOT_STREET,
     NOT_WEEKDAY,
     SENT_WORDS,
+    SIGN_OFF_WORDS,
     UNITS,
     clause_ends,
 )
@@ -200,11 +201,14 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
 
 def _district(folded: str, end: int) -> int:
     """How far the address goes on past `end` with its district (0: none): not a big
-    city (the city) nor a common word."""
+    city (the city), a common word, a sign-off or a first name."""
     found = DISTRICT.search(folded[end : end + 48])
     name = found.group(1) or "" if found else ""
-    if not found or is_city(name) or name.split()[0].lower() in NOT_PROPER:
-        return 0  # the city, or a word that is no place ("..., Obrigada.")
+    first = name.split()[0] if name else ""
+    if not found or is_city(name) or first.lower() in NOT_PROPER | SIGN_OFF_WORDS:
+        return 0  # the city, or a word that is no place ("..., Obrigada.", "..., Regards.")
+    if is_first_name(first):
+        return 0  # a signature ("Rua Augusta 1500, Mariana.")
     return found.end(1)
 
 
@@ -264,7 +268,8 @@ def _deadlines(folded: str, hits: list[Hit]) -> None:
     generic subject or a word of habit, and no first or second person before the deadline."""
     breaks: list[int] | None = None
     for m in first_matches(DEADLINE, folded):
-        if next_word(folded, m.end()) in NOT_WEEKDAY:  # "até segunda ordem"
+        span = weekday_day(folded, m.start(), m.end())  # "for Saturday 10 am": no day 10
+        if span is None or next_word(folded, span[1]) in NOT_WEEKDAY:  # "até segunda ordem"
             continue
         breaks = [b.end() for b in POLICY_BREAK.finditer(folded)] if breaks is None else breaks
         at = bisect.bisect_right(breaks, m.start())
@@ -272,7 +277,7 @@ def _deadlines(folded: str, hits: list[Hit]) -> None:
         end = breaks[at] if at < len(breaks) else len(folded)
         policy = POLICY.search(folded[start:end]) and not COMMIT.search(folded[start : m.end()])
         if not policy:
-            add_hit(hits, "deadline", m.start(), m.end())
+            add_hit(hits, "deadline", m.start(), span[1])
 
 
 def _phones(folded: str, hits: list[Hit]) -> None:

@@ -243,6 +243,20 @@ NOT_CENTS_AFTER = word_set(
     "dia dias day days item items itens parcela parcelas entre between from desde nos los "
     "numeros numbers pedidos orders"
 )
+# The words that sign a message off ("12 Oak St, Regards."): never a district.
+SIGN_OFF_WORDS = word_set(
+    "regards best cheers thanks thank sincerely cordially atenciosamente atentamente "
+    "cordialmente saludos aguardo beijos beijo abs abraco abracos att grato grata obrigado "
+    "obrigada gracias valeu tchau bye"
+)
+# The words that may follow a weekday's bare day of the month ("el viernes 27 y el
+# sábado 28", "sexta 13 de manhã"); any other word makes the number a count or an hour.
+AFTER_DAY = word_set(
+    "y e and de del of para pra por a at em en no na pelo pela ou or o el la de manha "
+    "morning tarde afternoon noche night"
+)
+# An hour after a number: "Saturday 10 am", "segunda 9h", "lunes 10 horas".
+TIME_WORDS = word_set("am pm a.m p.m h hs hrs horas hora hours hour o'clock oclock")
 # The words that may follow a price said with no currency ("paguei 350 na entrega", "it
 # cost 450 and I want it back"): a noun there makes it a count ("paid 40 invoices").
 AFTER_PRICE = word_set(
@@ -276,7 +290,7 @@ NOT_MINE = word_set(
     " atascado detenido aduana paquete llego paso mom mother dad father son daughter wife"
     " husband sister brother friend mae pai filho filha esposa marido irma irmao amigo amiga"
     " madre padre hijo hija hermana hermano mama papa lives mora vive agent atendente agente"
-    " store loja tienda"
+    " store loja tienda your sua seu suas seus su sus tu vossa vuestra their"
 )
 
 # Someone else's doing: "the amount you actually paid", "eles na verdade mandaram" is no

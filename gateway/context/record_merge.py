@@ -3,7 +3,8 @@ second writer stores once it finds the first one's write (optimistic concurrency
 ConversationStore.save). Pure: field dicts in (as stored, `ConversationRecord.to_fields`),
 a field dict out.
 
-- counters add both writers' increments (two turns are two turns);
+- counters add both writers' increments (two turns are two turns), except a loop that
+  both writers' turns finished at once: one escalation;
 - the summary, its cursor, anchor and facts horizon move together: the writer whose
   compaction reached further wins, so two turns that fold the same span leave one
   summary of it (never two, never none);
@@ -42,11 +43,11 @@ def merge(base: dict[str, bytes], mine: dict[str, Any], theirs: dict[str, Any]) 
         raw = base.get(name)
         return default if raw is None else orjson.loads(raw)
 
-    changed = {k for k, v in mine.items() if base.get(k) != orjson.dumps(v)}
+    # A field the record read had not stored yet (a record of an earlier version) is null.
+    changed = {k for k, v in mine.items() if base.get(k, _NULL) != orjson.dumps(v)}
     changed |= {k for k in base if k not in mine}
     out = {k: v for k, v in theirs.items() if k not in _COUNTERS}
-    for name in _COUNTERS:
-        out[name] = (theirs.get(name) or 0) + (mine.get(name) or 0) - (was(name) or 0)
+    out.update(_counters(was, mine, theirs))
     if changed & set(_COMPACTION) and _mine_wins(was, mine, theirs):
         out.update({k: mine.get(k) for k in _COMPACTION})
     if "loop_state" in changed:
@@ -67,6 +68,32 @@ def merge(base: dict[str, bytes], mine: dict[str, Any], theirs: dict[str, Any]) 
         if int(name.removeprefix(MESSAGE_FIELD)) < floor:
             del out[name]
     return out
+
+
+_NULL = orjson.dumps(None)
+
+
+def _counters(was: Any, mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, int]:
+    """Both writers' increments added."""
+    out = {
+        name: (theirs.get(name) or 0) + (mine.get(name) or 0) - (was(name) or 0)
+        for name in _COUNTERS
+    }
+    if _both_noticed_the_loop(was, mine, theirs):
+        out["escalations"] -= 1  # one loop, finished by two turns at once: one escalation
+    return out
+
+
+def _both_noticed_the_loop(was: Any, mine: dict[str, Any], theirs: dict[str, Any]) -> bool:
+    """Both writers recorded a loop escalation that was not pending when they read."""
+    pending = "escalation_pending"
+    return (
+        was(pending) is None
+        and mine.get(pending) is not None
+        and theirs.get(pending) is not None
+        and (mine.get("escalations") or 0) > (was("escalations") or 0)
+        and (theirs.get("escalations") or 0) > (was("escalations") or 0)
+    )
 
 
 def _mine_wins(was: Any, mine: dict[str, Any], theirs: dict[str, Any]) -> bool:

@@ -144,7 +144,11 @@ class Escalations:
         url = self._policies.file.webhooks.get(record.tenant)
         if not url:
             return
+        # Two turns of one conversation finishing one loop at once (two replicas) each
+        # send it: the same id, for the receiver to drop the second.
+        key = f"{record.tenant}\0{record.id}\0{reason}\0{turn}".encode()
         event = {
+            "id": hashlib.blake2b(key, digest_size=12).hexdigest(),
             "type": "escalation",
             "reason": reason,
             "tenant": record.tenant,
