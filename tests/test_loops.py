@@ -181,6 +181,19 @@ def test_thanks_in_portuguese_or_spanish_answered_by_one_closing_is_not_a_loop(
     assert _loop_turns([(said, closing) for said in thanks]) == [False] * 4
 
 
+def test_thanks_by_email_wrapped_in_greetings_and_closings_is_not_a_loop() -> None:
+    """An email's greeting and closing ("Prezados", "Atenciosamente") around a thanks said
+    again, answered by the same closing, ask nothing again. (Not yet: "Aguardo retorno"
+    beside the signed name each time, two content words said again.)"""
+    thanks = [
+        "Prezados,\n\nCerto, obrigado.\n\nAtenciosamente, Larissa",
+        "Prezada,\n\nBeleza, obrigada!\n\nAtenciosamente, Larissa",
+        "Prezados,\n\nOk, obrigado.\n\nCordialmente, Larissa",
+    ]
+    closing = "Bom dia, Larissa,\n\nPor nada! Posso ajudar em algo mais?\n\nFico à disposição."
+    assert _loop_turns([(said, closing) for said in thanks]) == [False] * 3
+
+
 def test_a_re_ask_in_other_words_for_one_thing_is_a_loop() -> None:
     """ "Estorno" and "reembolso", "valor" and "dinheiro" are one thing each: the customer
     asks again in another word, the agent answers the same in others."""

@@ -43,14 +43,22 @@ _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 # The package's English list holds the courtesies ("thanks", "ok", "great", "welcome",
 # "please"); its Portuguese and Spanish lists hold none. Their equivalents, folded, so a
-# "certo, obrigado" after each answer is no content in any of the three languages.
+# "certo, obrigado" after each answer is no content in any of the three languages; and
+# an email's greeting and closing words ("Prezados", "Atenciosamente", "Kind regards").
 COURTESIES: dict[str, frozenset[str]] = {
-    "en": frozenset(),
+    "en": frozenset({"dear", "regards", "sincerely", "cheers", "kindly"}),
     "pt": frozenset(
         {"obrigado", "obrigada", "obrigadao", "brigado", "brigada", "valeu", "ok", "okay"}
         | {"certo", "beleza", "otimo", "favor"}
+        # an email's greeting and closing ("Prezados, ... Aguardo retorno. Atenciosamente")
+        | {"prezados", "prezado", "prezadas", "prezada", "atenciosamente", "cordialmente"}
+        | {"abracos", "abraco", "att", "grato", "grata", "aguardo"}
     ),
-    "es": frozenset({"gracias", "vale", "ok", "okay", "genial", "favor"}),
+    "es": frozenset(
+        {"gracias", "vale", "ok", "okay", "genial", "favor"}
+        | {"estimado", "estimados", "estimada", "estimadas", "atentamente", "cordialmente"}
+        | {"saludos", "cordiales", "antemano"}
+    ),
 }
 
 
