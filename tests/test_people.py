@@ -276,6 +276,12 @@ FOUND = [
         {("address", "Av. T-63, 1450, apto 1203, Setor Bueno")},
     ),
     ("Rua Augusta 45, Curitiba", {("address", "Rua Augusta 45"), ("city", "Curitiba")}),
+    # a name signed under "Best wishes," or "Many thanks," (a phone under it)
+    (
+        "Please let me know.\n\nBest wishes,\nSarah Okafor\n07912 345 678",
+        {("name", "Sarah Okafor")},
+    ),
+    ("Many thanks,\nAna Souza", {("name", "Ana Souza")}),
     # a sign-off or a name after the address is no district
     ("12 Oak St, Regards.", {("address", "12 Oak St")}),
     ("Rua Augusta 1500, Mariana.", {("address", "Rua Augusta 1500")}),

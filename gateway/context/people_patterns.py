@@ -334,7 +334,8 @@ NAME_HERE = linear(rf"{_OPENING}({_W}(?:\s+{_W})?),?\s+(?:here|aqui)\b")
 NAME_SPEAKING = linear(rf"{_OPENING}({_W}(?:\s+{_W})?),?\s+(?:speaking|falando|hablando)\b")
 NAME_LEAD = linear(rf"{_OPENING}(?:aqui|habla)\s+({_W}(?:[ \t]+{_W})?)")
 SIGN_OFF = linear(
-    r"(?:^|[\n.!?]\s*)(?:(?:(?:best|kind|warm)\s+regards|regards|sincerely|cheers|best"
+    r"(?:^|[\n.!?]\s*)(?:(?:(?:best|kind|warm)\s+(?:regards|wishes)|regards|sincerely|cheers"
+    r"|best|many\s+thanks|all\s+the\s+best|yours(?:\s+(?:sincerely|truly))?"
     r"|atenciosamente|att|abs|abracos?|cordialmente|saludos(?:\s+cordiales)?|un\s+saludo"
     r"|atentamente|cumprimentos)(?:[,.!]*[ \t]*\n|,)|(?:thanks|thank\s+you|obrigad[oa]|gracias"
     rf"|valeu)[,.!]*[ \t]*\n)\s*{_NAMES}[ \t.!]*(?:\n|$)"
