@@ -181,16 +181,28 @@ def test_thanks_in_portuguese_or_spanish_answered_by_one_closing_is_not_a_loop(
     assert _loop_turns([(said, closing) for said in thanks]) == [False] * 4
 
 
-def test_thanks_by_email_wrapped_in_greetings_and_closings_is_not_a_loop() -> None:
-    """An email's greeting and closing ("Prezados", "Atenciosamente") around a thanks said
-    again, answered by the same closing, ask nothing again. (Not yet: "Aguardo retorno"
-    beside the signed name each time, two content words said again.)"""
-    thanks = [
-        "Prezados,\n\nCerto, obrigado.\n\nAtenciosamente, Larissa",
-        "Prezada,\n\nBeleza, obrigada!\n\nAtenciosamente, Larissa",
-        "Prezados,\n\nOk, obrigado.\n\nCordialmente, Larissa",
-    ]
-    closing = "Bom dia, Larissa,\n\nPor nada! Posso ajudar em algo mais?\n\nFico à disposição."
+@pytest.mark.parametrize(
+    ("thanks", "closing"),
+    [
+        # an email's greeting and closing words around the thanks
+        (["Prezados,\n\nCerto, obrigado.\n\nAtenciosamente, Larissa",
+          "Prezada,\n\nBeleza, obrigada!\n\nAtenciosamente, Larissa",
+          "Prezados,\n\nOk, obrigado.\n\nCordialmente, Larissa"],
+         "Bom dia, Larissa,\n\nPor nada! Posso ajudar em algo mais?\n\nFico à disposição."),
+        # the customer's name under each, the agent's "Happy to help, Ashley!"
+        (["Hello,\n\nOk thanks.\n\nRegards, Ashley",
+          "Hi,\n\nGreat, thanks!\n\nRegards, Ashley",
+          "Hello,\n\nCool, thank you.\n\nRegards, Ashley"],
+         "Dear Ashley,\n\nHappy to help, Ashley! Anything else?\n\nBest, Carla"),
+    ],
+)  # fmt: skip
+def test_thanks_by_email_signed_and_answered_by_name_is_not_a_loop(
+    thanks: list[str], closing: str
+) -> None:
+    """An email's greeting and closing ("Prezados", "Atenciosamente", "Regards") and the
+    names of who is greeted or signs are who speaks, not what is asked: a thanks said
+    again, answered by the same closing, asks nothing again. (Not yet: "Aguardo retorno"
+    or "Thanks in advance" beside each, a content word said again.)"""
     assert _loop_turns([(said, closing) for said in thanks]) == [False] * 3
 
 

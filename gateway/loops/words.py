@@ -4,7 +4,8 @@ Pure: no I/O but reading the packaged word lists once.
 A message becomes sentences, each a set of units: content words stemmed by the Snowball
 stemmer of its language (`snowballstemmer`, the C `PyStemmer` when installed), with the
 language's stop words dropped (the `stop-words` package's lists, with the courtesies
-its pt and es lists lack) and accents folded after stemming (chat customers drop them:
+its pt and es lists lack, and capitalised first names: who is greeted or signs) and
+accents folded after stemming (chat customers drop them:
 "endereco" is "endereço"), plus identifiers (the digits of a token that holds a run of
 3+ of them, whatever surrounds them: "ORD-482135", "#482135" and "482135" are one order,
 and so is "INV-482135"; an email), and numbers as words (amounts, days). Units are
@@ -27,6 +28,8 @@ from typing import Any
 
 import snowballstemmer
 from stop_words import get_stop_words
+
+from gateway.context.first_names import first_names
 
 LANGUAGES = {"pt": "portuguese", "en": "english", "es": "spanish"}
 # Words of a message past this many characters do not change what it asks or answers; a
@@ -100,11 +103,18 @@ class Sentence:
 Parsed = list[list[tuple[str, str]]]  # sentences of (token, folded token)
 
 
+def _named(token: str) -> bool:
+    """A capitalised first name people are given ("Michael", "Larissa"): who is greeted or
+    signs, never what is asked ("Thanks in advance, Ashley" / "Happy to help, Ashley!")."""
+    return token[:1].isupper() and fold(token) in first_names()
+
+
 def parse(text: str) -> Parsed:
-    """The message's sentences as tokens (its first MESSAGE_CHARS)."""
+    """The message's sentences as tokens (its first MESSAGE_CHARS), without the names of
+    the people greeted or signing."""
     out = []
     for part in _SENTENCE_END.split(text[:MESSAGE_CHARS]):
-        found = _TOKEN.findall(part.lower())
+        found = [t.lower() for t in _TOKEN.findall(part) if not _named(t)]
         # lower case ASCII is folded already; fold() is for accents
         tokens = [(t, t) for t in found] if part.isascii() else [(t, fold(t)) for t in found]
         if tokens:
