@@ -176,6 +176,9 @@ def test_an_ordinal_is_no_weekday_and_a_weekday_slip_takes_the_nearest_day() -> 
         "date: dia 5 (2025-03-05)",
         "date: dia 20 (2025-03-20)",
     ]
+    assert [t for t in _dated("O reembolso cai até a sexta, dia 14.", "assistant", now=False)] == [
+        "deadline: até a sexta, dia 14 (2025-03-14) (the agent said)"
+    ]  # "a sexta" after "até" is the weekday
     assert resolve("Monday the 16th", at("2025-03-10"), True, False) == "2025-03-16"
     assert resolve("pra sexta, dia 14", at("2025-03-01"), False, True, False) is None
     assert resolve("pra sexta, dia 14", at("2025-03-12"), False, True, False) == "2025-03-14"

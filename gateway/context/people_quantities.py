@@ -93,6 +93,7 @@ _WEEKDAY_NUMBER = re.compile(
     re.IGNORECASE,
 )
 _ORDINAL_ARTICLES = frozenset({"a", "o", "as", "os"})
+_BEFORE_A_DAY = frozenset({"ate", "para", "pra", "desde", "antes", "depois", "entre", "por", "de"})
 
 
 def weekday_day(folded: str, start: int, end: int) -> tuple[int, int] | None:
@@ -109,10 +110,13 @@ def weekday_day(folded: str, start: int, end: int) -> tuple[int, int] | None:
     marked = bool(found.group(2)) or not number.isdigit() or found.end() < end
     time = folded[found.end() : found.end() + 1] in (":", "h") or word in TIME_WORDS
     counted = word in UNITS or (not marked and bool(word) and word not in AFTER_DAY)
-    before = folded[max(0, found.start() - 8) : found.start()].split()
+    before = folded[max(0, found.start() - 12) : found.start()].split()
     name = (found.group(1) or "").lower()
     bare = " " not in name and "-" not in name
-    if bare and before and before[-1].lower() in _ORDINAL_ARTICLES:  # an ordinal
+    ordinal = bool(before) and before[-1].lower() in _ORDINAL_ARTICLES
+    if ordinal and len(before) > 1 and before[-2].lower() in _BEFORE_A_DAY:
+        ordinal = False  # "até a sexta, dia 27": a weekday after all
+    if bare and ordinal:  # "a segunda dia 20": the second one
         return (found.start(2), end) if found.group(2) and not (time or counted) else None
     if not (time or counted):
         return start, end
