@@ -199,13 +199,16 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
                 add_hit(hits, "address", begin if trim else m.start(), end)
 
 
+_NO_DISTRICT = NOT_PROPER | SIGN_OFF_WORDS
+
+
 def _district(folded: str, end: int) -> int:
     """How far the address goes on past `end` with its district (0: none): not a big
     city (the city), a common word, a sign-off or a first name."""
     found = DISTRICT.search(folded[end : end + 48])
     name = found.group(1) or "" if found else ""
     first = name.split()[0] if name else ""
-    if not found or is_city(name) or first.lower() in NOT_PROPER | SIGN_OFF_WORDS:
+    if not found or is_city(name) or first.lower() in _NO_DISTRICT:
         return 0  # the city, or a word that is no place ("..., Obrigada.", "..., Regards.")
     if is_first_name(first):
         return 0  # a signature ("Rua Augusta 1500, Mariana.")
@@ -277,7 +280,7 @@ def _deadlines(folded: str, hits: list[Hit]) -> None:
         end = breaks[at] if at < len(breaks) else len(folded)
         policy = POLICY.search(folded[start:end]) and not COMMIT.search(folded[start : m.end()])
         if not policy:
-            add_hit(hits, "deadline", m.start(), span[1])
+            add_hit(hits, "deadline", *span)
 
 
 def _phones(folded: str, hits: list[Hit]) -> None:
