@@ -402,29 +402,44 @@ def test_a_scripted_loop_escalates_at_the_configured_turn(sqlite_gateway: Gatewa
     assert 'gateway_conversation_escalations_total{class="support",reason="loop"} 2.0' in metrics
 
 
-def test_a_loop_the_customer_leaves_right_after_is_escalated(sqlite_gateway: GatewayProc) -> None:
+@pytest.mark.parametrize("moved_on", ["event", "confirmed fact"])
+def test_a_loop_the_customer_leaves_right_after_is_escalated(
+    sqlite_gateway: GatewayProc, moved_on: str
+) -> None:
     """The customer asks again twice, gets the same answer twice and writes no more: the
     loop is known once its second loop turn is answered, so it is recorded, counted and
-    shown then; no next turn is needed for it."""
+    shown then; no next turn is needed for it. The app then says the conversation moved
+    on (a progress event, or a fact of the customer's it confirms): the pending action
+    is dropped, and the next turn carries no escalation."""
+    conv, customer = f"loop-left-{moved_on[0]}", f"cust-left-{moved_on[0]}"
     messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
     auth = {"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"}
+    who = {"X-Customer-Id": customer}
     seen = []
     for n, (ask, answer) in enumerate(zip(LOOP_ASKS[:3], SAME_ANSWER[:3], strict=True)):
-        _, headers = _turn(sqlite_gateway, messages, ask, answer, "loop-left", False)
+        _, headers = _turn(sqlite_gateway, messages, ask, answer, conv, False, **who)
         seen.append(headers.get("x-gateway-escalation"))
-        state = httpx.get(f"{sqlite_gateway.v1}/conversations/loop-left", headers=auth).json()
+        state = httpx.get(f"{sqlite_gateway.v1}/conversations/{conv}", headers=auth).json()
         assert state["escalations"] == (1 if n == 2 else 0), (n, state)
     assert seen == [None, None, None]  # the answered turns were sent as they came
     assert state["escalation"] == "loop" and state["escalation_pending"] == "loop"
-    # the app says the conversation moved on: the pending action is dropped
-    moved = httpx.post(
-        f"{sqlite_gateway.v1}/conversations/loop-left/events",
-        json={"type": "progress"},
-        headers=auth,
-    )
-    assert moved.status_code == 200 and moved.json()["escalation_pending"] is None
-    _, headers = _turn(sqlite_gateway, messages, "Ok, and my invoice?", None, "loop-left", False)
+    if moved_on == "event":
+        moved = httpx.post(
+            f"{sqlite_gateway.v1}/conversations/{conv}/events",
+            json={"type": "progress"},
+            headers=auth,
+        )
+        assert moved.status_code == 200 and moved.json()["escalation_pending"] is None
+    else:
+        fact = {"text": "replacement for ORD-55555 agreed", "confirmed": True}
+        put = httpx.put(
+            f"{sqlite_gateway.v1}/customers/{customer}/facts", json={"facts": [fact]}, headers=auth
+        )
+        assert put.status_code == 200, put.text
+    _, headers = _turn(sqlite_gateway, messages, "Ok, and my invoice?", None, conv, False, **who)
     assert headers.get("x-gateway-escalation") is None
+    state = httpx.get(f"{sqlite_gateway.v1}/conversations/{conv}", headers=auth).json()
+    assert state["escalation_pending"] is None and state["escalations"] == 1
 
 
 def _with_policy(gw: GatewayProc, change: dict[str, Any]) -> None:
