@@ -192,9 +192,7 @@ def _weekday_numbered(
     March share their weekdays: which one was meant depends on when it was said)."""
     found: list[dt.date] = []
     for shift in range(-WEEKDAY_MONTHS, WEEKDAY_MONTHS + 1):
-        m = said.month + shift
-        year, m = said.year + (m - 1) // 12, (m - 1) % 12 + 1
-        iso = _day(year, m, day)
+        iso = _day(*_month_after(said, shift), day)
         if iso and dt.date.fromisoformat(iso).weekday() == weekday:
             found.append(dt.date.fromisoformat(iso))
     best = _closest(said, found, ahead)
@@ -214,6 +212,12 @@ def _closest(said: dt.date, days: list[dt.date], ahead: bool) -> str | None:
     return min(days, key=lambda d: (abs((d - said).days), d < said)).isoformat()
 
 
+def _month_after(said: dt.date, shift: int) -> tuple[int, int]:
+    """(year, month) `shift` months after the month of `said` (before it when negative)."""
+    m = said.month + shift
+    return said.year + (m - 1) // 12, (m - 1) % 12 + 1
+
+
 def _day(year: int, month: int, day: int) -> str | None:
     try:
         return dt.date(year, month, day).isoformat()
@@ -226,14 +230,11 @@ def _nearest(
 ) -> str | None:
     """The day nearest to `said` with that day (and month), ahead of it for a deadline."""
     if last_month and month is None:
-        year, m = (said.year, said.month - 1) if said.month > 1 else (said.year - 1, 12)
-        return _day(year, m, day)
+        return _day(*_month_after(said, -1), day)
     candidates: list[dt.date] = []
     for shift in (-1, 0, 1):
         if month is None:
-            m = said.month + shift
-            year, m = said.year + (m - 1) // 12, (m - 1) % 12 + 1
-            iso = _day(year, m, day)
+            iso = _day(*_month_after(said, shift), day)
         else:
             iso = _day(said.year + shift, month, day)
         if iso:

@@ -8,6 +8,7 @@ folded text: no accents ("sao", "amanha", "direccion").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from gateway.context.people_numbers import MULTIPLIERS, NUMBERS, ORDINALS, REPEATS
@@ -45,13 +46,19 @@ _MONTH = (
 )
 _DAY = rf"(?:\d{{1,2}}(?:st|nd|rd|th|o)?|(?:{_NUM}[\s-]+(?:(?:and|e|y)\s+)?)?(?:{_NUM}|{_ORD}))"
 _YEAR = r"(?:,?\s+(?:de\s+|del\s+)?\d{4}\b)?"
+# Weekdays' names, folded: English, Portuguese working days (also ordinals without
+# "-feira": "a segunda vez"), the weekend in Portuguese and Spanish, Spanish working days.
+_EN_DAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+_PT_DAY = r"(?:segunda|terca|quarta|quinta|sexta)"
+_WEEKEND = r"(?:sabado|domingo)"
+_ES_DAY = r"(?:lunes|martes|miercoles|jueves|viernes)"
 _WEEKDAY = (
-    r"(?:(?:last|next|this|coming|past)\s+)?(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
-    r"|(?:(?:proxima|ultima|nesta|nessa|esta|essa)\s+)?(?:segunda|terca|quarta|quinta|sexta)"
+    rf"(?:(?:last|next|this|coming|past)\s+)?{_EN_DAY}\b"
+    rf"|(?:(?:proxima|ultima|nesta|nessa|esta|essa)\s+)?{_PT_DAY}"
     r"[\s-]+feira\b|(?:proxima|ultima|nesta|nessa|na|ate|desde)\s+"
-    r"(?:segunda|terca|quarta|quinta|sexta)(?:[\s-]+feira)?\b"
-    r"|(?:(?:proximo|ultimo|neste|nesse|este|esse|no|el|ate|desde)\s+)?(?:sabado|domingo)\b"
-    r"|(?:(?:el\s+)?(?:proximo|este)\s+)?(?:lunes|martes|miercoles|jueves|viernes)\b"
+    rf"{_PT_DAY}(?:[\s-]+feira)?\b"
+    rf"|(?:(?:proximo|ultimo|neste|nesse|este|esse|no|el|ate|desde)\s+)?{_WEEKEND}\b"
+    rf"|(?:(?:el\s+)?(?:proximo|este)\s+)?{_ES_DAY}\b"
     r"(?:\s+pasado\b)?"
 )
 # A weekday with its day of the month ("sexta, dia 27", "sábado dia sete", "Monday the
@@ -60,11 +67,19 @@ _WEEKDAY = (
 _WEEKDAY_DAY = (
     r"(?:(?:na|no|on|ate|desde|el|this|next|last|coming|proxim[oa]|nest[ea]|ness[ea]|est[ea]"
     r"|ess[ea])\s+)?"
-    r"(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day(?:,\s*|\s+)(?:the\s+)?"
-    r"|(?:segunda|terca|quarta|quinta|sexta)[\s-]+feira(?:,\s*|\s+)(?:dia\s+)?"
-    r"|(?:segunda|terca|quarta|quinta|sexta|sabado|domingo)(?:,\s*|\s+)dia\s+"
-    r"|(?:sabado|domingo|lunes|martes|miercoles|jueves|viernes)(?:,\s*|\s+)(?:(?:el|dia)\s+)?)"
+    rf"(?:{_EN_DAY}(?:,\s*|\s+)(?:the\s+)?"
+    rf"|{_PT_DAY}[\s-]+feira(?:,\s*|\s+)(?:dia\s+)?"
+    rf"|(?:{_PT_DAY}|{_WEEKEND})(?:,\s*|\s+)dia\s+"
+    rf"|(?:{_WEEKEND}|{_ES_DAY})(?:,\s*|\s+)(?:(?:el|dia)\s+)?)"
     rf"{_DAY}\b(?:\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\b)?{_YEAR}"
+)
+# In a date match, a weekday's name and the number after it (gateway.context.
+# people_quantities.weekday_day): group 1 the name, 2 what marks the number as a day
+# ("dia", "the", "el"), 3 the number (digits or words).
+WEEKDAY_NUMBER = re.compile(
+    rf"\b({_EN_DAY}|{_PT_DAY}(?:[\s-]+feira)?|{_WEEKEND}|{_ES_DAY}),?\s+"
+    r"((?:dia|the|el)\s+)?(\d{1,2}(?:st|nd|rd|th|o)?|[a-z]+)",
+    re.IGNORECASE,
 )
 _DATE_CORE = (
     rf"\b{_WEEKDAY_DAY}"
@@ -158,9 +173,9 @@ DEADLINE = linear(
     r"|(?:nova\s+)?previsao(?:\s+de\s+entrega)?\s+(?:e|eh|fica|para)|nova\s+data\s+(?:e|eh|sera|fica)"
     r"|nueva\s+fecha\s+(?:es|sera)|new\s+(?:date|eta|delivery\s+date)\s+is|expected\s+(?:on|by))\s+"
     rf"(?:(?:the|o|a|el|la|dia)\s+)?(?:{_DATE_CORE}|{_DURATION}|{_RELATIVE})"
-    r"|\b(?:next|proxim[oa])\s+(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|segunda|terca|quarta"
-    r"|quinta|sexta|sabado|domingo|lunes|martes|miercoles|jueves|viernes)\b(?:[\s-]+feira\b)?"
-    r"|\b(?:ate|antes\s+d[ae])\s+(?:(?:a|o)\s+)?(?:segunda|terca|quarta|quinta|sexta)\b"
+    rf"|\b(?:next|proxim[oa])\s+(?:{_EN_DAY}|{_PT_DAY}|{_WEEKEND}|{_ES_DAY})\b"
+    r"(?:[\s-]+feira\b)?"
+    rf"|\b(?:ate|antes\s+d[ae])\s+(?:(?:a|o)\s+)?{_PT_DAY}\b"
     # a day booked: "agendado pra sábado dia sete", "programada para el viernes 27",
     # "scheduled for Monday the 16th" (not "fully booked for", "no slots for")
     r"|\b(?:agendad[oa]s?|marcad[oa]s?|programad[oa]s?|reagendad[oa]s?|remarcad[oa]s?"

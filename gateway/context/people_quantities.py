@@ -3,7 +3,6 @@ promises, dates and deadlines, and a correction's restated value. Pure."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 
 from gateway.context.people_numbers import number_tokens
@@ -15,6 +14,7 @@ from gateway.context.people_patterns import (
     MONTH_AHEAD,
     PRICED,
     SLANG_MONEY,
+    WEEKDAY_NUMBER,
 )
 from gateway.context.people_text import SpanMatch, first_matches, next_word
 from gateway.context.people_words import (
@@ -84,14 +84,6 @@ def _bare_cents(folded: str, m: SpanMatch, money: bool) -> bool:
     )
 
 
-# A weekday's name and the number after it, in a date match: group 1 the name, 2 what
-# marks the number as a day ("dia", "the", "el"), 3 the number (digits or words).
-_WEEKDAY_NUMBER = re.compile(
-    r"\b((?:mon|tues|wednes|thurs|fri|satur|sun)day|(?:segunda|terca|quarta|quinta|sexta)"
-    r"(?:[\s-]+feira)?|sabado|domingo|lunes|martes|miercoles|jueves|viernes),?\s+"
-    r"((?:dia|the|el)\s+)?(\d{1,2}(?:st|nd|rd|th|o)?|[a-z]+)",
-    re.IGNORECASE,
-)
 _ORDINAL_ARTICLES = frozenset({"a", "o", "as", "os"})
 _BEFORE_A_DAY = frozenset({"ate", "para", "pra", "desde", "antes", "depois", "entre", "por", "de"})
 
@@ -102,7 +94,7 @@ def weekday_day(folded: str, start: int, end: int) -> tuple[int, int] | None:
     10 am", "Monday 9:30", "Tuesday 3 times", "El viernes 3 cajas" name an hour or a
     count; in "a segunda dia 20" (the second instalment) only "dia 20" is a date. A bare
     number ("el viernes 27") is a day only where the clause ends or a small word follows."""
-    found = _WEEKDAY_NUMBER.search(folded, start, end)
+    found = WEEKDAY_NUMBER.search(folded, start, end)
     if found is None:
         return start, end
     number = found.group(3) or ""

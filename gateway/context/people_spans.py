@@ -206,9 +206,11 @@ def _district(folded: str, end: int) -> int:
     """How far the address goes on past `end` with its district (0: none): not a big
     city (the city), a common word, a sign-off or a first name."""
     found = DISTRICT.search(folded[end : end + 48])
-    name = found.group(1) or "" if found else ""
+    if found is None:
+        return 0
+    name = found.group(1) or ""
     first = name.split()[0] if name else ""
-    if not found or is_city(name) or first.lower() in _NO_DISTRICT:
+    if not first or is_city(name) or first.lower() in _NO_DISTRICT:
         return 0  # the city, or a word that is no place ("..., Obrigada.", "..., Regards.")
     if is_first_name(first):
         return 0  # a signature ("Rua Augusta 1500, Mariana.")
