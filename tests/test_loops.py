@@ -17,7 +17,7 @@ import orjson
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from bench.loop_eval import chitchat, evaluate, workload
+from bench.loop_eval import chitchat, evaluate, first_escalation, first_streak, workload
 from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.loops.detector import decide, observe_turn
 from gateway.loops.state import LoopState, escalated, merge_states, progressed
@@ -269,6 +269,17 @@ def test_loop_turns_of_two_writers_add_up_and_an_older_record_keeps_its_streak()
     assert merged.recent == 0b11 and decide(merged, 4, 100, 100, settings).escalation == "loop"
     older = {"streak": 2, "loop_turns": 2}  # stored before `recent` was kept
     assert decide(LoopState.counters(older), 4, 100, 100, settings).escalation == "loop"
+
+
+def test_the_benchmark_counts_a_loop_when_its_last_turn_is_answered() -> None:
+    """bench/loop_eval.py counts as the gateway does: a conversation that ends right after
+    its second loop turn is escalated (at the turn after its last), as the gateway records
+    it once that turn is answered; and its threshold sweep agrees."""
+    turns = list(zip(LOOP_ASKS[:3], SAME_ANSWER[:3], strict=True))
+    assert first_escalation(turns, SETTINGS) == 4
+    assert first_escalation(turns[:2], SETTINGS) is None  # one loop turn: not yet
+    assert first_streak([False, True, True], 2) == 4
+    assert first_streak([False, True, False], 2) is None
 
 
 def test_one_loop_finished_by_two_turns_at_once_is_one_escalation() -> None:
