@@ -60,7 +60,8 @@ def heard(
 ) -> tuple[list[tuple[Fact, str]], list[Fact]]:
     """Every fact heard, with the message it was heard in, and the facts current at the
     end (a corrected value superseded). A customer's message is read as the newest, with
-    the agent's message before it; an agent's as its turn folds (no day for "amanhã")."""
+    the agent's message before it; an agent's as its turn folds, as of when it was
+    relayed (the record keeps each answer's relay time: "amanhã" gets its day)."""
     known: list[Fact] = []
     found: list[tuple[Fact, str]] = []
     for n, message in enumerate(conv):
@@ -68,10 +69,19 @@ def heard(
         before = previous["content"] if previous.get("role") == "assistant" else ""
         # when it was said, if the conversation says (a workload's turns carry `at`)
         at = datetime.fromisoformat(message["at"]).timestamp() if message.get("at") else n
-        # the agent's turns are read as they fold, later than said (gateway.context.heard)
+        # the agent's turns are read as they fold, as of their relay time (heard.of_fold)
         agent = message.get("role") == "assistant"
         new = _scan(
-            [], [message], patterns, channel, float(at), known, (), before[-2000:], not agent
+            [],
+            [message],
+            patterns,
+            channel,
+            float(at),
+            known,
+            (),
+            before[-2000:],
+            not agent,
+            [float(at)] if agent else (),
         )
         ids = {f.id for f in known}
         found += [(f, message["content"]) for f in new if f.id not in ids]

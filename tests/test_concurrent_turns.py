@@ -190,6 +190,24 @@ def test_merge_keeps_a_summary_the_other_writer_did_not_touch_and_a_reset() -> N
     assert merge(raw, further, moved)["summary"] == "THEIR FOLD"  # theirs folded further
 
 
+def test_merge_keeps_both_writers_relay_times_above_the_summary() -> None:
+    """Two turns answered at once each remember when their answer was relayed: the
+    merged record holds both, and none of a place the summary already holds."""
+    import orjson
+
+    from gateway.context.record_merge import merge
+
+    relayed = {"3": [10.0, 1.0], "5": [20.0, 2.0]}
+    base = {"summary": "S", "cursor": 4, "anchor": "a", "facts_until": 1.0, "turns": 3}
+    base["relayed"] = relayed
+    raw = {k: orjson.dumps(v) for k, v in base.items()}
+    theirs = {**base, "turns": 4, "relayed": {**relayed, "7": [30.0, 3.0]}}
+    mine = {**base, "turns": 4, "relayed": {**relayed, "9": [40.0, 4.0]}}
+    merged = merge(raw, mine, theirs)
+    assert merged["relayed"] == {"5": [20.0, 2.0], "7": [30.0, 3.0], "9": [40.0, 4.0]}
+    assert merged["turns"] == 5
+
+
 def test_a_late_answer_to_an_older_message_is_not_the_episodes_last_word(
     replicas: Any,
 ) -> None:

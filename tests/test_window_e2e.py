@@ -816,3 +816,64 @@ def test_a_date_the_customer_says_is_kept_with_the_day_it_named(
     facts = _customer_facts(sqlite_app_gateway, "cust-day")
     dates = [f["text"] for f in facts if f.get("tags", [""])[0] == "date"]
     assert dates == ["date: ontem (2026-03-09)"], facts
+
+
+LATER_TURNS = [  # what the customer says after the promise: other matters, no loop
+    "Thanks. While I have you: my invoice shows a shipping fee although the checkout page "
+    "said delivery was free for members, and I have been a member for three years now. " * 6,
+    "Also, the lid that broke was part of a set of four containers; could you tell me "
+    "whether the other three are covered by the same warranty or need a separate claim? " * 6,
+    "One more question about my account settings: the newsletter keeps arriving twice a "
+    "week even though I switched the frequency to monthly in the preferences page. " * 6,
+    "My neighbour usually receives parcels when I am out; can the courier leave it with "
+    "her at number twelve, or does the replacement need my signature in person? " * 6,
+    "Hello again, I am back. I wanted to check what happens now with the replacement you "
+    "mentioned the other day, since I have not heard anything from the courier yet. " * 6,
+    "",
+]
+
+
+def _resumed_days_later(gw: InProcessGateway, conversation: str, edit: str) -> list[str]:
+    """On 10 March at 15:00 UTC the agent promises the replacement "by tomorrow"; the
+    app sends that answer back (with `edit` appended), four more turns follow a minute
+    apart, and the customer comes back on 13 March, when the cold cache folds the
+    oldest turns. The agent's deadlines in the customer's facts, as the app reads them."""
+    client = _client(gw)
+    clock = [datetime(2026, 3, 10, 15, 0, tzinfo=UTC).timestamp()]
+    gw.gateway.turn_clock = lambda: clock[0]
+    customer = f"cust-{conversation}"
+    headers = {"X-Conversation-Id": conversation, "X-Customer-Id": customer}
+    promise = "I'm sorry! I have sent a replacement, it will arrive by tomorrow."
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": OPENING},
+    ]
+    for turn in range(6):
+        if turn == 5:
+            clock[0] += 3 * 86400
+        else:
+            clock[0] += 60
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={**headers, **({"X-Simulator-Reply": promise} if turn == 0 else {})},
+        )
+        answer = reply.choices[0].message.content or ""
+        messages.append({"role": "assistant", "content": answer + (edit if turn == 0 else "")})
+        messages.append({"role": "user", "content": LATER_TURNS[turn]})
+    facts = _customer_facts(gw, customer)
+    return [f["text"] for f in facts if f.get("tags", [""])[0] == "deadline"]
+
+
+def test_an_agents_relative_day_is_dated_when_its_turn_folds_days_later(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """An answer is read for the agent's commitments when its turn folds, maybe days
+    after it was said: "by tomorrow" relayed on 10 March is kept as 11 March when the
+    turn folds on 13 March, because the gateway remembers when it relayed each answer.
+    An answer the app changed before sending it back is not the one relayed: its
+    "tomorrow" is kept with no day rather than a guessed one."""
+    relayed = _resumed_days_later(sqlite_app_gateway, "relay-1", "")
+    assert relayed == ["deadline: by tomorrow (2026-03-11) (the agent said)"], relayed
+    edited = _resumed_days_later(sqlite_app_gateway, "relay-2", "\n-- Carla, Support")
+    assert edited == ["deadline: by tomorrow (the agent said)"], edited

@@ -246,8 +246,9 @@ class WindowBuilder:
         opening = inp.messages[leading_system(inp.messages) :][: compaction.head_end]
         mine = heard_here(inp.facts, record.started)
         elsewhere = known_elsewhere(inp.facts, record.started)
+        said_at = record.relayed_times(compaction.first, compaction.fold)
         heard = await self._heard.of_fold(
-            opening, compaction.fold, record.channel, now, mine, elsewhere
+            opening, compaction.fold, record.channel, now, mine, elsewhere, said_at
         )
         # A customer's fact is heard as it is said (of_latest): one heard again only now,
         # its kind full of facts heard since, lost to them before (an agent's is new).
@@ -382,6 +383,7 @@ class WindowBuilder:
         record.recent_at = max(record.cursor, head)
         record.recent = transcript[record.recent_at :]
         record.last_reply, record.last_reply_at = reply[:LAST_REPLY_CHARS], len(transcript)
+        record.relay(len(transcript), reply, now)
         try:
             if turn.to_index:
                 await self.conversations.register(record)

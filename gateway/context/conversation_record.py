@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -61,9 +62,34 @@ class ConversationRecord:
     # an episode's last answer.
     last_reply: str = ""
     last_reply_at: int = 0
+    # When each answer still unfolded was relayed, by its transcript place: [time, CRC-32
+    # of its text]. A fold reads an answer as said then ("tomorrow" gets its day), if the
+    # app sent it back unchanged.
+    relayed: dict[str, list[float]] = field(default_factory=dict)
     degraded: bool = False  # built while the store was down: not persisted
     # Each stored field as last read or written (orjson): a save writes what differs.
     stored: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
+
+    def relay(self, place: int, reply: str, now: float) -> None:
+        """The answer at transcript `place` was relayed at `now`; answers from `recent_at`
+        on are remembered (earlier ones are folded or in the opening), at most
+        RELAYED_KEPT of them."""
+        kept = [(p, v) for p, v in self.relayed.items() if int(p) >= self.recent_at]
+        if reply:
+            kept.append((str(place), [now, float(text_crc(reply))]))
+        self.relayed = dict(kept[-RELAYED_KEPT:])
+
+    def relayed_times(self, first: int, messages: Sequence[Any]) -> list[float | None]:
+        """For messages from transcript place `first` on: when each was relayed, for an
+        answer this gateway relayed that comes back as it was said (else None)."""
+        out: list[float | None] = []
+        for place, message in enumerate(messages, first):
+            seen = self.relayed.get(str(place))
+            if seen is None or role(message) != "assistant":
+                out.append(None)
+            else:
+                out.append(seen[0] if seen[1] == text_crc(message_text(message)) else None)
+        return out
 
     @property
     def memory(self) -> Memory:
@@ -119,6 +145,7 @@ class ConversationRecord:
             "replacing",
             "last_reply",
             "last_reply_at",
+            "relayed",
         ):
             doc.pop(private)
         doc["class"] = doc.pop("conversation_class")
@@ -129,6 +156,13 @@ class ConversationRecord:
             "last_progress_turn": state.get("last_progress_turn", 0),
         }
         return doc
+
+
+RELAYED_KEPT = 256  # answers whose relay time a record remembers
+
+
+def text_crc(text: str) -> int:
+    return zlib.crc32(text.encode("utf-8", "surrogatepass"))
 
 
 RECORD_FIELDS = tuple(f for f in dataclasses.fields(ConversationRecord) if f.name != "stored")

@@ -40,11 +40,15 @@ def _scan(
     elsewhere: Sequence[Fact] = (),
     before: str = "",
     said_now: bool = True,
+    said_at: Sequence[float | None] = (),
 ) -> list[Fact]:
+    """`said_at`: per message of `turns`, when it was said if known (see
+    `extract_people_facts`)."""
     found = extract_facts(turns, patterns, channel, now)
     matched = {f.value.casefold() for f in found}
+    times = [*(None for _ in opening), *said_at] if said_at else ()
     people = extract_people_facts(
-        [*opening, *turns], channel, now, known, elsewhere, before, said_now
+        [*opening, *turns], channel, now, known, elsewhere, before, said_now, times
     )
     heard = [*found, *(f for f in people if f.value.casefold() not in matched)]
     return [_scoped(f, heard, patterns) for f in heard]
@@ -121,15 +125,18 @@ class FactExtractor:
         now: float,
         known: Sequence[Fact] = (),
         elsewhere: Sequence[Fact] = (),
+        said_at: Sequence[float | None] = (),
     ) -> list[Fact]:
         """Facts of the turns leaving the window (`known`: the conversation's facts so
         far, oldest first: what an agent's "sorry, I misspoke: $43" corrects;
-        `elsewhere`: see `known_elsewhere`)."""
-        parts = (channel, str(len(opening)), *_said(known, elsewhere))
+        `elsewhere`: see `known_elsewhere`; `said_at`: per message of `fold`, when it
+        was said, where the record knows: an answer's relay time)."""
+        times = ",".join("" if t is None else repr(t) for t in said_at)
+        parts = (channel, str(len(opening)), *_said(known, elsewhere), "\x1d", times)
         key = content_key(parts, [*opening, *fold])
-        # read as they leave, not as said: "amanhã" there names no day
+        # read as they leave: "amanhã" names a day only in a message known to be said when
         return await self._scan_once(
-            key, opening, fold, channel, now, known, elsewhere, said_now=False
+            key, opening, fold, channel, now, known, elsewhere, said_now=False, said_at=said_at
         )
 
     async def of_latest(
@@ -163,6 +170,7 @@ class FactExtractor:
         elsewhere: Sequence[Fact],
         before: str = "",
         said_now: bool = True,
+        said_at: Sequence[float | None] = (),
     ) -> list[Fact]:
         """`_scan`, remembered by `key`: what was heard before (an app resending) comes
         back dated now."""
@@ -182,6 +190,7 @@ class FactExtractor:
             elsewhere,
             before,
             said_now,
+            said_at,
         )
         self._memo.put(key, (found, now))
         return found

@@ -139,10 +139,24 @@ def _money_key(code: str, number: str, times: int, folded: str) -> str:
 
 
 def _fact(
-    hit: Hit, value: str, agent: bool, english: bool, channel: str, at: float, now: bool
+    hit: Hit,
+    value: str,
+    agent: bool,
+    english: bool,
+    channel: str,
+    at: float,
+    now: bool,
+    said: float | None = None,
 ) -> Fact:
+    """`at`: the fact's date as stored; `now`: said at `at` (else read later, as a fold
+    reads), unless `said` says when it was."""
     kind = hit.kind
-    day = resolve(value, at, english, kind == "deadline", now) if kind in DATED else None
+    if kind not in DATED:
+        day = None
+    elif said is not None:
+        day = resolve(value, said, english, kind == "deadline")
+    else:
+        day = resolve(value, at, english, kind == "deadline", now)
     text = (
         f"{kind}: {value}" + (f" ({day})" if day else "") + (" (the agent said)" if agent else "")
     )
@@ -166,23 +180,27 @@ def _scanned(text: str) -> str:
     return text if len(text) <= SCAN_CHARS else text[:SCAN_CHARS].rsplit(None, 1)[0]
 
 
-def _read(turns: Sequence[Any]) -> list[tuple[str, str]]:
-    """(scanned text, role) of the user and assistant turns read, in order: all of them,
-    or the oldest and the newest up to SCAN_TOTAL characters, half of it each."""
+Read = tuple[str, str, float | None]  # a message's scanned text, role, when it was said
+
+
+def _read(turns: Sequence[Any], said_at: Sequence[float | None] = ()) -> list[Read]:
+    """(scanned text, role, when said if known) of the user and assistant turns read, in
+    order: all of them, or the oldest and the newest up to SCAN_TOTAL characters, half
+    of it each."""
     read = []
-    for message in turns:
+    for n, message in enumerate(turns):
         role = message.get("role") if isinstance(message, dict) else None
         text = _scanned(message_text(message)) if role in ("user", "assistant") else ""
         if text.strip():
-            read.append((text, str(role)))
-    if sum(len(t) for t, _ in read) <= SCAN_TOTAL:
+            read.append((text, str(role), said_at[n] if n < len(said_at) else None))
+    if sum(len(t) for t, _, _ in read) <= SCAN_TOTAL:
         return read
     head = _within(read, SCAN_TOTAL // 2)
     return head + _within(read[len(head) :][::-1], SCAN_TOTAL // 2)[::-1]
 
 
-def _within(read: list[tuple[str, str]], budget: int) -> list[tuple[str, str]]:
-    sizes = itertools.accumulate(len(text) for text, _ in read)
+def _within(read: list[Read], budget: int) -> list[Read]:
+    sizes = itertools.accumulate(len(text) for text, _, _ in read)
     return [turn for turn, used in zip(read, sizes, strict=True) if used <= budget]
 
 
@@ -230,6 +248,7 @@ def extract_people_facts(
     elsewhere: Sequence[Fact] = (),
     before: str = "",
     said_now: bool = True,
+    said_at: Sequence[float | None] = (),
 ) -> list[Fact]:
     """Facts stated in these OpenAI-style messages: the customer's in "user" turns, the
     agent's commitments (promise, deadline) in "assistant" turns; other roles are not
@@ -242,7 +261,9 @@ def extract_people_facts(
     `before`: the agent's message just before these turns, whose question a bare answer
     in the first of them may answer (gateway.context.people_answers). `said_now`: the
     turns were said at `now` (the newest message), not read later as they fold: only
-    then do "amanhã" and a bare weekday get their day (gateway.context.people_dates)."""
+    then do "amanhã" and a bare weekday get their day (gateway.context.people_dates).
+    `said_at`: per message of `turns`, when it was said if known (an answer's relay
+    time, read as it folds): such a message's days are read as of then."""
     facts: dict[str, Fact] = {}
     seen = Conversation()
     for f in elsewhere:
@@ -255,7 +276,7 @@ def extract_people_facts(
     agent_said = before.translate(FOLD) if before else ""
     asked = asked_kinds(agent_said)
     named = next((f.value for f in reversed(known) if fact_kind(f) == "name"), "")
-    for text, role in _read(turns):
+    for text, role, when in _read(turns, said_at):
         agent = role == "assistant"
         folded, english, found = _message_hits(text, agent)
         hits = [h for h in found if not (h.weak and _heard_or_said(h.kind, seen, found))]
@@ -273,7 +294,8 @@ def extract_people_facts(
             # In the order said, a microsecond apart: a fold of hundreds of turns ends
             # dated a fraction of a millisecond past `now`, before any next turn can come.
             at = now + next(said) * FACT_STEP_S
-            fact = _fact(hit, text[hit.start : hit.end], agent, english, channel, at, said_now)
+            value = text[hit.start : hit.end]
+            fact = _fact(hit, value, agent, english, channel, at, said_now, when)
             if hit.kind == "name" and not hit.correction and _shorter(fact.value, named):
                 continue  # "Dana" signing off after "Dana Whitfield": the same, said short
             named = fact.value if hit.kind == "name" else named

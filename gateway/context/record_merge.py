@@ -10,6 +10,7 @@ a field dict out.
   summary of it (never two, never none);
 - verbatim messages (`m:{place}` fields) of both are kept above the summary's cursor;
 - the loop state holds both writers' turns (gateway.loops.detector.merge_states);
+- the relay times of answers (`relayed`): both writers', above the summary's cursor;
 - any other field: the value of the writer that changed it, the second one when both
   did (an event, a close, the app's state).
 """
@@ -55,19 +56,28 @@ def merge(base: dict[str, bytes], mine: dict[str, Any], theirs: dict[str, Any]) 
         out["loop_state"] = merge_states(
             was("loop_state"), mine.get("loop_state"), theirs.get("loop_state"), added
         )
-    skip = {*_COUNTERS, *_COMPACTION, "loop_state", "version", "last_seen", "started"}
+    if "relayed" in changed:
+        out["relayed"] = {**(theirs.get("relayed") or {}), **(mine.get("relayed") or {})}
+    skip = {*_COUNTERS, *_COMPACTION, "loop_state", "relayed", "version", "last_seen", "started"}
     for name in changed - skip:
         if name in mine:
             out[name] = mine[name]
         elif not name.startswith(MESSAGE_FIELD):
             out.pop(name, None)
     _times(out, mine, theirs)
-    # Verbatim messages: both writers', from the summary's cursor (or the opening) on.
+    _above_cursor(out)
+    return out
+
+
+def _above_cursor(out: dict[str, Any]) -> None:
+    """Verbatim messages and relay times: both writers', from the summary's cursor (or
+    the opening) on."""
     floor = max(out.get("cursor") or 0, len(out.get("opening") or ()))
     for name in [k for k in out if k.startswith(MESSAGE_FIELD)]:
         if int(name.removeprefix(MESSAGE_FIELD)) < floor:
             del out[name]
-    return out
+    if out.get("relayed"):
+        out["relayed"] = {p: v for p, v in out["relayed"].items() if int(p) >= floor}
 
 
 _NULL = orjson.dumps(None)
