@@ -13,10 +13,12 @@ alarm):
 - µs per turn at 200 turns of history, the stored state's JSON round trip included.
 
     python bench/loop_eval.py [--seeds 101,102] [--count 600] [--lang pt,en,es]
-        [--chitchat odd|even|all|none] [--sweep] [--handwritten]
+        [--chitchat odd|even|all|none] [--sweep] [--handwritten] [--handwritten-tune]
 
-Splits: seeds 1-3 and the even-numbered chitchat conversations are for tuning; the
-shipped thresholds were chosen on them. Report held-out seeds (101, 102, ...), the
+Splits: seeds 1-3, the even-numbered chitchat conversations and the hand-written tuning
+set (`--handwritten-tune`, 96 conversations by a third author) are for tuning; the
+shipped thresholds were chosen on them (`--seeds 1,2,3 --chitchat even
+--handwritten-tune --sweep`). Report held-out seeds not used before (107, 108, ...), the
 odd-numbered chitchat conversations and the hand-written set (`--handwritten`, a second
 author's conversations, never tuned on).
 """
@@ -123,6 +125,10 @@ def chitchat(split: str) -> list[Labelled]:
 
 
 HANDWRITTEN = Path(__file__).resolve().parent / "data" / "loops_handwritten.jsonl"
+# A second hand-written set, by another author who saw neither the detector nor the
+# generator (pt 36, en 36, es 24), written for tuning: read, and the push-back phrases
+# (gateway.loops.pushback) and their threshold were chosen on it.
+HANDWRITTEN_TUNE = HANDWRITTEN.with_name("loops_handwritten_tune.jsonl")
 
 
 def handwritten(path: Path = HANDWRITTEN) -> list[Labelled]:
@@ -199,9 +205,15 @@ def main() -> None:
     parser.add_argument(
         "--handwritten", action="store_true", help="also score bench/data/loops_handwritten"
     )
+    parser.add_argument(
+        "--handwritten-tune",
+        action="store_true",
+        help="also score (and sweep on) bench/data/loops_handwritten_tune, a tuning set",
+    )
     args = parser.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     convs = workload(seeds, args.count, args.lang.split(","))
+    tune = handwritten(HANDWRITTEN_TUNE) if args.handwritten_tune else []
     real = [] if args.chitchat == "none" else chitchat(args.chitchat)
     shipped = load_policies(DEFAULT_POLICY.parent).loop("-", "default")
     print(f"seeds {seeds}, chitchat {args.chitchat} ({len(real)} conversations)")
@@ -213,6 +225,9 @@ def main() -> None:
             mine = [c for c in written if c.language == lang]
             print(_line(f"handwritten {lang}", evaluate(mine, shipped)))
         print(_line("handwritten all", evaluate(written, shipped)))
+    for lang in sorted({c.language for c in tune}):
+        mine = [c for c in tune if c.language == lang]
+        print(_line(f"hw-tune {lang}", evaluate(mine, shipped)))
     for lang in sorted({c.language for c in convs}):
         longest = sorted((c for c in convs if c.language == lang), key=lambda c: -len(c.turns))
         print(f"cost {lang}: {cost_per_turn(longest, shipped):.1f} µs per turn at 200 turns")
@@ -220,7 +235,7 @@ def main() -> None:
         longest = sorted(real, key=lambda c: -len(c.turns))
         print(f"cost chitchat: {cost_per_turn(longest, shipped):.1f} µs per turn at 200 turns")
     if args.sweep:
-        sweep(convs, real)
+        sweep([*convs, *(replace(c, language=f"hw-{c.language}") for c in tune)], real)
 
 
 def figures(conversations: Sequence[Labelled]) -> list[list[Turn]]:
@@ -292,23 +307,34 @@ GRID = {  # what Turn.repeats reads
     # above 1: that route off
     "window_user_similarity": (0.4, 0.5, 0.7, 2.0),
     "window_reply_similarity": (0.5, 0.6, 0.7, 0.8),
+    "pushback_reply_similarity": (0.2, 0.25, 0.3, 0.4, 2.0),
 }
 STREAKS = ((2, 2), (2, 3), (2, 4), (3, 3), (3, 4))  # (consecutive, within)
 REAL_ALARMS_MOST = 0.005  # of real conversations escalated, at most
 
 
-def _worst(convs: Sequence[Labelled], ats: Sequence[int | None], consecutive: int) -> float:
-    """The worst language's min(precision, recall)."""
-    return min((min(pr) for pr in by_language(convs, ats, consecutive).values()), default=1.0)
+PRECISION_LEAST = 0.95  # in each generated language (the issue's goal)
+
+
+def _pickable(found: dict[str, tuple[float, float]]) -> tuple[float, float] | None:
+    """(worst-language recall, mean recall) of a setting whose precision is at least
+    PRECISION_LEAST in every generated language, else None. A hand-written set's recall
+    counts, not its precision: with 10-15 loops per language, one early escalation moves
+    its precision by 0.1."""
+    if any(p < PRECISION_LEAST for lang, (p, _) in found.items() if not lang.startswith("hw-")):
+        return None
+    recalls = [r for _, r in found.values()]
+    return min(recalls), sum(recalls) / len(recalls)
 
 
 def sweep(convs: list[Labelled], real: list[Labelled]) -> None:
     """Every setting of GRID x STREAKS, then the one the rule picks among those that
-    escalate on loop turns in a row: the best worst-language min(precision, recall) with
-    at most REAL_ALARMS_MOST of the real conversations escalated; among settings within
-    0.02 of it, the fewest real alarms. (Loop turns among the last 3 or 4 turns score
-    higher on the tuning split, but on the held-out half of the real conversations they
-    escalated 17-19 of 3584 against 10 in a row: printed, not picked.)"""
+    escalate on loop turns in a row, with at most REAL_ALARMS_MOST of the real
+    conversations escalated and precision at least PRECISION_LEAST in each generated
+    language: the best worst-language recall; among settings within 0.02 of it, the best
+    mean recall, then the fewest real alarms. (Loop turns among the last 3 or 4 turns
+    score higher on the tuning split, but on the held-out half of the real conversations
+    they escalated 17-19 of 3584 against 10 in a row: printed, not picked.)"""
     read, read_real = figures(convs), figures(real)
     names = (*GRID, "consecutive", "within")
     print(" ".join(names) + " | per language precision (P) and recall (R) | real alarms")
@@ -320,18 +346,21 @@ def sweep(convs: list[Labelled], real: list[Labelled]) -> None:
         for consecutive, within in STREAKS:
             ats = [first_streak(f, consecutive, within) for f in flags]
             alarms = sum(first_streak(f, consecutive, within) is not None for f in real_flags)
-            worst = _worst(convs, ats, consecutive)
             row = (*values, consecutive, within)
-            rows.append((worst, alarms, row))
-            line = language_line(convs, ats, consecutive)
-            print(f"{' '.join(map(str, row))} | {line} | {alarms}/{len(real)} | worst {worst:.3f}")
-    allowed = [r for r in rows if r[1] <= REAL_ALARMS_MOST * len(real) and r[2][-1] <= r[2][-2]]
-    if allowed:
-        best = max(r[0] for r in allowed)
-        pick = min((r for r in allowed if r[0] >= best - 0.02), key=lambda r: (r[1], -r[0]))
+            found = by_language(convs, ats, consecutive)
+            if within <= consecutive and alarms <= REAL_ALARMS_MOST * len(real):
+                score = _pickable(found)
+                if score is not None:
+                    rows.append((score, alarms, row))
+            line = " | ".join(f"{lang} P {p:.3f} R {r:.3f}" for lang, (p, r) in found.items())
+            print(f"{' '.join(map(str, row))} | {line} | {alarms}/{len(real)}")
+    if rows:
+        best = max(score[0] for score, _, _ in rows)
+        near = [r for r in rows if r[0][0] >= best - 0.02]
+        (worst, mean), alarms, row = min(near, key=lambda r: (-r[0][1], r[1]))
         print(
-            f"picked: {dict(zip(names, pick[2], strict=True))} worst {pick[0]:.3f}, "
-            f"real alarms {pick[1]}/{len(real)}"
+            f"picked: {dict(zip(names, row, strict=True))} worst recall {worst:.3f}, "
+            f"mean recall {mean:.3f}, real alarms {alarms}/{len(real)}"
         )
 
 

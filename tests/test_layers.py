@@ -48,6 +48,7 @@ PURE = {
     "gateway.context.people_answers",
     "gateway.context.people_dates",
     "gateway.loops.detector",
+    "gateway.loops.pushback",
     "gateway.loops.state",
     "gateway.loops.words",
     "gateway.messages",
@@ -56,6 +57,7 @@ PURE_MAY_IMPORT = {
     "gateway.context.anchors",
     "gateway.context.record_merge",  # a record's stored fields, and merging two writes
     "gateway.context.content_memo",  # in-process memos of pure results, by content
+    "gateway.loops.pushback",
     "gateway.loops.state",
     "gateway.loops.words",
     "gateway.context.types",

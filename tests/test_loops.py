@@ -20,6 +20,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from bench.loop_eval import chitchat, evaluate, first_escalation, first_streak, workload
 from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.loops.detector import decide, observe_turn
+from gateway.loops.pushback import pushes_back
 from gateway.loops.state import LoopState, escalated, merge_states, progressed
 from tests.conftest import UpstreamLog
 from tests.inprocess import start_inprocess
@@ -125,6 +126,58 @@ REWORDED_LOOP = [  # the customer re-asks in other words, the agent re-answers i
 ]
 
 
+PUSHBACK_LOOP = [  # the customer pushes back, never re-asking in the first words; the
+    # agent says its answer again in other words
+    (
+        "my internet has been down since this morning, is there an outage in my area?",
+        "Yes, there is an outage in your area. Our technicians are on it and service should "
+        "be back by 3 pm today.",
+    ),
+    (
+        "it's 5pm and it's still down. you said 3pm",
+        "Thanks for checking in! There is an outage affecting your area and our technicians "
+        "are working to restore service as soon as possible.",
+    ),
+    (
+        "ok but WHEN? you already told me that",
+        "We apologise for the inconvenience. Technicians are working on the outage in your "
+        "area and service will be restored as soon as possible.",
+    ),
+    (
+        "do you have a time or not",
+        "We appreciate your patience! Our technicians are working on the outage in your area "
+        "to restore your service.",
+    ),
+]
+PUSHBACK_MOVED_ON = (  # the same push back, answered with something new
+    "do you have a time or not",
+    "I've escalated it to the network team, ticket 4471920: a new part is on its way and "
+    "the estimate is now 9 pm tonight. I'll text you once it is fixed.",
+)
+PUSHBACK_LOOP_PT = [
+    (
+        "comprei uma cafeteira e ela veio sem ligar, quero trocar",
+        "Sinto muito! A troca de produto com defeito é feita no app, em Meus pedidos > Trocar, "
+        "em até 7 dias após o recebimento.",
+    ),
+    (
+        "fui lá e dá erro quando clico em trocar",
+        "Pode ser uma instabilidade. A solicitação de troca fica em Meus pedidos, na opção "
+        "Trocar, dentro do prazo de 7 dias.",
+    ),
+    (
+        "já expliquei que dá erro, vcs podem abrir a troca por aqui?",
+        "Entendo! As trocas são solicitadas pelo próprio cliente no app, em Meus pedidos, "
+        "opção Trocar, no prazo de 7 dias.",
+    ),
+    (
+        "ninguém resolve nada, quero falar com um atendente",
+        "Compreendo. Lembrando que a troca é feita em Meus pedidos > Trocar, em até 7 dias "
+        "do recebimento.",
+    ),
+]
+
+
 def _loop_turns(turns: list[tuple[str, str]]) -> list[bool]:
     state, seen = LoopState(), []
     for user, reply in turns:
@@ -157,6 +210,43 @@ def test_an_answer_that_moves_things_on_breaks_the_loop() -> None:
         "Abri uma reclamação com a transportadora, protocolo 7781234, e a resposta sai amanhã.",
     )
     assert _loop_turns([*REWORDED_LOOP[:3], moved]) == [False, True, True, False]
+
+
+def test_a_customer_pushing_back_at_an_answer_said_again_is_a_loop() -> None:
+    """Real loops are seldom re-asked in the first question's words: the customer pushes
+    back ("you already told me that", "or not") while the agent rewords its answer. Those
+    turns are loop turns, in English and in Portuguese ("já expliquei", "ninguém
+    resolve"), and the conversation is escalated; the same push back answered with
+    something new (a ticket, a new time) is not."""
+    assert _loop_turns(PUSHBACK_LOOP) == [False, True, True, True]
+    assert _loop_turns(PUSHBACK_LOOP_PT) == [False, True, True, True]
+    assert first_escalation(PUSHBACK_LOOP, SETTINGS) == 4  # noticed once turn 3 is answered
+    assert _loop_turns([*PUSHBACK_LOOP[:1], PUSHBACK_MOVED_ON]) == [False, False]
+
+
+@pytest.mark.parametrize(
+    ("text", "pushes"),
+    [
+        ("you already told me that", True),
+        ("It still doesn't work.", True),
+        ("this is the third time I'm asking", True),
+        ("I want to talk to a real person", True),
+        ("do you have an ETA or not", True),
+        ("já tentei isso e continua sem funcionar", True),
+        ("cadê meu dinheiro?", True),
+        ("vou no Procon", True),
+        ("¿Sí o no?", True),
+        ("ya lo hice y sigue sin funcionar", True),
+        ("nadie me responde", True),
+        ("I already have an account with you", False),
+        ("I still love the jacket, just need a bigger size", False),
+        ("Where is my order?", False),
+        ("quero trocar o endereço de entrega", False),
+        ("¿Cuándo llega mi pedido?", False),
+    ],
+)
+def test_push_back_is_read_in_each_language(text: str, pushes: bool) -> None:
+    assert pushes_back(text) is pushes
 
 
 def test_courtesy_said_again_is_not_a_loop() -> None:
@@ -411,6 +501,19 @@ def test_a_scripted_loop_escalates_at_the_configured_turn(sqlite_gateway: Gatewa
     assert state["escalation_pending"] == "loop"
     metrics = sqlite_gateway.admin("/metrics").text
     assert 'gateway_conversation_escalations_total{class="support",reason="loop"} 2.0' in metrics
+
+
+def test_a_customer_pushing_back_is_escalated_through_the_gateway(
+    sqlite_gateway: GatewayProc,
+) -> None:
+    """The push-back loop, played through the gateway with the SDK: once its third turn
+    is answered the loop is recorded, and the next turn carries the signal."""
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    seen = [
+        _turn(sqlite_gateway, messages, user, reply, "pushback-1")[1].get("x-gateway-escalation")
+        for user, reply in PUSHBACK_LOOP
+    ]
+    assert seen == [None, None, None, "loop"]
 
 
 @pytest.mark.parametrize("moved_on", ["event", "confirmed fact"])

@@ -53,6 +53,7 @@ class LoopLayer(Strict):
     window_user_similarity: float | None = Field(default=None, gt=0, le=1)
     window_reply_similarity: float | None = Field(default=None, gt=0, le=1)
     within: int | None = Field(default=None, ge=1, le=16)
+    pushback_reply_similarity: float | None = Field(default=None, gt=0, le=1)
 
 
 class ClassSettings(Strict):

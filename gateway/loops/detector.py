@@ -21,13 +21,18 @@ What is compared is what is asked and answered, not the boilerplate around it:
 - a loop reworded several times draws each wording from a different earlier one, so a
   turn also repeats when the window as a whole holds most of it: the customer's message
   covered by every side of the recent turns together and the reply by the recent replies
-  together, each past its own (higher) threshold.
+  together, each past its own (higher) threshold;
+- a customer pushing back ("you already told me that", "cadê meu dinheiro",
+  gateway.loops.pushback) rarely re-asks in the first question's words: such a turn
+  repeats when the reply is covered by one recent reply, or by the recent replies
+  together, past its own (lower) threshold.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from gateway.loops.pushback import pushes_back
 from gateway.loops.state import (
     IDENTIFIER_WEIGHT,
     MAX_FORMULAS,
@@ -68,6 +73,9 @@ class LoopSettings:
     window_user_similarity: float
     window_reply_similarity: float
     within: int
+    # or: the customer pushes back ("you already told me that", gateway.loops.pushback)
+    # and the reply is this covered by one recent reply or by the recent replies together
+    pushback_reply_similarity: float
 
     def escalates(self, recent: int) -> bool:
         """`consecutive` loop turns among the last max(within, consecutive)."""
@@ -87,19 +95,26 @@ class Turn:
     # how much of the customer's message the whole window holds (every side of its
     # turns), and how much of the reply the window's replies hold together
     spread: tuple[float, float] = (0.0, 0.0)
+    pushback: bool = False  # the customer says the answer did not help or was given already
 
     def repeats(self, settings: LoopSettings) -> bool:
         """A re-ask of one recent turn answered again as that turn was, or of the window
-        as a whole answered again from its replies."""
+        as a whole answered again from its replies, or a push back answered again."""
         if self.new_identifier:
             return False
         user, reply = self.spread
         if user >= settings.window_user_similarity and reply >= settings.window_reply_similarity:
             return True
+        if self.pushback and self.reply_repeated() >= settings.pushback_reply_similarity:
+            return True
         return any(
             user >= settings.user_similarity and reply >= settings.reply_similarity
             for user, reply in self.against
         )
+
+    def reply_repeated(self) -> float:
+        """How much of the reply one recent reply, or the recent replies together, hold."""
+        return max((self.spread[1], *(reply for _, reply in self.against)))
 
 
 def _formulas(
@@ -205,6 +220,7 @@ def read_turn(state: LoopState, user_text: str, reply_text: str) -> tuple[LoopSt
             reply.identifiers - all_ids - user.identifiers or user.identifiers - all_ids
         ),
         spread=_spread(user, reply, state.turns),
+        pushback=pushes_back(user_text),
     )
     return replace(state, formulas=formulas, tally=tuple(sorted(tally.items()))), turn
 
