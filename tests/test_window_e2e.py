@@ -877,3 +877,40 @@ def test_an_agents_relative_day_is_dated_when_its_turn_folds_days_later(
     assert relayed == ["deadline: by tomorrow (2026-03-11) (the agent said)"], relayed
     edited = _resumed_days_later(sqlite_app_gateway, "relay-2", "\n-- Carla, Support")
     assert edited == ["deadline: by tomorrow (the agent said)"], edited
+
+
+def test_a_pasted_statement_does_not_fill_the_customers_facts(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """The operator's amount pattern finds every amount of a statement the customer
+    pastes; the customer's facts keep the newest four of that kind (as of each kind the
+    extractor reads), so a long paste leaves room for the facts that matter. An amount
+    said later is kept, and one of the older ones goes."""
+    client = _client(sqlite_app_gateway)
+    headers = {"X-Conversation-Id": "paste-1", "X-Customer-Id": "cust-paste"}
+    statement = "Here is my statement:\n" + "\n".join(
+        f"03/{day:02d} CARD PURCHASE ${day}.{day:02d}" for day in range(1, 9)
+    )
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": statement},
+    ]
+    reply = client.chat.completions.create(
+        model="gpt-4o-mini", messages=messages, extra_headers=headers
+    )
+    billing = [
+        f["value"] for f in _customer_facts(sqlite_app_gateway, "cust-paste")
+        if f["tags"][0] == "billing"
+    ]  # fmt: skip
+    assert sorted(billing) == ["$5.05", "$6.06", "$7.07", "$8.08"], billing
+    messages += [
+        {"role": "assistant", "content": reply.choices[0].message.content or ""},
+        {"role": "user", "content": "And the charge I dispute is $99.10 from the 9th."},
+    ]
+    client.chat.completions.create(model="gpt-4o-mini", messages=messages, extra_headers=headers)
+    billing = [
+        f["value"] for f in _customer_facts(sqlite_app_gateway, "cust-paste")
+        if f["tags"][0] == "billing"
+    ]  # fmt: skip
+    assert len(billing) == 4 and "$99.10" in billing, billing
+    assert set(billing) - {"$99.10"} < {"$5.05", "$6.06", "$7.07", "$8.08"}, billing

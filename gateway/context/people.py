@@ -368,13 +368,15 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
     the newest; of the others the KEEP_PER_KIND newest, less the one a correction
     replaced. A dated fact naming a day another of its kind names replaces it (one day,
     said again in other words), and a customer's date naming a deadline's day is that
-    deadline said back. Facts of other kinds pass as they are. The app's facts
+    deadline said back. The operator's patterns' facts (other kinds: "billing",
+    "invoice") are multi-valued too, the KEEP_PER_KIND newest of each: a pasted
+    statement's every amount would otherwise fill the facts document. The app's facts
     (not `extracted`) are never pruned."""
     kept: dict[str, list[Fact]] = {}
     others: list[Fact] = []
     for fact in sorted(facts, key=lambda f: f.created_at):
         kind = fact_kind(fact)
-        if kind not in KINDS or not fact.extracted:  # the app's own facts stay as put
+        if not kind or not fact.extracted:  # the app's own facts stay as put
             others.append(fact)
             continue
         day = _day_named(fact.text) if kind in DATED else None
