@@ -624,6 +624,54 @@ def test_the_agent_commits_to_a_deadline_for_this_case(said: str, deadline: str)
 
 
 @pytest.mark.parametrize(
+    ("said", "reference"),
+    [
+        ("Pronto! Abri a reclamação. Protocolo: RES-2026-071193.", "RES-2026-071193"),
+        ("Done, your case number is CS-480215; quote it if you call again.", "CS-480215"),
+        ("Ya abrí la solicitud. Caso: RC-77120, plazo de 5 días hábiles.", "RC-77120"),
+        ("I've booked the visit, your job reference is PV-20931.", "PV-20931"),
+        ("anotado o protocolo é seis um dois um nove", "seis um dois um nove"),
+        ("Su número de radicado es 20260311-4471.", "20260311-4471"),
+    ],
+)
+def test_the_agent_gives_a_reference_to_quote(said: str, reference: str) -> None:
+    """The number an agent gives the customer to quote later (a protocol, a case, a
+    job reference, typed or read out on a call) is kept as the agent's."""
+    facts = [f for f in extract(said, role="assistant") if f.tags[0] == "order"]
+    assert [f.value for f in facts] == [reference], facts
+    assert facts[0].text.endswith("(the agent said)")
+
+
+def test_an_agents_references_do_not_push_out_the_customers_orders() -> None:
+    """A customer's two orders, then an agent who opens five cases over the conversation:
+    the customer's orders stay, with the agent's four newest references beside them; an
+    order the agent says back is one fact."""
+    facts = extract("my orders are ORD-310001 and ORD-310002")
+    said = [f"Done, your case number is CS-48021{n}." for n in range(5)]
+    for n, text in enumerate([*said, "Your order number is ORD-310002, right?"], 1):
+        turn = turns(text, role="assistant")  # each heard as its turn is, the known known
+        facts = merged_facts(facts, extract_people_facts(turn, "webchat", NOW + n, facts))
+    orders = sorted(f.value for f in facts if f.tags[0] == "order")
+    assert orders == [
+        "CS-480211", "CS-480212", "CS-480213", "CS-480214", "ORD-310001", "ORD-310002"
+    ], orders  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "The scanner shows code P0301, a misfire on cylinder 1.",
+        "O modelo BRM44HB tem garantia de 12 meses.",
+        "You can also call us on 0800 555 0199, Monday to Friday.",
+        "Your order total came to 150 with shipping.",
+        "Our protocol is to answer within 24 hours.",
+    ],
+)
+def test_an_agents_other_codes_are_no_reference(said: str) -> None:
+    assert not [f for f in extract(said, role="assistant") if f.tags[0] == "order"]
+
+
+@pytest.mark.parametrize(
     "said",
     [
         "Refunds are processed within 10 business days.",

@@ -370,8 +370,9 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
     said again in other words), and a customer's date naming a deadline's day is that
     deadline said back. The operator's patterns' facts (other kinds: "billing",
     "invoice") are multi-valued too, the KEEP_PER_KIND newest of each: a pasted
-    statement's every amount would otherwise fill the facts document. The app's facts
-    (not `extracted`) are never pruned."""
+    statement's every amount would otherwise fill the facts document. The references an
+    agent gives are kept apart from the customer's orders, KEEP_PER_KIND of each. The
+    app's facts (not `extracted`) are never pruned."""
     kept: dict[str, list[Fact]] = {}
     others: list[Fact] = []
     for fact in sorted(facts, key=lambda f: f.created_at):
@@ -386,7 +387,14 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
             and any(_day_named(f.text) == day for f in kept.get("deadline", []))
         ):
             continue  # the customer saying back the day a deadline names: the deadline says it
-        earlier = [f for f in kept.get(kind, []) if f.id != fact.id]
+        # The references an agent gives (its protocols, cases) are kept apart from the
+        # customer's own orders: a busy agent does not push the customer's out.
+        key = f"{kind}/agent" if kind == "order" and "agent" in fact.tags[1:2] else kind
+        if key != kind and any(f.id == fact.id for f in kept.get(kind, [])):
+            continue  # the customer's own order, said back by the agent: still theirs
+        if key == kind and f"{kind}/agent" in kept:  # the agent's, now said by the customer
+            kept[f"{kind}/agent"] = [f for f in kept[f"{kind}/agent"] if f.id != fact.id]
+        earlier = [f for f in kept.get(key, []) if f.id != fact.id]
         same = [f for f in earlier if not (day and _day_named(f.text) == day)]  # one day, reworded
         if kind in SINGLE_VALUED:
             same = []
@@ -395,7 +403,7 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
         group = [*same, fact]
         while len(group) > KEEP_PER_KIND:
             group.remove(_first_to_go(group))
-        kept[kind] = group
+        kept[key] = group
     return sorted(
         [*others, *(f for group in kept.values() for f in group)], key=lambda f: f.created_at
     )

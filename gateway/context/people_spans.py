@@ -70,6 +70,9 @@ from gateway.context.places import is_city
 # Digits read one at a time with no cue before them: a code (an order, a protocol), as
 # a customer reads one out on a call; fewer are a count, 8 or more a phone.
 READ_OUT_DIGITS = 5
+# An agent's reference follows its word closely: "protocolo: RES-...", "your job reference
+# is PV-31174", "o protocolo da sua reclamação é dois zero dois...".
+REFERENCE_GAP = 40
 
 
 def is_english(folded: str) -> bool:
@@ -80,9 +83,9 @@ def is_english(folded: str) -> bool:
     )
 
 
-def _cue_before(folded: str, start: int) -> str:
-    """The kind the last cue word in the 60 characters before `start` names, or ""."""
-    last, begin = "", max(0, start - 60)
+def _cue_before(folded: str, start: int, within: int = 60) -> str:
+    """The kind the last cue word in the `within` characters before `start` names, or ""."""
+    last, begin = "", max(0, start - within)
     for m in CUE.finditer(folded[begin:start]):
         if _named_thing(folded, begin + m.start(), begin + m.end()):
             continue
@@ -404,8 +407,31 @@ def customer_hits(folded: str, english: bool) -> list[Hit]:
 
 
 def agent_hits(folded: str, english: bool) -> list[Hit]:
-    """What the agent committed to: an amount said near an offer, and a deadline."""
+    """What the agent committed to: an amount said near an offer, a deadline, and the
+    number it gave the customer to quote (a protocol, a case, a booking)."""
     hits: list[Hit] = []
     _amounts(folded, hits, english, agent=True)
     _deadlines(folded, hits)
+    _references(folded, hits, english)
     return hits
+
+
+def _references(folded: str, hits: list[Hit], english: bool) -> None:
+    """A code right after the agent's word for a protocol, case, ticket, booking or order
+    ("Protocolo: RES-2026-058214", "your job reference is PV-31174", "caso RC-90215"),
+    typed or read out on a call. Only after such a word: an agent's other codes are error
+    codes, models and its own phone numbers, not the customer's facts."""
+    for m in first_matches(CODE, folded):
+        token = (m.group(0) or "").rstrip("-")
+        digits = sum(c.isdigit() for c in token)
+        if (digits >= 5 or (digits >= 4 and not token.isdigit())) and _quoted(folded, m.start()):
+            add_hit(hits, "order", m.start(), m.start() + len(token))
+    for m in first_matches(SPELLED, folded):
+        tokens = number_tokens(folded, m.start(), m.end(), english)
+        if tokens and len(compose([t[2:] for t in tokens])) >= 5 and _quoted(folded, m.start()):
+            add_hit(hits, "order", tokens[0][0], tokens[-1][1])
+
+
+def _quoted(folded: str, start: int) -> bool:
+    """Whether an order's word ends in the REFERENCE_GAP characters before `start`."""
+    return _cue_before(folded, start, REFERENCE_GAP) == "order"
