@@ -2002,6 +2002,14 @@ def test_money_in_slang_is_priced_in_its_currency() -> None:
         # ... but a lone vowel is a word, not a door
         ("es calle mayor 12 piso 3 puerta a la derecha", "calle mayor 12 piso 3"),
         ("moro na rua das flores 12 casa e o portão é azul", "rua das flores 12"),
+        # the door first, as in Britain and North America
+        ("Moving to: Flat 3, 18 Cotham Grove, Bristol BS6 6AL", "Flat 3, 18 Cotham Grove"),
+        ("send it to Apt 4B, 200 Main St please", "Apt 4B, 200 Main St"),
+        # a street named after a king, its number said in words
+        (
+            "o endereço é rua dom pedro segundo mil cento e oitenta e sete casa dois",
+            "rua dom pedro segundo mil cento e oitenta e sete casa dois",
+        ),
     ],
 )
 def test_an_address_keeps_its_door(text: str, address: str) -> None:

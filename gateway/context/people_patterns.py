@@ -283,7 +283,8 @@ NUMBER_FIRST = linear(
     rf"\b\d{{1,5}}[A-Za-z]?\s+((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET}|st|rd|ave|ln|blvd|court|ct"
     # and the side of town after it, in capitals ("4127 Bryant Ave S")
     # (the character after the side is in the match: people_spans trims it)
-    r"|way|place|terrace|parkway|highway|hwy)\b\.?"
+    r"|way|place|terrace|parkway|highway|hwy|grove|close|crescent|gardens|square|mews|parade"
+    r"|circle|trail)\b\.?"
     r"(?:[ \t]+(?-i:NE|NW|SE|SW|N|S|E|W)(?:$|[ \t,.;]))?"
 )
 NAME_FIRST = linear(
@@ -313,6 +314,12 @@ ADDRESS_UNIT = linear(_address_unit(r"(?-i:[A-Z])"))
 # A transcript writes the door's letter in lowercase ("piso 1 puerta b"): a consonant
 # (a lone vowel is a word: "puerta a la derecha", "casa e"), and only where the clause
 # ends with it (a chat's "casa q fica no fundo", "apto n lembro" abbreviate words).
+# A door written before the number, as in Britain and North America: "Flat 3, 18 Cotham
+# Grove", "Apt 4B, 200 Main St", "Flat 2/1, 14 Hyndland Road" (the match ends the text
+# before the number).
+DOOR_FIRST = linear(
+    r"\b(?:flat|apt|apartment|unit|suite|ste)\.?[ \t]*#?[0-9][0-9A-Za-z/-]*,?[ \t]*$"
+)
 ADDRESS_UNIT_SPOKEN = linear(_address_unit(r"(?-i:[A-Z])|(?-i:[b-df-hj-np-tv-xz])"))
 NAME = linear(
     r"\b(?:(my\s+name\s+is|my\s+name'?s|name's|name\s+is|meu\s+nome\s+(?:completo\s+)?(?:e|eh)|me\s+chamo"

@@ -28,6 +28,7 @@ from gateway.context.people_patterns import (
     DEADLINE,
     DIGITS,
     DISTRICT,
+    DOOR_FIRST,
     EMAIL,
     EMAIL_CUE,
     ENGLISH,
@@ -199,7 +200,11 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
                 while end > m.start() and folded[end - 1] in " \t,.;":
                     end -= 1  # "4127 Bryant Ave S in": the side is matched with what follows
                 end += _district(folded, end)
-                add_hit(hits, "address", begin if trim else m.start(), end)
+                start = begin if trim else m.start()
+                if pattern is NUMBER_FIRST:  # "Flat 3, 18 Cotham Grove": the door first
+                    door = DOOR_FIRST.search(folded[max(0, start - 24) : start])
+                    start -= len(door.group(0) or "") if door else 0
+                add_hit(hits, "address", start, end)
 
 
 _NO_DISTRICT = NOT_PROPER | SIGN_OFF_WORDS

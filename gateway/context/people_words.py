@@ -173,11 +173,14 @@ NOT_PROPER = (
     | frozenset(MULTIPLIERS)
 )
 # A street is named after numbers and dates ("Rua Sete de Setembro", "Calle 3 de Mayo"),
-# and after people by their title ("Rua Padre Anchieta", "Av. Professor Lineu Prestes",
-# "Rua Dona Maria", "Calle Madre Teresa").
+# kings and ordinals ("Rua Dom Pedro Segundo", "Fifth Avenue"), and after people by their
+# title ("Rua Padre Anchieta", "Av. Professor Lineu Prestes", "Rua Dona Maria", "Calle
+# Madre Teresa").
 NOT_STREET = (
     NOT_PROPER
     - frozenset(NUMBERS)
+    - frozenset(ORDINALS)
+    - word_set("primeira segundo segunda terceiro terceira tercero tercera")
     - word_set(
         "janeiro fevereiro abril maio junho julho agosto setembro outubro novembro dezembro enero "
         "febrero mayo junio julio septiembre octubre noviembre diciembre "
