@@ -697,6 +697,23 @@ def test_a_policy_the_agent_recites_is_no_deadline(said: str) -> None:
     assert "deadline" not in kinds(extract(said, role="assistant"))
 
 
+@pytest.mark.parametrize(
+    ("said", "amount"),
+    [
+        ("o valor de trezentos e oitenta reais vai ser abatido do seu próximo boleto",
+         "trezentos e oitenta reais"),
+        ("al hacer el check in se libera la retención de trescientos euros de su tarjeta",
+         "trescientos euros"),
+        ("I'm putting a credit of one hundred and fifty dollars on your account",
+         "one hundred and fifty dollars"),
+    ],
+)  # fmt: skip
+def test_money_the_agent_takes_off_a_bill_or_releases_is_a_promise(said: str, amount: str) -> None:
+    """A deduction from the next bill, or a hold released, is money coming back to the
+    customer: the agent's promise, in words as on a call."""
+    assert ("promise", amount) in pairs(extract(said, role="assistant"))
+
+
 def test_an_amount_the_agent_only_mentions_is_no_promise() -> None:
     facts = extract("Your order total was $50 and my name is Carla.", role="assistant")
     assert facts == []

@@ -221,6 +221,9 @@ OFFER = linear(
     r"\b(?:offer|re\s?fund|reimburs|credit|discount|voucher|coupon|compensat|waive|give\s+you"
     r"|send\s+you|return|devolv|devolu|reembols|estorn|desconto|cupo|abon|bonifica|compensa"
     r"|ressarc|descuento|oferec|ofrec|cashback|vale"
+    # a deduction from the next bill, a hold released ("vai ser abatido", "se libera la
+    # retención de trescientos euros")
+    r"|abat|libera"
     # money coming back: "you'll get $40.50 back", "vai receber R$ 40 de volta", the
     # amount perhaps spelled ("three hundred forty-two dollars and eighty-one cents")
     r"|(?:you'?ll|you\s+will)\s+(?:get|receive)\s+(?:[^.\n]|\.\d){0,64}?\bback\b"
