@@ -59,6 +59,9 @@ KINDS: tuple[str, ...] = (
 )
 SINGLE_VALUED = frozenset({"name", "city", "address", "phone", "email"})
 KEEP_PER_KIND = 4  # of a multi-valued kind, the newest: a facts block stays small
+# Of each kind of the operator's patterns (a "billing" amount, an "invoice"): they catch
+# what the people extractor does not read as the customer's, so they keep more.
+KEEP_PER_PATTERN = 8
 CONTACT = frozenset({"email", "phone", "address"})  # scope "verified"
 DATED = frozenset({"date", "deadline"})  # shown with the ISO day they name when said
 FACT_STEP_S = 1e-6  # between the dates of two facts of one call (a float at 1.8e9 s: ~4 ulp)
@@ -369,7 +372,7 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
     replaced. A dated fact naming a day another of its kind names replaces it (one day,
     said again in other words), and a customer's date naming a deadline's day is that
     deadline said back. The operator's patterns' facts (other kinds: "billing",
-    "invoice") are multi-valued too, the KEEP_PER_KIND newest of each: a pasted
+    "invoice") are multi-valued too, the KEEP_PER_PATTERN newest of each: a pasted
     statement's every amount would otherwise fill the facts document. The references an
     agent gives are kept apart from the customer's orders, KEEP_PER_KIND of each. The
     app's facts (not `extracted`) are never pruned."""
@@ -401,7 +404,7 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
         elif "correction" in fact.tags[1:] and same and len(same) == len(earlier):
             same.pop()  # (a correction naming a day already dropped the one it restates)
         group = [*same, fact]
-        while len(group) > KEEP_PER_KIND:
+        while len(group) > (KEEP_PER_KIND if kind in KINDS else KEEP_PER_PATTERN):
             group.remove(_first_to_go(group))
         kept[key] = group
     return sorted(
