@@ -1282,6 +1282,22 @@ def test_a_correction_supersedes_the_value_it_corrects(
     assert old not in values
 
 
+def test_a_first_name_in_a_later_conversation_keeps_the_full_name() -> None:
+    """The customer's facts hold "Siobhan Marsh" from last week's call; today's chat is
+    signed "Siobhan": the same person, the full name stays. A correction still wins."""
+    before = extract("hi, this is Siobhan Marsh")
+    signed = turns("Any news?\n\nBest wishes,\nSiobhan")
+    later = extract_people_facts(signed, "webchat", NOW + 86400)
+    assert [f.value for f in merged_facts(before, later) if f.tags[0] == "name"] == [
+        "Siobhan Marsh"
+    ]
+    fixed = extract_people_facts(
+        turns("sorry, the right name is Siobhan Marsh-Whitcomb"), "webchat", NOW + 86400
+    )
+    names = [f.value for f in merged_facts(before, fixed) if f.tags[0] == "name"]
+    assert names == ["Siobhan Marsh-Whitcomb"], names
+
+
 def test_a_correction_inside_one_message_keeps_the_second_value() -> None:
     facts = extract("my order is 55123, sorry I mean 55132")
     assert [f.value for f in current_facts(facts) if f.tags[0] == "order"] == ["55132"]

@@ -371,7 +371,8 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
     the newest; of the others the KEEP_PER_KIND newest, less the one a correction
     replaced. A dated fact naming a day another of its kind names replaces it (one day,
     said again in other words), and a customer's date naming a deadline's day is that
-    deadline said back. The operator's patterns' facts (other kinds: "billing",
+    deadline said back. A name said shorter (its first name) keeps the full one heard
+    before, unless it corrects it. The operator's patterns' facts (other kinds: "billing",
     "invoice") are multi-valued too, the KEEP_PER_PATTERN newest of each: a pasted
     statement's every amount would otherwise fill the facts document. The references an
     agent gives are kept apart from the customer's orders, KEEP_PER_KIND of each. The
@@ -399,6 +400,12 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
             kept[f"{kind}/agent"] = [f for f in kept[f"{kind}/agent"] if f.id != fact.id]
         earlier = [f for f in kept.get(key, []) if f.id != fact.id]
         same = [f for f in earlier if not (day and _day_named(f.text) == day)]  # one day, reworded
+        if (
+            kind == "name"
+            and "correction" not in fact.tags[1:]
+            and any(_shorter(fact.value, f.value) for f in earlier)
+        ):
+            continue  # "Siobhan" in this chat after "Siobhan Marsh" in the last: the same
         if kind in SINGLE_VALUED:
             same = []
         elif "correction" in fact.tags[1:] and same and len(same) == len(earlier):
