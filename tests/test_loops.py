@@ -516,6 +516,32 @@ def test_a_customer_pushing_back_is_escalated_through_the_gateway(
     assert seen == [None, None, None, "loop"]
 
 
+def test_a_loop_signed_with_a_first_name_known_in_full_still_escalates(
+    sqlite_gateway: GatewayProc,
+) -> None:
+    """The customer's facts hold "Siobhan Marsh" from an earlier conversation; in this
+    one she signs each message "Siobhan". That name is the one she has, nothing learned
+    on each turn: it is no progress, and her loop is escalated as an unsigned one is."""
+    first: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    hello = "hi, this is Siobhan Marsh, I'd like to upgrade my plan"
+    customer = {"X-Customer-Id": "cust-signed"}
+    _turn(sqlite_gateway, first, hello, None, "signed-0", False, **customer)
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    seen = [
+        _turn(
+            sqlite_gateway,
+            messages,
+            f"{user}\n\nThanks,\nSiobhan",
+            reply,
+            "signed-1",
+            False,
+            **customer,
+        )[1].get("x-gateway-escalation")
+        for user, reply in PUSHBACK_LOOP
+    ]
+    assert seen == [None, None, None, "loop"]
+
+
 @pytest.mark.parametrize("moved_on", ["event", "confirmed fact"])
 def test_a_loop_the_customer_leaves_right_after_is_escalated(
     sqlite_gateway: GatewayProc, moved_on: str

@@ -665,6 +665,10 @@ def test_an_agents_references_do_not_push_out_the_customers_orders() -> None:
         "You can also call us on 0800 555 0199, Monday to Friday.",
         "Your order total came to 150 with shipping.",
         "Our protocol is to answer within 24 hours.",
+        "Caso não chegue, ligue para 11 98765-4321.",
+        "Any problem with the claim, ring 07700 900123.",
+        "I have opened a case for you. Error 50312 is a known problem.",
+        "The case for the iPhone 15, model A3090, is in stock.",
     ],
 )
 def test_an_agents_other_codes_are_no_reference(said: str) -> None:
@@ -714,9 +718,31 @@ def test_money_the_agent_takes_off_a_bill_or_releases_is_a_promise(said: str, am
     assert ("promise", amount) in pairs(extract(said, role="assistant"))
 
 
-def test_an_amount_the_agent_only_mentions_is_no_promise() -> None:
-    facts = extract("Your order total was $50 and my name is Carla.", role="assistant")
-    assert facts == []
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Your order total was $50 and my name is Carla.",
+        "Seu pedido de R$ 250,00 foi liberado para envio.",
+        "O limite de R$ 2.000 do seu cartão foi liberado.",
+    ],
+)
+def test_an_amount_the_agent_only_mentions_is_no_promise(said: str) -> None:
+    assert "promise" not in kinds(extract(said, role="assistant"))
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "o telefone cadastrado no contrato é 11 98765-4321",
+        "the phone number on my contract is 07700 900123",
+        "mi teléfono de la solicitud es 612 345 678",
+    ],
+)
+def test_a_phone_said_beside_a_word_for_a_case_stays_a_phone(said: str) -> None:
+    """A customer's phone stays a phone (scoped `verified`), whatever word for a contract
+    or a request is said near it."""
+    facts = [f for f in extract(said) if f.tags[0] in ("phone", "order")]
+    assert [(f.tags[0], f.scope) for f in facts] == [("phone", "verified")], facts
 
 
 def test_the_problem_is_the_first_message_that_states_one() -> None:

@@ -915,3 +915,83 @@ def test_a_pasted_statement_does_not_fill_the_customers_facts(
     ]  # fmt: skip
     assert len(billing) == 8 and "$99.10" in billing, billing
     assert set(billing) - {"$99.10"} < last8, billing
+
+
+def test_a_fold_does_not_bring_back_the_amounts_a_paste_crowded_out(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """A pasted statement of twenty amounts keeps its eight newest; the amount the
+    customer disputes afterwards is kept. Days later the paste's turn folds: the amounts
+    crowded out then are not heard again as new, and the disputed one stays."""
+    gw = sqlite_app_gateway
+    client = _client(gw)
+    clock = [datetime(2026, 3, 10, 15, 0, tzinfo=UTC).timestamp()]
+    gw.gateway.turn_clock = lambda: clock[0]
+    headers = {"X-Conversation-Id": "paste-fold", "X-Customer-Id": "cust-paste-fold"}
+    statement = "Here is my statement:\n" + "\n".join(
+        f"03/{day:02d} CARD PURCHASE ${day}.{day:02d}" for day in range(1, 21)
+    )
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "Hello, I need help with my card statement."},
+        {"role": "assistant", "content": "Sure, please paste it."},
+        {"role": "user", "content": statement},
+    ]
+    said = ["And the charge I dispute is $99.10 from the 9th.", *LATER_TURNS[:5]]
+    for n, text in enumerate([*said, ""]):
+        clock[0] += 3 * 86400 if n == len(said) else 60
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini", messages=messages, extra_headers=headers
+        )
+        if text:
+            messages += [
+                {"role": "assistant", "content": reply.choices[0].message.content or ""},
+                {"role": "user", "content": text},
+            ]
+    state = gw.http.get(
+        f"{gw.v1}/conversations/paste-fold",
+        headers={"Authorization": f"Bearer {gw.keys['acme']}"},
+    ).json()
+    assert state["evicted_messages"] > 0  # the paste's turn folded
+    billing = [
+        f["value"] for f in _customer_facts(gw, "cust-paste-fold") if f["tags"][0] == "billing"
+    ]
+    assert "$99.10" in billing and len(billing) == 8, billing
+    assert not {f"${day}.{day:02d}" for day in range(1, 13)} & set(billing), billing
+
+
+def test_a_damaged_relay_time_in_a_stored_record_is_left_out(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """A record whose relay times cannot be read (written by another tool, or damaged)
+    answers its next turns as usual: what cannot be read is left out."""
+    gw = sqlite_app_gateway
+    client = _client(gw)
+    headers = {"X-Conversation-Id": "relay-bad"}
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": OPENING},
+    ]
+    reply = client.chat.completions.create(
+        model="gpt-4o-mini", messages=messages, extra_headers=headers
+    )
+    conversations = gw.gateway.windows.conversations
+
+    async def damage() -> None:
+        record = await conversations.load("acme", "relay-bad")
+        assert record is not None and record.relayed
+        record.relayed = {"1.0": [1.0, 2.0], "2": [3.0], "x": "y"}  # type: ignore[dict-item]
+        await conversations.save(record)
+
+    portal = gw.http.portal  # the app's own event loop, where the store lives
+    assert portal is not None
+    portal.call(damage)
+    for text in ("And when will it arrive?", "Thanks, that is all."):
+        messages += [
+            {"role": "assistant", "content": reply.choices[0].message.content or ""},
+            {"role": "user", "content": text},
+        ]
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini", messages=messages, extra_headers=headers
+        )
+        assert reply.choices[0].message.content

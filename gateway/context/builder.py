@@ -383,7 +383,8 @@ class WindowBuilder:
         record.recent_at = max(record.cursor, head)
         record.recent = transcript[record.recent_at :]
         record.last_reply, record.last_reply_at = reply[:LAST_REPLY_CHARS], len(transcript)
-        record.relay(len(transcript), reply, now)
+        # numbered as the window engine numbers a fold: after the leading system messages
+        record.relay(len(messages) - leading_system(messages), reply, now)
         try:
             if turn.to_index:
                 await self.conversations.register(record)

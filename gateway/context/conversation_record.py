@@ -71,20 +71,21 @@ class ConversationRecord:
     stored: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
 
     def relay(self, place: int, reply: str, now: float) -> None:
-        """The answer at transcript `place` was relayed at `now`; answers from `recent_at`
-        on are remembered (earlier ones are folded or in the opening), at most
-        RELAYED_KEPT of them."""
-        kept = [(p, v) for p, v in self.relayed.items() if int(p) >= self.recent_at]
+        """The answer at `place` (of the messages after the leading system ones, as the
+        window engine counts them) was relayed at `now`; answers from `recent_at` on are
+        remembered (earlier ones are folded or in the opening), at most RELAYED_KEPT."""
+        kept = [(p, v) for p, v in relay_entries(self.relayed).items() if p >= self.recent_at]
         if reply:
-            kept.append((str(place), [now, float(text_crc(reply))]))
-        self.relayed = dict(kept[-RELAYED_KEPT:])
+            kept.append((place, (now, text_crc(reply))))
+        self.relayed = {str(p): [t, float(crc)] for p, (t, crc) in kept[-RELAYED_KEPT:]}
 
     def relayed_times(self, first: int, messages: Sequence[Any]) -> list[float | None]:
-        """For messages from transcript place `first` on: when each was relayed, for an
-        answer this gateway relayed that comes back as it was said (else None)."""
+        """For messages from place `first` on: when each was relayed, for an answer this
+        gateway relayed that comes back as it was said (else None)."""
+        entries = relay_entries(self.relayed)
         out: list[float | None] = []
         for place, message in enumerate(messages, first):
-            seen = self.relayed.get(str(place))
+            seen = entries.get(place)
             if seen is None or role(message) != "assistant":
                 out.append(None)
             else:
@@ -163,6 +164,27 @@ RELAYED_KEPT = 256  # answers whose relay time a record remembers
 
 def text_crc(text: str) -> int:
     return zlib.crc32(text.encode("utf-8", "surrogatepass"))
+
+
+def relay_entries(value: Any) -> dict[int, tuple[float, int]]:
+    """A stored `relayed` field as {place: (time, CRC)}; what cannot be read (a record
+    written by hand, or damaged) is left out, never an error."""
+    out: dict[int, tuple[float, int]] = {}
+    if not isinstance(value, dict):
+        return out
+    for key, entry in value.items():
+        place = relay_place(key)
+        if place is None or not isinstance(entry, list) or len(entry) != 2:
+            continue
+        time, crc = entry
+        if isinstance(time, int | float) and isinstance(crc, int | float):
+            out[place] = (float(time), int(crc))
+    return out
+
+
+def relay_place(key: Any) -> int | None:
+    """A `relayed` key as its place, or None when it is no whole number."""
+    return int(key) if isinstance(key, str) and key.isdigit() else None
 
 
 RECORD_FIELDS = tuple(f for f in dataclasses.fields(ConversationRecord) if f.name != "stored")

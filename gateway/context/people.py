@@ -336,10 +336,11 @@ def crowded_out(fact: Fact, known: Sequence[Fact]) -> bool:
     facts heard later as `current_facts` keeps: it was superseded before, and dated now
     it would push out the newer ones it lost to."""
     kind = fact_kind(fact)
-    if kind not in KINDS or not fact.extracted:
+    if not kind or not fact.extracted:
         return False
     same = sum(fact_kind(f) == kind and f.extracted for f in known)
-    return same >= (1 if kind in SINGLE_VALUED else KEEP_PER_KIND)
+    most = KEEP_PER_KIND if kind in KINDS else KEEP_PER_PATTERN  # the operator's patterns'
+    return same >= (1 if kind in SINGLE_VALUED else most)
 
 
 def _first_to_go(group: list[Fact]) -> Fact:

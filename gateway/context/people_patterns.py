@@ -222,8 +222,9 @@ OFFER = linear(
     r"|send\s+you|return|devolv|devolu|reembols|estorn|desconto|cupo|abon|bonifica|compensa"
     r"|ressarc|descuento|oferec|ofrec|cashback|vale"
     # a deduction from the next bill, a hold released ("vai ser abatido", "se libera la
-    # retención de trescientos euros")
-    r"|abat|libera"
+    # retención de trescientos euros"; not "pedido liberado para envio")
+    r"|abat|(?:libera|releas)\w*\s+(?:(?:a|la|el|o|the|your|sua|su)\s+)?(?:retenc|retenca"
+    r"|cauc|deposit|hold|bloqueio|pre-?autoriza)"
     # money coming back: "you'll get $40.50 back", "vai receber R$ 40 de volta", the
     # amount perhaps spelled ("three hundred forty-two dollars and eighty-one cents")
     r"|(?:you'?ll|you\s+will)\s+(?:get|receive)\s+(?:[^.\n]|\.\d){0,64}?\bback\b"
@@ -249,8 +250,7 @@ CUE = linear(
     r"|protocolo|protocol|ticket|chamado|caso|case|reclamacao|invoice|fatura|factura"
     r"|nota\s+fiscal|boleto|booking|reserva|reservation|confirmation|confirmacao|confirmacion"
     r"|localizador|tracking|rastreio|rastreamento"
-    r"|seguimiento|guia|ref|reference|referencia|radicado|expediente|incidencia|solicitud"
-    r"|solicitacao|atendimento|sinistro|siniestro|claim|contrato|contract)|(sku|codigo|code|product|produto|producto"
+    r"|seguimiento|guia|ref|reference|referencia)|(sku|codigo|code|product|produto|producto"
     r"|item|modelo|model|part|peca|pieza|article|articulo|artigo)|(phone|telefone|telefono"
     r"|tel|fone|celular|cel|cell|mobile|movil|whatsapp|whats|zap|wpp|contato|contacto"
     r"|call\s+me\s+at|reach\s+me\s+at|my\s+number|meu\s+numero|mi\s+numero)|(zip|cep|cpf"
@@ -258,6 +258,15 @@ CUE = linear(
     r"|cuenta|agencia|iban))\b"
 )
 CUE_KINDS = ("block", "order", "sku", "phone", "block")  # CUE's groups, in order
+# The agent's words for a number it gives the customer to quote, the code after them
+# in the same sentence ("Protocolo: RES-2026-058214", "your job reference is PV-31174",
+# "Caso: RC-90215", "o protocolo da sua reclamação é dois zero dois..."): group 1 the
+# text between the word and the code.
+REFERENCE_CUE = linear(
+    r"\b(?:protocolo|protocol|ticket|chamado|caso|case|radicado|expediente|incidencia"
+    r"|reference|referencia|ref|booking|reserva|localizador|claim|sinistro|siniestro"
+    r"|order|pedido|ordem\s+de\s+servico|solicitud|solicitacao|atendimento)\b([^.!?;\n]{0,40})$"
+)
 _STREET_TYPE = (
     r"rua|r\.|avenida|av\.?|avda\.?|alameda|al\.|travessa|tv\.|estrada|rodovia|praca|calle"
     r"|carrera|cra\.?|paseo|plaza|pasaje|carretera|rambla|jiron|diagonal|transversal|calzada"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import re
 from collections.abc import Sequence
 
 from gateway.context.common_words import is_common
@@ -44,6 +45,7 @@ from gateway.context.people_patterns import (
     PHONE,
     POLICY,
     POLICY_BREAK,
+    REFERENCE_CUE,
     ROMANCE,
     SAID_EMAIL,
     SAID_SEPARATOR,
@@ -429,7 +431,10 @@ def _references(folded: str, hits: list[Hit], english: bool) -> None:
     for m in first_matches(CODE, folded):
         token = (m.group(0) or "").rstrip("-")
         digits = sum(c.isdigit() for c in token)
-        if (digits >= 5 or (digits >= 4 and not token.isdigit())) and _quoted(folded, m.start()):
+        letters = any(c.isalpha() for c in token)
+        if not (digits >= 5 or (digits >= 4 and letters)) or not _quoted(folded, m.start()):
+            continue
+        if letters or not _phone_shaped(folded, m.start(), m.start() + len(token)):
             add_hit(hits, "order", m.start(), m.start() + len(token))
     for m in first_matches(SPELLED, folded):
         tokens = number_tokens(folded, m.start(), m.end(), english)
@@ -438,5 +443,21 @@ def _references(folded: str, hits: list[Hit], english: bool) -> None:
 
 
 def _quoted(folded: str, start: int) -> bool:
-    """Whether an order's word ends in the REFERENCE_GAP characters before `start`."""
-    return _cue_before(folded, start, REFERENCE_GAP) == "order"
+    """Whether the agent's word for a reference comes before `start` in its sentence,
+    within REFERENCE_GAP characters, with no word for another kind between ("the case for
+    the iPhone 15, model A3090": a model)."""
+    found = REFERENCE_CUE.search(folded[max(0, start - REFERENCE_GAP - 24) : start])
+    between = (found.group(1) or "") if found else ""
+    return found is not None and _cue_before(between, len(between)) in ("", "order")
+
+
+def _phone_shaped(folded: str, start: int, end: int) -> bool:
+    """Whether digits at start:end are part of a phone's run ("11 98765-4321", "07700
+    900123", "612 345 678"): groups of at most six digits, apart, 8 to 13 in all. One
+    unbroken run, or a longer group, is a protocol's ("2026031012345", "20260311-4471")."""
+    for m in first_matches(DIGITS, folded[max(0, start - 20) : end + 20]):
+        run = m.group(0) or ""
+        groups = re.findall(r"\d+", run)
+        if 8 <= sum(map(len, groups)) <= 13 and len(groups) > 1 and max(map(len, groups)) <= 6:
+            return True
+    return False

@@ -57,7 +57,8 @@ def merge(base: dict[str, bytes], mine: dict[str, Any], theirs: dict[str, Any]) 
             was("loop_state"), mine.get("loop_state"), theirs.get("loop_state"), added
         )
     if "relayed" in changed:
-        out["relayed"] = {**(theirs.get("relayed") or {}), **(mine.get("relayed") or {})}
+        both = [w.get("relayed") for w in (theirs, mine)]
+        out["relayed"] = {k: v for r in both if isinstance(r, dict) for k, v in r.items()}
     skip = {*_COUNTERS, *_COMPACTION, "loop_state", "relayed", "version", "last_seen", "started"}
     for name in changed - skip:
         if name in mine:
@@ -76,8 +77,13 @@ def _above_cursor(out: dict[str, Any]) -> None:
     for name in [k for k in out if k.startswith(MESSAGE_FIELD)]:
         if int(name.removeprefix(MESSAGE_FIELD)) < floor:
             del out[name]
-    if out.get("relayed"):
-        out["relayed"] = {p: v for p, v in out["relayed"].items() if int(p) >= floor}
+    relayed = out.get("relayed")
+    if isinstance(relayed, dict):  # a place that is no whole number is not kept
+        out["relayed"] = {
+            p: v
+            for p, v in relayed.items()
+            if isinstance(p, str) and p.isdigit() and int(p) >= floor
+        }
 
 
 _NULL = orjson.dumps(None)

@@ -59,9 +59,14 @@ class TurnFacts:
             for f in one_problem(heard, facts, record.started)
             if f.id not in known or (fact_kind(f) in DATED and known[f.id] != f.text)
         ]
+        kept = current_facts([*facts, *fresh])
+        # A fact the bounds drop at once ("Siobhan" beside the "Siobhan Marsh" of an
+        # earlier conversation, a pasted amount past the pattern's eight) is not learned:
+        # nothing to write, and no progress to count (it would reset a loop every turn).
+        kept_ids = {f.id for f in kept}
+        fresh = [f for f in fresh if f.id in kept_ids]
         if not fresh:
             return facts, 0, None
-        kept = current_facts([*facts, *fresh])
         write = asyncio.ensure_future(
             self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
         )
