@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from gateway.context.record_merge import MESSAGE_FIELD
+from gateway.context.record_merge import MESSAGE_FIELD, relay_place
 from gateway.context.types import Memory
 from gateway.messages import SYSTEM_ROLES, message_text, role
 
@@ -180,11 +180,6 @@ def relay_entries(value: Any) -> dict[int, tuple[float, int]]:
         if isinstance(time, int | float) and isinstance(crc, int | float):
             out[place] = (float(time), int(crc))
     return out
-
-
-def relay_place(key: Any) -> int | None:
-    """A `relayed` key as its place, or None when it is no whole number."""
-    return int(key) if isinstance(key, str) and key.isdigit() else None
 
 
 RECORD_FIELDS = tuple(f for f in dataclasses.fields(ConversationRecord) if f.name != "stored")

@@ -154,12 +154,8 @@ def _fact(
     """`at`: the fact's date as stored; `now`: said at `at` (else read later, as a fold
     reads), unless `said` says when it was."""
     kind = hit.kind
-    if kind not in DATED:
-        day = None
-    elif said is not None:
-        day = resolve(value, said, english, kind == "deadline")
-    else:
-        day = resolve(value, at, english, kind == "deadline", now)
+    when, relative = (at, now) if said is None else (said, True)
+    day = resolve(value, when, english, kind == "deadline", relative) if kind in DATED else None
     text = (
         f"{kind}: {value}" + (f" ({day})" if day else "") + (" (the agent said)" if agent else "")
     )
@@ -338,9 +334,14 @@ def crowded_out(fact: Fact, known: Sequence[Fact]) -> bool:
     kind = fact_kind(fact)
     if not kind or not fact.extracted:
         return False
-    same = sum(fact_kind(f) == kind and f.extracted for f in known)
-    most = KEEP_PER_KIND if kind in KINDS else KEEP_PER_PATTERN  # the operator's patterns'
-    return same >= (1 if kind in SINGLE_VALUED else most)
+    return sum(fact_kind(f) == kind and f.extracted for f in known) >= _kept_of(kind)
+
+
+def _kept_of(kind: str) -> int:
+    """How many facts of a kind `current_facts` keeps."""
+    if kind in SINGLE_VALUED:
+        return 1
+    return KEEP_PER_KIND if kind in KINDS else KEEP_PER_PATTERN  # the operator's patterns
 
 
 def _first_to_go(group: list[Fact]) -> Fact:
@@ -412,7 +413,7 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
         elif "correction" in fact.tags[1:] and same and len(same) == len(earlier):
             same.pop()  # (a correction naming a day already dropped the one it restates)
         group = [*same, fact]
-        while len(group) > (KEEP_PER_KIND if kind in KINDS else KEEP_PER_PATTERN):
+        while len(group) > _kept_of(kind):
             group.remove(_first_to_go(group))
         kept[key] = group
     return sorted(

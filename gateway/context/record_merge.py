@@ -82,8 +82,14 @@ def _above_cursor(out: dict[str, Any]) -> None:
         out["relayed"] = {
             p: v
             for p, v in relayed.items()
-            if isinstance(p, str) and p.isdigit() and int(p) >= floor
+            if (place := relay_place(p)) is not None and place >= floor
         }
+
+
+def relay_place(key: Any) -> int | None:
+    """A `relayed` key (ConversationRecord.relayed) as its place, or None when it is no
+    whole number."""
+    return int(key) if isinstance(key, str) and key.isdigit() else None
 
 
 _NULL = orjson.dumps(None)

@@ -59,6 +59,8 @@ class TurnFacts:
             for f in one_problem(heard, facts, record.started)
             if f.id not in known or (fact_kind(f) in DATED and known[f.id] != f.text)
         ]
+        if not fresh:
+            return facts, 0, None
         kept = current_facts([*facts, *fresh])
         # A fact the bounds drop at once ("Siobhan" beside the "Siobhan Marsh" of an
         # earlier conversation, a pasted amount past the pattern's eight) is not learned:

@@ -17,10 +17,8 @@ is no push back, "still not working" and "already tried" are.
 
 from __future__ import annotations
 
-import unicodedata
-
 from gateway.context.linear_regex import compile_linear
-from gateway.loops.words import MESSAGE_CHARS
+from gateway.loops.words import MESSAGE_CHARS, fold_text
 
 _EN_NOT = (
     r"(?:not|no|nothing|never|down|waiting|broken|failing|fails|wrong|missing|can'?t|cannot"
@@ -147,15 +145,7 @@ SPANISH = (
 _PUSHBACK = compile_linear(r"\b(?:" + "|".join((*ENGLISH, *PORTUGUESE, *SPANISH)) + r")\b")
 
 
-def _folded(text: str) -> str:
-    text = text[:MESSAGE_CHARS].lower()
-    if text.isascii():
-        return text
-    return "".join(
-        c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)
-    ).replace("\u2019", "'")
-
-
 def pushes_back(text: str) -> bool:
     """Whether a customer's message says the answer did not help or was given already."""
-    return _PUSHBACK.search(_folded(text)) is not None
+    folded = fold_text(text[:MESSAGE_CHARS]).replace("\u2019", "'")  # a typographic apostrophe
+    return _PUSHBACK.search(folded) is not None

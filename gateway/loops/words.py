@@ -80,13 +80,17 @@ def _stem(lang: str, token: str) -> str:
     return fold(_stemmer(lang).stemWord(token))
 
 
-@lru_cache(maxsize=65536)
-def fold(text: str) -> str:
+def fold_text(text: str) -> str:
     """Lower case without accents ("Endereço" -> "endereco")."""
     if text.isascii():
         return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+# A conversation repeats its words: each token's folding is remembered (a whole message,
+# read once, goes through fold_text).
+fold = lru_cache(maxsize=65536)(fold_text)
 
 
 def unit(token: str) -> int:
