@@ -63,6 +63,19 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
+def switches(pid: int) -> int:
+    """Context switches of every thread of a process and of the processes under it: a
+    thread handing the GIL to another, or waiting for it, is one."""
+    total = 0
+    for p in [pid, *_descendants(pid)]:
+        for task in Path(f"/proc/{p}/task").glob("*"):
+            with contextlib.suppress(OSError):  # a thread that ended meanwhile
+                for line in (task / "status").read_text().splitlines():
+                    if "ctxt_switches:" in line:
+                        total += int(line.split()[-1])
+    return total
+
+
 def _descendants(pid: int) -> list[int]:
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
@@ -208,6 +221,7 @@ class Figures:
     added_p50: float
     added_p99: float
     first_byte_added: float
+    switches: float  # context switches per request, the target's threads together
 
 
 def measure(
@@ -221,9 +235,10 @@ def measure(
     asyncio.run(play(direct.url, warm_d, cell.concurrency))
     asyncio.run(play(target.url, warm_t, cell.concurrency))
     d = asyncio.run(play(direct.url, timed_d, cell.concurrency))
-    cpu0 = cpu_seconds(target.pid)
+    cpu0, switches0 = cpu_seconds(target.pid), switches(target.pid)
     v = asyncio.run(play(target.url, timed_t, cell.concurrency))
     cpu = (cpu_seconds(target.pid) - cpu0) / len(v.total)
+    switched = (switches(target.pid) - switches0) / len(v.total)
     return Figures(
         cpu=cpu,
         rps_per_core=1 / cpu if cpu else float("inf"),
@@ -232,6 +247,7 @@ def measure(
         first_byte_added=pct(v.first_byte, 50) - pct(d.first_byte, 50)
         if cell.stream
         else float("nan"),
+        switches=switched,
     )
 
 
@@ -289,7 +305,8 @@ def main() -> None:
         )
         print(
             f"{'cell':<22}{'shape':<9}{'target':<9}{'CPU/req':>9}{'req/s/core':>11}"
-            f"{'added p50':>10}{'added p99':>10}{'1st byte+':>10}  ratio to {args.ratio_to}"
+            f"{'added p50':>10}{'added p99':>10}{'1st byte+':>10}{'switch/req':>11}"
+            f"  ratio to {args.ratio_to}"
         )
         for cell in (Cell.parse(c) for c in args.cells.split(",")):
             for shape in args.shapes.split(","):
@@ -314,7 +331,7 @@ def _print(cell: Cell, shape: str, name: str, f: Figures, peer: Figures | None) 
     print(
         f"{cell!s:<22}{shape:<9}{name:<9}{f.cpu * 1e3:>7.2f}ms{f.rps_per_core:>11.0f}"
         f"{f.added_p50 * 1e3:>8.2f}ms{f.added_p99 * 1e3:>8.2f}ms"
-        f"{f.first_byte_added * 1e3:>8.2f}ms{ratio}",
+        f"{f.first_byte_added * 1e3:>8.2f}ms{f.switches:>11.1f}{ratio}",
         flush=True,
     )
 
