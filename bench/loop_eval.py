@@ -316,6 +316,9 @@ REAL_ALARMS_MOST = 0.005  # of real conversations escalated, at most
 
 
 PRECISION_LEAST = 0.95  # in each generated language (the issue's goal)
+# Mean recalls this close are one conversation apart (1 of 180 loops a language is
+# 0.0056): the fewer real conversations escalated decides between them.
+MEAN_TIE = 0.005
 
 
 def _pickable(found: dict[str, tuple[float, float]]) -> tuple[float, float] | None:
@@ -333,10 +336,11 @@ def sweep(convs: list[Labelled], real: list[Labelled]) -> None:
     """Every setting of GRID x STREAKS, then the one the rule picks among those that
     escalate on loop turns in a row, with at most REAL_ALARMS_MOST of the real
     conversations escalated and precision at least PRECISION_LEAST in each generated
-    language: the best worst-language recall; among settings within 0.02 of it, the best
-    mean recall, then the fewest real alarms. (Loop turns among the last 3 or 4 turns
-    score higher on the tuning split, but on the held-out half of the real conversations
-    they escalated 17-19 of 3584 against 10 in a row: printed, not picked.)"""
+    language: the best worst-language recall; among settings within 0.02 of it, those
+    within MEAN_TIE of the best mean recall, and of these the fewest real alarms. (Loop
+    turns among the last 3 or 4 turns score higher on the tuning split, but on the
+    held-out half of the real conversations they escalated 17-19 of 3584 against 10 in
+    a row: printed, not picked.)"""
     read, read_real = figures(convs), figures(real)
     names = (*GRID, "consecutive", "within")
     print(" ".join(names) + " | per language precision (P) and recall (R) | real alarms")
@@ -359,7 +363,9 @@ def sweep(convs: list[Labelled], real: list[Labelled]) -> None:
     if rows:
         best = max(score[0] for score, _, _ in rows)
         near = [r for r in rows if r[0][0] >= best - 0.02]
-        (worst, mean), alarms, row = min(near, key=lambda r: (-r[0][1], r[1]))
+        best_mean = max(r[0][1] for r in near)
+        near = [r for r in near if r[0][1] >= best_mean - MEAN_TIE]
+        (worst, mean), alarms, row = min(near, key=lambda r: (r[1], -r[0][1]))
         print(
             f"picked: {dict(zip(names, row, strict=True))} worst recall {worst:.3f}, "
             f"mean recall {mean:.3f}, real alarms {alarms}/{len(real)}"

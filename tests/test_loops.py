@@ -191,6 +191,39 @@ def test_formulas_around_different_answers_are_not_a_loop() -> None:
     assert _loop_turns(ONBOARDING) == [False] * 4
 
 
+def test_questions_about_one_order_answered_each_in_turn_are_not_a_loop() -> None:
+    """The order every turn names is the conversation's subject, not a question asked
+    again: each turn asks something else about it, and the replies share its amount."""
+    turns = [
+        ("order 175537 arrived broken, I want to exchange it",
+         "Request the exchange under My orders > Return within 7 days; the label arrives "
+         "by email, and the new one ships once the USD 35.99 item is back."),
+        ("you billed me twice for order 175537",
+         "The second amount of USD 35.99 is a temporary hold by your bank, not a charge; "
+         "it clears in 5 business days."),
+        ("my coupon didn't give me a discount on order 175537",
+         "The coupon only works on full-price items and orders over USD 35.99, and can't "
+         "be applied afterwards."),
+        ("where's my refund for order 175537",
+         "The refund of USD 35.99 has been requested and is processing; allow up to 5 "
+         "business days."),
+    ]  # fmt: skip
+    assert _loop_turns(turns) == [False] * 4
+
+
+def test_the_same_order_asked_about_again_is_still_a_loop() -> None:
+    turns = [
+        ("where is order 175537? it should have arrived",
+         "Order 175537 left our warehouse on Monday and is with the carrier, due in 2-3 "
+         "business days."),
+        ("order 175537 still hasn't arrived, where is it?",
+         "Your order 175537 is with the carrier and should arrive within 2-3 business days."),
+        ("so where is order 175537 now? it hasn't arrived",
+         "Order 175537 is in transit with the carrier; delivery takes 2-3 business days."),
+    ]  # fmt: skip
+    assert _loop_turns(turns)[1:] == [True, True]
+
+
 def test_a_reworded_loop_is_found_from_its_first_re_ask() -> None:
     assert _loop_turns(REWORDED_LOOP) == [False, True, True, True]
 

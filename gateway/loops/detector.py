@@ -151,19 +151,23 @@ def _formulas(
     return found
 
 
-def _against(user: Side, reply: Side, earlier: tuple[Side, Side]) -> tuple[float, float]:
+def _against(
+    user: Side, reply: Side, earlier: tuple[Side, Side], judged: bool
+) -> tuple[float, float]:
     """(customer, reply) coverage by one earlier turn; a customer's message too short to
-    judge is no repeat."""
+    judge (`judged` False) is no repeat."""
     asked, answered = earlier
     user_covered = (
         coverage(user, asked.words | answered.words, asked.identifiers | answered.identifiers)
-        if user.weight() >= LEAST_USER
+        if judged
         else 0.0
     )
     return user_covered, _answered_as(reply, answered)
 
 
-def _spread(user: Side, reply: Side, window: tuple[tuple[Side, Side], ...]) -> tuple[float, float]:
+def _spread(
+    user: Side, reply: Side, window: tuple[tuple[Side, Side], ...], judged: bool
+) -> tuple[float, float]:
     """(customer, reply) coverage by the window together: the customer's message by every
     side of its turns, the reply by its replies; 0 for a side too short to judge."""
     if not window:
@@ -172,7 +176,7 @@ def _spread(user: Side, reply: Side, window: tuple[tuple[Side, Side], ...]) -> t
     replies = [answered for _, answered in window]
     user_covered = (
         coverage(user, union(s.words for s in sides), union(s.identifiers for s in sides))
-        if user.weight() >= LEAST_USER
+        if judged
         else 0.0
     )
     reply_covered = (
@@ -216,18 +220,43 @@ def read_turn(
     known = frozenset(formulas)
     user, reply = Side.of(said_user, known, wholes[0]), Side.of(said_reply, known, wholes[1])
     all_ids = union(side.identifiers for pair in state.turns for side in pair)
+    # Answered again nearly word for word, a message about the subject asks it again.
+    asked = user if answered_again else _subject_left_out(user, state)
+    judged = user.weight() >= LEAST_USER
     turn = Turn(
         user=user,
         reply=reply,
-        against=tuple(_against(user, reply, earlier) for earlier in state.turns),
+        against=tuple(_against(asked, reply, earlier, judged) for earlier in state.turns),
         new_identifier=bool(
             reply.identifiers - all_ids - user.identifiers or user.identifiers - all_ids
         ),
-        spread=_spread(user, reply, state.turns),
+        spread=_spread(asked, reply, state.turns, judged),
     )
     if settings is None or turn.reply_repeated() >= settings.pushback_reply_similarity:
         turn = replace(turn, pushback=pushes_back(user_text))
     return replace(state, formulas=formulas, tally=tuple(sorted(tally.items()))), turn
+
+
+SUBJECT_TURNS = 2
+
+
+def _subject_left_out(user: Side, state: LoopState) -> Side:
+    """The customer's message without the identifiers they named in SUBJECT_TURNS of
+    the window's messages already: the conversation's subject (the order every turn
+    names) says nothing about whether a question is asked again: what else the message
+    says does ("order 175537 still hasn't arrived?" after "where is order 175537?", not
+    "where's my refund for order 175537" after "you billed me twice for order 175537").
+    A message that says nothing else ("order 175537??") keeps it: it asks about the
+    subject itself; so does one answered again nearly word for word (`read_turn`).
+    (Whether a message is long enough to judge is read on all of it.)"""
+    if not user.identifiers:
+        return user
+    named = [asked.identifiers & user.identifiers for asked, _ in state.turns]
+    subject = frozenset(i for i in user.identifiers if sum(i in n for n in named) >= SUBJECT_TURNS)
+    if not subject:
+        return user
+    rest = replace(user, identifiers=user.identifiers - subject)
+    return rest if rest.weight() else user
 
 
 def observe_turn(
