@@ -22,6 +22,7 @@ from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.loops.detector import decide, observe_turn
 from gateway.loops.pushback import pushes_back
 from gateway.loops.state import LoopState, escalated, merge_states, progressed
+from gateway.loops.words import parse
 from tests.conftest import UpstreamLog
 from tests.inprocess import start_inprocess
 from tests.servers import GatewayProc, edit_policy
@@ -297,6 +298,52 @@ def test_push_back_is_read_in_each_language(text: str, pushes: bool) -> None:
     assert pushes_back(text) is pushes
 
 
+@pytest.mark.parametrize(
+    ("thanks", "closing"),
+    [
+        (["Dear support team, Ok thanks. Thanks in advance, Sarah",
+          "Hello, Thank you. Looking forward to your reply. Regards, Sarah",
+          "Dear support team, Great, thanks! I look forward to hearing from you. Sarah",
+          "Hi team, Cool, thank you. Thanks in advance, Sarah"],
+         "Hello Sarah, You're welcome! Anything else I can help with? Warm regards."),
+        (["Prezados, certo, obrigado. Aguardo retorno. Atenciosamente, Larissa",
+          "Olá equipe, beleza, obrigada! Fico no aguardo do retorno. Larissa",
+          "Prezados, ok, obrigado. Desde já agradeço. Larissa",
+          "Prezados, certo, valeu. Aguardo o seu retorno. Larissa"],
+         "Bom dia, Larissa! Por nada. Posso ajudar em algo mais?"),
+        (["Hola: Perfecto, ¡gracias! Quedo a la espera de su respuesta. Saludos, Lucía",
+          "Buenas tardes: Vale, gracias. Quedo atenta. Saludos, Lucía",
+          "Estimado equipo, mil gracias. Gracias de antemano. Lucía",
+          "Hola: Genial, gracias. Espero su respuesta. Saludos, Lucía"],
+         "Buenos días, Lucía: ¡De nada! ¿Algo más en que le pueda ayudar?"),
+    ],
+)  # fmt: skip
+def test_thanks_between_an_emails_opening_and_closing_is_not_a_loop(
+    thanks: list[str], closing: str
+) -> None:
+    """ "Dear support team", "Thanks in advance", "Looking forward to your reply", "Aguardo
+    retorno", "Quedo a la espera de su respuesta": how an email opens and closes, beside
+    each thanks, is not a question asked again."""
+    assert _loop_turns([(said, closing) for said in thanks]) == [False] * 4
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I did not get a reply about my refund",
+        "Still waiting for your reply about the refund of order 4471",
+        "aguardo o reembolso há 10 dias",
+        "espero su respuesta sobre el reembolso del pedido 4471",
+        "Hi team, where is my order 4471?",
+    ],
+)
+def test_a_question_beside_closing_words_is_still_read(said: str) -> None:
+    """Only a sentence that is all an email's closing is left out, and only the opening
+    words before a question: the question's own words stay."""
+    words = [folded for sentence in parse(said) for _, folded in sentence]
+    assert any(w.startswith(("refund", "reembolso", "order")) for w in words)
+
+
 def test_courtesy_said_again_is_not_a_loop() -> None:
     turns = [("Thanks!", "You're welcome! Anything else I can help with?")] * 4
     assert _loop_turns(turns) == [False] * 4
@@ -339,8 +386,7 @@ def test_thanks_by_email_signed_and_answered_by_name_is_not_a_loop(
 ) -> None:
     """An email's greeting and closing ("Prezados", "Atenciosamente", "Regards") and the
     names of who is greeted or signs are who speaks, not what is asked: a thanks said
-    again, answered by the same closing, asks nothing again. (Not yet: "Aguardo retorno"
-    or "Thanks in advance" beside each, a content word said again.)"""
+    again, answered by the same closing, asks nothing again."""
     assert _loop_turns([(said, closing) for said in thanks]) == [False] * 3
 
 

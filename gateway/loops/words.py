@@ -4,7 +4,8 @@ Pure: no I/O but reading the packaged word lists once.
 A message becomes sentences, each a set of units: content words stemmed by the Snowball
 stemmer of its language (`snowballstemmer`, the C `PyStemmer` when installed), with the
 language's stop words dropped (the `stop-words` package's lists, with the courtesies
-its pt and es lists lack, and capitalised first names: who is greeted or signs) and
+its pt and es lists lack, capitalised first names: who is greeted or signs, and an
+email's opening and closing sentences) and
 accents folded after stemming (chat customers drop them:
 "endereco" is "endereço"), plus identifiers (the digits of a token that holds a run of
 3+ of them, whatever surrounds them: "ORD-482135", "#482135" and "482135" are one order,
@@ -30,6 +31,8 @@ import snowballstemmer
 from stop_words import get_stop_words
 
 from gateway.context.first_names import first_names
+from gateway.context.linear_regex import compile_linear
+from gateway.context.people_text import word_set
 
 LANGUAGES = {"pt": "portuguese", "en": "english", "es": "spanish"}
 # Words of a message past this many characters do not change what it asks or answers; a
@@ -113,14 +116,77 @@ def _named(token: str) -> bool:
     return token[:1].isupper() and fold(token) in first_names()
 
 
+# An email's opening ("Dear support team", "Prezados", "Estimado equipo") said at the
+# start of a sentence, and a sentence that is all its closing ("Thanks in advance",
+# "Looking forward to your reply", "Fico no aguardo do retorno", "Quedo a la espera de su
+# respuesta"), say who writes and how, never what is asked: a thanks with them beside it
+# each time is not a question asked again. Matched on the sentence's folded words joined
+# by single spaces (the names greeted or signing left out). From general usage.
+_OPENINGS = (
+    r"(?:dear|hello|hi|hey) (?:support|customer (?:service|support|care)|team|all"
+    r"|sir or madam)(?: team)?",
+    r"(?:prezad[oa]s?|ola|oi)(?: (?:equipe|suporte|atendimento|senhores|senhoras))?"
+    r"(?: de (?:suporte|atendimento))?",
+    r"(?:estimad[oa]s?|hola)(?: (?:equipo|soporte|senores|senoras))?"
+    r"(?: de (?:soporte|atencion(?: al cliente)?))?",
+)
+_CLOSINGS = (
+    r"(?:many |a lot of )?thanks in advance|thank you in advance",
+    r"(?:i )?(?:look|am looking|looking) forward to (?:your|a|an) (?:reply|response|answer"
+    r"|update)(?: soon)?",
+    r"(?:i )?(?:look|am looking|looking) forward to hearing (?:from you|back)(?: soon)?",
+    r"(?:i )?hope to hear (?:from you|back)(?: soon)?",
+    r"(?:awaiting|waiting for|i await) your (?:reply|response|answer)",
+    r"(?:kind |best |warm )?regards|best wishes|sincerely|yours (?:truly|sincerely)",
+    r"(?:desde ja )?(?:agradeco|obrigad[oa])(?: desde ja)?(?: pela atencao)?",
+    r"(?:fico|ficamos|estou|seguimos) no aguardo(?: d[oe] (?:seu |um )?(?:retorno|resposta"
+    r"|contato))?",
+    r"(?:aguardo|aguardando|espero|esperando) (?:o |seu |o seu |um |vosso |breve )?(?:retorno"
+    r"|resposta|contato)(?: breve)?",
+    r"(?:muchas )?gracias (?:de|por) antemano",
+    r"(?:quedo|quedamos|me quedo) (?:a la espera|en espera|atent[oa]s?)(?: de (?:su|tu"
+    r"|vuestra) (?:respuesta|contestacion))?",
+    r"(?:espero|esperamos|en espera de|a la espera de) (?:su|tu|vuestra) (?:pronta )?"
+    r"(?:respuesta|contestacion)",
+)
+_OPENING = compile_linear(r"^(?:" + "|".join(_OPENINGS) + r")(?: |$)")
+_CLOSING = compile_linear(r"^(?:" + "|".join(_CLOSINGS) + r")$")
+FRAME_WORDS_MOST = 12  # a longer sentence is no email's closing
+# The words the phrases above can start with: a sentence starting otherwise is read
+# without a call into RE2 (most are; each call lets go of the GIL).
+_OPENING_FIRST = word_set(
+    "dear hello hi hey prezado prezada prezados prezadas ola oi estimado estimada "
+    "estimados estimadas hola"
+)
+_CLOSING_FIRST = word_set(
+    "many a thanks thank i look am looking hope awaiting waiting kind best warm regards "
+    "sincerely yours desde agradeco obrigado obrigada fico ficamos estou seguimos aguardo "
+    "aguardando espero esperando muchas gracias quedo quedamos me esperamos en"
+)
+
+
+def _unframed(tokens: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A sentence's tokens without an email's opening before them; none when it is all
+    an email's closing."""
+    if tokens[0][1] in _OPENING_FIRST:
+        opening = _OPENING.search(" ".join(folded for _, folded in tokens))
+        if opening is not None:
+            tokens = tokens[opening.group(0).strip().count(" ") + 1 :]
+    if not tokens or len(tokens) > FRAME_WORDS_MOST or tokens[0][1] not in _CLOSING_FIRST:
+        return tokens
+    closing = _CLOSING.search(" ".join(folded for _, folded in tokens))
+    return [] if closing is not None else tokens
+
+
 def parse(text: str) -> Parsed:
     """The message's sentences as tokens (its first MESSAGE_CHARS), without the names of
-    the people greeted or signing."""
+    the people greeted or signing, and without an email's opening or closing sentences."""
     out = []
     for part in _SENTENCE_END.split(text[:MESSAGE_CHARS]):
         found = [t.lower() for t in _TOKEN.findall(part) if not _named(t)]
         # lower case ASCII is folded already; fold() is for accents
         tokens = [(t, t) for t in found] if part.isascii() else [(t, fold(t)) for t in found]
+        tokens = _unframed(tokens) if tokens else tokens
         if tokens:
             out.append(tokens)
     return out
