@@ -20,7 +20,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from bench.loop_eval import chitchat, evaluate, first_escalation, first_streak, workload
 from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.loops.detector import decide, observe_turn
-from gateway.loops.pushback import pushes_back
+from gateway.loops.pushback import pushes_back, restates
 from gateway.loops.state import LoopState, escalated, merge_states, progressed
 from gateway.loops.words import parse
 from tests.conftest import UpstreamLog
@@ -258,44 +258,83 @@ def test_a_customer_pushing_back_at_an_answer_said_again_is_a_loop() -> None:
     assert _loop_turns([*PUSHBACK_LOOP[:1], PUSHBACK_MOVED_ON]) == [False, False]
 
 
+PUSHING_BACK = [
+    ("you already told me that", True),
+    ("It still doesn't work.", True),
+    ("this is the third time I'm asking", True),
+    ("I want to talk to a real person", True),
+    ("do you have an ETA or not", True),
+    ("já tentei isso e continua sem funcionar", True),
+    ("cadê meu dinheiro?", True),
+    ("vou no Procon", True),
+    ("¿Sí o no?", True),
+    ("ya lo hice y sigue sin funcionar", True),
+    ("nadie me responde", True),
+    # being ignored, time gone by, a person asked for, the same answer named
+    ("I told you, it's the wrong house", True),
+    ("are you even reading what I write??", True),
+    ("it's been 3 days and nothing", True),
+    ("can I speak to a human please", True),
+    ("já se passaram 5 dias e a conexão continua caindo", True),
+    ("este é o terceiro e-mail sobre o mesmo assunto", True),
+    ("a resposta é a mesma de antes", True),
+    ("vcs são ridículos", True),
+    ("ya han pasado las 72h", True),
+    ("quiero hablar con una supervisora", True),
+    ("dígame algo concreto, ¿una semana, un mes?", True),
+    ("I already have an account with you", False),
+    ("I want to talk to a friend about it first", False),
+    ("it's been a great trip so far", False),
+    ("já são duas da tarde aqui", False),
+    ("I still love the jacket, just need a bigger size", False),
+    ("Where is my order?", False),
+    ("quero trocar o endereço de entrega", False),
+    ("¿Cuándo llega mi pedido?", False),
+]
+RESTATING = [
+    ("As I mentioned, the order has already shipped.", True),
+    ("Like I said, refunds take 5-10 business days.", True),
+    ("As previously mentioned, we cannot change the address.", True),
+    ("Como informado anteriormente, o prazo é de 30 dias.", True),
+    ("Conforme já expliquei, a troca é feita pelo site.", True),
+    ("Como le comenté, el paquete está en tránsito.", True),
+    ("Como ya le habíamos indicado, el plazo es de 10 días.", True),
+    ("Lembrando que nosso atendimento funciona das 8h às 20h.", False),
+    ("Le recordamos que todas las solicitudes quedan registradas.", False),
+    ("Your order has shipped and arrives Friday.", False),
+    ("As you mentioned, the parcel was damaged.", False),
+]
+
+
 @pytest.mark.parametrize(
-    ("text", "pushes"),
-    [
-        ("you already told me that", True),
-        ("It still doesn't work.", True),
-        ("this is the third time I'm asking", True),
-        ("I want to talk to a real person", True),
-        ("do you have an ETA or not", True),
-        ("já tentei isso e continua sem funcionar", True),
-        ("cadê meu dinheiro?", True),
-        ("vou no Procon", True),
-        ("¿Sí o no?", True),
-        ("ya lo hice y sigue sin funcionar", True),
-        ("nadie me responde", True),
-        # being ignored, time gone by, a person asked for, the same answer named
-        ("I told you, it's the wrong house", True),
-        ("are you even reading what I write??", True),
-        ("it's been 3 days and nothing", True),
-        ("can I speak to a human please", True),
-        ("já se passaram 5 dias e a conexão continua caindo", True),
-        ("este é o terceiro e-mail sobre o mesmo assunto", True),
-        ("a resposta é a mesma de antes", True),
-        ("vcs são ridículos", True),
-        ("ya han pasado las 72h", True),
-        ("quiero hablar con una supervisora", True),
-        ("dígame algo concreto, ¿una semana, un mes?", True),
-        ("I already have an account with you", False),
-        ("I want to talk to a friend about it first", False),
-        ("it's been a great trip so far", False),
-        ("já são duas da tarde aqui", False),
-        ("I still love the jacket, just need a bigger size", False),
-        ("Where is my order?", False),
-        ("quero trocar o endereço de entrega", False),
-        ("¿Cuándo llega mi pedido?", False),
-    ],
+    ("read", "text", "expected"),
+    [(pushes_back, text, said) for text, said in PUSHING_BACK]
+    + [(restates, text, said) for text, said in RESTATING],
 )
-def test_push_back_is_read_in_each_language(text: str, pushes: bool) -> None:
-    assert pushes_back(text) is pushes
+def test_going_around_in_circles_is_read_in_each_language(
+    read: Any, text: str, expected: bool
+) -> None:
+    """A customer pushing back (`pushes_back`), an agent restating (`restates`)."""
+    assert read(text) is expected
+
+
+def test_a_re_ask_answered_by_a_reply_that_says_it_restates_is_a_loop() -> None:
+    """An agent rewording its answer shares few words with it; saying that it restates
+    ("as I mentioned") tells what the words do not, once the customer asks again."""
+    turns = [
+        ("I moved, can I change the delivery address on order 331606?",
+         "Address changes are only possible before shipping, and your order has already "
+         "been sent."),
+        ("I need the delivery address on my order changed, I moved",
+         "As I mentioned, once an order is dispatched our system doesn't allow changing "
+         "the destination."),
+        ("can you change the delivery address please, I moved last week",
+         "Like I said, since it is with the carrier already, where it goes can no longer "
+         "be modified."),
+    ]  # fmt: skip
+    assert _loop_turns(turns) == [False, True, True]
+    unsaid = [turns[0], *((user, reply.split(", ", 1)[1]) for user, reply in turns[1:])]
+    assert _loop_turns(unsaid)[1:] != [True, True]  # the words alone do not tell
 
 
 @pytest.mark.parametrize(

@@ -25,14 +25,17 @@ What is compared is what is asked and answered, not the boilerplate around it:
 - a customer pushing back ("you already told me that", "cadê meu dinheiro",
   gateway.loops.pushback) rarely re-asks in the first question's words: such a turn
   repeats when the reply is covered by one recent reply, or by the recent replies
-  together, past its own (lower) threshold.
+  together, past its own (lower) threshold;
+- an agent saying it restates ("as I mentioned", "como informado anteriormente", "como
+  le comenté", gateway.loops.pushback) rewords what it said: a re-ask answered so
+  repeats whatever the reply's words.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from gateway.loops.pushback import pushes_back
+from gateway.loops.pushback import pushes_back, restates
 from gateway.loops.state import (
     IDENTIFIER_WEIGHT,
     MAX_FORMULAS,
@@ -96,10 +99,12 @@ class Turn:
     # turns), and how much of the reply the window's replies hold together
     spread: tuple[float, float] = (0.0, 0.0)
     pushback: bool = False  # the customer says the answer did not help or was given already
+    restated: bool = False  # the reply says it says again what it said ("as I mentioned")
 
     def repeats(self, settings: LoopSettings) -> bool:
         """A re-ask of one recent turn answered again as that turn was, or of the window
-        as a whole answered again from its replies, or a push back answered again."""
+        as a whole answered again from its replies, or a push back answered again, or a
+        re-ask answered by a reply that says it restates ("as I mentioned")."""
         if self.new_identifier:
             return False
         user, reply = self.spread
@@ -107,10 +112,17 @@ class Turn:
             return True
         if self.pushback and self.reply_repeated() >= settings.pushback_reply_similarity:
             return True
+        if self.restated and self.asked_again(settings):
+            return True
         return any(
             user >= settings.user_similarity and reply >= settings.reply_similarity
             for user, reply in self.against
         )
+
+    def asked_again(self, settings: LoopSettings) -> bool:
+        """Whether the customer's message is close enough to one recent turn's to re-ask
+        it (what the reply must then answer again)."""
+        return any(user >= settings.user_similarity for user, _ in self.against)
 
     def reply_repeated(self) -> float:
         """How much of the reply one recent reply, or the recent replies together, hold."""
@@ -202,8 +214,10 @@ def read_turn(
 ) -> tuple[LoopState, Turn]:
     """The turn's units, with the state's formulas and language updated by it (not yet
     the window). With `settings`, the customer's message is read for push back only when
-    the reply repeats enough for it to count: an RE2 call lets go of the GIL, and with
-    the store's threads busy, getting it back can cost more than the call (~0.6 ms)."""
+    the reply repeats enough for it to count, and the reply for restating only when the
+    customer re-asks and nothing else made the turn a loop turn: an RE2 call lets go of
+    the GIL, and with the store's threads busy, getting it back can cost more than the
+    call (~0.6 ms)."""
     tally = dict(state.tally)
     parsed_user, parsed_reply = parse(user_text), parse(reply_text)
     for parsed in (parsed_user, parsed_reply):
@@ -234,6 +248,10 @@ def read_turn(
     )
     if settings is None or turn.reply_repeated() >= settings.pushback_reply_similarity:
         turn = replace(turn, pushback=pushes_back(user_text))
+    if settings is None or (
+        not turn.new_identifier and turn.asked_again(settings) and not turn.repeats(settings)
+    ):
+        turn = replace(turn, restated=restates(reply_text))
     return replace(state, formulas=formulas, tally=tuple(sorted(tally.items()))), turn
 
 

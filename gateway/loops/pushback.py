@@ -1,18 +1,22 @@
-"""A customer pushing back: the phrases people use in pt, en and es when an answer did not
-help, was given already, or the conversation goes around in circles ("you already told me
-that", "ja fiz isso", "cadê meu dinheiro", "¿sí o no?", "I want a real person"). Pure: one
-regular expression compiled at import, on the message folded to lower case without
-accents.
+"""Going around in circles, as people say it. A customer pushing back: the phrases people
+use in pt, en and es when an answer did not help, was given already, or the conversation
+goes around in circles ("you already told me that", "ja fiz isso", "cadê meu dinheiro",
+"¿sí o no?", "I want a real person"). An agent restating: "as I mentioned", "como
+informado anteriormente", "como le comenté". Pure: one regular expression for each,
+compiled at import, on the message folded to lower case without accents.
 
 Real loops are seldom re-asked in the words of the first question: the customer pushes
 back ("ok but when? you said 3pm", "u literally just told me that") while the agent says
-its answer again in other words. With such a phrase in the customer's message, a reply
-that repeats the window less closely still makes a loop turn
-(`loop.pushback_reply_similarity`). The phrases were written from general usage and
-chosen on a hand-written tuning set (`bench/data/loops_handwritten_tune.jsonl`), with the
-real small talk of `chitchat-dataset` as the check that everyday words ("still", "again"
-in "good to see you again") do not make every chat a loop: a bare "still" or "already"
-is no push back, "still not working" and "already tried" are.
+its answer again in other words, often saying that it does. With such a phrase in the
+customer's message, a reply that repeats the window less closely still makes a loop turn
+(`loop.pushback_reply_similarity`); a re-ask answered by a reply that says it restates is
+one whatever the reply's words. The phrases were written from general usage and chosen
+on a hand-written tuning set (`bench/data/loops_handwritten_tune.jsonl`) and the tuning
+seeds, with the real small talk of `chitchat-dataset` as the check that everyday words
+("still", "again" in "good to see you again") do not make every chat a loop: a bare
+"still" or "already" is no push back, "still not working" and "already tried" are. A
+reminder ("lembrando que", "le recordamos que") is not a restating: agents open their
+boilerplate with it.
 """
 
 from __future__ import annotations
@@ -171,6 +175,34 @@ SPANISH = (
 # RE2 (gateway.context.linear_regex): one pass over the message whatever the phrases,
 # ~7 µs for 4 KB where Python's re, trying every phrase at every place, took ~600.
 _PUSHBACK = compile_linear(r"\b(?:" + "|".join((*ENGLISH, *PORTUGUESE, *SPANISH)) + r")\b")
+
+
+# The agent saying it says again what it said ("as I mentioned", "como informado
+# anteriormente", "le recuerdo que"): a reply that restates, reworded or not.
+RESTATING = (
+    r"as i (?:mentioned|said|stated|explained|noted|advised)",
+    r"like i (?:said|mentioned)",
+    r"as (?:previously|already|mentioned|stated|explained|advised|noted) (?:mentioned|stated"
+    r"|explained|advised|noted|before|earlier|above)",
+    r"as per my (?:previous|last|earlier) (?:message|reply|response|email)",
+    r"(?:just )?to reiterate",
+    r"i (?:would|'d) like to reiterate",
+    r"como (?:eu )?(?:ja )?(?:mencionei|disse|falei|informei|expliquei|comentei)",
+    r"como (?:ja )?(?:informado|mencionado|dito|explicado)",
+    r"conforme (?:ja )?(?:informado|informamos|mencionado|mencionei|explicado|expliquei|dito"
+    r"|falei)",
+    r"reitero|reiteramos|reiterando",
+    r"como (?:le |te )?(?:ya )?(?:mencione|dije|comente|explique|indique|informe)",
+    r"como (?:ya )?(?:se )?(?:le |te )?(?:habia |habiamos )?(?:mencionado|dicho|comentado|explicado"
+    r"|indicado|informado)",
+)
+_RESTATING = compile_linear(r"\b(?:" + "|".join(RESTATING) + r")\b")
+
+
+def restates(text: str) -> bool:
+    """Whether an agent's reply says it is saying again what it said."""
+    folded = fold_text(text[:MESSAGE_CHARS]).replace("\u2019", "'")
+    return _RESTATING.search(folded) is not None
 
 
 def pushes_back(text: str) -> bool:
