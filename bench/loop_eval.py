@@ -333,14 +333,15 @@ def _pickable(found: dict[str, tuple[float, float]]) -> tuple[float, float] | No
 
 
 def sweep(convs: list[Labelled], real: list[Labelled]) -> None:
-    """Every setting of GRID x STREAKS, then the one the rule picks among those that
-    escalate on loop turns in a row, with at most REAL_ALARMS_MOST of the real
-    conversations escalated and precision at least PRECISION_LEAST in each generated
-    language: the best worst-language recall; among settings within 0.02 of it, those
-    within MEAN_TIE of the best mean recall, and of these the fewest real alarms. (Loop
-    turns among the last 3 or 4 turns score higher on the tuning split, but on the
-    held-out half of the real conversations they escalated 17-19 of 3584 against 10 in
-    a row: printed, not picked.)"""
+    """Every setting of GRID x STREAKS, then the one the rule picks among those with at
+    most REAL_ALARMS_MOST of the real conversations escalated and precision at least
+    PRECISION_LEAST in each generated language: the best worst-language recall; among
+    settings within 0.02 of it, those within MEAN_TIE of the best mean recall, and of
+    these the fewest real alarms. (Loop turns among the last 3 or 4 were left out of the
+    pick until 2026-12-06: the detector of 2026-12-01 escalated 17-19 of the held-out
+    real conversations with them against 10 in a row. Since the subject, frame and
+    restating changes they escalate 9 of the tuning half against 8, and are picked by
+    the same rule as the others.)"""
     read, read_real = figures(convs), figures(real)
     names = (*GRID, "consecutive", "within")
     print(" ".join(names) + " | per language precision (P) and recall (R) | real alarms")
@@ -354,7 +355,7 @@ def sweep(convs: list[Labelled], real: list[Labelled]) -> None:
             alarms = sum(first_streak(f, consecutive, within) is not None for f in real_flags)
             row = (*values, consecutive, within)
             found = by_language(convs, ats, consecutive)
-            if within <= consecutive and alarms <= REAL_ALARMS_MOST * len(real):
+            if alarms <= REAL_ALARMS_MOST * len(real):
                 score = _pickable(found)
                 if score is not None:
                     rows.append((score, alarms, row))

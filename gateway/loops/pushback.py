@@ -53,6 +53,8 @@ ENGLISH = (
     r"not what i asked",
     r"(?:doesn'?t|didn'?t|does not|did not|you never|you haven'?t) answer",
     r"answer my question",
+    r"(?:nobody|no one|noone) (?:is |here )?(?:answering|answers|helping|helps|listening|listens"
+    r"|responding|responds|replying|replies|reading)",
     r"not helping",
     r"doesn'?t help",
     r"useless",
