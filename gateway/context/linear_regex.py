@@ -28,6 +28,8 @@ _ANY_BYTE = re.compile(r"(?<!\\)(?:\\\\)*\\C")  # \C not itself escaped
 class LinearMatch(Protocol):
     def group(self, index: int = 0) -> str: ...
 
+    def end(self, index: int = 0) -> int: ...
+
 
 class LinearPattern(Protocol):
     """The part of a compiled RE2 pattern the gateway uses (re.Pattern's names)."""

@@ -22,6 +22,7 @@ boilerplate with it.
 from __future__ import annotations
 
 from gateway.context.linear_regex import compile_linear
+from gateway.context.people_text import word_set
 from gateway.loops.words import MESSAGE_CHARS, fold_text
 
 _EN_NOT = (
@@ -36,12 +37,12 @@ ENGLISH = (
     r"same (?:thing|answer|response)",
     r"you (?:just )?said",
     r"you (?:already |just )?told me",
-    r"i (?:already |just )?(?:told|asked) you",
-    r"i (?:already |just )?said (?:that|it|this)",
+    r"i(?:'?ve| have)? (?:already |just )?(?:told|asked) you",
+    r"i (?:already|just) said (?:that|it|this)",
     r"(?:read|reading|listen|listening)(?: to)? what i (?:wrote|write|said|say|asked)",
-    r"same as (?:before|last time|yesterday)",
-    r"(?:it'?s|it has|its) been (?:\d+ ?|(?:a|an|two|three|four|five|six|several) )(?:hours?"
-    r"|days?|weeks?|months?)",
+    r"same as (?:before|yesterday)",
+    r"(?:it'?s|it has|its) been (?:over |more than |almost )?(?:\d+ ?|(?:a|an|two|three|four"
+    r"|five|six|several|a few) )(?:hours?|days?|weeks?)",
     r"something concrete",
     r"told me that",
     r"keep (?:saying|telling|repeating)",
@@ -53,17 +54,15 @@ ENGLISH = (
     r"not what i asked",
     r"(?:doesn'?t|didn'?t|does not|did not|you never|you haven'?t) answer",
     r"answer my question",
-    r"(?:nobody|no one|noone) (?:is |here )?(?:answering|answers|helping|helps|listening|listens"
-    r"|responding|responds|replying|replies|reading)",
+    r"(?:nobody|no one|noone)(?:'?s| is| here)? (?:answering|answers|helping|helps|listening"
+    r"|listens|responding|responds|replying|replies|reading)",
     r"not helping",
     r"doesn'?t help",
     r"useless",
     r"ridiculous",
-    r"unbelievable",
     r"(?:a|real|actual) (?:human|person)",
     r"talk to (?:someone|somebody|a manager|a supervisor)",
-    r"(?:speak|talk) (?:to|with) (?:a |an )?(?:someone|somebody|anyone|anybody|human|person"
-    r"|agent|representative|rep)",
+    r"(?:speak|talk) (?:to|with) (?:a |an )?(?:human|person|agent|representative|rep)",
     r"supervisor",
     r"manager",
     r"escalate",
@@ -89,12 +88,15 @@ PORTUGUESE = (
     r"mesma (?:coisa|resposta)",
     r"resposta (?:e|foi) a mesma",
     r"mesmo assunto",
-    r"(?:segundo|terceiro|quarto|quinto) (?:e-?mail|contato|chamado|protocolo)",
-    r"ja (?:se passaram|passaram|passou|faz|fazem|sao) (?:as |os )?(?:\d+ ?|(?:uma?|dois|duas"
-    r"|tres|quatro|cinco|seis|sete|oito|dez) )(?:h|hs|horas?|dias?(?: uteis)?|semanas?|mes|meses)",
+    # not "segundo": "according to" as often as "second"
+    r"(?:terceiro|quarto|quinto) (?:e-?mail|contato|chamado|protocolo)",
+    r"ja (?:se passaram|passaram|passou|faz|fazem) (?:as |os )?(?:mais de |quase )?(?:\d+ ?"
+    r"|(?:uma?|dois"
+    r"|duas|tres|quatro|cinco|seis|sete|oito|dez|quinze|vinte) )(?:h|hs|horas?|dias?(?: uteis)?"
+    r"|semanas?)",
     r"(?:algo|previsao|data|resposta) concret[ao]",
-    r"(?:eu )?(?:ja )?te (?:disse|falei|expliquei)",
-    r"(?:falar|conversar) com (?:um |uma |o |a )?(?:alguem|pessoa|humano|responsavel)",
+    r"(?:eu|ja) te (?:disse|falei|expliquei)",
+    r"(?:falar|conversar) com (?:um |uma |o |a )?(?:pessoa|humano|responsavel)",
     r"(?:voce|vc|ce|vcs|voces) (?:ja )?(?:disse|disseram|falou|falaram)",
     r"(?:falou|disse) isso",
     r"repetindo",
@@ -140,12 +142,12 @@ SPANISH = (
     r"misma respuesta",
     r"respuesta es la misma",
     r"mismo tema",
-    r"(?:segundo|tercer|tercero|cuarto|quinto) (?:correo|e-?mail|mensaje|reclamo)",
-    r"ya (?:han pasado|pasaron|paso|lleva|llevo|llevamos|son) (?:las |los )?(?:\d+ ?|(?:una?|dos"
-    r"|tres|cuatro|cinco|seis|siete|ocho|diez) )(?:h|hs|horas?|dias?(?: habiles)?|semanas?|mes"
-    r"|meses)",
+    r"(?:tercer|tercero|cuarto|quinto) (?:correo|e-?mail|mensaje|reclamo)",
+    r"(?:ya )?(?:han pasado|pasaron|paso|lleva|llevo|llevamos) (?:las |los )?(?:mas de |casi )?"
+    r"(?:\d+ ?|(?:una?|dos|tres|cuatro|cinco|seis|siete|ocho|diez|quince|veinte) )(?:h|hs|horas?"
+    r"|dias?(?: habiles)?|semanas?)",
     r"(?:algo|fecha|respuesta) concret[ao]",
-    r"(?:hablar|comunicarme) con (?:una |un |alguna |algun |el |la )?(?:alguien|persona|humano"
+    r"(?:hablar|comunicarme) con (?:una |un |alguna |algun |el |la )?(?:persona|humano"
     r"|responsable|supervisora)",
     r"(?:usted|me|ya me) (?:dijo|dijiste|dijeron)",
     r"repite",
@@ -180,31 +182,46 @@ _PUSHBACK = compile_linear(r"\b(?:" + "|".join((*ENGLISH, *PORTUGUESE, *SPANISH)
 
 
 # The agent saying it says again what it said ("as I mentioned", "como informado
-# anteriormente", "le recuerdo que"): a reply that restates, reworded or not.
+# anteriormente", "como le comenté"): a reply that restates, reworded or not. Not a
+# reminder ("lembrando que", "le recuerdo que") nor "reiteramos nossas desculpas": agents
+# open boilerplate with them; and not a pointer to a source ("como explicado na nossa
+# página", "as mentioned in our terms": `restates` reads the word after).
 RESTATING = (
-    r"as i (?:mentioned|said|stated|explained|noted|advised)",
+    r"as (?:i|we|i'?ve|we'?ve|i have|we have) (?:mentioned|said|stated|explained|noted|advised)",
+    r"as mentioned",
     r"like i (?:said|mentioned)",
     r"as (?:previously|already|mentioned|stated|explained|advised|noted) (?:mentioned|stated"
     r"|explained|advised|noted|before|earlier|above)",
     r"as per my (?:previous|last|earlier) (?:message|reply|response|email)",
     r"(?:just )?to reiterate",
     r"i (?:would|'d) like to reiterate",
-    r"como (?:eu )?(?:ja )?(?:mencionei|disse|falei|informei|expliquei|comentei)",
+    r"como (?:eu )?(?:ja )?(?:mencionei|disse|falei|informei|expliquei|comentei|informamos"
+    r"|mencionamos|explicamos|dissemos|falamos)",
     r"como (?:ja )?(?:informado|mencionado|dito|explicado)",
     r"conforme (?:ja )?(?:informado|informamos|mencionado|mencionei|explicado|expliquei|dito"
     r"|falei)",
-    r"reitero|reiteramos|reiterando",
-    r"como (?:le |te )?(?:ya )?(?:mencione|dije|comente|explique|indique|informe)",
+    r"como (?:le |te |les )?(?:ya )?(?:(?:he|hemos) )?(?:mencione|dije|comente|explique|indique"
+    r"|informe|mencionamos|dijimos|comentamos|explicamos|indicamos|informamos|mencionado"
+    r"|dicho|comentado|explicado|indicado|informado)",
+    r"tal (?:y )?como (?:se )?(?:le |te |les )?(?:ha|hemos|habia|habiamos) (?:mencionado|dicho"
+    r"|comentado|explicado|indicado|informado)",
     r"como (?:ya )?(?:se )?(?:le |te )?(?:habia |habiamos )?(?:mencionado|dicho|comentado|explicado"
     r"|indicado|informado)",
 )
 _RESTATING = compile_linear(r"\b(?:" + "|".join(RESTATING) + r")\b")
+# "como explicado na página", "as mentioned in our terms": where, not when
+_SOURCE_NEXT = word_set("in on at na no nas nos em en el la los las pela pelo por del al within")
 
 
 def restates(text: str) -> bool:
-    """Whether an agent's reply says it is saying again what it said."""
+    """Whether an agent's reply says it is saying again what it said (a phrase followed
+    by where it was said, "na nossa página", is a pointer to a source instead)."""
     folded = fold_text(text[:MESSAGE_CHARS]).replace("\u2019", "'")
-    return _RESTATING.search(folded) is not None
+    for found in _RESTATING.finditer(folded):
+        after = folded[found.end() : found.end() + 24].split(None, 1)
+        if not after or after[0].strip(",.;:!?") not in _SOURCE_NEXT:
+            return True
+    return False
 
 
 def pushes_back(text: str) -> bool:

@@ -131,20 +131,21 @@ _OPENINGS = (
     r"(?: de (?:soporte|atencion(?: al cliente)?))?",
 )
 _CLOSINGS = (
-    r"(?:many |a lot of )?thanks in advance|thank you in advance",
-    r"(?:i )?(?:look|am looking|looking) forward to (?:your|a|an) (?:reply|response|answer"
-    r"|update)(?: soon)?",
-    r"(?:i )?(?:look|am looking|looking) forward to hearing (?:from you|back)(?: soon)?",
+    r"(?:many |a lot of )?(?:thanks|thank you) in advance(?: for your (?:help|time"
+    r"|assistance))?",
+    r"(?:i )?(?:look|am looking|m looking|looking) forward to (?:your|a|an) (?:reply|response"
+    r"|answer|update)(?: soon)?",
+    r"(?:i )?(?:look|am looking|m looking|looking) forward to hearing (?:from you|back)(?: soon)?",
     r"(?:i )?hope to hear (?:from you|back)(?: soon)?",
     r"(?:awaiting|waiting for|i await) your (?:reply|response|answer)",
     r"(?:kind |best |warm )?regards|best wishes|sincerely|yours (?:truly|sincerely)",
-    r"(?:desde ja )?(?:agradeco|obrigad[oa])(?: desde ja)?(?: pela atencao)?",
-    r"(?:fico|ficamos|estou|seguimos) no aguardo(?: d[oe] (?:seu |um )?(?:retorno|resposta"
-    r"|contato))?",
-    r"(?:aguardo|aguardando|espero|esperando) (?:o |seu |o seu |um |vosso |breve )?(?:retorno"
-    r"|resposta|contato)(?: breve)?",
+    r"(?:desde ja )?(?:agradeco|obrigad[oa])(?: desde ja)?(?: (?:pela|a) atencao)?",
+    r"(?:fico|ficamos|estou|seguimos) no aguardo(?: d[oae] (?:sua |seu |um |uma )?(?:retorno"
+    r"|resposta|contato))?",
+    r"(?:aguardo|aguardando|espero|esperando) (?:o |a |seu |sua |o seu |a sua |um |uma |vosso "
+    r"|breve )?(?:retorno|resposta|contato)(?: breve)?",
     r"(?:muchas )?gracias (?:de|por) antemano",
-    r"(?:quedo|quedamos|me quedo) (?:a la espera|en espera|atent[oa]s?)(?: de (?:su|tu"
+    r"(?:quedo|quedamos|me quedo) (?:a la espera|en espera|atent[oa]s?)(?: (?:de|a) (?:su|tu"
     r"|vuestra) (?:respuesta|contestacion))?",
     r"(?:espero|esperamos|en espera de|a la espera de) (?:su|tu|vuestra) (?:pronta )?"
     r"(?:respuesta|contestacion)",
