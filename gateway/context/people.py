@@ -41,7 +41,7 @@ from gateway.context.people_patterns import MACHINE_STAMP
 from gateway.context.people_quantities import date_spans
 from gateway.context.people_spans import agent_hits, customer_hits, is_english
 from gateway.context.people_text import FOLD
-from gateway.context.types import Fact, fact_kind
+from gateway.context.types import Fact, fact_kind, last_said
 from gateway.messages import message_text
 
 __all__ = [
@@ -351,11 +351,6 @@ def _kept_of(kind: str) -> int:
     return KEEP_PER_KIND if kind in KINDS else KEEP_PER_PATTERN  # the operator's patterns
 
 
-def _last_said(fact: Fact) -> float:
-    """When a fact was last stated: heard, or said again since (`said_again`)."""
-    return max(fact.created_at, fact.said_again_at or 0.0)
-
-
 def _first_to_go(group: list[Fact]) -> Fact:
     """Of a kind with more facts than it keeps (in the order heard), the one to drop:
     the one said longest ago (a fact a later turn stated again counts as said then), but
@@ -364,11 +359,11 @@ def _first_to_go(group: list[Fact]) -> Fact:
     no day ("até cinco dias úteis" said again does not push out "29 de agosto"). The
     newest always stays."""
     older = group[:-1]
-    referred = sorted((f for f in older if f.said_again_at is not None), key=_last_said)
+    referred = sorted((f for f in older if f.said_again_at is not None), key=last_said)
     kept = {id(f) for f in referred[len(referred) - KEEP_SAID_AGAIN :]}
     candidates = [f for f in older if id(f) not in kept] or older
     undated = [f for f in candidates if fact_kind(f) == "deadline" and not _dated(f.value)]
-    return min(undated or candidates, key=_last_said)
+    return min(undated or candidates, key=last_said)
 
 
 MONEY = frozenset({"amount", "promise"})
@@ -410,7 +405,7 @@ def said_again(known: Sequence[Fact], heard: Sequence[Fact]) -> list[Fact]:
         if when.keys().isdisjoint(keys) or not f.extracted or fact_kind(f) in SINGLE_VALUED:
             continue
         at = max(when.get(key, 0.0) for key in keys)
-        if at > _last_said(f):
+        if at > last_said(f):
             renewed.append(dataclasses.replace(f, said_again_at=at))
     return renewed
 
@@ -420,8 +415,7 @@ def with_said_again(facts: Sequence[Fact], renewed: Sequence[Fact]) -> list[Fact
     that one was said again later still."""
     by_id = {f.id: f for f in renewed}
     return [
-        by_id[f.id] if f.id in by_id and _last_said(by_id[f.id]) > _last_said(f) else f
-        for f in facts
+        by_id[f.id] if f.id in by_id and last_said(by_id[f.id]) > last_said(f) else f for f in facts
     ]
 
 

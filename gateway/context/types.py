@@ -41,6 +41,11 @@ def fact_kind(fact: Fact) -> str:
     return fact.tags[0] if fact.tags else ""
 
 
+def last_said(fact: Fact) -> float:
+    """When a fact was last stated: heard, or stated again by a later turn since."""
+    return max(fact.created_at, fact.said_again_at or 0.0)
+
+
 @dataclass(frozen=True)
 class Episode:
     conversation: str
