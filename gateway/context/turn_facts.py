@@ -38,10 +38,12 @@ class TurnFacts:
         now: float,
     ) -> tuple[list[Fact], int, asyncio.Future[None] | None]:
         """(the facts with those the newest message states, how many it added, their
-        write). The write is started, not awaited: this request's window cannot show
-        them (they are in the newest message, and the facts block shows those of folded
-        turns), so it overlaps the rest of the build and the upstream call. A fold that
-        adds facts waits for it first, and so does the relay of the answer."""
+        write). The held facts it states again are marked so (`said_again`) and written
+        too, but add nothing. The write is started, not awaited: this request's window
+        cannot show them (they are in the newest message, and the facts block shows
+        those of folded turns), so it overlaps the rest of the build and the upstream
+        call. A fold that adds facts waits for it first, and so does the relay of the
+        answer."""
         latest = messages[-1] if messages and isinstance(messages[-1], dict) else None
         if fkey is None or latest is None or latest.get("role") != "user":
             return facts, 0, None
