@@ -1055,3 +1055,32 @@ def test_a_promise_the_customer_asks_after_outlives_newer_promises(
         promises = _promises(gw, customer)
         assert "R$ 15,00" in promises and len(promises) <= 4, promises  # the newer ones folded
         assert ("R$ 380,00" in promises) is asks, promises
+
+
+def test_a_sum_in_a_bots_greeting_is_not_said_again_at_every_fold(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """The opening (a bot's greeting, then the customer's first message) is read again
+    at every fold: the offer the greeting quotes is not taken for one stated again each
+    time, and five newer offers push it out as they would any offer said once."""
+    gw = sqlite_app_gateway
+    client = _client(gw)
+    headers = {"X-Conversation-Id": "greeting-chat", "X-Customer-Id": "cust-greeting"}
+    history: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "assistant", "content": "Olá! Posso te reembolsar R$ 99,00 do frete hoje."},
+        {"role": "user", "content": "oi, meu pedido chegou quebrado"},
+        *_filler(150),
+        {"role": "user", "content": "ok, e agora?"},
+    ]
+    _send(client, history, headers)
+    assert "R$ 99,00" in _promises(gw, "cust-greeting")  # heard at the first fold
+    for n in range(5):
+        history += [
+            {"role": "user", "content": "e o frete, vocês cobrem?"},
+            {"role": "assistant", "content": f"Posso te reembolsar R$ {n + 11},00 do frete."},
+        ]
+    history += [*_filler(150), {"role": "user", "content": "certo, obrigado"}]
+    _send(client, history, headers)
+    promises = _promises(gw, "cust-greeting")
+    assert "R$ 15,00" in promises and "R$ 99,00" not in promises, promises

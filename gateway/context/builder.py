@@ -261,8 +261,11 @@ class WindowBuilder:
         # A fact held and stated again by the agent in these turns keeps its place in its
         # kind's bound. Not by the customer: each of their messages was heard as the
         # newest (of_latest, which marks what it states again), and read again now it
-        # would mark every fact it stated.
-        renewed = said_again(inp.facts, [f for f in heard if "agent" in f.tags[1:2]])
+        # would mark every fact it stated. Nor by the opening, read at every fold (a
+        # bot's greeting quoting a sum would be said again at each).
+        answers = "\n".join(message_text(m) for m in compaction.fold if role(m) == "assistant")
+        agent = [f for f in heard if "agent" in f.tags[1:2] and f.value and f.value in answers]
+        renewed = said_again(inp.facts, agent)
         until = max([now, *(f.created_at for f in new_facts)])  # they are dated past `now`
         memory = compacted_memory(inp.messages, compaction, summary, until)
         candidate = dataclasses.replace(
