@@ -7,6 +7,7 @@ The sentences here were written for these tests, not taken from any workload."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from typing import Any
 
@@ -15,11 +16,14 @@ import pytest
 from gateway.context.heard import merged_facts, not_heard_before
 from gateway.context.people import (
     KEEP_PER_KIND,
+    KEEP_SAID_AGAIN,
     KINDS,
     _normal,
     current_facts,
     extract_people_facts,
+    said_again,
     spelled_number,
+    with_said_again,
 )
 from gateway.context.types import Fact
 
@@ -2202,6 +2206,69 @@ def test_the_newest_deadline_stays_even_past_four_dated_ones() -> None:
     facts.append(fact("deadline", "em até 5 dias úteis", 9))
     kept = [f.value for f in current_facts(facts)]
     assert "em até 5 dias úteis" in kept and "até 1 de agosto" not in kept
+
+
+def _said_later(facts: list[Fact], text: str, at: float, role: str = "user") -> list[Fact]:
+    """The facts with those a later message states again marked so (as a turn does)."""
+    heard = extract_people_facts(turns(text, role=role), "webchat", at)
+    return with_said_again(facts, said_again(facts, heard))
+
+
+def test_a_promise_a_later_turn_refers_to_outlives_five_newer_ones() -> None:
+    """An earlier conversation's refund, asked after by the customer in this one (as an
+    amount: "e os R$ 380,00 ..."), is still among the facts after five newer promises
+    said once each; without the question it is the first to go."""
+    facts = run("Combinado: vamos estornar R$ 380,00 no seu cartão.", role="assistant")
+    asked = _said_later(facts, "e os R$ 380,00 que vocês iam estornar? nada ainda", NOW + 60)
+    for n in range(5):
+        newer = extract_people_facts(
+            turns(f"Posso te reembolsar R$ {n + 11},00 do frete.", role="assistant"),
+            "webchat",
+            NOW + 120 + n,
+        )
+        facts, asked = current_facts([*facts, *newer]), current_facts([*asked, *newer])
+    promises = [f.value for f in asked if f.tags[0] == "promise"]
+    assert "R$ 380,00" in promises and len(promises) == KEEP_PER_KIND, promises
+    assert "R$ 15,00" in promises  # the newest stays
+    assert "R$ 380,00" not in [f.value for f in facts if f.tags[0] == "promise"]
+
+
+def test_a_deadline_whose_day_is_said_back_is_kept() -> None:
+    """The customer saying back, in other words, the day a deadline names refers to it:
+    newer deadlines said once do not push it out."""
+    facts = run("O prazo de entrega é até 29 de agosto de 2024.", role="assistant")
+    facts = _said_later(facts, "então chega até 29/08/2024 mesmo?", NOW + 60)
+    for n in range(5):
+        facts = current_facts([*facts, fact("deadline", f"até {n + 2} de setembro", NOW + 99 + n)])
+    assert "até 29 de agosto de 2024" in [f.value for f in facts if f.tags[0] == "deadline"]
+
+
+def test_only_a_few_facts_of_a_kind_are_kept_for_being_said_again() -> None:
+    """Of a kind, at most KEEP_SAID_AGAIN are kept for having been said again (those
+    said again last), the newest always stays, and the kind never holds more than it
+    did: the facts block stays as small."""
+    facts = [fact("order", str(n), n) for n in range(1, 5)]
+    heard = [fact("order", str(n), 10 + n) for n in (1, 2, 3)]  # 1, 2, 3 said again
+    facts = with_said_again(facts, said_again(facts, heard))
+    for n in range(5, 8):
+        facts = current_facts([*facts, fact("order", str(n), n + 20)])
+    kept = [f.value for f in facts]
+    assert len(kept) == KEEP_PER_KIND and KEEP_SAID_AGAIN == 2, kept
+    assert kept == ["2", "3", "6", "7"]  # 1 was said again first of the three
+
+
+def test_said_again_marks_only_facts_a_later_turn_states_of_a_kind_that_keeps_several() -> None:
+    app = Fact(id="crm", text="order: 1", tags=("order",), value="1", created_at=1)
+    facts = [fact("order", "1", 2), fact("city", "Recife", 3), app, fact("order", "2", 4)]
+    heard = [fact("order", "1", 9), fact("city", "Recife", 9), fact("order", "2", 3)]
+    renewed = said_again(facts, heard)
+    # the city keeps one value anyway; the app's fact is never pruned; "2" was not said
+    # again after it was heard
+    assert [(f.id, f.said_again_at) for f in renewed] == [("order:1", 9)]
+    assert [f.said_again_at for f in with_said_again(facts, renewed)] == [9, None, None, None]
+    # a mark said again earlier than the one the fact holds does not replace it
+    older = [dataclasses.replace(renewed[0], said_again_at=5.0)]
+    assert with_said_again(with_said_again(facts, renewed), older)[0].said_again_at == 9
 
 
 @pytest.mark.parametrize(

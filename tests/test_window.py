@@ -312,6 +312,26 @@ def test_facts_beyond_the_ceiling_are_chosen_by_relevance_not_age() -> None:
     assert "ORD-1" in text and "blue jackets" not in text
 
 
+def test_facts_beyond_the_ceiling_of_equal_relevance_go_by_when_last_said() -> None:
+    """An order heard long ago that a later turn stated again is as fresh as that turn:
+    it is shown before one heard later and said once."""
+    t = tokens()
+    p = shipped_policy(quota_tokens=6000, facts_floor=0, facts_ceiling=20, transcript_floor=500)
+    asked_after = Fact(
+        "a", "order: 7781342", ("order",), created_at=1.0, value="7781342", said_again_at=9.0
+    )
+    said_once = Fact("b", "order: 7790415", ("order",), created_at=5.0, value="7790415")
+    inp = WindowInput(
+        messages=[{"role": "user", "content": "where is it?"}],
+        memory=Memory(),
+        policy=p,
+        facts=[asked_after, said_once],
+        scopes=("basic",),
+    )
+    text = "\n".join(str(m["content"]) for m in assemble(inp, t).messages)
+    assert "7781342" in text and "7790415" not in text
+
+
 @pytest.mark.parametrize("where", ["first", "last"])
 def test_a_history_rewritten_at_the_summarized_span_resets_the_memory(where: str) -> None:
     t = tokens()

@@ -995,3 +995,92 @@ def test_a_damaged_relay_time_in_a_stored_record_is_left_out(
             model="gpt-4o-mini", messages=messages, extra_headers=headers
         )
         assert reply.choices[0].message.content
+
+
+def _promises(gw: InProcessGateway, customer: str) -> list[str]:
+    return [f["value"] for f in _customer_facts(gw, customer) if f["tags"][0] == "promise"]
+
+
+def _filler(exchanges: int) -> list[ChatCompletionMessageParam]:
+    """Short exchanges about nothing in particular: enough of them fold what came before."""
+    filler: list[ChatCompletionMessageParam] = []
+    for n in range(exchanges):
+        filler.append({"role": "user", "content": f"Mensagem {n}: sigo aguardando o pedido."})
+        filler.append({"role": "assistant", "content": f"Resposta {n}: anotado, verificando."})
+    return filler
+
+
+def _send(
+    client: openai.OpenAI, history: list[ChatCompletionMessageParam], headers: dict[str, str]
+) -> None:
+    """One turn of the app: the history sent, the reply appended to it."""
+    reply = client.chat.completions.create(
+        model="gpt-4o-mini", messages=history, extra_headers=headers
+    )
+    history.append({"role": "assistant", "content": reply.choices[0].message.content})
+
+
+def test_a_promise_the_customer_asks_after_outlives_newer_promises(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """An agent's refund, folded away early in a long chat; the customer asks after it
+    ("e os R$ 380,00 ...?"); five newer offers, said once each, fold later. The refund
+    the customer referred back to is still among their facts, and a customer who never
+    asked after theirs loses it to the newer ones, as before."""
+    gw = sqlite_app_gateway
+    client = _client(gw)
+    for customer, asks in (("cust-asks", True), ("cust-quiet", False)):
+        headers = {"X-Conversation-Id": f"{customer}-chat", "X-Customer-Id": customer}
+        history: list[ChatCompletionMessageParam] = [
+            {"role": "system", "content": SYSTEM},
+            {"role": "user", "content": "oi, meu pedido chegou quebrado e quero o estorno"},
+            *_filler(5),
+            {"role": "user", "content": "e o estorno, como fica?"},
+            {"role": "assistant", "content": "Combinado: vamos estornar R$ 380,00 no seu cartão."},
+            *_filler(150),
+            {"role": "user", "content": "ok, e agora?"},
+        ]
+        _send(client, history, headers)
+        assert "R$ 380,00" in _promises(gw, customer)  # its turn folded: heard
+        question = "e os R$ 380,00 que vocês iam estornar? nada ainda" if asks else "e aí?"
+        history.append({"role": "user", "content": question})
+        _send(client, history, headers)
+        for n in range(5):
+            history += [
+                {"role": "user", "content": "e o frete, vocês cobrem?"},
+                {"role": "assistant", "content": f"Posso te reembolsar R$ {n + 11},00 do frete."},
+            ]
+        history += [*_filler(150), {"role": "user", "content": "certo, obrigado"}]
+        _send(client, history, headers)
+        promises = _promises(gw, customer)
+        assert "R$ 15,00" in promises and len(promises) <= 4, promises  # the newer ones folded
+        assert ("R$ 380,00" in promises) is asks, promises
+
+
+def test_a_sum_in_a_bots_greeting_is_not_said_again_at_every_fold(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """The opening (a bot's greeting, then the customer's first message) is read again
+    at every fold: the offer the greeting quotes is not taken for one stated again each
+    time, and five newer offers push it out as they would any offer said once."""
+    gw = sqlite_app_gateway
+    client = _client(gw)
+    headers = {"X-Conversation-Id": "greeting-chat", "X-Customer-Id": "cust-greeting"}
+    history: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "assistant", "content": "Olá! Posso te reembolsar R$ 99,00 do frete hoje."},
+        {"role": "user", "content": "oi, meu pedido chegou quebrado"},
+        *_filler(150),
+        {"role": "user", "content": "ok, e agora?"},
+    ]
+    _send(client, history, headers)
+    assert "R$ 99,00" in _promises(gw, "cust-greeting")  # heard at the first fold
+    for n in range(5):
+        history += [
+            {"role": "user", "content": "e o frete, vocês cobrem?"},
+            {"role": "assistant", "content": f"Posso te reembolsar R$ {n + 11},00 do frete."},
+        ]
+    history += [*_filler(150), {"role": "user", "content": "certo, obrigado"}]
+    _send(client, history, headers)
+    promises = _promises(gw, "cust-greeting")
+    assert "R$ 15,00" in promises and "R$ 99,00" not in promises, promises

@@ -43,7 +43,7 @@ from gateway.context.heard import (
     not_told_before,
 )
 from gateway.context.linear_regex import compile_linear
-from gateway.context.people import crowded_out
+from gateway.context.people import crowded_out, said_again, with_said_again
 from gateway.context.policy import Policies
 from gateway.context.summaries import Pattern, recompress
 from gateway.context.summarizer import Summarizer
@@ -258,10 +258,18 @@ class WindowBuilder:
             for f in not_heard_before(heard, inp.facts, record.started)
             if not (f.value and f.value in said and crowded_out(f, mine))
         ]
+        # A fact held and stated again by the agent in these turns keeps its place in its
+        # kind's bound. Not by the customer: each of their messages was heard as the
+        # newest (of_latest, which marks what it states again), and read again now it
+        # would mark every fact it stated. Nor by the opening, read at every fold (a
+        # bot's greeting quoting a sum would be said again at each).
+        answers = "\n".join(message_text(m) for m in compaction.fold if role(m) == "assistant")
+        agent = [f for f in heard if "agent" in f.tags[1:2] and f.value and f.value in answers]
+        renewed = said_again(inp.facts, agent)
         until = max([now, *(f.created_at for f in new_facts)])  # they are dated past `now`
         memory = compacted_memory(inp.messages, compaction, summary, until)
         candidate = dataclasses.replace(
-            inp, memory=memory, facts=merged_facts(inp.facts, new_facts)
+            inp, memory=memory, facts=merged_facts(with_said_again(inp.facts, renewed), new_facts)
         )
         window = assemble(candidate, tokens)
         report = window.report
@@ -282,7 +290,7 @@ class WindowBuilder:
         if facts_write is not None:
             await facts_write  # add_facts reads the document that write changes
         learned = (
-            await self.conversations.add_facts(record.tenant, fkey, new_facts, record.plan)
+            await self.conversations.add_facts(record.tenant, fkey, new_facts, record.plan, renewed)
             if fkey
             else 0
         )

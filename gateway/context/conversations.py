@@ -20,13 +20,14 @@ import logging
 import random
 import time
 import weakref
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
 import orjson
 
 from gateway.context.conversation_record import RECORD_FIELDS, ConversationRecord
-from gateway.context.people import current_facts
+from gateway.context.people import current_facts, with_said_again
 from gateway.context.record_merge import merge
 from gateway.context.retention import Retention
 from gateway.context.types import Episode, Fact
@@ -297,17 +298,26 @@ class ConversationStore:
     async def delete_facts(self, tenant: str, key: str) -> bool:
         return await self._store.delete_doc(FACTS, tenant, key)
 
-    async def add_facts(self, tenant: str, key: str, new: list[Fact], plan: str = "") -> int:
-        """Merge facts by id; a fact already known (perhaps confirmed) is kept as it is.
+    async def add_facts(
+        self,
+        tenant: str,
+        key: str,
+        new: list[Fact],
+        plan: str = "",
+        renewed: Sequence[Fact] = (),
+    ) -> int:
+        """Merge facts by id; a fact already known (perhaps confirmed) is kept as it is,
+        but for when it was last said (`renewed`: gateway.context.people.said_again).
         What a newer fact supersedes (a corrected city, a fifth order number) leaves the
         document: it stays small (gateway.context.people.current_facts)."""
-        if not new:
+        if not new and not renewed:
             return 0
-        known = await self.facts(tenant, key)
+        read = await self.facts(tenant, key)
+        known = with_said_again(read, renewed)
         ids = {f.id for f in known}
         added = [f for f in new if f.id not in ids]
-        if added:
-            await self.save_facts(tenant, key, current_facts(known + added), plan, known)
+        if added or known != read:
+            await self.save_facts(tenant, key, current_facts(known + added), plan, read)
         return len(added)
 
     async def episode_index(self, tenant: str, customer: str) -> list[dict[str, Any]]:

@@ -15,6 +15,7 @@ people_patterns, the word lists people_words, spelled numbers people_numbers.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import itertools
@@ -40,7 +41,7 @@ from gateway.context.people_patterns import MACHINE_STAMP
 from gateway.context.people_quantities import date_spans
 from gateway.context.people_spans import agent_hits, customer_hits, is_english
 from gateway.context.people_text import FOLD
-from gateway.context.types import Fact, fact_kind
+from gateway.context.types import Fact, fact_kind, last_said
 from gateway.messages import message_text
 
 __all__ = [
@@ -50,7 +51,9 @@ __all__ = [
     "SINGLE_VALUED",
     "current_facts",
     "extract_people_facts",
+    "said_again",
     "spelled_number",
+    "with_said_again",
 ]
 
 KINDS: tuple[str, ...] = (
@@ -58,10 +61,14 @@ KINDS: tuple[str, ...] = (
     *("problem", "promise", "deadline"),
 )
 SINGLE_VALUED = frozenset({"name", "city", "address", "phone", "email"})
-KEEP_PER_KIND = 4  # of a multi-valued kind, the newest: a facts block stays small
+KEEP_PER_KIND = 4  # of a multi-valued kind, those said last: a facts block stays small
 # Of each kind of the operator's patterns (a "billing" amount, an "invoice"): they catch
 # what the people extractor does not read as the customer's, so they keep more.
 KEEP_PER_PATTERN = 8
+# Of the facts a kind keeps, how many may be kept for having been stated again by a later
+# turn (referred back to) rather than for being the newest: what a long conversation
+# keeps of its older facts.
+KEEP_SAID_AGAIN = 2
 CONTACT = frozenset({"email", "phone", "address"})  # scope "verified"
 DATED = frozenset({"date", "deadline"})  # shown with the ISO day they name when said
 FACT_STEP_S = 1e-6  # between the dates of two facts of one call (a float at 1.8e9 s: ~4 ulp)
@@ -345,11 +352,71 @@ def _kept_of(kind: str) -> int:
 
 
 def _first_to_go(group: list[Fact]) -> Fact:
-    """Of a kind with more than KEEP_PER_KIND facts, the one to drop: the oldest, but a
-    deadline that names a day outlives the older durations an agent repeats ("até cinco
-    dias úteis" said again does not push out "29 de agosto"); the newest always stays."""
-    undated = [f for f in group[:-1] if fact_kind(f) == "deadline" and not _dated(f.value)]
-    return undated[0] if undated else group[0]
+    """Of a kind with more facts than it keeps (in the order heard), the one to drop:
+    the one said longest ago (a fact a later turn stated again counts as said then), but
+    not one of the KEEP_SAID_AGAIN said again last (a promise a later turn referred back
+    to is worth more than the newer amounts said once), and before it a deadline naming
+    no day ("até cinco dias úteis" said again does not push out "29 de agosto"). The
+    newest always stays."""
+    older = group[:-1]
+    referred = sorted((f for f in older if f.said_again_at is not None), key=last_said)
+    kept = {id(f) for f in referred[len(referred) - KEEP_SAID_AGAIN :]}
+    candidates = [f for f in older if id(f) not in kept] or older
+    undated = [f for f in candidates if fact_kind(f) == "deadline" and not _dated(f.value)]
+    return min(undated or candidates, key=last_said)
+
+
+MONEY = frozenset({"amount", "promise"})
+
+
+def _restated_as(fact: Fact) -> frozenset[str]:
+    """What a later turn states when it states this fact again: its id, and for money
+    its sum (the customer asking after "os R$ 380,00" the agent promised says an
+    amount), for a dated fact the day it names (a deadline's day said back as a date)."""
+    return _restated(fact.id, fact_kind(fact), fact.value, fact.text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _restated(fid: str, kind: str, value: str, text: str) -> frozenset[str]:
+    """Read once per fact: every turn that hears a fact looks through the customer's."""
+    keys = {fid}
+    if kind in MONEY:
+        folded = " ".join(value.translate(FOLD).lower().split())
+        keys.add("money " + _money(folded, is_english(folded)))
+    if kind in DATED and (day := _day_named(text)):
+        keys.add("day " + day)
+    return frozenset(keys)
+
+
+def said_again(known: Sequence[Fact], heard: Sequence[Fact]) -> list[Fact]:
+    """The facts of `known` that `heard` (a later turn's facts, dated when said) states
+    again, of a kind that keeps several: each marked said again then, so that a promise
+    a later turn refers back to is not pushed out by the newer facts of its kind. Only
+    those said later than they were last."""
+    if not heard:
+        return []
+    when: dict[str, float] = {}
+    for f in heard:
+        for key in _restated_as(f):
+            when[key] = max(when.get(key, 0.0), f.created_at)
+    renewed = []
+    for f in known:
+        keys = _restated_as(f)
+        if when.keys().isdisjoint(keys) or not f.extracted or fact_kind(f) in SINGLE_VALUED:
+            continue
+        at = max(when.get(key, 0.0) for key in keys)
+        if at > last_said(f):
+            renewed.append(dataclasses.replace(f, said_again_at=at))
+    return renewed
+
+
+def with_said_again(facts: Sequence[Fact], renewed: Sequence[Fact]) -> list[Fact]:
+    """`facts`, each of `renewed` (`said_again`) in place of the fact it renews, unless
+    that one was said again later still."""
+    by_id = {f.id: f for f in renewed}
+    return [
+        by_id[f.id] if f.id in by_id and last_said(by_id[f.id]) > last_said(f) else f for f in facts
+    ]
 
 
 _ISO_DAY = re.compile(r"\((\d{4}-\d{2}-\d{2})\)")
@@ -370,15 +437,16 @@ def _dated(value: str) -> bool:
 
 def current_facts(facts: Sequence[Fact]) -> list[Fact]:
     """The facts still true: of a single-valued kind (name, city, address, phone, email)
-    the newest; of the others the KEEP_PER_KIND newest, less the one a correction
-    replaced. A dated fact naming a day another of its kind names replaces it (one day,
-    said again in other words), and a customer's date naming a deadline's day is that
-    deadline said back. A name said shorter (its first name) keeps the full one heard
-    before, unless it corrects it. The operator's patterns' facts (other kinds: "billing",
-    "invoice") are multi-valued too, the KEEP_PER_PATTERN newest of each: a pasted
-    statement's every amount would otherwise fill the facts document. The references an
-    agent gives are kept apart from the customer's orders, KEEP_PER_KIND of each. The
-    app's facts (not `extracted`) are never pruned."""
+    the newest; of the others the KEEP_PER_KIND said last (heard, or stated again by a
+    later turn: `said_again`), less the one a correction replaced. A dated fact naming a
+    day another of its kind names replaces it (one day, said again in other words), and
+    a customer's date naming a deadline's day is that deadline said back. A name said
+    shorter (its first name) keeps the full one heard before, unless it corrects it. The
+    operator's patterns' facts (other kinds: "billing", "invoice") are multi-valued too,
+    the KEEP_PER_PATTERN said last of each: a pasted statement's every amount would
+    otherwise fill the facts document. The references an agent gives are kept apart
+    from the customer's orders, KEEP_PER_KIND of each. The app's facts (not
+    `extracted`) are never pruned."""
     kept: dict[str, list[Fact]] = {}
     others: list[Fact] = []
     for fact in sorted(facts, key=lambda f: f.created_at):

@@ -17,7 +17,7 @@ from gateway.context.prompts import (
     split_overhead,
 )
 from gateway.context.transcript import Segments, Tokens, WindowInput, least_transcript
-from gateway.context.types import Episode, Fact
+from gateway.context.types import Episode, Fact, last_said
 
 
 @dataclass(frozen=True)
@@ -103,7 +103,7 @@ def _ranked(
         visible.sort(
             key=lambda f: (
                 -len(subject.intersection(f.tags)),
-                -(f.confirmed_at or f.created_at),
+                -(f.confirmed_at or last_said(f)),
                 f.id,
             )
         )

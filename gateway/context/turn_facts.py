@@ -12,7 +12,7 @@ from typing import Any
 from gateway.context.conversation_record import ConversationRecord
 from gateway.context.conversations import ConversationStore
 from gateway.context.heard import FactExtractor, heard_here, known_elsewhere, one_problem
-from gateway.context.people import DATED, current_facts
+from gateway.context.people import DATED, current_facts, said_again, with_said_again
 from gateway.context.types import Fact, Memory, fact_kind
 from gateway.errors import StoreUnavailable
 from gateway.messages import message_text
@@ -38,10 +38,12 @@ class TurnFacts:
         now: float,
     ) -> tuple[list[Fact], int, asyncio.Future[None] | None]:
         """(the facts with those the newest message states, how many it added, their
-        write). The write is started, not awaited: this request's window cannot show
-        them (they are in the newest message, and the facts block shows those of folded
-        turns), so it overlaps the rest of the build and the upstream call. A fold that
-        adds facts waits for it first, and so does the relay of the answer."""
+        write). The held facts it states again are marked so (`said_again`) and written
+        too, but add nothing. The write is started, not awaited: this request's window
+        cannot show them (they are in the newest message, and the facts block shows
+        those of folded turns), so it overlaps the rest of the build and the upstream
+        call. A fold that adds facts waits for it first, and so does the relay of the
+        answer."""
         latest = messages[-1] if messages and isinstance(messages[-1], dict) else None
         if fkey is None or latest is None or latest.get("role") != "user":
             return facts, 0, None
@@ -59,15 +61,18 @@ class TurnFacts:
             for f in one_problem(heard, facts, record.started)
             if f.id not in known or (fact_kind(f) in DATED and known[f.id] != f.text)
         ]
-        if not fresh:
+        # A fact held and stated again ("the R$ 380 you promised") keeps its place in
+        # its kind's bound: written, but not counted as progress.
+        renewed = said_again(facts, heard)
+        if not fresh and not renewed:
             return facts, 0, None
-        kept = current_facts([*facts, *fresh])
+        kept = current_facts([*with_said_again(facts, renewed), *fresh])
         # A fact the bounds drop at once ("Siobhan" beside the "Siobhan Marsh" of an
         # earlier conversation, a pasted amount past the pattern's eight) is not learned:
         # nothing to write, and no progress to count (it would reset a loop every turn).
         kept_ids = {f.id for f in kept}
         fresh = [f for f in fresh if f.id in kept_ids]
-        if not fresh:
+        if not fresh and not renewed:
             return facts, 0, None
         write = asyncio.ensure_future(
             self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)

@@ -30,11 +30,20 @@ class Fact:
     # name and `value`, nothing more): visible in a conversation where the customer
     # states `value`, whatever the caller's scopes.
     extracted: bool = False
+    # When its value was last stated again (a later turn referring back to it), if it
+    # was: of a kind that keeps several facts, the ones said last stay (gateway.context.
+    # people.current_facts). Not `created_at`, which places it in the prompt.
+    said_again_at: float | None = None
 
 
 def fact_kind(fact: Fact) -> str:
     """What a fact is about ("name", "order", ...): its first tag, "" without one."""
     return fact.tags[0] if fact.tags else ""
+
+
+def last_said(fact: Fact) -> float:
+    """When a fact was last stated: heard, or stated again by a later turn since."""
+    return max(fact.created_at, fact.said_again_at or 0.0)
 
 
 @dataclass(frozen=True)
