@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from gateway.context.conversations import fact_from_json, fact_to_json
 from gateway.context.heard import merged_facts, not_heard_before
 from gateway.context.people import (
     KEEP_PER_KIND,
@@ -2632,3 +2633,28 @@ def test_a_name_or_place_that_is_no_everyday_word_is_still_heard(
 )
 def test_asking_how_the_agent_is_is_courtesy_not_the_problem(text: str, problem: str) -> None:
     assert [f.value for f in extract(text) if f.tags[0] == "problem"] == [problem]
+
+
+def test_a_renewal_takes_only_the_time_onto_the_fact_as_it_is_now() -> None:
+    """A turn marks a fact said again from the copy it read at its start; meanwhile the
+    app may have confirmed or scoped that fact (PUT /facts): the mark changes its time
+    only, and a fact the app made its own (no longer extracted) is not renewed."""
+    read = [fact("promise", "R$ 380,00", 1)]
+    renewed = said_again(read, [fact("promise", "R$ 380,00", 60)])
+    assert renewed and renewed[0].said_again_at == 60
+    scoped = dataclasses.replace(read[0], tags=(*read[0].tags[:1], "verified"), confirmed=True)
+    [now] = with_said_again([scoped], renewed)
+    assert now.said_again_at == 60 and now.confirmed and "verified" in now.tags
+    owned = dataclasses.replace(scoped, extracted=False)
+    assert with_said_again([owned], renewed) == [owned]
+
+
+@pytest.mark.parametrize("stored", ["2024-01-01", 1e300, -5, True, None, [1], float("nan")])
+def test_a_damaged_said_again_time_in_a_stored_fact_is_read_as_none(stored: Any) -> None:
+    """A facts document damaged by hand or by another version: the fact is read, its
+    said-again time is not (a string failed every turn that compared it; 1e300 pinned the
+    fact for ever)."""
+    doc = {**fact_to_json(fact("promise", "R$ 380,00", 1)), "said_again_at": stored}
+    read = fact_from_json(doc)
+    assert read.value == "R$ 380,00" and read.said_again_at is None
+    assert current_facts([read, fact("promise", "R$ 12,00", 2)])  # compares without failing

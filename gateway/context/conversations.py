@@ -73,11 +73,24 @@ def fact_to_json(fact: Fact) -> dict[str, Any]:
 _FACT_NAMES = tuple(f.name for f in dataclasses.fields(Fact))
 
 
+_LATEST_TIME = 253402300799  # 9999-12-31T23:59:59Z
+
+
 def fact_from_json(doc: dict[str, Any]) -> Fact:
     names = {f.name for f in dataclasses.fields(Fact)}
     values = {k: v for k, v in doc.items() if k in names}
     values["tags"] = tuple(values.get("tags") or ())
+    values["said_again_at"] = _time_or_none(values.get("said_again_at"))
     return Fact(**values)
+
+
+def _time_or_none(value: Any) -> float | None:
+    """A stored time as a number of seconds, or None when it cannot be one (a damaged
+    document's "2024-01-01" would fail every turn that compares it; 1e300 would pin the
+    fact for ever)."""
+    if type(value) not in (int, float) or not 0 <= value <= _LATEST_TIME:
+        return None
+    return float(value)
 
 
 def facts_key(customer: str | None, conversation: str | None) -> str | None:

@@ -411,12 +411,18 @@ def said_again(known: Sequence[Fact], heard: Sequence[Fact]) -> list[Fact]:
 
 
 def with_said_again(facts: Sequence[Fact], renewed: Sequence[Fact]) -> list[Fact]:
-    """`facts`, each of `renewed` (`said_again`) in place of the fact it renews, unless
-    that one was said again later still."""
-    by_id = {f.id: f for f in renewed}
-    return [
-        by_id[f.id] if f.id in by_id and last_said(by_id[f.id]) > last_said(f) else f for f in facts
-    ]
+    """`facts`, each that `renewed` (`said_again`) renews marked said again then, unless
+    it was said again later still. Only the time is taken: `facts` may be newer than the
+    copy `renewed` was made from (the app confirmed, scoped or edited the fact since),
+    and a fact no longer extracted (the app's now) is not renewed."""
+    when = {f.id: f.said_again_at for f in renewed if f.said_again_at is not None}
+    return [_renewed(f, when.get(f.id)) for f in facts]
+
+
+def _renewed(fact: Fact, at: float | None) -> Fact:
+    if at is None or not fact.extracted or at <= last_said(fact):
+        return fact
+    return dataclasses.replace(fact, said_again_at=at)
 
 
 _ISO_DAY = re.compile(r"\((\d{4}-\d{2}-\d{2})\)")

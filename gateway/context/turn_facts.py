@@ -74,11 +74,22 @@ class TurnFacts:
         fresh = [f for f in fresh if f.id in kept_ids]
         if not fresh and not renewed:
             return facts, 0, None
-        write = asyncio.ensure_future(
-            self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
-        )
+        if renewed:  # on the document as it is now: the app may have edited a fact since
+            write = asyncio.ensure_future(self._renew(record, fkey, fresh, renewed))
+        else:
+            write = asyncio.ensure_future(
+                self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
+            )
         write.add_done_callback(_log_failed_write)
         return kept, len(fresh), write
+
+    async def _renew(
+        self, record: ConversationRecord, fkey: str, fresh: list[Fact], renewed: list[Fact]
+    ) -> None:
+        """The new facts added and the renewed ones marked on a fresh read of the facts
+        document: a fact the app confirmed, scoped or deleted since this request read it
+        stays as the app left it."""
+        await self.conversations.add_facts(record.tenant, fkey, fresh, record.plan, renewed)
 
     async def forget_edited(
         self, record: ConversationRecord, messages: list[Any], facts: list[Fact], fkey: str | None
