@@ -1,10 +1,10 @@
 """The chain's exit triggers: the I/O shell around `gateway.loops.detector`.
 
-A loop (N loop turns in a row) escalates as soon as its last turn is answered: it is
-recorded, counted and sent to the webhook then, and its action applies to the next turn
-answered (a customer who gives up after re-asking twice is still counted). At the start
-of a turn, a pending loop, or a turn ceiling passed without progress, escalates, and the
-class's action applies: `signal` (response header
+A loop (`loop.consecutive` loop turns among the last `loop.within`) escalates as soon
+as its last turn is answered: it is recorded, counted and sent to the webhook then, and
+its action applies to the next turn answered (a customer who gives up after re-asking
+twice is still counted). At the start of a turn, a pending loop, or a turn ceiling
+passed without progress, escalates, and the class's action applies: `signal` (response header
 `X-Gateway-Escalation`, a metric, the state in GET /v1/conversations/{id}), `instruct`
 (signal, and tell the model to offer a human), `handoff` (signal, and answer with the
 class's handoff message without calling the model, booked at zero cost). A tenant's
