@@ -1020,6 +1020,17 @@ def _send(
     history.append({"role": "assistant", "content": reply.choices[0].message.content})
 
 
+def _five_newer_offers_then_a_fold() -> list[ChatCompletionMessageParam]:
+    """Five offers of the agent said once each, then enough turns to fold them."""
+    offers: list[ChatCompletionMessageParam] = []
+    for n in range(5):
+        offers += [
+            {"role": "user", "content": "e o frete, vocês cobrem?"},
+            {"role": "assistant", "content": f"Posso te reembolsar R$ {n + 11},00 do frete."},
+        ]
+    return [*offers, *_filler(150), {"role": "user", "content": "certo, obrigado"}]
+
+
 def test_a_promise_the_customer_asks_after_outlives_newer_promises(
     sqlite_app_gateway: InProcessGateway,
 ) -> None:
@@ -1045,12 +1056,7 @@ def test_a_promise_the_customer_asks_after_outlives_newer_promises(
         question = "e os R$ 380,00 que vocês iam estornar? nada ainda" if asks else "e aí?"
         history.append({"role": "user", "content": question})
         _send(client, history, headers)
-        for n in range(5):
-            history += [
-                {"role": "user", "content": "e o frete, vocês cobrem?"},
-                {"role": "assistant", "content": f"Posso te reembolsar R$ {n + 11},00 do frete."},
-            ]
-        history += [*_filler(150), {"role": "user", "content": "certo, obrigado"}]
+        history += _five_newer_offers_then_a_fold()
         _send(client, history, headers)
         promises = _promises(gw, customer)
         assert "R$ 15,00" in promises and len(promises) <= 4, promises  # the newer ones folded
@@ -1075,12 +1081,7 @@ def test_a_sum_in_a_bots_greeting_is_not_said_again_at_every_fold(
     ]
     _send(client, history, headers)
     assert "R$ 99,00" in _promises(gw, "cust-greeting")  # heard at the first fold
-    for n in range(5):
-        history += [
-            {"role": "user", "content": "e o frete, vocês cobrem?"},
-            {"role": "assistant", "content": f"Posso te reembolsar R$ {n + 11},00 do frete."},
-        ]
-    history += [*_filler(150), {"role": "user", "content": "certo, obrigado"}]
+    history += _five_newer_offers_then_a_fold()
     _send(client, history, headers)
     promises = _promises(gw, "cust-greeting")
     assert "R$ 15,00" in promises and "R$ 99,00" not in promises, promises

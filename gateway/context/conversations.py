@@ -30,7 +30,7 @@ from gateway.context.conversation_record import RECORD_FIELDS, ConversationRecor
 from gateway.context.people import current_facts, with_said_again
 from gateway.context.record_merge import merge
 from gateway.context.retention import Retention
-from gateway.context.types import Episode, Fact
+from gateway.context.types import LATEST_TIME, Episode, Fact
 from gateway.errors import StoreUnavailable
 from gateway.store import Store
 
@@ -73,9 +73,6 @@ def fact_to_json(fact: Fact) -> dict[str, Any]:
 _FACT_NAMES = tuple(f.name for f in dataclasses.fields(Fact))
 
 
-_LATEST_TIME = 253402300799  # 9999-12-31T23:59:59Z
-
-
 def fact_from_json(doc: dict[str, Any]) -> Fact:
     names = {f.name for f in dataclasses.fields(Fact)}
     values = {k: v for k, v in doc.items() if k in names}
@@ -88,7 +85,7 @@ def _time_or_none(value: Any) -> float | None:
     """A stored time as a number of seconds, or None when it cannot be one (a damaged
     document's "2024-01-01" would fail every turn that compares it; 1e300 would pin the
     fact for ever)."""
-    if type(value) not in (int, float) or not 0 <= value <= _LATEST_TIME:
+    if type(value) not in (int, float) or not 0 <= value <= LATEST_TIME:
         return None
     return float(value)
 

@@ -41,6 +41,9 @@ def fact_kind(fact: Fact) -> str:
     return fact.tags[0] if fact.tags else ""
 
 
+LATEST_TIME = 253402300799  # 9999-12-31T23:59:59Z: the latest time a fact may carry
+
+
 def last_said(fact: Fact) -> float:
     """When a fact was last stated: heard, or stated again by a later turn since."""
     return max(fact.created_at, fact.said_again_at or 0.0)

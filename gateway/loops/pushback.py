@@ -216,7 +216,7 @@ _SOURCE_NEXT = word_set("in on at na no nas nos em en el la los las pela pelo po
 def restates(text: str) -> bool:
     """Whether an agent's reply says it is saying again what it said (a phrase followed
     by where it was said, "na nossa página", is a pointer to a source instead)."""
-    folded = fold_text(text[:MESSAGE_CHARS]).replace("\u2019", "'")
+    folded = _folded(text)
     for found in _RESTATING.finditer(folded):
         after = folded[found.end() : found.end() + 24].split(None, 1)
         if not after or after[0].strip(",.;:!?") not in _SOURCE_NEXT:
@@ -226,5 +226,10 @@ def restates(text: str) -> bool:
 
 def pushes_back(text: str) -> bool:
     """Whether a customer's message says the answer did not help or was given already."""
-    folded = fold_text(text[:MESSAGE_CHARS]).replace("\u2019", "'")  # a typographic apostrophe
-    return _PUSHBACK.search(folded) is not None
+    return _PUSHBACK.search(_folded(text)) is not None
+
+
+def _folded(text: str) -> str:
+    """A message as the phrases are written: its first MESSAGE_CHARS, lower case, no
+    accents, a typographic apostrophe as a plain one."""
+    return fold_text(text[:MESSAGE_CHARS]).replace("\u2019", "'")

@@ -21,7 +21,7 @@ from starlette.requests import Request
 from gateway.context import customers
 from gateway.context.conversation_record import ConversationRecord, is_anonymous
 from gateway.context.conversations import customer_facts_key, fact_to_json
-from gateway.context.types import Fact
+from gateway.context.types import LATEST_TIME, Fact
 from gateway.errors import InvalidRequest, NotFound
 from gateway.loops.state import LoopState, progressed
 from gateway.proxy.http_responses import RawResponse, json_response
@@ -30,7 +30,6 @@ from gateway.proxy.request_body import json_object, read_body
 from gateway.runtime import Gateway
 
 MAX_FACT_CHARS = 2000
-LATEST_TIME = 253402300799  # 9999-12-31T23:59:59Z
 
 
 async def _caller(request: Request) -> tuple[Gateway, Caller]:
