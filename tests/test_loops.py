@@ -892,23 +892,37 @@ def test_progress_event_validation(sqlite_gateway: GatewayProc, tmp_path: Path) 
     assert missing.status_code == 404
 
 
+def _escalations(gw: GatewayProc, said: list[str], conv: str, **headers: str) -> list[str | None]:
+    """The escalation header of each turn of a conversation saying `said` in turn."""
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    return [
+        _turn(gw, messages, text, None, conv, stream=False, **headers)[1].get(
+            "x-gateway-escalation"
+        )
+        for text in said
+    ]
+
+
 def test_a_dispute_that_keeps_bringing_new_facts_is_progressing(
     sqlite_gateway: GatewayProc,
 ) -> None:
-    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
-    seen = []
-    for n in range(1, 10):
-        _, headers = _turn(
-            sqlite_gateway,
-            messages,
-            f"Here is another disputed charge: invoice INV-{4000 + n} for ${10 + n}.50.",
-            None,
-            "dispute-facts",
-            stream=False,
-            **{"X-Conversation-Class": "dispute", "X-Customer-Id": "cust-disputes"},
-        )
-        seen.append(headers.get("x-gateway-escalation"))
-    assert "turn_ceiling" not in seen
+    said = [
+        f"Here is another disputed charge: invoice INV-{4000 + n} for ${10 + n}.50."
+        for n in range(1, 10)
+    ]
+    headers = {"X-Conversation-Class": "dispute", "X-Customer-Id": "cust-disputes"}
+    assert "turn_ceiling" not in _escalations(sqlite_gateway, said, "dispute-facts", **headers)
+
+
+def test_a_customer_going_round_the_same_orders_is_not_progressing(
+    sqlite_gateway: GatewayProc,
+) -> None:
+    """Six orders asked about in turn, then the same six again: a kind keeps four, so
+    each one named again comes back as a fact the bound had dropped. That is nothing
+    learned: the conversation is escalated, not taken for one that moves on."""
+    said = [f"Where is my order {48211 + 7 * (n % 6)}? It was never delivered." for n in range(12)]
+    seen = _escalations(sqlite_gateway, said, "orders-round", **{"X-Customer-Id": "cust-round"})
+    assert seen[:6] == [None] * 6 and "loop" in seen[6:]
 
 
 def test_a_question_asked_again_with_a_new_complaint_each_time_is_a_loop() -> None:

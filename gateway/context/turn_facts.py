@@ -37,13 +37,13 @@ class TurnFacts:
         fkey: str | None,
         now: float,
     ) -> tuple[list[Fact], int, asyncio.Future[None] | None]:
-        """(the facts with those the newest message states, how many it added, their
-        write). The held facts it states again are marked so (`said_again`) and written
-        too, but add nothing. The write is started, not awaited: this request's window
-        cannot show them (they are in the newest message, and the facts block shows
-        those of folded turns), so it overlaps the rest of the build and the upstream
-        call. A fold that adds facts waits for it first, and so does the relay of the
-        answer."""
+        """(the facts with those the newest message states, how many of them are
+        learned (`new_to` the conversation), their write). The held facts it states
+        again are marked so (`said_again`) and written too, but add nothing. The write
+        is started, not awaited: this request's window cannot show them (they are in
+        the newest message, and the facts block shows those of folded turns), so it
+        overlaps the rest of the build and the upstream call. A fold that adds facts
+        waits for it first, and so does the relay of the answer."""
         latest = messages[-1] if messages and isinstance(messages[-1], dict) else None
         if fkey is None or latest is None or latest.get("role") != "user":
             return facts, 0, None
@@ -81,7 +81,7 @@ class TurnFacts:
                 self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
             )
         write.add_done_callback(_log_failed_write)
-        return kept, len(fresh), write
+        return kept, len(new_to(messages[:-1], fresh)), write
 
     async def _renew(
         self, record: ConversationRecord, fkey: str, fresh: list[Fact], renewed: list[Fact]
@@ -112,6 +112,20 @@ class TurnFacts:
         if fkey is not None and len(kept) < len(facts):
             await self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
         return kept
+
+
+def new_to(earlier: list[Any], fresh: list[Fact]) -> list[Fact]:
+    """Of the facts a turn added, those the customer had not stated in an earlier message
+    of this request: learned. A value said before and since pushed out of its kind's
+    bound (a sixth order number, then the first again) comes back as a fresh fact, but
+    tells nothing new: counted as learning, a customer going round several values would
+    reset the loop count on every turn and never be escalated."""
+    if not fresh:
+        return fresh
+    said = "\n".join(
+        message_text(m) for m in earlier if isinstance(m, dict) and m.get("role") == "user"
+    ).casefold()
+    return [f for f in fresh if not (f.value and f.value.casefold() in said)]
 
 
 async def settled(write: asyncio.Future[None] | None) -> None:
