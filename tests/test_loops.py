@@ -19,6 +19,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from bench.loop_eval import chitchat, evaluate, first_escalation, first_streak, workload
 from gateway.context.policy import DEFAULT_POLICY, load_policies
+from gateway.loops import state as loop_state
 from gateway.loops.detector import decide, observe_turn
 from gateway.loops.pushback import pushes_back, restates
 from gateway.loops.state import LoopState, escalated, merge_states, progressed
@@ -589,6 +590,8 @@ def test_the_stored_state_stays_small_and_survives_an_older_layout() -> None:
     stored = orjson.dumps(state.to_json())
     assert len(stored) < 8_000, len(stored)
     assert LoopState.from_json(orjson.loads(stored)) == state
+    # read back as another replica would, with no window of its own packing remembered
+    assert loop_state._decode_window(orjson.loads(stored)["window"]) == state.turns
     older = {"users": [[[1, 2], []]], "replies": [[[3], []]], "streak": 1, "loop_turns": 4}
     assert LoopState.from_json(older).loop_turns == 4
 

@@ -11,6 +11,7 @@ what can be read and starts a new window.
 from __future__ import annotations
 
 import base64
+import contextlib
 import sys
 from array import array
 from collections.abc import Iterable
@@ -52,15 +53,16 @@ def _pack(units: Iterable[int]) -> str:
     return base64.b64encode(values.tobytes()).decode()
 
 
-# A stored state is read by the turn and by any merge that meets it: the last few are
-# kept decoded (a full window decodes to ~300 KB of sets, so only a few).
-@lru_cache(maxsize=64)
-def _unpack_list(text: str) -> tuple[int, ...]:
+def _decode_list(text: str) -> tuple[int, ...]:
     values = array("I")
     values.frombytes(base64.b64decode(text, validate=True))
     if sys.byteorder == "big":  # stored little-endian, whatever the replica
         values.byteswap()
     return tuple(values)
+
+
+# A stored state's formulas are read by the turn and by any merge that meets it.
+_unpack_list = lru_cache(maxsize=64)(_decode_list)
 
 
 @dataclass(frozen=True)
@@ -94,12 +96,37 @@ def _pack_window(turns: Iterable[tuple[Side, Side]]) -> str:
         for side in pair:
             values += (side.whole, len(side.words), len(side.identifiers), len(side.keys))
             values += (*side.words, *side.identifiers, *side.keys)
-    return _pack(values)
+    text = _pack(values)
+    _remember(text, tuple(turns))
+    return text
 
 
-@lru_cache(maxsize=64)
+# A window packed by a turn is read back by the conversation's next turn, and by any
+# merge that meets it: packing and reading share one memo of the last DECODED_WINDOWS
+# (insertion order, the oldest goes), so on one replica a turn decodes no window. A full
+# window decodes to ~300 KB of sets; one packed here shares the sets of the state it
+# came from.
+DECODED_WINDOWS = 128
+_windows: dict[str, tuple[tuple[Side, Side], ...]] = {}
+
+
+def _remember(text: str, turns: tuple[tuple[Side, Side], ...]) -> None:
+    _windows[text] = turns
+    if len(_windows) > DECODED_WINDOWS:
+        with contextlib.suppress(KeyError, RuntimeError, StopIteration):
+            del _windows[next(iter(_windows))]
+
+
 def _unpack_window(text: str) -> tuple[tuple[Side, Side], ...]:
-    values, at, sides = _unpack_list(text), 0, []
+    turns = _windows.get(text)
+    if turns is None:
+        turns = _decode_window(text)
+        _remember(text, turns)
+    return turns
+
+
+def _decode_window(text: str) -> tuple[tuple[Side, Side], ...]:
+    values, at, sides = _decode_list(text), 0, []
     while at + 4 <= len(values):
         whole, words, ids, keys = values[at : at + 4]
         at += 4
