@@ -117,6 +117,59 @@ def test_unknown_route_and_method(sqlite_app_gateway: InProcessGateway) -> None:
         _error(gw.http.get(f"{gw.v1}{path}", headers=auth), 404, "route_not_proxied")
 
 
+@pytest.mark.parametrize(
+    ("route", "body", "param"),
+    [
+        ("responses", {"input": "and now?", "previous_response_id": "resp_other"}, None),
+        ("responses", {"input": "and now?", "conversation": "conv_other"}, None),
+        ("responses", {"input": "hi", "prompt": {"id": "pmpt_other"}}, "prompt"),
+        (
+            "responses",
+            {"input": [{"role": "user", "content": [{"type": "input_file", "file_id": "f"}]}]},
+            "input[0].content[0].file_id",
+        ),
+        ("responses", {"input": [{"type": "item_reference", "id": "msg_other"}]}, "input[0]"),
+        ("responses", {"input": "hi", "tools": [{"type": "file_search"}]}, "tools[0]"),
+        (
+            "responses",
+            {"input": "hi", "tools": [{"type": "code_interpreter", "container": "cntr_other"}]},
+            "tools[0].container",
+        ),
+        (
+            "chat/completions",
+            {
+                "messages": [
+                    {"role": "user", "content": [{"type": "file", "file": {"file_id": "f"}}]}
+                ]
+            },
+            "messages[0].content[0].file.file_id",
+        ),
+    ],
+)
+def test_a_reference_to_an_object_stored_with_the_provider_is_refused(
+    sqlite_app_gateway: InProcessGateway, route: str, body: dict[str, Any], param: str | None
+) -> None:
+    """Every tenant shares the provider key: a stored response, conversation, prompt,
+    file, item, vector store or container named by id may be another tenant's. Refused
+    before anything is forwarded or booked, naming the field."""
+    gw = sqlite_app_gateway
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    response = gw.http.post(f"{gw.v1}/{route}", json={"model": "gpt-4o-mini", **body}, headers=auth)
+    error = _error(response, 400, "provider_state_not_proxied")
+    assert error["param"] == (param or next(k for k in body if k != "input"))
+    assert _booked(gw) == 0
+
+
+def test_the_sdk_sees_a_stored_response_refused(sqlite_app_gateway: InProcessGateway) -> None:
+    client = sqlite_app_gateway.openai()
+    with pytest.raises(openai.BadRequestError) as info:
+        client.responses.create(model="gpt-4o-mini", input="hi", previous_response_id="resp_x")
+    assert info.value.code == "provider_state_not_proxied"
+    assert "previous_response_id" in info.value.message
+    client.responses.create(model="gpt-4o-mini", input="hi")  # the stateless call passes
+    assert _booked(sqlite_app_gateway) == 1
+
+
 def test_dot_segments_on_the_wire_are_refused(sqlite_gateway: GatewayProc) -> None:
     auth = {"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"}
     port = int(sqlite_gateway.url.rsplit(":", 1)[1])

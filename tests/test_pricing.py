@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Any
 
+import pytest
 from genai_prices import Usage, calc_price
 from hypothesis import given
 from hypothesis import strategies as st
 
 from gateway.ledger.usage import TokenUsage
+from gateway.spend.images import beyond_count, image_cost, images_in
 from gateway.spend.money import from_units, to_units
 from gateway.spend.pricing import PriceEntry, Pricer
 
@@ -75,3 +78,34 @@ def test_the_fast_path_prices_exactly_like_genai_prices(
         model,
     ).total_price.quantize(Decimal("1e-10"))
     assert Pricer({}).cost(model, usage) == expected
+
+
+@pytest.mark.parametrize(
+    ("model", "detail", "most"),
+    [
+        ("gpt-4o-mini-2024-07-18", "high", 2833 + 8 * 5667),
+        ("gpt-4o-mini", "low", 2833),
+        ("gpt-4o-2024-08-06", "auto", 85 + 8 * 170),
+        ("gpt-4o", None, 85 + 8 * 170),  # no detail: auto, which may choose high
+        ("openai/gpt-4.1-mini", "low", round(1536 * 1.62)),  # patches: detail aside
+        ("o3", "high", 75 + 8 * 150),
+        ("some-new-model", "low", 2833),  # unknown: the dearest known
+        ("some-new-model", "high", 2833 + 8 * 5667),
+    ],
+)
+def test_an_image_is_held_at_the_most_its_model_bills(model: str, detail: Any, most: int) -> None:
+    assert image_cost(model, detail) == most
+
+
+def test_the_images_of_chat_and_responses_inputs_are_found() -> None:
+    chat = [
+        {"role": "system", "content": "x"},
+        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}]},
+    ]
+    responses = [
+        {"role": "user", "content": [{"type": "input_image", "image_url": "u", "detail": "low"}]},
+        {"type": "input_image", "image_url": "u"},
+    ]
+    assert images_in(chat) == ((None, 85),)  # the window counted it as 85 tokens
+    assert images_in(responses) == (("low", 0), (None, 0))
+    assert beyond_count("gpt-4o-mini", images_in(chat)) == 2833 + 8 * 5667 - 85

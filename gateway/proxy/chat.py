@@ -26,6 +26,7 @@ from gateway.ops import tracing
 from gateway.proxy import request_log
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
+from gateway.proxy.provider_refs import check_chat
 from gateway.proxy.request_body import (
     ask_stream_usage,
     json_object,
@@ -38,6 +39,7 @@ from gateway.proxy.upstream import response_headers
 from gateway.runtime import Gateway
 from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
+from gateway.spend.images import images_in
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
 
 ROUTE = "chat"
@@ -74,6 +76,7 @@ def parse_chat(body: dict[str, Any]) -> ChatCall:
         raise InvalidRequest("'messages' is required.", param="messages")
     if not isinstance(messages, list):
         raise InvalidRequest("'messages' must be a list of message objects.", param="messages")
+    check_chat(messages)
     stream = body.get("stream") is True
     options = body.get("stream_options")
     wants_usage = isinstance(options, dict) and options.get("include_usage") is True
@@ -159,7 +162,13 @@ async def chat_completions(request: Request) -> ASGIApp:
         input_estimate, gw.tokens.factor(call.model), turn.window.report.max_tokens, call.replies
     )
     with tracing.span("spend.guard"):
-        spend = await gw.guard.reserve(caller, call.model, worst.input_tokens, worst.output_tokens)
+        spend = await gw.guard.reserve(
+            caller,
+            call.model,
+            worst.input_tokens,
+            worst.output_tokens,
+            images=images_in(turn.window.messages),
+        )
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
     ctx = _Context(gw, caller, call, turn, spend, input_estimate, rate=rate)
     # On an error after the upstream was reached the call may be billed: book an estimate.

@@ -124,7 +124,12 @@ async def _reserve(gw: Gateway, caller: Caller, call: PassCall) -> Reservation:
         return gw.guard.unheld(caller, model)
     worst = WorstCase.of(call.raw_input, gw.tokens.factor(model), call.max_output, call.replies)
     return await gw.guard.reserve(
-        caller, model, worst.input_tokens, worst.output_tokens, bounded=call.bounded
+        caller,
+        model,
+        worst.input_tokens,
+        worst.output_tokens,
+        bounded=call.bounded,
+        images=call.images,
     )
 
 

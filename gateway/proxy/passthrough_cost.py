@@ -18,7 +18,9 @@ import orjson
 
 from gateway.errors import InvalidRequest
 from gateway.ledger.tokens import TokenCounter
+from gateway.proxy.provider_refs import check_responses
 from gateway.proxy.request_body import ask_stream_usage, json_object_or_none, positive_int
+from gateway.spend.images import images_in
 
 FREE_ROUTES = frozenset({"models", "moderations"})
 TOKEN_ROUTES = frozenset({"embeddings", "completions", "responses"})
@@ -36,6 +38,7 @@ class PassCall:
     bounded: bool = True  # False: the cost cannot be read from the body (images, audio)
     free: bool = False
     hide_usage: bool = False  # the gateway asked for the stream's usage, not the client
+    images: tuple[tuple[Any, int], ...] = ()  # input images (gateway.spend.images.images_in)
 
     @property
     def estimated(self) -> bool:
@@ -64,8 +67,15 @@ def read_call(
     if ceiling is None:
         ceiling = obj[key] = defaults.get(route, 1)
     if route == "responses":
+        check_responses(obj)
+        items = obj.get("input")
         return PassCall(
-            route, model, orjson.dumps(obj), _responses_input(tokens, model, obj), ceiling
+            route,
+            model,
+            orjson.dumps(obj),
+            _responses_input(tokens, model, obj),
+            ceiling,
+            images=images_in(items) if isinstance(items, list) else (),
         )
     return _completions(tokens, model, obj, ceiling)
 

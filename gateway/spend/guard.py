@@ -14,6 +14,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gateway.errors import GatewayError, StoreBusy, StoreUnavailable
 from gateway.ids import new_id
@@ -22,6 +23,7 @@ from gateway.ops.metrics import GatewayMetrics
 from gateway.proxy.identity import Caller
 from gateway.spend.ceilings import Ceiling, SpendRules, describe
 from gateway.spend.hold import Hold, Reservation
+from gateway.spend.images import beyond_count
 from gateway.spend.money import to_units
 from gateway.spend.pricing import Pricer
 from gateway.store import Store
@@ -124,10 +126,13 @@ class SpendGuard:
         max_output: int,
         *,
         bounded: bool = True,
+        images: Sequence[tuple[Any, int]] = (),
     ) -> Reservation:
         """Hold the cost of `input_tokens` (already corrected, see `WorstCase`) and
-        `max_output` tokens for one call. `bounded=False`: its cost cannot be read from
-        the request (images, audio), so under a ceiling only `unpriced: allow` admits it."""
+        `max_output` tokens for one call, and of its input `images` at the most the
+        model it goes to may bill for them (gateway.spend.images). `bounded=False`: its
+        cost cannot be read from the request (image and audio routes), so under a
+        ceiling only `unpriced: allow` admits it."""
         tenant = caller.tenant
         policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, time.time())
         rid, keys = new_id(), policy.keys
@@ -137,12 +142,12 @@ class SpendGuard:
         held = tuple(k for k, _ in guarded)
         price_as = self._price_as(policy.ceiling, model, bounded)
         tokens = (input_tokens, max_output)
-        amount = self._amount(price_as or model, *tokens)
+        amount = self._amount(price_as or model, *_with_images(model, tokens, images))
         try:
             blocked = await self._reserve(rid, guarded, amount)
             if blocked is None:
                 return Reservation(rid, model, keys, held, price_as=price_as)
-            degraded = await self._degrade(rid, guarded, policy.ceiling, model, tokens)
+            degraded = await self._degrade(rid, guarded, policy.ceiling, model, tokens, images)
         except StoreUnavailable as exc:
             # a busy pool is this process's own load: refused (503), never unguarded
             if not self._fail_open or isinstance(exc, StoreBusy):
@@ -186,6 +191,7 @@ class SpendGuard:
         ceiling: Ceiling,
         model: str,
         tokens: tuple[int, int],
+        images: Sequence[tuple[Any, int]],
     ) -> tuple[str, str | None] | None:
         cheaper = ceiling.degrade_to
         if ceiling.action != "degrade" or not cheaper or cheaper == model:
@@ -194,7 +200,7 @@ class SpendGuard:
             price_as = self._price_as(ceiling, cheaper)
         except UnpricedModelRefused:
             return None  # a cheaper model that cannot be held is no way out
-        amount = self._amount(price_as or cheaper, *tokens)
+        amount = self._amount(price_as or cheaper, *_with_images(cheaper, tokens, images))
         if await self._reserve(rid, guarded, amount) is not None:
             return None
         return cheaper, price_as
@@ -281,3 +287,10 @@ class SpendGuard:
         finally:
             if not hold.handed_over:
                 await hold.close()
+
+
+def _with_images(
+    model: str, tokens: tuple[int, int], images: Sequence[tuple[Any, int]]
+) -> tuple[int, int]:
+    """(input, output) tokens with the input images at the most `model` bills for them."""
+    return tokens[0] + beyond_count(model, images), tokens[1]

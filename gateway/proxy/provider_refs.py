@@ -1,0 +1,78 @@
+"""References to objects stored with the provider, refused before a body is forwarded.
+
+Every tenant shares the gateway's provider key, so an id of a stored response, a
+conversation, a file, a vector store, a container or a stored prompt names an object any
+tenant's call may have made: forwarded, one tenant would read another's data (the
+routes that read such objects answer 404, gateway.proxy.passthrough). What such an object
+adds to a call's input cannot be counted from the body either, so the spend guard could
+not bound it. A call that needs earlier turns sends them, as chat does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from gateway.errors import InvalidRequest
+
+# Top-level fields of /v1/responses that name a stored object.
+_RESPONSE_FIELDS = ("previous_response_id", "conversation", "prompt")
+# Tools that run over stored objects (vector stores; a container given by id).
+_STORED_TOOLS = frozenset({"file_search"})
+
+
+def _refused(param: str, what: str) -> InvalidRequest:
+    return InvalidRequest(
+        f"'{param}' refers to {what} stored with the provider, where every tenant of this "
+        "gateway shares one key: the gateway does not forward it. Send the content itself "
+        "(earlier turns as input items, a file's text or a data URL).",
+        param=param,
+        code="provider_state_not_proxied",
+    )
+
+
+def _check_part(part: Any, param: str) -> None:
+    """A content part: a file or image given by `file_id` names a stored file."""
+    if not isinstance(part, Mapping):
+        return
+    if part.get("file_id") is not None:
+        raise _refused(f"{param}.file_id", "a file")
+    inner = part.get("file")
+    if isinstance(inner, Mapping) and inner.get("file_id") is not None:
+        raise _refused(f"{param}.file.file_id", "a file")
+
+
+def check_chat(messages: list[Any]) -> None:
+    """A chat call's messages: a `file` content part given by `file_id`."""
+    for i, message in enumerate(messages):
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if type(content) is list:
+            for j, part in enumerate(content):
+                _check_part(part, f"messages[{i}].content[{j}]")
+
+
+def check_responses(body: Mapping[str, Any]) -> None:
+    """A /v1/responses body: a stored response, conversation or prompt; input items or
+    their parts given by `file_id` (or a stored item by `item_reference`); a tool over
+    vector stores or a container given by id."""
+    for field in _RESPONSE_FIELDS:
+        if body.get(field) is not None:
+            raise _refused(field, "a " + field.removeprefix("previous_").replace("_id", ""))
+    for i, item in _dicts(body.get("input")):
+        if item.get("type") == "item_reference":
+            raise _refused(f"input[{i}]", "an item")
+        _check_part(item, f"input[{i}]")
+        for j, part in _dicts(item.get("content")):
+            _check_part(part, f"input[{i}].content[{j}]")
+    for i, tool in _dicts(body.get("tools")):
+        if tool.get("type") in _STORED_TOOLS:
+            raise _refused(f"tools[{i}]", "a vector store")
+        if isinstance(tool.get("container"), str):
+            raise _refused(f"tools[{i}].container", "a container")
+
+
+def _dicts(items: Any) -> list[tuple[int, Mapping[str, Any]]]:
+    """The objects of a list, with their places; nothing when it is not a list."""
+    if not isinstance(items, list):
+        return []
+    return [(i, item) for i, item in enumerate(items) if isinstance(item, Mapping)]
