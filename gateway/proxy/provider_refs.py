@@ -44,11 +44,13 @@ def _check_part(part: Any, param: str) -> None:
 
 def check_chat(messages: list[Any]) -> None:
     """A chat call's messages: a `file` content part given by `file_id`."""
-    for i, message in enumerate(messages):
-        content = message.get("content") if isinstance(message, Mapping) else None
-        if type(content) is list:
-            for j, part in enumerate(content):
-                _check_part(part, f"messages[{i}].content[{j}]")
+    # Every call, over every message: only a message whose content is a list of parts is
+    # looked into (a parsed body's messages are dicts).
+    lists = [m for m in messages if type(m) is dict and type(m.get("content")) is list]
+    for message in lists:
+        i = next(n for n, m in enumerate(messages) if m is message)
+        for j, part in enumerate(message["content"]):
+            _check_part(part, f"messages[{i}].content[{j}]")
 
 
 def check_responses(body: Mapping[str, Any]) -> None:
