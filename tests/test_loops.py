@@ -980,3 +980,21 @@ def test_a_failed_turn_does_not_use_up_the_escalation(tmp_path: Path) -> None:
         assert state["escalations"] == 1 and state["escalation_pending"] is None
     finally:
         gw.stop()
+
+
+# --- pt rewording (loops-pt branch) ---
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vocês só repetem",
+        "vcs não resolvem nada",
+        "os atendentes não respondem",
+        "ustedes no responden nunca",
+        "siempre repiten lo que dice la web",
+        "no ayudan en nada",
+    ],
+)
+def test_push_back_in_the_plural(text: str) -> None:
+    """Complaints about the agents in the plural ("vocês só repetem", "no responden") are
+    push back as the singular is."""
+    assert pushes_back(text)
