@@ -1049,3 +1049,16 @@ def test_push_back_in_the_plural(text: str) -> None:
     """Complaints about the agents in the plural ("vocês só repetem", "no responden") are
     push back as the singular is."""
     assert pushes_back(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("qual o prazo de entrega? é o nº 4521", False),
+        ("preciso da 2ª via do boleto, é o nº 889", False),
+        ("¿me lo devuelven o no?", True),
+    ],
+)
+def test_an_order_number_sign_is_no_push_back(text: str, expected: bool) -> None:
+    """ "nº" (número) folds to "no": "o nº 4521" is not the Spanish "¿sí o no?"."""
+    assert pushes_back(text) is expected

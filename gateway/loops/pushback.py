@@ -232,7 +232,12 @@ def pushes_back(text: str) -> bool:
     return _PUSHBACK.search(_folded(text)) is not None
 
 
+# "pedido nº 4521", "1ª via": an ordinal indicator folds to a letter ("o no"), and the
+# Spanish "¿sí o no?" would hear push back in every Portuguese order number.
+_ORDINALS = str.maketrans("", "", "\u00aa\u00ba")
+
+
 def _folded(text: str) -> str:
     """A message as the phrases are written: its first MESSAGE_CHARS, lower case, no
     accents, a typographic apostrophe as a plain one."""
-    return fold_text(text[:MESSAGE_CHARS]).replace("\u2019", "'")
+    return fold_text(text[:MESSAGE_CHARS].translate(_ORDINALS)).replace("\u2019", "'")
