@@ -1062,3 +1062,27 @@ def test_push_back_in_the_plural(text: str) -> None:
 def test_an_order_number_sign_is_no_push_back(text: str, expected: bool) -> None:
     """ "nº" (número) folds to "no": "o nº 4521" is not the Spanish "¿sí o no?"."""
     assert pushes_back(text) is expected
+
+
+def test_two_numbers_read_out_are_not_one_question_asked_again() -> None:
+    """A phone number read out digit by digit, then another one: no content to compare (a
+    digit said as a word is none, in Portuguese and Spanish as in English), so the second
+    is not the first asked again."""
+    from gateway.loops.detector import read_turn  # imported here: this block stays at the end
+    from gateway.loops.words import sentences
+
+    assert sentences(parse("nove oito sete seis cinco quatro"), "pt") == []
+    assert sentences(parse("nueve ocho siete seis cinco cuatro"), "es") == []
+    state, _ = observe_turn(
+        LoopState(),
+        "meu telefone é nove nove oito sete seis cinco quatro três dois um",
+        "Não encontrei esse telefone no cadastro. Pode confirmar o número, por favor?",
+        SETTINGS,
+    )
+    _, turn = read_turn(
+        state,
+        "é nove oito sete seis cinco quatro três dois um zero",
+        "Obrigado. Agora me informe o CPF do titular da conta, por favor.",
+        SETTINGS,
+    )
+    assert all(user < SETTINGS.user_similarity for user, _ in turn.against)
