@@ -997,3 +997,109 @@ def test_a_failed_turn_does_not_use_up_the_escalation(tmp_path: Path) -> None:
         assert state["escalations"] == 1 and state["escalation_pending"] is None
     finally:
         gw.stop()
+
+
+# --- pt rewording (loops-pt branch) ---
+# An agent's long notice, said after each short answer: a formula from its second time on
+# (written for these tests, not taken from any workload).
+NOTICE_PT = (
+    "Informamos que nosso horário de atendimento telefônico vai de segunda a sexta, das "
+    "nove às dezoito horas, exceto feriados nacionais e estaduais."
+)
+SHORT_ANSWERS_PT = (
+    (
+        "Qual é o prazo para trocar um produto com defeito?",
+        "A troca de produtos com defeito pode ser pedida em até noventa dias após o recebimento.",
+    ),
+    (
+        "Vocês entregam em Manaus?",
+        "Sim, enviamos para todo o Brasil, inclusive Manaus, pela transportadora parceira.",
+    ),
+    (
+        "Posso pagar com pix?",
+        "Pode sim: o pix aparece como opção na tela de pagamento e confirma na hora.",
+    ),
+)
+
+
+def test_a_long_notice_around_short_new_answers_is_a_formula() -> None:
+    """A notice longer than the new answer beside it, said again, is no content from its
+    second time on: the second reply is not read as the first one again."""
+    from gateway.loops.detector import read_turn  # imported here: this block stays at the end
+
+    state = LoopState()
+    covered = []
+    for ask, answer in SHORT_ANSWERS_PT:
+        state, turn = read_turn(state, ask, f"{answer} {NOTICE_PT}", SETTINGS)
+        state = state.observed(turn.user, turn.reply, turn.repeats(SETTINGS))
+        covered.append(turn.reply_repeated())
+    assert max(covered[1:]) < 0.5
+    assert state.loop_turns == 0
+
+
+def test_a_long_answer_said_again_with_little_beside_it_stays_content() -> None:
+    """The same answer said again with only a short apology beside it is no formula: a
+    re-ask answered so is a loop turn."""
+    answer = (
+        "O estorno foi solicitado ao banco e o valor volta para o seu cartão em até sete "
+        "dias úteis depois da aprovação da operadora."
+    )
+    state, _ = observe_turn(LoopState(), "Cadê o estorno da minha compra?", answer, SETTINGS)
+    state, is_loop = observe_turn(
+        state, "E o estorno da compra, quando cai?", f"Peço desculpas. {answer}", SETTINGS
+    )
+    assert is_loop
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "vocês só repetem",
+        "vcs não resolvem nada",
+        "os atendentes não respondem",
+        "ustedes no responden nunca",
+        "siempre repiten lo que dice la web",
+        "no ayudan en nada",
+    ],
+)
+def test_push_back_in_the_plural(text: str) -> None:
+    """Complaints about the agents in the plural ("vocês só repetem", "no responden") are
+    push back as the singular is."""
+    assert pushes_back(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("qual o prazo de entrega? é o nº 4521", False),
+        ("preciso da 2ª via do boleto, é o nº 889", False),
+        ("¿me lo devuelven o no?", True),
+    ],
+)
+def test_an_order_number_sign_is_no_push_back(text: str, expected: bool) -> None:
+    """ "nº" (número) folds to "no": "o nº 4521" is not the Spanish "¿sí o no?"."""
+    assert pushes_back(text) is expected
+
+
+def test_two_numbers_read_out_are_not_one_question_asked_again() -> None:
+    """A phone number read out digit by digit, then another one: no content to compare (a
+    digit said as a word is none, in Portuguese and Spanish as in English), so the second
+    is not the first asked again."""
+    from gateway.loops.detector import read_turn  # imported here: this block stays at the end
+    from gateway.loops.words import sentences
+
+    assert sentences(parse("nove oito sete seis cinco quatro"), "pt") == []
+    assert sentences(parse("nueve ocho siete seis cinco cuatro"), "es") == []
+    state, _ = observe_turn(
+        LoopState(),
+        "meu telefone é nove nove oito sete seis cinco quatro três dois um",
+        "Não encontrei esse telefone no cadastro. Pode confirmar o número, por favor?",
+        SETTINGS,
+    )
+    _, turn = read_turn(
+        state,
+        "é nove oito sete seis cinco quatro três dois um zero",
+        "Obrigado. Agora me informe o CPF do titular da conta, por favor.",
+        SETTINGS,
+    )
+    assert all(user < SETTINGS.user_similarity for user, _ in turn.against)

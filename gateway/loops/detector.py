@@ -133,12 +133,15 @@ def _formulas(
     state: LoopState, said_user: list[Sentence], said_reply: list[Sentence], answered_again: bool
 ) -> set[int]:
     """This turn's new formulas: a sentence said again by the same side is a formula when
-    it wraps new content at least as large as itself ("Posso ajudar em algo mais?" around
-    a different answer each time), or when FORMULA_TURNS recent messages of that side
-    said it already and this message says something else too. Never a sentence naming
-    an identifier, and never the customer's while the reply repeats an earlier one (a
-    question asked again with a new complaint around it is a loop, not a formula). A
-    message that only repeats teaches nothing: a verbatim re-ask or re-answer is a loop."""
+    it wraps new content at least as large as itself, or of LEAST_REPLY units when it is
+    longer ("Posso ajudar em algo mais?" around a different answer each time; an agent's
+    notice of twenty words said again after a new answer of eight: on its second time it
+    would otherwise make the reply look answered again), or when FORMULA_TURNS recent
+    messages of that side said it already and this message says something else too.
+    Never a sentence naming an identifier, and never the customer's while the reply
+    repeats an earlier one (a question asked again with a new complaint around it is a
+    loop, not a formula). A message that only repeats teaches nothing: a verbatim re-ask
+    or re-answer is a loop, and so is an answer said again beside a short apology."""
     found: set[int] = set()
     if not state.turns:
         return found
@@ -156,7 +159,7 @@ def _formulas(
             times = again.get(sentence.key, 0)
             if sentence.identifiers or not times:
                 continue
-            if (wraps_new and len(sentence.words) <= rest.weight()) or (
+            if (wraps_new and min(len(sentence.words), LEAST_REPLY) <= rest.weight()) or (
                 times >= FORMULA_TURNS and rest.weight()
             ):
                 found.add(sentence.key)

@@ -1,9 +1,10 @@
 """Going around in circles, as people say it. A customer pushing back: the phrases people
 use in pt, en and es when an answer did not help, was given already, or the conversation
 goes around in circles ("you already told me that", "ja fiz isso", "cadê meu dinheiro",
-"¿sí o no?", "I want a real person"). An agent restating: "as I mentioned", "como
-informado anteriormente", "como le comenté". Pure: one regular expression for each,
-compiled at import, on the message folded to lower case without accents.
+"¿sí o no?", "I want a real person"), of one agent or of them all ("vocês só repetem",
+"no responden"). An agent restating: "as I mentioned", "como informado anteriormente",
+"como le comenté". Pure: one regular expression for each, compiled at import, on the
+message folded to lower case without accents.
 
 Real loops are seldom re-asked in the words of the first question: the customer pushes
 back ("ok but when? you said 3pm", "u literally just told me that") while the agent says
@@ -100,8 +101,9 @@ PORTUGUESE = (
     r"(?:voce|vc|ce|vcs|voces) (?:ja )?(?:disse|disseram|falou|falaram)",
     r"(?:falou|disse) isso",
     r"repetindo",
-    r"so repete",
-    r"nao (?:resolve|resolveu|ajuda|ajudou|respondeu|responde|funciona|funcionou)",
+    r"so repetem?",
+    r"nao (?:resolvem?|resolveu|resolveram|ajudam?|ajudou|ajudaram|responde(?:m|u|ram)?"
+    r"|funciona(?:m|ram)?|funcionou)",
     r"nao (?:e|foi) isso",
     r"nao (?:foi o )?que (?:eu )?perguntei",
     r"nao perguntei",
@@ -150,9 +152,10 @@ SPANISH = (
     r"(?:hablar|comunicarme) con (?:una |un |alguna |algun |el |la )?(?:persona|humano"
     r"|responsable|supervisora)",
     r"(?:usted|me|ya me) (?:dijo|dijiste|dijeron)",
-    r"repite",
+    r"repiten?",
     r"repitiendo",
-    r"no (?:resuelve|resolvio|ayuda|ayudo|respondio|responde|funciona|funciono)",
+    r"no (?:resuelven?|resolvio|resolvieron|ayudan?|ayudo|ayudaron|responden?|respondio"
+    r"|respondieron|funcionan?|funciono|funcionaron)",
     r"no es eso",
     r"no es lo que (?:pregunte|pedi)",
     r"no pregunte eso",
@@ -229,7 +232,12 @@ def pushes_back(text: str) -> bool:
     return _PUSHBACK.search(_folded(text)) is not None
 
 
+# "pedido nº 4521", "1ª via": an ordinal indicator folds to a letter ("o no"), and the
+# Spanish "¿sí o no?" would hear push back in every Portuguese order number.
+_ORDINALS = str.maketrans("", "", "\u00aa\u00ba")
+
+
 def _folded(text: str) -> str:
     """A message as the phrases are written: its first MESSAGE_CHARS, lower case, no
     accents, a typographic apostrophe as a plain one."""
-    return fold_text(text[:MESSAGE_CHARS]).replace("\u2019", "'")
+    return fold_text(text[:MESSAGE_CHARS].translate(_ORDINALS)).replace("\u2019", "'")

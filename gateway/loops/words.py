@@ -68,9 +68,22 @@ COURTESIES: dict[str, frozenset[str]] = {
 }
 
 
+# A digit said as a word: alone, a number too small to say what is asked; in a run ("nove
+# oito sete seis"), a phone number or an order read out, which a transcript hears
+# differently each time (as one identifier, a run ended loops: 2026-12-06, fourth
+# session). The package's English list holds them; its Portuguese and Spanish lists do
+# not, and two different numbers read out looked like one question asked again.
+DIGIT_WORDS: dict[str, frozenset[str]] = {
+    "en": frozenset(),
+    "pt": word_set("zero um uma dois duas tres quatro cinco seis sete oito nove"),
+    "es": word_set("cero uno una dos tres cuatro cinco seis siete ocho nueve"),
+}
+
+
 @cache
 def _folded_stops(lang: str) -> frozenset[str]:
-    return frozenset(fold(word) for word in get_stop_words(lang)) | COURTESIES[lang]
+    stops = frozenset(fold(word) for word in get_stop_words(lang))
+    return stops | COURTESIES[lang] | DIGIT_WORDS[lang]
 
 
 @cache
