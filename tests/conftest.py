@@ -163,6 +163,24 @@ def sqlite_gateway(tmp_path: Path, simulator_url: str) -> Iterator[GatewayProc]:
 
 
 @pytest.fixture
+def sqlite_gateway_with(
+    tmp_path: Path, simulator_url: str
+) -> Iterator[Callable[[dict[str, Any]], GatewayProc]]:
+    """Start the SQLite gateway with these policy files in place ({"spend.yaml": {...}}):
+    one start, rather than a start and a restart to apply them."""
+    started: list[GatewayProc] = []
+
+    def start(policies: dict[str, Any]) -> GatewayProc:
+        store = f"sqlite:///{tmp_path / 'gateway.db'}"
+        started.append(start_gateway(tmp_path, simulator_url, store, policies=policies))
+        return started[-1]
+
+    yield start
+    for gw in started:
+        gw.stop()
+
+
+@pytest.fixture
 def app_gateway(tmp_path: Path, store_url: str) -> Iterator[InProcessGateway]:
     """The gateway in this process (tests/inprocess.py), on each store backend."""
     yield from running(tmp_path, store_url)

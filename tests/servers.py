@@ -168,9 +168,19 @@ def write_config(root: Path, upstream_url: str, store_url: str, **extra: Any) ->
 
 
 def start_gateway(
-    root: Path, upstream_url: str, store_url: str, workers: int = 1, **extra: Any
+    root: Path,
+    upstream_url: str,
+    store_url: str,
+    workers: int = 1,
+    *,
+    policies: dict[str, Any] | None = None,
+    **extra: Any,
 ) -> GatewayProc:
+    """`policies`: policy files ({"spend.yaml": {...}}) in place before the first start,
+    rather than a start and a restart to apply them."""
     config = write_config(root, upstream_url, store_url, **extra)
+    for name, doc in (policies or {}).items():
+        (root / "policies" / name).write_text(yaml.safe_dump(doc))
     port = free_port()
     argv = [
         sys.executable,

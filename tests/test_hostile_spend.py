@@ -59,12 +59,6 @@ def _tool(n: int) -> dict[str, Any]:
 TOOLS = [_tool(n) for n in range(20)]
 
 
-def write_spend(gw: GatewayProc, spend: dict[str, Any]) -> GatewayProc:
-    (gw.root / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
-    gw.restart()
-    return gw
-
-
 @pytest.fixture(scope="module", params=["sqlite", "redis"])
 def hostile_gateway(
     request: pytest.FixtureRequest,
@@ -79,10 +73,7 @@ def hostile_gateway(
         client.flushdb()
         client.close()
         store = redis_server
-    # spend.yaml in place before the first start: one start, not a start and a restart
-    (root / "policies").mkdir()
-    (root / "policies" / "spend.yaml").write_text(yaml.safe_dump(SPEND))
-    gw = start_gateway(root, simulator_url, store, prices=PRICES)
+    gw = start_gateway(root, simulator_url, store, prices=PRICES, policies={"spend.yaml": SPEND})
     yield gw
     gw.stop()
 
@@ -250,11 +241,13 @@ def test_200_hostile_calls_never_pass_a_002_ceiling(
 
 
 def test_a_tools_heavy_n4_call_cannot_pass_the_ceiling(
-    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+    sqlite_gateway_with: Callable[[dict[str, Any]], GatewayProc], upstream_log: UpstreamLog
 ) -> None:
     """Priced like the pre-fix gateway priced it (messages only, one reply) the call
     fits a ceiling; billed (tools and four replies) it does not: it must be refused."""
-    gw = write_spend(sqlite_gateway, {"plans": {"basic": {"customer_monthly_usd": "0.005"}}})
+    gw = sqlite_gateway_with(
+        {"spend.yaml": {"plans": {"basic": {"customer_monthly_usd": "0.005"}}}}
+    )
     client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["globex"], max_retries=0)
     body: dict[str, Any] = {
         "model": "gpt-4o-mini",
@@ -278,13 +271,15 @@ def test_a_tools_heavy_n4_call_cannot_pass_the_ceiling(
 
 
 def test_the_worst_case_counts_the_learned_token_factor(
-    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+    sqlite_gateway_with: Callable[[dict[str, Any]], GatewayProc], upstream_log: UpstreamLog
 ) -> None:
     """An upstream whose tokenizer bills twice the gateway's count: once the gateway has
     learned that, a call whose own count fits the ceiling but whose bill does not is
     refused."""
     ceiling = Decimal("0.0002")
-    gw = write_spend(sqlite_gateway, {"plans": {"basic": {"customer_monthly_usd": str(ceiling)}}})
+    gw = sqlite_gateway_with(
+        {"spend.yaml": {"plans": {"basic": {"customer_monthly_usd": str(ceiling)}}}}
+    )
     client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["globex"], max_retries=0)
     twice = {"x-simulator-prompt-factor": "2"}
     text = "lorem ipsum dolor sit amet " * 220  # ~1,300 tokens: $0.0002 at gpt-4o-mini
@@ -311,13 +306,15 @@ def test_the_worst_case_counts_the_learned_token_factor(
 
 
 def test_calls_are_refused_only_when_the_money_left_cannot_hold_one(
-    sqlite_gateway: GatewayProc,
+    sqlite_gateway_with: Callable[[dict[str, Any]], GatewayProc],
 ) -> None:
     """200 concurrent small calls whose worst case (400 output tokens) is ten times their
     cost: those that do not fit beside the calls in flight wait for them to settle, so
     refusals start only when what is spent leaves less than one worst case."""
     ceiling = Decimal("0.002")
-    gw = write_spend(sqlite_gateway, {"plans": {"basic": {"customer_monthly_usd": str(ceiling)}}})
+    gw = sqlite_gateway_with(
+        {"spend.yaml": {"plans": {"basic": {"customer_monthly_usd": str(ceiling)}}}}
+    )
 
     async def small(c: openai.AsyncOpenAI, h: httpx.AsyncClient, i: int) -> Any:
         return await c.chat.completions.create(
@@ -333,7 +330,7 @@ def test_calls_are_refused_only_when_the_money_left_cannot_hold_one(
 
 
 def test_a_stream_longer_than_the_reservation_ttl_keeps_its_hold(
-    sqlite_gateway: GatewayProc, upstream_log: UpstreamLog
+    sqlite_gateway_with: Callable[[dict[str, Any]], GatewayProc], upstream_log: UpstreamLog
 ) -> None:
     """reservation_ttl_s: 1, streams of about 3 s: the streams renew their holds, so a
     call made while they run is refused, and the ceiling holds."""
@@ -344,7 +341,7 @@ def test_a_stream_longer_than_the_reservation_ttl_keeps_its_hold(
         "reservation_ttl_s": 1,
         "hold_wait_s": 0,
     }
-    gw = write_spend(sqlite_gateway, spend)
+    gw = sqlite_gateway_with({"spend.yaml": spend})
     headers = FILL | {"X-Customer-Id": "ttl", "x-simulator-chunk-delay-ms": "12"}
 
     def stream() -> None:

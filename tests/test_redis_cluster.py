@@ -28,7 +28,7 @@ from gateway.store.records import UsageRecord, increments
 from gateway.store.redis import RedisStore
 from tests.conftest import UpstreamLog
 from tests.servers import RedisCluster, free_port, redis_client, start_gateway
-from tests.test_spend import spent, with_spend
+from tests.test_spend import spent
 from tests.test_store_contract import DEC, record
 
 T = TypeVar("T")
@@ -209,8 +209,10 @@ def test_three_gateway_replicas_on_the_cluster_never_pass_the_ceiling(
     replicas = []
     try:
         for n in range(3):
-            gw = start_gateway(tmp_path / f"r{n}", simulator_url, redis_cluster_url)
-            replicas.append(with_spend(gw, spend))
+            root, policies = tmp_path / f"r{n}", {"spend.yaml": spend}
+            replicas.append(
+                start_gateway(root, simulator_url, redis_cluster_url, policies=policies)
+            )
         results = asyncio.run(_race([g.v1 for g in replicas], replicas[0].keys["globex"], 200))
         assert results.count("ok") > 0 and results.count("429") > 0
         assert spent(replicas[0], "globex") <= ceiling  # overshoot: $0

@@ -9,6 +9,7 @@ import json
 import signal
 import threading
 import time
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -45,11 +46,10 @@ def budgets(gw: GatewayProc, tenant: str) -> dict[str, dict[str, Any]]:
 
 
 def test_block_raises_the_sdks_rate_limit_error_naming_the_ceiling(
-    sqlite_gateway: GatewayProc,
+    sqlite_gateway_with: Callable[[dict[str, Any]], GatewayProc],
 ) -> None:
-    gw = with_spend(
-        sqlite_gateway, {"plans": {"basic": {"monthly_usd": "0.0003", "action": "block"}}}
-    )
+    spend = {"plans": {"basic": {"monthly_usd": "0.0003", "action": "block"}}}
+    gw = sqlite_gateway_with({"spend.yaml": spend})
     sent: list[str] = []  # every request the SDK makes, its retries included
     http = httpx2.Client(event_hooks={"request": [lambda r: sent.append(str(r.url))]})
     # The SDK's default: 2 retries on a 429, unless the answer says not to.
@@ -79,15 +79,11 @@ def test_block_raises_the_sdks_rate_limit_error_naming_the_ceiling(
     )
 
 
-def test_degrade_sends_the_cheaper_model_and_prices_it(sqlite_gateway: GatewayProc) -> None:
-    gw = with_spend(
-        sqlite_gateway,
-        {
-            "tenants": {
-                "acme": {"monthly_usd": "0.002", "action": "degrade", "degrade_to": "gpt-4o-mini"}
-            }
-        },
-    )
+def test_degrade_sends_the_cheaper_model_and_prices_it(
+    sqlite_gateway_with: Callable[[dict[str, Any]], GatewayProc],
+) -> None:
+    degrade = {"monthly_usd": "0.002", "action": "degrade", "degrade_to": "gpt-4o-mini"}
+    gw = sqlite_gateway_with({"spend.yaml": {"tenants": {"acme": degrade}}})
     client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
     seen = []
     with pytest.raises(openai.RateLimitError):
@@ -173,8 +169,10 @@ def test_three_replicas_on_one_redis_never_pass_the_ceiling(
     replicas = []
     try:
         for n in range(3):
-            gw = start_gateway(tmp_path / f"r{n}", simulator_url, redis_url)
-            replicas.append(with_spend(gw, spend))
+            policies = {"spend.yaml": spend}
+            replicas.append(
+                start_gateway(tmp_path / f"r{n}", simulator_url, redis_url, policies=policies)
+            )
         results = asyncio.run(_race([g.v1 for g in replicas], replicas[0].keys["globex"], 200))
         _check_race(results, spent(replicas[0], "globex"), ceiling, upstream_log, replicas[0])
     finally:
@@ -186,9 +184,10 @@ def test_sqlite_with_two_workers_never_passes_the_ceiling_and_metrics_are_whole(
     tmp_path: Path, simulator_url: str, upstream_log: UpstreamLog
 ) -> None:
     ceiling = Decimal("0.002")
-    gw = start_gateway(tmp_path, simulator_url, f"sqlite:///{tmp_path / 'g.db'}", workers=2)
+    spend = {"plans": {"basic": {"monthly_usd": str(ceiling), "action": "block"}}}
+    store = f"sqlite:///{tmp_path / 'g.db'}"
+    gw = start_gateway(tmp_path, simulator_url, store, workers=2, policies={"spend.yaml": spend})
     try:
-        with_spend(gw, {"plans": {"basic": {"monthly_usd": str(ceiling), "action": "block"}}})
         results = asyncio.run(_race([gw.v1], gw.keys["globex"], 200))
         booked = spent(gw, "globex")
         _check_race(results, booked, ceiling, upstream_log, gw)
@@ -218,8 +217,8 @@ def test_a_killed_replicas_reservation_expires(
         "reservation_ttl_s": 2,
         "hold_wait_s": 0,  # refuse at once rather than wait for the dead hold to expire
     }
-    a = with_spend(start_gateway(tmp_path / "a", simulator_url, redis_url), spend)
-    b = with_spend(start_gateway(tmp_path / "b", simulator_url, redis_url), spend)
+    a = start_gateway(tmp_path / "a", simulator_url, redis_url, policies={"spend.yaml": spend})
+    b = start_gateway(tmp_path / "b", simulator_url, redis_url, policies={"spend.yaml": spend})
     try:
         slow = threading.Thread(
             target=lambda: _quietly(
@@ -304,12 +303,14 @@ def _image(detail: Literal["low", "high"]) -> list[ChatCompletionMessageParam]:
     return [said]
 
 
-def test_an_image_is_held_at_the_most_its_model_may_bill(sqlite_gateway: GatewayProc) -> None:
+def test_an_image_is_held_at_the_most_its_model_may_bill(
+    sqlite_gateway_with: Callable[[dict[str, Any]], GatewayProc],
+) -> None:
     """The body does not say how big an image is, and gpt-4o-mini bills a high-detail one
     up to 48,169 input tokens ($0.0072): held at that, it does not fit a $0.0005 ceiling,
     though the window counts the image as 85 tokens. A low-detail one (2,833 tokens at
     most) fits. Billed as a provider bills them, spend never passes the ceiling."""
-    gw = with_spend(sqlite_gateway, {"plans": {"basic": {"monthly_usd": "0.0005"}}})
+    gw = sqlite_gateway_with({"spend.yaml": {"plans": {"basic": {"monthly_usd": "0.0005"}}}})
     client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["globex"], max_retries=0)
 
     def ask(detail: Literal["low", "high"], billed: int) -> None:
@@ -327,10 +328,12 @@ def test_an_image_is_held_at_the_most_its_model_may_bill(sqlite_gateway: Gateway
     assert 0 < spent(gw, "globex") <= Decimal("0.0005")
 
 
-def test_money_is_written_in_fixed_point(sqlite_gateway: GatewayProc) -> None:
+def test_money_is_written_in_fixed_point(
+    sqlite_gateway_with: Callable[[dict[str, Any]], GatewayProc],
+) -> None:
     """A call cheaper than a millionth of a dollar and a budget at zero read as plain
     decimals ("0.0000005000", "0.0000000000"), never "5.0E-7" or "0E-10"."""
-    gw = with_spend(sqlite_gateway, {"plans": {"pro": {"customer_daily_usd": 5}}})
+    gw = sqlite_gateway_with({"spend.yaml": {"plans": {"pro": {"customer_daily_usd": 5}}}})
     client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
     client.chat.completions.create(
         model="local-llama",  # 0.05 USD per million input tokens (tests/servers.py)

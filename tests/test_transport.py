@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Awaitable, Callable, Iterator
 
 import httpx
 import pytest
@@ -76,18 +80,22 @@ def test_a_connection_the_server_closed_is_not_reused() -> None:
     run(close_after_each_response, scenario)
 
 
-def test_a_connection_idle_past_its_expiry_is_not_reused() -> None:
-    connections = []
+connections: list[asyncio.StreamWriter] = []
 
-    async def keep_alive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        connections.append(writer)
-        while True:
-            try:
-                body = await read_request(reader)
-            except asyncio.IncompleteReadError:
-                return
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
-            await writer.drain()
+
+async def keep_alive(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    connections.append(writer)
+    while True:
+        try:
+            body = await read_request(reader)
+        except asyncio.IncompleteReadError:
+            return
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+        await writer.drain()
+
+
+def test_a_connection_idle_past_its_expiry_is_not_reused() -> None:
+    connections.clear()
 
     async def scenario(url: str, transport: HTTP11Transport) -> None:
         transport.keepalive_expiry = 0.2
@@ -100,6 +108,81 @@ def test_a_connection_idle_past_its_expiry_is_not_reused() -> None:
             assert len(connections) == 2
 
     run(keep_alive, scenario)
+
+
+def test_idle_time_counts_from_the_end_of_the_response_not_its_release() -> None:
+    """The server's keep-alive clock starts once it has sent the response. A response held
+    before its release (a slow stream client, a busy event loop) does not restart the
+    pool's clock: that connection is nearer the server's close than it looks."""
+    connections.clear()
+
+    async def scenario(url: str, transport: HTTP11Transport) -> None:
+        transport.keepalive_expiry = 0.2
+        async with httpx.AsyncClient(transport=transport) as client:
+            async with client.stream("POST", url, content=b"a") as response:
+                await asyncio.sleep(0.3)  # held past the expiry, then read and released
+                assert await response.aread() == b"a"
+            assert (await client.post(url, content=b"b")).text == "b"
+            assert len(connections) == 2
+
+    run(keep_alive, scenario)
+
+
+@contextlib.contextmanager
+def closing_idle_connections(idle_s: float) -> Iterator[tuple[str, list[socket.socket]]]:
+    """An echo server in threads of its own that closes a kept-alive connection idle for
+    `idle_s`, as uvicorn does after 5 s: it runs on while the client's event loop is
+    blocked. Yields its URL and the connections it accepted."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+
+    def serve(conn: socket.socket) -> None:
+        with conn, conn.makefile("rb") as reader:
+            conn.settimeout(idle_s)
+            try:
+                while head := reader.readline():
+                    length = 0
+                    while (line := reader.readline()) not in (b"\r\n", b""):
+                        if line.lower().startswith(b"content-length:"):
+                            length = int(line.split(b":")[1])
+                    body = reader.read(length)
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % length + body)
+                    assert head.startswith(b"POST")
+            except TimeoutError:
+                return  # idle too long: closed
+
+    def accept() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return  # the listener closed
+            accepted.append(conn)
+            threading.Thread(target=serve, args=(conn,), daemon=True).start()
+
+    threading.Thread(target=accept, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}", accepted
+    finally:
+        listener.close()
+
+
+def test_a_close_the_busy_event_loop_has_not_heard_of_is_not_written_into() -> None:
+    """The server closed an idle kept-alive connection while this event loop was busy
+    (the gateway under load): the close waits in the socket, unheard. A request written
+    into that connection is lost (the gateway answered 502 upstream_unreachable), so the
+    pool looks at the socket before it reuses one."""
+
+    async def scenario(url: str) -> None:
+        transport = HTTP11Transport(connect_timeout=2, read_timeout=5)  # expiry 4 s
+        async with httpx.AsyncClient(transport=transport) as client:
+            assert (await client.post(url, content=b"a")).text == "a"
+            time.sleep(0.3)  # the loop busy while the server closes the connection
+            assert (await client.post(url, content=b"b")).text == "b"
+
+    with closing_idle_connections(idle_s=0.1) as (url, accepted):
+        asyncio.run(scenario(url))
+        assert len(accepted) == 2
 
 
 async def odd_responses(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -4,7 +4,8 @@ httpx's default pool (httpcore) checks every pooled connection on every request,
 a readability syscall each; at 64 concurrent requests that scan costs more CPU than the
 rest of the gateway. Here a connection is an asyncio Protocol parsed by httptools (the
 parser uvicorn uses): the event loop tells it when the server closes it, so the idle pool
-is a plain stack and checkout is O(1).
+is a plain stack and checkout is O(1): one readability check of the one connection taken
+(see `_Connection.unheard_input`), never a scan of the pool.
 
 Errors are httpx's own (`ConnectError`, `ConnectTimeout`, `ReadTimeout`,
 `RemoteProtocolError`, ...), so the upstream seam translates them as for any transport.
@@ -13,6 +14,7 @@ Errors are httpx's own (`ConnectError`, `ConnectTimeout`, `ReadTimeout`,
 from __future__ import annotations
 
 import asyncio
+import select
 import ssl
 from collections import deque
 from collections.abc import AsyncIterator
@@ -30,6 +32,7 @@ class _Connection(asyncio.Protocol):
 
     def __init__(self) -> None:
         self.transport: asyncio.Transport | None = None
+        self._fd = -1
         self.closed = False
         self._parser = httptools.HttpResponseParser(self)
         self._head: asyncio.Future[None] | None = None
@@ -50,6 +53,8 @@ class _Connection(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         # uvloop's transports quack like asyncio.Transport without subclassing it.
         self.transport = cast(asyncio.Transport, transport)
+        sock = transport.get_extra_info("socket")
+        self._fd = sock.fileno() if sock is not None else -1
 
     def data_received(self, data: bytes) -> None:
         try:
@@ -113,6 +118,9 @@ class _Connection(asyncio.Protocol):
         self.complete = True
         # Only valid here: once the message is done the parser forgets it.
         self.keep_alive = self._parser.should_keep_alive()
+        # The server's keep-alive clock starts about now (uvicorn's when it has sent the
+        # response), not when the consumer is done with the body and releases it.
+        self.idle_since = asyncio.get_running_loop().time()
         self._data.set()
 
     # used by the transport
@@ -139,6 +147,17 @@ class _Connection(asyncio.Protocol):
 
     def reusable(self) -> bool:
         return self.complete and self.keep_alive and not self.closed
+
+    def unheard_input(self) -> bool:
+        """Whether this idle connection's socket holds something the event loop has not
+        delivered yet: the server's close, most likely. A busy loop hears of a close late,
+        and a request written into the closed connection is lost: so this looks at the
+        socket itself (one poll, no wait) before the connection is reused."""
+        if self._fd < 0:
+            return False
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN | select.POLLPRI)
+        return bool(poller.poll(0))
 
     async def body(self, read_timeout: float) -> AsyncIterator[bytes]:
         while True:
@@ -231,13 +250,18 @@ class HTTP11Transport(httpx.AsyncBaseTransport):
 
     def _checkout(self, key: _Key) -> _Connection | None:
         """The most recently used live connection. One idle for longer than
-        `keepalive_expiry` is closed instead: servers drop idle connections (uvicorn
-        after 5 s), and a request written as they do would be lost."""
+        `keepalive_expiry` (counted from the end of its last response), or whose server
+        has already closed it unheard, is closed instead: servers drop idle connections
+        (uvicorn after 5 s), and a request written as they do would be lost."""
         idle = self._idle.get(key)
         now = asyncio.get_running_loop().time()
         while idle:
             conn = idle.pop()
-            if not conn.closed and now - conn.idle_since < self.keepalive_expiry:
+            if (
+                not conn.closed
+                and now - conn.idle_since < self.keepalive_expiry
+                and not conn.unheard_input()
+            ):
                 return conn
             conn.close()
         return None
@@ -264,7 +288,6 @@ class HTTP11Transport(httpx.AsyncBaseTransport):
     def release(self, key: _Key, conn: _Connection) -> None:
         idle = self._idle.setdefault(key, [])
         if conn.reusable() and len(idle) < self._max_idle:
-            conn.idle_since = asyncio.get_running_loop().time()
             idle.append(conn)
         else:
             conn.close()
