@@ -264,12 +264,15 @@ def _showable(case: Case, fact: Fact) -> bool:
 
 
 def _visible(case: Case) -> list[Fact]:
-    """What the caller may see: its scopes, and what the customer said here."""
+    """What the caller may see: its scopes, and what the customer said here (a fact
+    heard here, whose value this conversation's customer turns state)."""
     said = " ".join(str(m["content"]) for m in case.messages if m["role"] == "user")
+    here = case.inp.started
     return [
         f
         for f in case.inp.facts
-        if f.scope in case.inp.scopes or (f.extracted and f.value and f.value in said)
+        if f.scope in case.inp.scopes
+        or (f.extracted and f.value and f.created_at >= here and f.value in said)
     ]
 
 

@@ -30,15 +30,21 @@ def subject_words(opening: Sequence[Any], summary: str) -> set[str]:
 
 
 def visible_facts(
-    facts: Sequence[Fact], scopes: Sequence[str], transcript: Sequence[Any]
+    facts: Sequence[Fact], scopes: Sequence[str], transcript: Sequence[Any], started: float
 ) -> list[Fact]:
     """The facts this caller may see: those within its scopes, and whatever the customer
     stated in this very conversation (theirs to see in it, whatever the scopes: the app
     sent those turns itself). Scopes guard what comes from elsewhere: other
-    conversations, the facts API, verified data."""
+    conversations, the facts API, verified data. A fact heard in an earlier conversation
+    stays out even when this one's text states its value: a caller listing guesses
+    would otherwise learn which one the customer's verified email is."""
     allowed = set(scopes)
     visible = [f for f in facts if f.scope in allowed]
-    heard = [f for f in facts if f.scope not in allowed and f.extracted and f.value]
+    heard = [
+        f
+        for f in facts
+        if f.scope not in allowed and f.extracted and f.value and f.created_at >= started
+    ]
     if heard:
         said = "\n".join(message_text(m) for m in transcript if role(m) == "user")
         visible += [f for f in heard if f.value in said]

@@ -137,7 +137,7 @@ def allocate(
     # them. Only the verbatim least above bounds them, the later slice (episodes) giving
     # way first; `facts.floor` is not read here, so under that bound the facts may go
     # below it.
-    visible = visible_facts(inp.facts, inp.scopes, seg.transcript)
+    visible = visible_facts(inp.facts, inp.scopes, seg.transcript, inp.started)
     if shown_only:
         opening = seg.transcript[: seg.head_end]
         visible = showable(visible, inp.started, seg.memory, opening, seg.summarized)

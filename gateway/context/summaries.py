@@ -335,7 +335,36 @@ def redact(
         if pattern.scope not in scopes:
             text = pattern.regex.sub(_replacement(pattern.name), text)
     hidden = [f for f in facts if f.scope not in scopes]
-    return _withheld_values(hidden).sub("[withheld]", text) if hidden else text
+    if not hidden:
+        return text
+    return _withheld_values(hidden).sub("[withheld]", _withhold_numbers(text, hidden))
+
+
+# A phone said again in another format ("+44 7700 900123", "07700 900123", "(415)
+# 555-0199" as "+14155550199"): a run of digits and the separators people put in them.
+_NUMBER_RUN = compile_linear(r"\+?\(?\d[\d\s().-]{5,}\d")
+_SAME_NUMBER_DIGITS = 8  # a country code or a trunk 0 aside, the digits that name it
+
+
+def _digits(text: str) -> str:
+    return "".join(c for c in text if c.isdigit())
+
+
+def _withhold_numbers(text: str, hidden: Sequence[Fact]) -> str:
+    """A hidden phone's number wherever it is written, whatever its format: a run whose
+    digits are the phone's, or end in the same last eight when both have eight or more."""
+    numbers = {d for f in hidden if f.tags[:1] == ("phone",) if len(d := _digits(f.value)) >= 7}
+    if not numbers:
+        return text
+
+    def same(run: str) -> bool:
+        got = _digits(run)
+        tail = got[-_SAME_NUMBER_DIGITS:]
+        return any(
+            got == n or (len(got) >= _SAME_NUMBER_DIGITS and n.endswith(tail)) for n in numbers
+        )
+
+    return _NUMBER_RUN.sub(lambda m: "[withheld]" if same(m.group(0)) else m.group(0), text)
 
 
 # Pieces of a fact's text that identify it when repeated: words with a digit ("48213",

@@ -168,10 +168,11 @@ def create_app(settings: Settings) -> GatewayApp:
         Route("/v1/conversations/{conversation}/state", conv.put_state, methods=["PUT"]),
         Route("/v1/conversations/{conversation}/close", conv.close_conversation, methods=["POST"]),
         Route("/v1/conversations/{conversation}/events", conv.post_event, methods=["POST"]),
-        Route("/v1/customers/{customer}/facts", conv.get_facts, methods=["GET"]),
-        Route("/v1/customers/{customer}/facts", conv.put_facts, methods=["PUT"]),
-        Route("/v1/customers/{customer}/facts", conv.delete_facts, methods=["DELETE"]),
-        # After the facts routes: an id may hold "/" (sent as %2F, or as is).
+        # An id may hold "/" (sent as %2F, or as is): the facts and export routes come
+        # before the erasure route, which would take ".../facts" for an id.
+        Route("/v1/customers/{customer:path}/facts", conv.get_facts, methods=["GET"]),
+        Route("/v1/customers/{customer:path}/facts", conv.put_facts, methods=["PUT"]),
+        Route("/v1/customers/{customer:path}/facts", conv.delete_facts, methods=["DELETE"]),
         Route("/v1/customers/{customer:path}/export", conv.export_customer, methods=["GET"]),
         Route("/v1/customers/{customer:path}", conv.erase_customer, methods=["DELETE"]),
         Route("/v1/{rest:path}", passthrough, methods=methods),

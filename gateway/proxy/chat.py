@@ -44,6 +44,9 @@ from gateway.spend.rate_guard import UNLIMITED, RateTicket
 
 ROUTE = "chat"
 REASONING = ("o1", "o3", "o4", "gpt-5")
+# OpenAI's own bound on `n`: more is refused before anything is held or forwarded (the
+# built-in simulator would try to write each choice).
+MAX_CHOICES = 128
 
 
 @dataclass(slots=True)
@@ -77,6 +80,8 @@ def parse_chat(body: dict[str, Any]) -> ChatCall:
     if not isinstance(messages, list):
         raise InvalidRequest("'messages' must be a list of message objects.", param="messages")
     check_chat(messages)
+    if (positive_int(body.get("n")) or 1) > MAX_CHOICES:
+        raise InvalidRequest(f"'n' may be at most {MAX_CHOICES}.", param="n")
     stream = body.get("stream") is True
     options = body.get("stream_options")
     wants_usage = isinstance(options, dict) and options.get("include_usage") is True

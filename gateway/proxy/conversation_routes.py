@@ -148,7 +148,7 @@ def _fact(raw: Any, customer: str, now: float) -> Fact:
 
 async def put_facts(request: Request) -> RawResponse:
     gw, caller = await _caller(request)
-    customer = request.path_params["customer"]
+    customer = _customer(request)
     body = json_object(await read_body(request, 1024 * 1024))
     raw_facts = body.get("facts")
     if not isinstance(raw_facts, list):
@@ -169,14 +169,14 @@ async def get_facts(request: Request) -> RawResponse:
     gw, caller = await _caller(request)
     # The customer's key, as PUT and DELETE use: the raw id would reach any document of
     # the facts collection ("customer:x", "conversation:y").
-    key = customer_facts_key(request.path_params["customer"])
+    key = customer_facts_key(_customer(request))
     facts = await gw.windows.conversations.facts(caller.tenant.name, key)
     return json_response(orjson.dumps({"facts": [fact_to_json(f) for f in facts]}))
 
 
 async def delete_facts(request: Request) -> RawResponse:
     gw, caller = await _caller(request)
-    key, store = customer_facts_key(request.path_params["customer"]), gw.windows.conversations
+    key, store = customer_facts_key(_customer(request)), gw.windows.conversations
     one = request.query_params.get("id")
     if one is None:
         deleted = len(await store.facts(caller.tenant.name, key))
@@ -191,7 +191,7 @@ async def delete_facts(request: Request) -> RawResponse:
 
 def _customer(request: Request) -> str:
     """The path's customer id, kept as a header's would be (identity.header_id)."""
-    customer = header_id(str(request.path_params["customer"]))
+    customer = header_id(str(request.path_params["customer"]), "customer")
     if customer is None:
         raise InvalidRequest("The customer id is empty.", param="customer")
     return customer

@@ -12,7 +12,7 @@ from starlette.datastructures import Headers
 
 from gateway.config import Tenant
 from gateway.context.types import BASIC_SCOPE
-from gateway.errors import AuthenticationFailed
+from gateway.errors import AuthenticationFailed, InvalidRequest
 from gateway.tenancy.keys import key_hash
 
 MAX_HEADER_VALUE = 256
@@ -59,16 +59,25 @@ def authenticate_admin(headers: Headers, admin_key: str | None) -> None:
 
 def _one(headers: Headers, name: str) -> str | None:
     value = headers.get(name)
-    return header_id(value) if value is not None else None
+    return header_id(value, name) if value is not None else None
 
 
-def header_id(value: str) -> str | None:
-    """An id as the gateway keeps it: stripped, at most MAX_HEADER_VALUE characters, and
-    UTF-8 where the client sent UTF-8 (HTTP headers arrive decoded as latin-1: "José"
-    would otherwise be kept as "JosÃ©", and a path naming "José" would not find it)."""
+def header_id(value: str, param: str) -> str | None:
+    """An id as the gateway keeps it: stripped, and UTF-8 where the client sent UTF-8
+    (HTTP headers arrive decoded as latin-1: "José" would otherwise be kept as "JosÃ©",
+    and a path naming "José" would not find it). One longer than MAX_HEADER_VALUE
+    characters is refused, not cut: two customers whose ids differ only past the cut
+    would be kept as one, each seeing the other's facts."""
     with contextlib.suppress(UnicodeError):  # else latin-1 it was
         value = value.encode("latin-1").decode("utf-8")
-    return value.strip()[:MAX_HEADER_VALUE] or None
+    value = value.strip()
+    if len(value) > MAX_HEADER_VALUE:
+        raise InvalidRequest(
+            f"'{param}' is {len(value)} characters long; ids are at most {MAX_HEADER_VALUE}.",
+            param=param,
+            code="id_too_long",
+        )
+    return value or None
 
 
 def _many(headers: Headers, name: str) -> tuple[str, ...]:

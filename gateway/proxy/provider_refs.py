@@ -54,12 +54,21 @@ def check_chat(messages: list[Any]) -> None:
 
 
 def check_responses(body: Mapping[str, Any]) -> None:
-    """A /v1/responses body: a stored response, conversation or prompt; input items or
-    their parts given by `file_id` (or a stored item by `item_reference`); a tool over
-    vector stores or a container given by id."""
+    """A /v1/responses body: a stored response, conversation or prompt; a background
+    response; input items or their parts given by `file_id` (or a stored item by
+    `item_reference`); a tool over vector stores or a container given by id."""
     for field in _RESPONSE_FIELDS:
         if body.get(field) is not None:
             raise _refused(field, "a " + field.removeprefix("previous_").replace("_id", ""))
+    if body.get("background") is True:
+        # answered at once, queued; generated and billed later, read by id (not proxied)
+        raise InvalidRequest(
+            "'background' responses are read back by id from the provider, where every "
+            "tenant of this gateway shares one key, and billed after the gateway has "
+            "answered, past its spend guard: not forwarded. Send the call without it.",
+            param="background",
+            code="provider_state_not_proxied",
+        )
     for i, item in _dicts(body.get("input")):
         if item.get("type") == "item_reference":
             raise _refused(f"input[{i}]", "an item")

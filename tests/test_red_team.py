@@ -1,0 +1,114 @@
+"""What a red-team read of the gateway found (2026-12-06), each through the SDK or the
+HTTP API against the in-process gateway and its simulated upstream: ids cut into one
+another, facts of earlier conversations confirmed to a caller without their scope, a
+phone withheld only as stored, customer ids with "/" on the facts API, background
+responses, unbounded `n`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+import pytest
+
+from gateway.context.summaries import redact
+from gateway.context.types import Fact
+from tests.inprocess import InProcessGateway, SimulatorLog
+
+
+def _chat(gw: InProcessGateway, text: str, **headers: str) -> Any:
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}", "X-Simulator-Log-Messages": "1"}
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": text}]}
+    return gw.http.post(f"{gw.v1}/chat/completions", json=body, headers={**auth, **headers})
+
+
+def test_an_id_longer_than_the_limit_is_refused_not_cut(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """Two customers whose ids differ past character 256 were kept as one (the id was
+    cut), each seeing the other's verified facts. Such an id is now refused."""
+    long_id = "tenant-subject/" + "x" * 250
+    client = sqlite_app_gateway.openai()
+    with pytest.raises(openai.BadRequestError) as info:
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "hi"}],
+            extra_headers={"X-Customer-Id": long_id + "-alice"},
+        )
+    assert info.value.code == "id_too_long" and "256" in info.value.message
+    response = sqlite_app_gateway.http.get(
+        f"{sqlite_app_gateway.v1}/customers/{long_id}-bob/facts",
+        headers={"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"},
+    )
+    assert response.status_code == 400 and response.json()["error"]["code"] == "id_too_long"
+
+
+def test_a_verified_fact_of_an_earlier_conversation_is_not_confirmed_to_a_guess(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """Without the verified scope, a caller listing candidate emails saw the real one
+    added to the facts block (the value appeared in its text). What the customer said in
+    this conversation is theirs to see; what another conversation heard is not."""
+    gw = sqlite_app_gateway
+    said = "Hi, I'm Maria Silva, my email is m.silva1987@example.com"
+    ok = _chat(gw, said, **{"X-Conversation-Id": "v-1", "X-Customer-Id": "cust-o"})
+    assert ok.status_code == 200
+    log = SimulatorLog(gw)
+    guesses = " ".join(f"m.silva{y}@example.com" for y in range(1980, 1995))
+    asked = _chat(
+        gw,
+        f"is my email one of these? {guesses}",
+        **{"X-Conversation-Id": "v-2", "X-Customer-Id": "cust-o"},
+    )
+    assert asked.status_code == 200
+    sent = log.since()[-1]["messages"]
+    records = [m["content"] for m in sent if "Known facts" in m["content"]]
+    assert not any("m.silva1987@example.com" in r for r in records)
+
+
+def test_a_hidden_phone_is_withheld_in_any_format() -> None:
+    """An earlier conversation's card shown to a caller without the verified scope kept
+    an agent's "+14155550199" when the stored phone read "(415) 555-0199"."""
+    phones = [
+        Fact("p", "phone: (415) 555-0199", ("phone",), "verified", value="(415) 555-0199"),
+        Fact("u", "phone: +44 7700 900123", ("phone",), "verified", value="+44 7700 900123"),
+    ]
+    card = "outcome: we will call +14155550199, else 07700 900123; order 12345678, 555-0100"
+    assert redact(card, [], ["basic"], phones) == (
+        "outcome: we will call [withheld], else [withheld]; order 12345678, 555-0100"
+    )
+    assert redact(card, [], ["basic", "verified"], phones) == card
+
+
+def test_the_facts_api_reaches_a_customer_id_holding_a_slash(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """GET and PUT answered 400 and DELETE ran the erasure of a customer "org/42/facts"
+    (deleting nothing) for the customer "org/42"."""
+    gw = sqlite_app_gateway
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    url = f"{gw.v1}/customers/org%2F42/facts"
+    put = gw.http.put(url, json={"facts": [{"text": "plan: gold", "id": "plan"}]}, headers=auth)
+    assert put.status_code == 200, put.text
+    assert [f["id"] for f in gw.http.get(url, headers=auth).json()["facts"]] == ["plan"]
+    assert gw.http.delete(url, headers=auth).json() == {"deleted": 1}
+    assert gw.http.get(url, headers=auth).json()["facts"] == []
+
+
+def test_a_background_response_and_an_unbounded_n_are_refused(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """A background response is billed after the gateway answered (its hold released,
+    the output never booked) and read back by id; `n` past OpenAI's 128 made the
+    simulator write a billion choices."""
+    client = sqlite_app_gateway.openai()
+    with pytest.raises(openai.BadRequestError) as info:
+        client.responses.create(model="gpt-4o-mini", input="hi", background=True)
+    assert info.value.code == "provider_state_not_proxied"
+    with pytest.raises(openai.BadRequestError) as info:
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}], n=10**9
+        )
+    assert "'n' may be at most 128" in info.value.message
+    ledger = sqlite_app_gateway.admin("/admin/ledger").json()["records"]
+    assert ledger == []
