@@ -406,7 +406,7 @@ def test_check_config_warns_of_unpriced_blocking_and_a_short_ttl(tmp_path: Path)
     text = err.getvalue()  # every problem, in one run
     assert "plans.basic.price_as: 'vllm-large' has no price itself" in text
     assert "plans.pro.degrade_to: 'vllm-small' has no price" in text
-    assert "tenants.initech: not a tenant of tenants.yaml" in text
+    assert "tenants.initech" not in text  # a tenant of the store may be overridden
     assert "context.yml" in text and "not a policy file" in text
 
 

@@ -213,6 +213,48 @@ def test_an_unknown_plan_is_refused_by_the_api_the_cli_check_config_and_start_up
         assert cli_logic(["serve", "--config", str(gw.config)]) == 1  # start-up refuses
 
 
+def test_spend_and_limits_override_tenants_of_the_store_made_before_or_after_the_load(
+    gw: InProcessGateway,
+) -> None:
+    """spend.yaml and limits.yaml override per tenant whatever made the tenant: one the
+    API made before the reload (a spend ceiling), and one it makes after (a rate limit,
+    applied from its first call). A bad value in an override is still an error."""
+    policies = gw.root / "policies"
+    assert _api(gw, "POST", "/admin/tenants", {"name": "hooli", "plan": "pro"}).status_code == 201
+    spend = {"tenants": {"hooli": {"monthly_usd": 0.000001}}}
+    (policies / "spend.yaml").write_text(yaml.safe_dump(spend))
+    (policies / "limits.yaml").write_text(yaml.safe_dump({"tenants": {"umbrella": {"rpm": 1}}}))
+    assert _check_config(gw.config) == (0, "")
+    reloaded = gw.http.post("/admin/reload", headers=ADMIN)
+    assert reloaded.status_code == 200, reloaded.text
+    assert (
+        _api(gw, "POST", "/admin/tenants", {"name": "umbrella", "plan": "pro"}).status_code == 201
+    )
+    hooli, umbrella = (
+        openai.OpenAI(
+            base_url=gw.v1,
+            api_key=_api(gw, "POST", f"/admin/tenants/{name}/keys", {}).json()["key"],
+            max_retries=0,
+            http_client=gw.http,
+        )
+        for name in ("hooli", "umbrella")
+    )
+    with pytest.raises(openai.RateLimitError) as spent:
+        hooli.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    assert spent.value.code == "insufficient_quota", spent.value.body
+    assert umbrella.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    with pytest.raises(openai.RateLimitError) as limited:
+        umbrella.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    assert limited.value.code == "rate_limit_exceeded", limited.value.body
+    # the plan itself has neither ceiling nor limit
+    for _ in range(2):
+        assert gw.openai("acme").chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+
+    (policies / "limits.yaml").write_text(yaml.safe_dump({"tenants": {"hooli": {"rpm": -1}}}))
+    code, err = _check_config(gw.config)
+    assert code == 1 and "tenants.hooli.rpm" in err
+
+
 def _metric_sha(gw: InProcessGateway) -> str:
     text = gw.http.get("/metrics", headers=ADMIN).text
     line = next(x for x in text.splitlines() if x.startswith("gateway_config_info{"))
