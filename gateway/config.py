@@ -249,7 +249,7 @@ def _cross_problems(
     policies_dir: Path,
 ) -> list[tuple[str, str, str]]:
     """What the files say about each other: every tenant's plan is defined, every
-    model a ceiling names has a price. A `tenants.<name>` override in spend.yaml or
+    `price_as` model has a price. A `tenants.<name>` override in spend.yaml or
     limits.yaml may name any tenant: tenants are store data, and one made after the load
     (`gateway tenants add`, the admin API) gets its override on its first call."""
     problems: list[tuple[str, str, str]] = []
