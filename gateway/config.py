@@ -196,7 +196,11 @@ def tenants_path(policies_dir: Path) -> Path:
 
 
 def load_tenants(policies_dir: Path) -> dict[str, Tenant]:
+    """tenants.yaml's tenants by key hash. The file is optional (tenants are store data;
+    it stays for declarative setups): without it, no tenant is declared."""
     path = tenants_path(policies_dir)
+    if not path.exists():
+        return {}
     parsed = validate(TenantsFile, read_yaml(path), path)
     by_hash: dict[str, Tenant] = {}
     problems = []
