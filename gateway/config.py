@@ -196,7 +196,11 @@ def tenants_path(policies_dir: Path) -> Path:
 
 
 def load_tenants(policies_dir: Path) -> dict[str, Tenant]:
+    """tenants.yaml's tenants by key hash. The file is optional (tenants are store data;
+    it stays for declarative setups): without it, no tenant is declared."""
     path = tenants_path(policies_dir)
+    if not path.exists():
+        return {}
     parsed = validate(TenantsFile, read_yaml(path), path)
     by_hash: dict[str, Tenant] = {}
     problems = []
@@ -249,7 +253,9 @@ def _cross_problems(
     policies_dir: Path,
 ) -> list[tuple[str, str, str]]:
     """What the files say about each other: every tenant's plan is defined, every
-    spend.yaml tenant exists, every model a ceiling names has a price."""
+    `price_as` model has a price. A `tenants.<name>` override in spend.yaml or
+    limits.yaml may name any tenant: tenants are store data, and one made after the load
+    (`gateway tenants add`, the admin API) gets its override on its first call."""
     problems: list[tuple[str, str, str]] = []
     spend_path = str(policies_dir / SPEND_FILE)
     if tenants is not None and policies is not None and spend is not None:
@@ -261,9 +267,6 @@ def _cross_problems(
                 problems.append(
                     (path, f"tenants.{t.name}.plan", f"unknown plan {t.plan!r} (plans: {listed})")
                 )
-        names = {t.name for t in tenants.values()}
-        for name in sorted(set(spend.file.tenants) - names):
-            problems.append((spend_path, f"tenants.{name}", "not a tenant of tenants.yaml"))
     if config is not None and spend is not None:
         priced = pricer_for(config).knows
         problems += [(spend_path, key, reason) for key, reason in spend_problems(spend, priced)]
@@ -325,12 +328,6 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
     problems += _cross_problems(config, tenants, policies, spend, policies_dir)
     if rate_limits is not None and policies is not None and spend is not None:
         problems += limits_problems(rate_limits, known_plans(policies, spend), policies_dir)
-    if rate_limits is not None and tenants is not None:
-        names = {t.name for t in tenants.values()}
-        problems += [
-            (str(policies_dir / "limits.yaml"), f"tenants.{name}", "not a tenant of tenants.yaml")
-            for name in sorted(set(rate_limits.file.tenants) - names)
-        ]
     if problems or config is None:
         raise ConfigError(problems)
     assert tenants is not None and policies is not None and spend is not None

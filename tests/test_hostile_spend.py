@@ -25,10 +25,12 @@ import yaml
 from genai_prices import Usage, calc_price
 from openai.types.chat import ChatCompletionMessageParam
 
+from gateway.config import SIMULATOR
 from gateway.ops.cli import cli_logic
 from gateway.store import open_store
 from tests.conftest import UpstreamLog
-from tests.servers import GatewayProc, start_gateway, write_config
+from tests.inprocess import running
+from tests.servers import GatewayProc, free_port, start_gateway, write_config
 
 CEILING = Decimal("0.02")
 EMBEDDING_PRICE = Decimal("0.02")  # USD per MTok, set in the gateway's config below
@@ -47,6 +49,7 @@ PRICES = {
     "text-embedding-3-small": {"input_per_mtok": str(EMBEDDING_PRICE), "output_per_mtok": "0"}
 }
 UNPRICED = "my-azure-gpt4o-deployment"
+ASK: ChatCompletionMessageParam = {"role": "user", "content": "Where is my order?"}
 FILL = {"x-simulator-fill": "1"}  # every reply uses its whole output ceiling
 
 
@@ -402,9 +405,46 @@ def test_check_config_warns_of_unpriced_blocking_and_a_short_ttl(tmp_path: Path)
         assert cli_logic(["check-config", "--config", str(config)]) == 1
     text = err.getvalue()  # every problem, in one run
     assert "plans.basic.price_as: 'vllm-large' has no price itself" in text
-    assert "plans.pro.degrade_to: 'vllm-small' has no price" in text
-    assert "tenants.initech: not a tenant of tenants.yaml" in text
+    assert "degrade_to" not in text  # a warning (test_an_unpriced_degrade_to_is_a_warning...)
+    assert "tenants.initech" not in text  # a tenant of the store may be overridden
     assert "context.yml" in text and "not a policy file" in text
+
+
+def _check_config(config: Path) -> tuple[int, str]:
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli_logic(["check-config", "--config", str(config)])
+    return code, err.getvalue()
+
+
+def test_an_unpriced_degrade_to_is_a_warning_and_never_passes_the_ceiling(tmp_path: Path) -> None:
+    """check-config warns of a `degrade_to` without a price and of every tenant, the
+    store's too, with a ceiling and no `unpriced` choice; the gateway starts, and at the
+    ceiling such a call is refused, not degraded, even under `unpriced: allow` (which
+    would let the unpriced model through uncounted)."""
+    store = f"sqlite:///{tmp_path / 'g.db'}"
+    config = write_config(tmp_path, SIMULATOR, store)
+    degrade = {"action": "degrade", "degrade_to": "vllm-small", "unpriced": "allow"}
+    spend = {"plans": {"pro": {"monthly_usd": "0.000001", **degrade}, "basic": {"daily_usd": 1}}}
+    (tmp_path / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
+    add = ["tenants", "add", "hooli", "--plan", "basic", "--config", str(config)]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert cli_logic(add) == 0
+    code, text = _check_config(config)
+    assert code == 0, text
+    assert "plans.pro.degrade_to: 'vllm-small' has no price" in text
+    assert "tenants globex, hooli have a spend ceiling and no `unpriced` policy" in text
+    for gw in running(tmp_path, store):
+        with pytest.raises(openai.RateLimitError) as refused:
+            gw.openai("acme").chat.completions.create(model="gpt-4o", messages=[ASK])
+        assert refused.value.code == "insufficient_quota"
+        assert gw.admin("/admin/ledger").json()["records"] == []  # nothing reached the upstream
+
+    # A store that cannot be read: the check says whose ceilings it looked at.
+    write_config(tmp_path, SIMULATOR, f"redis://127.0.0.1:{free_port()}/0")
+    code, text = _check_config(config)
+    assert code == 0 and "tenants globex have a spend ceiling" in text
+    assert "the store could not be read" in text and "only the tenants of tenants.yaml" in text
 
 
 def test_renewing_a_reservation_keeps_it_past_its_ttl(store_url: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import sqlite3
 import subprocess
 import threading
@@ -78,18 +79,18 @@ def metric(client: TestClient, name: str) -> float:
     return gateway_of(client).metrics.registry.get_sample_value(name) or 0.0
 
 
-def ledger(client: TestClient) -> list[dict[str, Any]]:
-    response = client.get("/admin/ledger", headers=ADMIN)
-    assert response.status_code == 200, response.text
-    records: list[dict[str, Any]] = response.json()["records"]
-    return records
-
-
 def wait_for_ledger(client: TestClient, count: int, timeout_s: float = 20) -> list[dict[str, Any]]:
+    """The ledger once it holds `count` records. Right after an outage a read may fail at
+    once (503) for up to a second: the store is then not retried yet."""
     deadline = time.monotonic() + timeout_s
-    while len(records := ledger(client)) < count:
+    records: list[dict[str, Any]] = []
+    while len(records) < count:
         assert time.monotonic() < deadline, f"{len(records)} of {count} bookings in the store"
         time.sleep(0.05)
+        response = client.get("/admin/ledger", headers=ADMIN)
+        if response.status_code != 503:
+            assert response.status_code == 200, response.text
+            records = response.json()["records"]
     return records
 
 
@@ -312,6 +313,53 @@ def test_a_store_outage_logs_a_few_warnings_not_one_per_request(
             )
     warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert len(warnings) <= 6, [r.getMessage() for r in warnings]
+
+
+def test_a_paused_redis_fails_the_next_calls_at_once_then_is_used_again(
+    tmp_path: Path, simulator_url: str
+) -> None:
+    """Redis stopped (SIGSTOP): a call waits `socket_timeout_s` once; the store calls
+    after it fail at once for a second instead of each waiting it out, so the next turn
+    (fail_open) is answered without waiting on the store. Resumed, the store is used
+    again: the turn after is saved and every call is booked."""
+    data = tmp_path / "redis-data"
+    data.mkdir()
+    proc, url = start_redis(data, free_port())
+    timeout_s = 2.0
+    try:
+        with in_process(
+            tmp_path, simulator_url, url, redis={"socket_timeout_s": timeout_s}
+        ) as client:
+
+            def turn(n: int) -> float:
+                started = time.monotonic()
+                reply = sdk(client).chat.completions.create(
+                    model="gpt-4o-mini",
+                    messages=SHORT,
+                    extra_headers={"X-Conversation-Id": f"p{n}"},
+                )
+                assert reply.choices[0].message.content
+                return time.monotonic() - started
+
+            turn(0)
+            proc.send_signal(signal.SIGSTOP)
+            try:
+                turn(1)  # the store is found down (one wait of the timeout)
+                during = turn(2)
+            finally:
+                proc.send_signal(signal.SIGCONT)
+            # Its store calls (conversation, facts, save: each a whole timeout before)
+            # failed at once.
+            assert during < timeout_s / 2, during
+            time.sleep(1.2)  # past the second in which calls fail at once
+            turn(3)
+            saved = client.get(
+                "/v1/conversations/p3", headers={"Authorization": f"Bearer {TENANT_KEYS['acme']}"}
+            )
+            assert saved.status_code == 200 and saved.json()["turns"] == 1, saved.text
+            wait_for_ledger(client, 4)
+    finally:
+        stop(proc)
 
 
 # Item: Redis pool exhaustion taken for an outage.

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import io
 import json
 import subprocess
 import sys
@@ -19,12 +21,13 @@ from gateway.context.policy import (
     ClassSettings,
     LoopLayer,
     Policies,
-    PolicyFile,
     load_policies,
+    policy_schema,
 )
 from gateway.context.types import WindowPolicy
 from gateway.errors import ConfigError, InvalidRequest
 from gateway.loops.detector import LoopSettings
+from gateway.ops.cli import cli_logic
 from tests.servers import REPO, edit_policy, write_config
 
 
@@ -163,12 +166,58 @@ def test_a_policy_file_states_only_what_it_changes(tmp_path: Path) -> None:
     )
 
 
+def test_an_operators_context_yaml_is_layered_on_the_packaged_one(tmp_path: Path) -> None:
+    """It states only what it changes: mappings merge by key (a class's settings over the
+    packaged class's, plans, context windows, extraction patterns), null removes a
+    packaged entry, a list (`rules`) replaces the packaged one."""
+    write_config(tmp_path, "simulator", "sqlite:///a.db")
+    policy = tmp_path / "policies" / POLICY_FILE
+    policy.write_text("defaults: {quota_tokens: 3000}\n")
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert cli_logic(["check-config", "--config", str(tmp_path / "config.yaml")]) == 0
+    shipped = load_policies(DEFAULT_POLICY.parent)
+    policies = load_policies(policy.parent)
+    assert policies.resolve("-", "support", "m").quota_tokens == 3000  # support sets none
+    assert policies.resolve("-", "dispute", "m") == shipped.resolve("-", "dispute", "m")
+    assert policies.resolve("pro", "technical", "m").quota_tokens == 4000  # the packaged plan
+    assert policies.context_window("local-llama") == 32000
+    assert (policies.file.rules, policies.file.extraction) == (
+        shipped.file.rules,
+        shipped.file.extraction,
+    )
+
+    policy.write_text(
+        "classes: {dispute: {turn_ceiling: 8}, vip: {priority: 60}}\n"
+        "plans: {pro: {classes: {support: {quota_tokens: 2600}}}}\n"
+        "default_class: support\n"
+        "context_windows: {my-model: 16000}\n"
+        "extraction: {sku: null, ticket: {regex: '\\bTKT-\\d+\\b'}}\n"
+        "rules: [{class: vip, keywords: [vip]}]\n"
+    )
+    policies = load_policies(policy.parent)
+    dispute = policies.resolve("-", "dispute", "m")
+    assert (dispute.turn_ceiling, dispute.quota_tokens, dispute.escalation_action) == (
+        8,
+        3500,
+        "instruct",
+    )
+    assert policies.resolve("pro", "support", "m").quota_tokens == 2600
+    assert policies.resolve("pro", "technical", "m").quota_tokens == 4000
+    assert policies.file.default_class == "support" and "vip" in policies.file.classes
+    assert (policies.context_window("my-model"), policies.context_window("gpt-4o")) == (
+        16000,
+        128000,
+    )
+    assert set(policies.file.extraction) == set(shipped.file.extraction) - {"sku"} | {"ticket"}
+    assert [rule.to_class for rule in policies.file.rules] == ["vip"]
+
+
 def test_schemas_are_current() -> None:
     from gateway.context.retention import RetentionFile, load_retention
     from gateway.spend.ceilings import SpendFile, load_spend
 
     schema = json.loads((REPO / "policies" / "schema" / "context.schema.json").read_text())
-    assert schema == PolicyFile.model_json_schema(by_alias=True)
+    assert schema == policy_schema()
     schema = json.loads((REPO / "policies" / "schema" / "spend.schema.json").read_text())
     assert schema == SpendFile.model_json_schema(by_alias=True)
     assert load_spend(REPO / "policies").file.plans["pro"].degrade_to == "gpt-4o-mini"

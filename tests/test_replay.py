@@ -194,8 +194,9 @@ def _small_quota_policy(folder: Path) -> Path:
     )
     for layer in [*policy["classes"].values(), *policy["plans"].values()]:
         for inner in (layer, layer.get("defaults") or {}, *(layer.get("classes") or {}).values()):
-            for key in _BUDGETS:
-                inner.pop(key, None)
+            for key in _BUDGETS:  # null: the packaged value goes, the defaults apply
+                if key in inner:
+                    inner[key] = None
     folder.mkdir()
     (folder / "context.yaml").write_text(yaml.safe_dump(policy))
     return folder

@@ -17,7 +17,7 @@ from gateway.ops.report import as_csv, as_table, compute, figure, percentile, py
 from gateway.ops.report_svg import concentration_svg, turn_cost_svg, usd_tick
 from gateway.spend.money import usd_text
 from tests.inprocess import InProcessGateway
-from tests.servers import GatewayProc, start_gateway, write_config
+from tests.servers import ADMIN_KEY, GatewayProc, start_gateway, write_config
 
 
 def _conversation(client: httpx.Client, gw: GatewayProc, name: str, cls: str, turns: int) -> None:
@@ -221,12 +221,17 @@ def test_admin_routes_refuse_an_unknown_format(sqlite_app_gateway: InProcessGate
         ("/admin/ledger", {"cursor": ""}),
         ("/admin/report", {}),
         ("/admin/budgets", {"tenant": "acme"}),
+        ("/admin/tenants", {}),
+        ("/admin/tenants/acme/keys", {}),
     ):
         reply = gw.admin(path, format="xml", **params)
         assert reply.status_code == 400, path
         error = reply.json()["error"]
         assert error["param"] == "format" and error["type"] == "invalid_request_error", path
         assert gw.admin(path, format="json", **params).status_code == 200, path
+    headers = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    reload = gw.http.post("/admin/reload", params={"format": "xml"}, headers=headers)
+    assert reload.status_code == 400 and reload.json()["error"]["param"] == "format"
     csv_reply = gw.admin("/admin/report", format="csv")
     assert csv_reply.headers["content-type"].startswith("text/csv")
     assert csv_reply.text.startswith("section,key,field,value\n")

@@ -17,15 +17,19 @@ from typing import Any
 
 import httpx
 import openai
+import orjson
 import pytest
 import yaml
+from starlette.testclient import TestClient
 
+from gateway.config import SIMULATOR, load_settings
 from gateway.ops.cli import cli_logic
+from gateway.proxy.app import create_app
 from gateway.store import open_store
 from gateway.tenancy.keys import key_hash
 from gateway.tenancy.registry import Registry
-from tests.inprocess import InProcessGateway
-from tests.servers import ADMIN_KEY, GatewayProc, start_gateway
+from tests.inprocess import ENV, InProcessGateway
+from tests.servers import ADMIN_KEY, GatewayProc, start_gateway, write_config
 
 ADMIN = {"Authorization": f"Bearer {ADMIN_KEY}"}
 GATEWAY = [sys.executable, "-m", "gateway"]
@@ -211,6 +215,71 @@ def test_an_unknown_plan_is_refused_by_the_api_the_cli_check_config_and_start_up
     assert code == 1 and "tenants.globex.plan: unknown plan 'platinum'" in err
     with contextlib.redirect_stderr(io.StringIO()):
         assert cli_logic(["serve", "--config", str(gw.config)]) == 1  # start-up refuses
+
+
+def test_spend_and_limits_override_tenants_of_the_store_made_before_or_after_the_load(
+    gw: InProcessGateway,
+) -> None:
+    """spend.yaml and limits.yaml override per tenant whatever made the tenant: one the
+    API made before the reload (a spend ceiling), and one it makes after (a rate limit,
+    applied from its first call). A bad value in an override is still an error."""
+    policies = gw.root / "policies"
+    assert _api(gw, "POST", "/admin/tenants", {"name": "hooli", "plan": "pro"}).status_code == 201
+    spend = {"tenants": {"hooli": {"monthly_usd": 0.000001}}}
+    (policies / "spend.yaml").write_text(yaml.safe_dump(spend))
+    (policies / "limits.yaml").write_text(yaml.safe_dump({"tenants": {"umbrella": {"rpm": 1}}}))
+    code, err = _check_config(gw.config)  # warned of: the store's tenants are checked too
+    assert code == 0 and "tenants hooli have a spend ceiling" in err, err
+    reloaded = gw.http.post("/admin/reload", headers=ADMIN)
+    assert reloaded.status_code == 200, reloaded.text
+    assert (
+        _api(gw, "POST", "/admin/tenants", {"name": "umbrella", "plan": "pro"}).status_code == 201
+    )
+    hooli, umbrella = (
+        openai.OpenAI(
+            base_url=gw.v1,
+            api_key=_api(gw, "POST", f"/admin/tenants/{name}/keys", {}).json()["key"],
+            max_retries=0,
+            http_client=gw.http,
+        )
+        for name in ("hooli", "umbrella")
+    )
+    with pytest.raises(openai.RateLimitError) as spent:
+        hooli.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    assert spent.value.code == "insufficient_quota", spent.value.body
+    assert umbrella.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    with pytest.raises(openai.RateLimitError) as limited:
+        umbrella.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+    assert limited.value.code == "rate_limit_exceeded", limited.value.body
+    # the plan itself has neither ceiling nor limit
+    for _ in range(2):
+        assert gw.openai("acme").chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+
+    (policies / "limits.yaml").write_text(yaml.safe_dump({"tenants": {"hooli": {"rpm": -1}}}))
+    code, err = _check_config(gw.config)
+    assert code == 1 and "tenants.hooli.rpm" in err
+
+
+def test_without_tenants_yaml_no_tenant_is_declared_and_the_store_holds_them(
+    tmp_path: Path,
+) -> None:
+    """tenants.yaml is optional: without it check-config passes, `gateway tenants add`
+    makes the first tenant in the store, and the gateway serves and reloads."""
+    config = write_config(tmp_path, SIMULATOR, f"sqlite:///{tmp_path / 'g.db'}")
+    (tmp_path / "policies" / "tenants.yaml").unlink()
+    assert _check_config(config) == (0, "")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        assert cli_logic(["tenants", "add", "acme", "--plan", "pro", "--config", str(config)]) == 0
+    key = orjson.loads(out.getvalue())["key"]
+    with TestClient(create_app(load_settings(config, ENV))) as http:
+        client = openai.OpenAI(
+            base_url=f"{http.base_url}/v1", api_key=key, max_retries=0, http_client=http
+        )
+        assert client.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+        assert http.post("/admin/reload", headers=ADMIN).status_code == 200
+        listed = http.get("/admin/tenants", headers=ADMIN).json()["tenants"]
+        assert [(t["name"], t["source"]) for t in listed] == [("acme", "api")]
 
 
 def _metric_sha(gw: InProcessGateway) -> str:

@@ -1,6 +1,6 @@
-"""Context policies (`context.yaml` in the policy folder, else the packaged
-gateway/data/context.yaml): per-class budgets, per-plan overrides, classification rules,
-fact-extraction patterns and the summarizer.
+"""Context policies (the packaged gateway/data/context.yaml, with the policy folder's
+`context.yaml` layered on it: mappings merge by key, lists replace): per-class budgets,
+per-plan overrides, classification rules, fact-extraction patterns and the summarizer.
 
 A class's numbers are the packaged file's `defaults` (the one home of every default),
 then the file's `defaults`, the plan's defaults, the class, and the plan's override for
@@ -313,18 +313,55 @@ DEFAULT_POLICY = Path(__file__).parents[1] / "data" / POLICY_FILE
 
 
 @cache
+def _shipped_yaml() -> Any:
+    return read_yaml(DEFAULT_POLICY)
+
+
+@cache
 def shipped_policy() -> PolicyFile:
     """The packaged file (read once: the package does not change)."""
-    return validate(PolicyFile, read_yaml(DEFAULT_POLICY), DEFAULT_POLICY)
+    return validate(PolicyFile, _shipped_yaml(), DEFAULT_POLICY)
+
+
+def layered(under: Any, over: Any) -> Any:
+    """`over` layered on `under`: mappings merge key by key at every depth (a class's
+    settings over the packaged class's, a plan, a context window, an extraction pattern's
+    fields), and a key set to null removes what lies under it (a packaged class's value,
+    so the layers below apply; a packaged extraction pattern); anything else `over`
+    gives, a list (`rules`, keywords, tags) or a value, replaces what lies under it."""
+    if not isinstance(over, dict) or not isinstance(under, dict | None):
+        return over
+    merged = dict(under or {})
+    for key, value in over.items():
+        if value is None:
+            merged.pop(key, None)
+        else:
+            merged[key] = layered(merged.get(key), value)
+    return merged
+
+
+def policy_schema() -> dict[str, Any]:
+    """The JSON schema of an operator's context.yaml (policies/schema/context.schema.json):
+    `PolicyFile`'s, with no top-level key required, as the file is a layer."""
+    schema = PolicyFile.model_json_schema(by_alias=True)
+    schema.pop("required", None)
+    return schema
 
 
 def load_policies(policies_dir: Path) -> Policies:
-    """`context.yaml` from the policy folder; the packaged file when there is none."""
+    """`context.yaml` from the policy folder layered on the packaged file (`layered`:
+    it states only what it changes), or the packaged file alone when there is none. Its
+    `output_reserves_by_model` stays a map of its own, matched before the packaged one."""
     path = policies_dir / POLICY_FILE
-    if not path.exists():
-        path = DEFAULT_POLICY
     shipped = shipped_policy()
-    file = validate(PolicyFile, read_yaml(path), path)
+    if path.exists():
+        own = read_yaml(path)
+        if own is None or isinstance(own, dict):
+            base = {k: v for k, v in _shipped_yaml().items() if k != "output_reserves_by_model"}
+            own = layered(base, own or {})
+        file = validate(PolicyFile, own, path)
+    else:
+        path, file = DEFAULT_POLICY, shipped
     policies = Policies(file, path, shipped.defaults, dict(shipped.output_reserves_by_model))
     problems = _check_budgets(policies)
     if problems:

@@ -101,8 +101,15 @@ def _check_config(config: str) -> int:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
         return 1
-    for warning in _spend_warnings(settings):
+    plans, unread = tenant_cli.tenant_plans(settings)
+    for warning in _spend_warnings(settings, plans):
         print(f"warning: {warning}", file=sys.stderr)
+    if unread is not None:
+        print(
+            f"note: the store could not be read ({unread}): only the tenants of "
+            "tenants.yaml were checked for a spend ceiling without an `unpriced` choice",
+            file=sys.stderr,
+        )
     if not (settings.policies_dir / "context.yaml").exists():
         print(
             f"note: no context.yaml in {settings.policies_dir}: the packaged window "
@@ -113,11 +120,10 @@ def _check_config(config: str) -> int:
     return 0
 
 
-def _spend_warnings(settings: Settings) -> list[str]:
+def _spend_warnings(settings: Settings, plans: dict[str, str]) -> list[str]:
     from gateway.config import pricer_for
     from gateway.spend.ceilings import spend_warnings
 
-    plans = {t.name: t.plan for t in settings.tenants_by_hash.values()}
     upstream = settings.config.upstream
     return spend_warnings(
         settings.spend, plans, pricer_for(settings.config).knows, upstream.timeout_s

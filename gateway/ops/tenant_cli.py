@@ -10,6 +10,7 @@ import math
 import sys
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -112,3 +113,29 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
         return 2
     print(orjson.dumps(result, option=orjson.OPT_INDENT_2).decode())
     return 0
+
+
+def tenant_plans(settings: Settings) -> tuple[dict[str, str], str | None]:
+    """Every tenant's plan, tenants.yaml's and the store's (for check-config's warnings).
+    When the store cannot be read: tenants.yaml's, and why. A SQLite file not made yet
+    holds no tenant, and is not made here."""
+    from gateway.store import open_store
+    from gateway.tenancy.registry import Registry
+
+    config = settings.config
+    plans = {t.name: t.plan for t in settings.tenants_by_hash.values()}
+    sqlite_path = config.store.removeprefix("sqlite:///")
+    if sqlite_path != config.store and not Path(sqlite_path).exists():
+        return plans, None
+
+    async def read() -> dict[str, str]:
+        store = open_store(config.store, config.sqlite, config.redis)
+        try:
+            return {t.name: t.plan for t in (await Registry.read(store, settings)).tenants()}
+        finally:
+            await store.close()
+
+    try:
+        return asyncio.run(read()), None
+    except StoreUnavailable as exc:
+        return plans, exc.message

@@ -20,6 +20,7 @@ import orjson
 from starlette.requests import Request
 
 from gateway.errors import InvalidRequest, NotFound
+from gateway.ops.admin import wanted_format
 from gateway.ops.reload import reload_gateway
 from gateway.proxy.http_responses import RawResponse, json_response
 from gateway.proxy.identity import authenticate_admin
@@ -31,8 +32,10 @@ BODY_LIMIT = 16 * 1024
 
 
 def _admin(request: Request) -> Gateway:
+    """Every route here: the admin key, and JSON the only `format` (another is a 400)."""
     gw: Gateway = request.app.state.gateway
     authenticate_admin(request.headers, gw.settings.admin_key)
+    wanted_format(request)
     return gw
 
 

@@ -204,19 +204,12 @@ def _entries(file: SpendFile) -> list[tuple[str, Ceiling]]:
 
 def spend_problems(rules: SpendRules, priced: Callable[[str], bool]) -> list[tuple[str, str]]:
     """(key, reason) per error `serve` must refuse: a `price_as` model without a price
-    would hold nothing; an unpriced `degrade_to` would refuse calls at the ceiling
-    instead of degrading them."""
-    out = [
+    would hold nothing."""
+    return [
         (f"{key}.price_as", f"{c.price_as!r} has no price itself")
         for key, c in _entries(rules.file)
         if c.price_as and not priced(c.price_as)
     ]
-    out += [
-        (f"{key}.degrade_to", f"{c.degrade_to!r} has no price (add it to config.yaml prices)")
-        for key, c in _entries(rules.file)
-        if c.degrade_to and not priced(c.degrade_to) and not c.price_as
-    ]
-    return out
 
 
 def spend_warnings(
@@ -225,8 +218,15 @@ def spend_warnings(
     priced: Callable[[str], bool],
     upstream_timeout_s: float,
 ) -> list[str]:
-    """What `check-config` warns of: choices that refuse calls or weaken a ceiling."""
-    out = []
+    """What `check-config` warns of: choices that refuse calls or weaken a ceiling.
+    `tenant_plans`: the tenants to check (tenants.yaml's, and the store's when read)."""
+    out = [
+        f"{SPEND_FILE}: {key}.degrade_to: {c.degrade_to!r} has no price: at the ceiling "
+        "calls are refused, not degraded (add it to config.yaml prices, or set "
+        "`unpriced: price_as`)"
+        for key, c in _entries(rules.file)
+        if c.degrade_to and not priced(c.degrade_to) and c.unpriced_action != "price_as"
+    ]
     blocking = sorted(
         name
         for name, plan in tenant_plans.items()

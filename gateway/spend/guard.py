@@ -200,6 +200,8 @@ class SpendGuard:
             price_as = self._price_as(ceiling, cheaper)
         except UnpricedModelRefused:
             return None  # a cheaper model that cannot be held is no way out
+        if price_as is None and self.worst_case(cheaper, 0, 0) is None:
+            return None  # nor one `unpriced: allow` would let past the ceiling uncounted
         amount = self._amount(price_as or cheaper, *_with_images(cheaper, tokens, images))
         if await self._reserve(rid, guarded, amount) is not None:
             return None

@@ -33,6 +33,7 @@ from gateway.store import redis_keys as keys
 from gateway.store import redis_scripts as scripts
 from gateway.store.base import Erased, RateUse, StoreHealth
 from gateway.store.cursor import decode_cursor, encode_cursor
+from gateway.store.fail_fast import FailFast
 from gateway.store.options import RedisConfig
 from gateway.store.records import (
     COUNTER_FIELDS,
@@ -73,10 +74,15 @@ class RedisStore:
         # Redis has a blocking pool for that; RedisCluster's node pools fail at once when
         # full, so a cluster store admits at most `max_connections` calls at a time.
         self._gate: asyncio.Semaphore | None = None
+        # After a call failed, a single Redis fails the next ones at once for a second
+        # instead of each waiting out `socket_timeout_s`. Not a cluster: one shard down
+        # must not fail the calls the other shards answer.
+        self._fail_fast: FailFast | None = None
         if url.startswith(CLUSTER_SCHEME):
             self._redis = _cluster_client(url, config)
             self._gate = asyncio.Semaphore(config.max_connections)
         else:
+            self._fail_fast = FailFast()
             pool = aioredis.BlockingConnectionPool.from_url(
                 url,
                 max_connections=config.max_connections,
@@ -95,10 +101,15 @@ class RedisStore:
         self._rate_script = self._redis.register_script(scripts.RATE)
 
     @contextlib.asynccontextmanager
-    async def _call(self) -> AsyncIterator[None]:
+    async def _call(self, *, probe: bool = False) -> AsyncIterator[None]:
         """One store call: admitted (a cluster store: within its bound), with redis-py's
-        errors translated. Helpers called inside one never open another."""
-        with self._errors():
+        errors translated. Helpers called inside one never open another. A `probe` (the
+        health check) neither waits for the fail-fast state nor changes it."""
+        fail_fast = self._fail_fast
+        with (
+            contextlib.nullcontext() if probe or fail_fast is None else fail_fast.guard(),
+            self._errors(),
+        ):
             if self._gate is None or isinstance(self._redis, aioredis.Redis):
                 yield
                 return
@@ -555,7 +566,10 @@ class RedisStore:
         return moved, len(ids)
 
     async def ping(self) -> None:
-        async with self._call():
+        await self._ping()
+
+    async def _ping(self, *, probe: bool = False) -> None:
+        async with self._call(probe=probe):
             if isinstance(self._redis, RedisCluster):
                 await self._redis.ping(target_nodes=RedisCluster.PRIMARIES)
             else:
@@ -563,7 +577,7 @@ class RedisStore:
 
     async def health(self) -> StoreHealth:
         try:
-            await asyncio.wait_for(self.ping(), _HEALTH_WAIT_S)
+            await asyncio.wait_for(self._ping(probe=True), _HEALTH_WAIT_S)
         except StoreUnavailable as exc:
             return StoreHealth("unreachable", exc.message)
         except TimeoutError:

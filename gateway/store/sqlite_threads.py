@@ -27,13 +27,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from gateway.errors import StoreRejected, StoreUnavailable
+from gateway.store.fail_fast import FailFast
 
 T = TypeVar("T")
 
 # The data's fault, not the store's: retrying the same record cannot help.
 _REJECTED = (OverflowError, sqlite3.IntegrityError, sqlite3.InterfaceError, sqlite3.DataError)
 _OPEN_ATTEMPTS = 50
-RETRY_AFTER_S = 1.0
 MIN_FREE_BYTES = 1024 * 1024  # less free disk than this is a full disk
 TOGETHER_MAX = 64  # write jobs run in one transaction at most
 _TOGETHER = threading.local()  # `active`: the thread runs jobs inside a shared transaction
@@ -59,12 +59,9 @@ class SQLiteThread:
         self._job_started: float | None = None
         # The SQLite error code of the last job, None once a job succeeds (for /healthz).
         self.last_failure: str | None = None
-        # After a job timed out or failed, the next jobs fail at once for RETRY_AFTER_S,
-        # then one tries while the others still fail at once: a locked file costs each
-        # request nothing, instead of a whole busy timeout each.
-        self._failing: str | None = None
-        self._retry_at = 0.0
-        self._trying = False
+        # After a job timed out or failed, the next jobs fail at once for a second: a
+        # locked file costs each request nothing, instead of a whole busy timeout each.
+        self._fail_fast = FailFast()
         self.jobs_together = 0  # jobs run in a transaction shared with others, so far
 
     def busy_for(self) -> float:
@@ -85,35 +82,13 @@ class SQLiteThread:
         jobs queued at the same time."""
         if timeout_s is not None:
             return await self._attempt(fn, timeout_s)
-        trial = self._fail_fast()
-        try:
-            result = await self._attempt(fn, self.timeout_s, together)
-        except StoreUnavailable as exc:
-            self._failing, self._retry_at = exc.message, time.monotonic() + RETRY_AFTER_S
-            raise
-        except StoreRejected:
-            self._failing = None  # the store answered: the data was at fault
-            raise
-        finally:
-            if trial:
-                self._trying = False
-        self._failing = None
-        return result
+        with self._fail_fast.guard():
+            return await self._attempt(fn, self.timeout_s, together)
 
     @property
     def failing(self) -> bool:
         """The last job failed for the store's sake (and none has succeeded since)."""
-        return self._failing is not None
-
-    def _fail_fast(self) -> bool:
-        """Raise at once while the thread is known to fail; True when this job is the
-        one that tries again."""
-        if self._failing is None:
-            return False
-        if self._trying or time.monotonic() < self._retry_at:
-            raise StoreUnavailable(f"{self._failing} (not retried yet)")
-        self._trying = True
-        return True
+        return self._fail_fast.failing
 
     async def _attempt(
         self, fn: Callable[[sqlite3.Connection], T], timeout: float, together: bool = False
