@@ -80,6 +80,18 @@ def test_the_fast_path_prices_exactly_like_genai_prices(
     assert Pricer({}).cost(model, usage) == expected
 
 
+def test_audio_tokens_are_priced_at_the_audio_rate() -> None:
+    """gpt-audio: $10 / MTok text output, $64 / MTok audio output, $32 audio input."""
+    usage = TokenUsage(fresh_input=120, output=1000, input_audio=80, output_audio=790)
+    pricer = Pricer({}, provider_id="openai")
+    text = (40 * Decimal("2.5") + 80 * Decimal(32) + 210 * Decimal(10)) / 10**6
+    assert pricer.cost("gpt-audio", usage) == text + 790 * Decimal(64) / 10**6
+    assert not pricer.lacks_rate("gpt-audio", audio_output=True)
+    # no audio rate known for it: audio output could not be held at its price
+    assert pricer.lacks_rate("gpt-4o-audio-preview", audio_output=True)
+    assert not pricer.lacks_rate("gpt-4o-audio-preview", audio_output=False)
+
+
 @pytest.mark.parametrize(
     ("model", "detail", "most"),
     [

@@ -68,6 +68,26 @@ CASES = [
         },
         TokenUsage(fresh_input=116, cached_input=384, output=20, reasoning=4),
     ),
+    (
+        "openai audio in and out: part of the totals, billed at their own rate",
+        {
+            "prompt_tokens": 120,
+            "completion_tokens": 1000,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 80},
+            "completion_tokens_details": {"audio_tokens": 790, "text_tokens": 210},
+        },
+        TokenUsage(fresh_input=120, output=1000, input_audio=80, output_audio=790),
+    ),
+    (
+        "audio above its total is capped",
+        {
+            "prompt_tokens": 10,
+            "completion_tokens": 5,
+            "prompt_tokens_details": {"audio_tokens": 99},
+            "completion_tokens_details": {"audio_tokens": 99},
+        },
+        TokenUsage(fresh_input=10, output=5, input_audio=10, output_audio=5),
+    ),
     ("embeddings", {"prompt_tokens": 8, "total_tokens": 8}, TokenUsage(fresh_input=8)),
     (
         "nonsense counts are not counts",

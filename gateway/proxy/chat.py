@@ -63,6 +63,14 @@ class ChatCall:
         return positive_int(self.body.get("n")) or 1
 
     @property
+    def audio_output(self) -> bool:
+        """Whether the reply may be audio (`modalities` with "audio", or `audio` set),
+        billed at the model's audio output rate."""
+        modalities = self.body.get("modalities")
+        spoken = isinstance(modalities, list) and "audio" in modalities
+        return spoken or self.body.get("audio") is not None
+
+    @property
     def client_max_tokens(self) -> int | None:
         for key in ("max_completion_tokens", "max_tokens"):
             if (value := positive_int(self.body.get(key))) is not None:
@@ -173,6 +181,7 @@ async def chat_completions(request: Request) -> ASGIApp:
             worst.input_tokens,
             worst.output_tokens,
             images=images_in(turn.window.messages),
+            audio_output=call.audio_output,
         )
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
     ctx = _Context(gw, caller, call, turn, spend, input_estimate, rate=rate)

@@ -2,7 +2,8 @@
 
 Money is `Decimal`, quantized to 1e-10 USD so sums stored as integers stay exact.
 A model with no price returns None: the caller books the tokens and counts it as
-unpriced, never as $0.
+unpriced, never as $0. Audio tokens are priced at genai-prices' audio rates; the config
+table has none (there they go at the text price, and `lacks_rate` tells the spend guard).
 """
 
 from __future__ import annotations
@@ -58,12 +59,23 @@ class Pricer:
         """Whether the model has a price (config table or genai-prices); logs nothing."""
         return model in self._table or self._model_price(model) is not None
 
+    def lacks_rate(self, model: str, *, audio_output: bool) -> bool:
+        """Whether the model has a price but no rate for the audio output the call may
+        bill: it would be booked at the text price."""
+        if model in self._table:
+            return audio_output
+        model_price = self._model_price(model)
+        if model_price is None:
+            return False
+        needed = {"output_audio_mtok": audio_output}
+        return any(on and getattr(model_price, k, None) is None for k, on in needed.items())
+
     def cost(self, model: str, usage: TokenUsage) -> Decimal | None:
         entry = self._table.get(model)
         if entry is not None:
             return _table_cost(entry, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
         model_price = self._model_price(model)
-        rates = self._rates.get(model)
+        rates = None if _has_extras(usage) else self._rates.get(model)
         if rates is not None:  # plain per-token prices: Decimal arithmetic, no lookups
             return _rated_cost(rates, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
         if model_price is None:
@@ -71,14 +83,7 @@ class Pricer:
                 self._warned.add(model)
                 log.warning("no price for model %r: booked with tokens, counted unpriced", model)
             return None
-        calc = model_price.calc_price(
-            Usage(
-                input_tokens=usage.input_total,
-                cache_read_tokens=usage.cached_input,
-                cache_write_tokens=usage.cache_write,
-                output_tokens=usage.output,
-            )
-        )
+        calc = model_price.calc_price(_genai_usage(usage))
         return Decimal(calc["total_price"]).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
 
     def _model_price(self, model: str) -> Any:
@@ -103,6 +108,24 @@ class Pricer:
             if rates is not None:
                 self._rates[model] = rates
         return found
+
+
+def _has_extras(usage: TokenUsage) -> bool:
+    return bool(usage.input_audio or usage.output_audio)
+
+
+def _genai_usage(usage: TokenUsage) -> Usage:
+    extras = {
+        "input_audio_tokens": usage.input_audio,
+        "output_audio_tokens": usage.output_audio,
+    }
+    return Usage(
+        input_tokens=usage.input_total,
+        cache_read_tokens=usage.cached_input,
+        cache_write_tokens=usage.cache_write,
+        output_tokens=usage.output,
+        **{k: v for k, v in extras.items() if v},
+    )
 
 
 def _plain_rates(model_price: Any) -> tuple[Decimal, Decimal, Decimal, Decimal] | None:
