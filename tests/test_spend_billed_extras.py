@@ -1,5 +1,6 @@
 """What a provider bills beside text tokens, held and booked under a spend ceiling: audio
-output at its audio rate. Through the gateway in this process (SQLite and real Redis),
+output at its audio rate, web searches at their fee, tools billed by use not admitted.
+Through the gateway in this process (SQLite and real Redis),
 the simulated upstream reporting the usage a provider would, the openai SDK as client."""
 
 from __future__ import annotations
@@ -94,3 +95,89 @@ def test_audio_output_on_a_model_without_an_audio_rate_is_not_held(
     assert info.value.code == "model_not_priced"
     client.chat.completions.create(model="gpt-4o-audio-preview", messages=SHORT, max_tokens=50)
     assert len(ledger(gw)) == 1
+
+
+def priced(record: dict[str, Any], model: str, **extra: int) -> Decimal:
+    """What genai-prices bills for a ledger record's tokens plus `extra` (searches)."""
+    usage = Usage(
+        input_tokens=record["fresh_input_tokens"], output_tokens=record["output_tokens"], **extra
+    )
+    price = calc_price(usage, model, provider_id="openai").total_price
+    return price.quantize(Decimal("1e-10"))
+
+
+def test_a_chat_search_model_is_held_and_booked_with_its_search_fee(
+    gw: InProcessGateway,
+) -> None:
+    """Every call of a chat search model is one web search ($10 per 1,000 on
+    gpt-4o-mini-search-preview), which the usage does not report; a search model whose
+    price has no search fee cannot be held under a ceiling."""
+    client = gw.openai("acme")
+    client.chat.completions.create(
+        model="gpt-4o-mini-search-preview", messages=SHORT, max_tokens=50, web_search_options={}
+    )
+    [record] = ledger(gw)
+    cost = Decimal(record["cost_usd"])
+    assert cost == priced(record, "gpt-4o-mini-search-preview", web_searches=1)
+    assert cost > Decimal("0.01")
+    with pytest.raises(openai.BadRequestError) as info:
+        client.chat.completions.create(
+            model="gpt-4o-search-preview", messages=SHORT, web_search_options={}
+        )
+    assert info.value.code == "model_not_priced"
+
+
+def search(client: openai.OpenAI, searches: int, **extra: Any) -> None:
+    """A Responses call with a web search tool; the upstream searches `searches` times
+    (at most its `max_tool_calls`)."""
+    response = client.responses.create(
+        model="gpt-4o-mini",
+        input="What is new in the news?",
+        tools=[{"type": "web_search"}],
+        max_output_tokens=100,
+        extra_headers={"x-simulator-web-searches": str(searches)},
+        **extra,
+    )
+    if extra.get("stream"):
+        for _ in response:
+            pass
+
+
+def test_responses_web_searches_are_bounded_held_and_booked(gw: InProcessGateway) -> None:
+    """A model may search many times: `max_tool_calls` bounds it (spend.yaml's
+    `default_max_tool_calls`, 10, is added where the client sets none). At $10 per 1,000
+    searches, 10 do not fit under the $0.03 left; 2 do, and are booked as made (counted
+    from the answer's `web_search_call` items, streamed or not)."""
+    client = gw.openai("acme")
+    with pytest.raises(openai.RateLimitError):
+        search(client, 1)
+    search(client, 5, max_tool_calls=2)
+    [record] = ledger(gw)
+    assert Decimal(record["cost_usd"]) == priced(record, "gpt-4o-mini", web_searches=2)
+    assert Decimal(record["cost_usd"]) <= CEILING
+    # no ceiling for globex: the upstream stops at the added bound
+    other = gw.openai("globex")
+    search(other, 50)
+    search(other, 3, stream=True)
+    first, second = (r for r in ledger(gw) if r["tenant"] == "globex")
+    assert {Decimal(first["cost_usd"]), Decimal(second["cost_usd"])} == {
+        priced(first, "gpt-4o-mini", web_searches=10),
+        priced(second, "gpt-4o-mini", web_searches=3),
+    }
+
+
+@pytest.mark.parametrize("tool", [{"type": "image_generation"}, {"type": "code_interpreter"}])
+def test_responses_tools_billed_by_use_are_not_held(
+    gw: InProcessGateway, tool: dict[str, Any]
+) -> None:
+    """Image generation (per image) and code interpreter (per container session) are
+    billed by what the model does: under a ceiling only `unpriced: allow` admits them."""
+    with pytest.raises(openai.BadRequestError) as info:
+        gw.openai("acme").responses.create(
+            model="gpt-4o-mini",
+            input="Draw me a chart.",
+            tools=[tool],  # type: ignore[list-item]
+        )
+    assert info.value.code == "model_not_priced"
+    gw.openai("globex").responses.create(model="gpt-4o-mini", input="Hi", tools=[tool])  # type: ignore[list-item]
+    assert [r["tenant"] for r in ledger(gw)] == ["globex"]

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gateway.ledger.usage import TokenUsage, normalize
+from gateway.ledger.usage import TokenUsage, normalize, web_searches_made
 
 CASES = [
     (
@@ -118,3 +118,12 @@ def test_shapes(raw: dict[str, Any], expected: TokenUsage) -> None:
 @pytest.mark.parametrize("raw", [None, [], "usage", {}, {"total_tokens": 5}])
 def test_no_usage(raw: object) -> None:
     assert normalize(raw) is None
+
+
+def test_web_searches_are_counted_from_a_responses_answer() -> None:
+    search = {"type": "web_search_call", "status": "completed"}
+    message = {"type": "message", "content": []}
+    assert web_searches_made({"output": [search, message, search]}) == 2
+    assert web_searches_made({"output": [message]}) == 0
+    assert web_searches_made({"output": None}) is None  # not seen: not known
+    assert web_searches_made(None) is None

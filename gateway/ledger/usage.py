@@ -4,7 +4,7 @@ Providers disagree on whether "input" includes cached tokens. Everything here en
 the same split: fresh input, cached input, cache-write input, output (reasoning is part
 of output and reported beside it), and whether the figures were reported or estimated.
 Audio tokens are part of input and output too, reported beside them because they are
-billed at their own (dearer) rate.
+billed at their own (dearer) rate; web searches are billed per call, not per token.
 """
 
 from __future__ import annotations
@@ -24,11 +24,12 @@ class TokenUsage:
     estimated: bool = False
     input_audio: int = 0  # of fresh_input
     output_audio: int = 0  # of output
+    web_searches: int = 0  # built-in web search calls, billed per 1,000
 
     @property
     def billed(self) -> bool:
-        """Whether the call bills anything at all."""
-        return bool(self.input_total or self.output or self.reasoning)
+        """Whether the call bills anything at all (tokens or searches)."""
+        return bool(self.input_total or self.output or self.reasoning or self.web_searches)
 
     @property
     def input_total(self) -> int:
@@ -47,6 +48,7 @@ _FIELDS = (
     "reasoning",
     "input_audio",
     "output_audio",
+    "web_searches",
 )
 
 
@@ -151,3 +153,12 @@ def normalize(raw: Any) -> TokenUsage | None:
     if "input_tokens" in raw or "output_tokens" in raw:
         return from_anthropic(raw)
     return None
+
+
+def web_searches_made(response: Any) -> int | None:
+    """The web searches a Responses API answer shows it made (its `web_search_call`
+    output items, each billed as one); None when `response` shows no output at all."""
+    output = response.get("output") if isinstance(response, Mapping) else None
+    if not isinstance(output, list):
+        return None
+    return sum(1 for i in output if isinstance(i, Mapping) and i.get("type") == "web_search_call")

@@ -8,7 +8,7 @@ book -> persist the conversation.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from time import perf_counter
 from typing import Any
 
@@ -41,6 +41,7 @@ from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
 from gateway.spend.images import images_in
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
+from gateway.spend.tool_fees import chat_searches
 
 ROUTE = "chat"
 REASONING = ("o1", "o3", "o4", "gpt-5")
@@ -182,6 +183,7 @@ async def chat_completions(request: Request) -> ASGIApp:
             worst.output_tokens,
             images=images_in(turn.window.messages),
             audio_output=call.audio_output,
+            web_searches=chat_searches(call.model, call.body),
         )
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
     ctx = _Context(gw, caller, call, turn, spend, input_estimate, rate=rate)
@@ -245,6 +247,8 @@ async def _settle(
     gw, call = ctx.gw, ctx.call
     # Token counts learn and estimate under the requested model; prices use the served one.
     usage = gw.accountant.usage(call.model, reported, ctx.input_estimate, output_text)
+    if usage is not None and (searches := chat_searches(ctx.spend.model, call.body)):
+        usage = replace(usage, web_searches=searches)  # the usage does not report it
     cost = None
     if usage is not None:
         with tracing.span("booking"):

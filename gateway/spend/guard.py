@@ -105,13 +105,21 @@ class SpendGuard:
         return guard
 
     def worst_case(
-        self, model: str, input_tokens: int, max_output: int, *, audio_output: bool = False
+        self,
+        model: str,
+        input_tokens: int,
+        max_output: int,
+        *,
+        audio_output: bool = False,
+        web_searches: int = 0,
     ) -> int | None:
-        """Every input token fresh (plus the margin), the whole output ceiling used, in
-        units; None when the model has no price. A call that asks for audio output may
-        spend all of it on audio: the dearer of the text and audio rates."""
+        """Every input token fresh (plus the margin), the whole output ceiling used, and
+        `web_searches` searches, in units; None when the model has no price. A call that
+        asks for audio output may spend all of it on audio: the dearer of the text and
+        audio rates."""
         margin = self._rules.file.input_margin
-        usage = TokenUsage(fresh_input=int(input_tokens * margin) + 1, output=max_output)
+        fresh = int(input_tokens * margin) + 1
+        usage = TokenUsage(fresh_input=fresh, output=max_output, web_searches=web_searches)
         cost = self._pricer.cost(model, usage)
         if cost is None:
             return None
@@ -136,14 +144,15 @@ class SpendGuard:
         bounded: bool = True,
         images: Sequence[tuple[Any, int]] = (),
         audio_output: bool = False,
+        web_searches: int = 0,
     ) -> Reservation:
         """Hold the cost of `input_tokens` (already corrected, see `WorstCase`) and
         `max_output` tokens for one call, and of its input `images` at the most the
         model it goes to may bill for them (gateway.spend.images); with `audio_output`,
-        every output token at the audio rate if that is dearer. `bounded=False`: its
-        cost cannot be read from the request (image and audio routes), so under a
-        ceiling only `unpriced: allow` admits it; so is audio output on a model whose
-        price has no audio rate."""
+        every output token at the audio rate if that is dearer; and `web_searches` at the
+        model's per-search fee. `bounded=False`: its cost cannot be read from the request
+        (image and audio routes), so under a ceiling only `unpriced: allow` admits it; so
+        is audio output or a search on a model whose price has no rate for it."""
         tenant = caller.tenant
         policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, time.time())
         rid, keys = new_id(), policy.keys
@@ -151,7 +160,7 @@ class SpendGuard:
             return Reservation(rid, model, keys, ())  # no ceiling: booked, never held
         guarded = [(b.key, b.limit_units or 0) for b in policy.guarded]
         held = tuple(k for k, _ in guarded)
-        worst = _Bill(input_tokens, max_output, tuple(images), audio_output)
+        worst = _Bill(input_tokens, max_output, tuple(images), audio_output, web_searches)
         price_as = self._price_as(policy.ceiling, model, bounded, worst)
         amount = self._amount(price_as or model, model, worst)
         try:
@@ -194,12 +203,19 @@ class SpendGuard:
 
     def _lacks_rate(self, model: str, worst: _Bill) -> bool:
         """Whether `model` has a price but not for all that `worst` may bill."""
-        return self._pricer.lacks_rate(model, audio_output=worst.audio)
+        searches = worst.searches > 0
+        return self._pricer.lacks_rate(model, audio_output=worst.audio, web_searches=searches)
 
     def _amount(self, priced_as: str, model: str, worst: _Bill) -> int:
         """`worst` on `model` (its images as `model` bills them), priced as `priced_as`."""
         tokens = worst.input_tokens + beyond_count(model, worst.images)
-        cost = self.worst_case(priced_as, tokens, worst.max_output, audio_output=worst.audio)
+        cost = self.worst_case(
+            priced_as,
+            tokens,
+            worst.max_output,
+            audio_output=worst.audio,
+            web_searches=worst.searches,
+        )
         # At least one unit: a budget at its ceiling refuses even a call it cannot price.
         return max(cost or 0, 1)
 
@@ -319,3 +335,4 @@ class _Bill:
     max_output: int
     images: tuple[tuple[Any, int], ...]
     audio: bool  # asks for audio output
+    searches: int  # web searches it may make (gateway.spend.tool_fees)

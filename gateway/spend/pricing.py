@@ -2,8 +2,9 @@
 
 Money is `Decimal`, quantized to 1e-10 USD so sums stored as integers stay exact.
 A model with no price returns None: the caller books the tokens and counts it as
-unpriced, never as $0. Audio tokens are priced at genai-prices' audio rates; the config
-table has none (there they go at the text price, and `lacks_rate` tells the spend guard).
+unpriced, never as $0. Audio tokens and web searches are priced at genai-prices' audio
+and per-search rates; the config table has none (there audio goes at the text price and
+searches unpriced, and `lacks_rate` tells the spend guard).
 """
 
 from __future__ import annotations
@@ -59,15 +60,15 @@ class Pricer:
         """Whether the model has a price (config table or genai-prices); logs nothing."""
         return model in self._table or self._model_price(model) is not None
 
-    def lacks_rate(self, model: str, *, audio_output: bool) -> bool:
-        """Whether the model has a price but no rate for the audio output the call may
-        bill: it would be booked at the text price."""
+    def lacks_rate(self, model: str, *, audio_output: bool, web_searches: bool = False) -> bool:
+        """Whether the model has a price but no rate for audio output or web searches
+        that the call may bill: they would be booked at the text price, or not at all."""
         if model in self._table:
-            return audio_output
+            return audio_output or web_searches
         model_price = self._model_price(model)
         if model_price is None:
             return False
-        needed = {"output_audio_mtok": audio_output}
+        needed = {"output_audio_mtok": audio_output, "web_searches_kcount": web_searches}
         return any(on and getattr(model_price, k, None) is None for k, on in needed.items())
 
     def cost(self, model: str, usage: TokenUsage) -> Decimal | None:
@@ -111,13 +112,14 @@ class Pricer:
 
 
 def _has_extras(usage: TokenUsage) -> bool:
-    return bool(usage.input_audio or usage.output_audio)
+    return bool(usage.input_audio or usage.output_audio or usage.web_searches)
 
 
 def _genai_usage(usage: TokenUsage) -> Usage:
     extras = {
         "input_audio_tokens": usage.input_audio,
         "output_audio_tokens": usage.output_audio,
+        "web_searches": usage.web_searches,
     }
     return Usage(
         input_tokens=usage.input_total,
