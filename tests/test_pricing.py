@@ -14,6 +14,7 @@ from gateway.ledger.usage import TokenUsage
 from gateway.spend.images import beyond_count, image_cost, images_in
 from gateway.spend.money import from_units, to_units
 from gateway.spend.pricing import PriceEntry, Pricer
+from gateway.spend.tool_fees import chat_searches, may_search, unbounded_tools
 
 USAGE = TokenUsage(fresh_input=1000, cached_input=1000, output=100)
 
@@ -78,6 +79,32 @@ def test_the_fast_path_prices_exactly_like_genai_prices(
         model,
     ).total_price.quantize(Decimal("1e-10"))
     assert Pricer({}).cost(model, usage) == expected
+
+
+def test_audio_tokens_are_priced_at_the_audio_rate() -> None:
+    """gpt-audio: $10 / MTok text output, $64 / MTok audio output, $32 audio input."""
+    usage = TokenUsage(fresh_input=120, output=1000, input_audio=80, output_audio=790)
+    pricer = Pricer({}, provider_id="openai")
+    text = (40 * Decimal("2.5") + 80 * Decimal(32) + 210 * Decimal(10)) / 10**6
+    assert pricer.cost("gpt-audio", usage) == text + 790 * Decimal(64) / 10**6
+    assert not pricer.lacks_rate("gpt-audio", audio_output=True)
+    # no audio rate known for it: audio output could not be held at its price
+    assert pricer.lacks_rate("gpt-4o-audio-preview", audio_output=True)
+    assert not pricer.lacks_rate("gpt-4o-audio-preview", audio_output=False)
+
+
+def test_web_searches_are_priced_per_call_and_found() -> None:
+    pricer = Pricer({}, provider_id="openai")
+    assert pricer.cost("gpt-4o", TokenUsage(web_searches=3)) == Decimal("0.03")  # $10 / 1,000
+    assert pricer.lacks_rate("gpt-4o-search-preview", audio_output=False, web_searches=True)
+    assert chat_searches("gpt-4o-mini-search-preview-2025-03-11", {}) == 1
+    assert chat_searches("openai/gpt-5-search-api", {}) == 1
+    assert chat_searches("gpt-4o-mini", {}) == 0
+    assert chat_searches("gpt-4o-mini", {"web_search_options": {}}) == 1
+    tools = [{"type": "function", "name": "f"}, {"type": "web_search_preview_2025_03_11"}]
+    assert may_search(tools) and not unbounded_tools(tools)
+    assert unbounded_tools([{"type": "code_interpreter", "container": {"type": "auto"}}])
+    assert not may_search("web_search") and not unbounded_tools(None)
 
 
 @pytest.mark.parametrize(

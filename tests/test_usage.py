@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gateway.ledger.usage import TokenUsage, normalize
+from gateway.ledger.usage import TokenUsage, normalize, web_searches_made
 
 CASES = [
     (
@@ -68,6 +68,26 @@ CASES = [
         },
         TokenUsage(fresh_input=116, cached_input=384, output=20, reasoning=4),
     ),
+    (
+        "openai audio in and out: part of the totals, billed at their own rate",
+        {
+            "prompt_tokens": 120,
+            "completion_tokens": 1000,
+            "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 80},
+            "completion_tokens_details": {"audio_tokens": 790, "text_tokens": 210},
+        },
+        TokenUsage(fresh_input=120, output=1000, input_audio=80, output_audio=790),
+    ),
+    (
+        "audio above its total is capped",
+        {
+            "prompt_tokens": 10,
+            "completion_tokens": 5,
+            "prompt_tokens_details": {"audio_tokens": 99},
+            "completion_tokens_details": {"audio_tokens": 99},
+        },
+        TokenUsage(fresh_input=10, output=5, input_audio=10, output_audio=5),
+    ),
     ("embeddings", {"prompt_tokens": 8, "total_tokens": 8}, TokenUsage(fresh_input=8)),
     (
         "nonsense counts are not counts",
@@ -98,3 +118,12 @@ def test_shapes(raw: dict[str, Any], expected: TokenUsage) -> None:
 @pytest.mark.parametrize("raw", [None, [], "usage", {}, {"total_tokens": 5}])
 def test_no_usage(raw: object) -> None:
     assert normalize(raw) is None
+
+
+def test_web_searches_are_counted_from_a_responses_answer() -> None:
+    search = {"type": "web_search_call", "status": "completed"}
+    message = {"type": "message", "content": []}
+    assert web_searches_made({"output": [search, message, search]}) == 2
+    assert web_searches_made({"output": [message]}) == 0
+    assert web_searches_made({"output": None}) is None  # not seen: not known
+    assert web_searches_made(None) is None

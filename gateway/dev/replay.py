@@ -129,7 +129,8 @@ def scripted(answer: str) -> dict[str, str]:
 def priced(pricer: Pricer, model: str, usage: TokenUsage) -> tuple[Decimal, Decimal]:
     """(what a call cost, what its input alone cost), at its model's prices."""
     cost = pricer.cost(model, usage) or Decimal(0)
-    return cost, pricer.cost(model, dataclasses.replace(usage, output=0, reasoning=0)) or Decimal(0)
+    input_only = dataclasses.replace(usage, output=0, reasoning=0, output_audio=0)
+    return cost, pricer.cost(model, input_only) or Decimal(0)
 
 
 def _usage_sum(a: TokenUsage, b: TokenUsage) -> TokenUsage:

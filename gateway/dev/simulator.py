@@ -9,8 +9,9 @@ billed like a provider bills them. Any model name answers (an Azure deployment n
 a vLLM model). Test hooks: request headers `x-simulator-*` (`-reply` scripts the answer,
 percent-encoded UTF-8 since a header value is Latin-1; `-fill` uses the whole output
 ceiling, `-prompt-factor` scales the prompt tokens billed, `-clock` is the time in
-seconds the prefix cache's TTL reads, instead of this process's), and models named
-`fail-*` answer 500.
+seconds the prefix cache's TTL reads, instead of this process's, `-web-searches` how often
+a Responses call with a web search tool searches, at most its `max_tool_calls`), and
+models named `fail-*` answer 500.
 Every usage it computes is logged at `GET /sim/usage`, reported or not.
 """
 

@@ -142,6 +142,7 @@ async def responses(request: Request) -> Response:
     state.log(request, str(body["model"]), usage, True, stream)
     rid = f"resp_sim{state.next_id():08d}"
     done = _response_object(rid, str(body["model"]), text, usage)
+    done["output"][:0] = _web_search_calls(request, body, rid)
     if not stream:
         return Response(orjson.dumps(done), media_type="application/json")
     return StreamingResponse(_response_events(done, text), media_type="text/event-stream")
@@ -175,6 +176,23 @@ def _response_object(rid: str, model: str, text: str, usage: dict[str, Any]) -> 
         "output": [message],
         "usage": usage,
     }
+
+
+def _web_search_calls(request: Request, body: dict[str, Any], rid: str) -> list[dict[str, Any]]:
+    """With a web search tool the model searches once, or `x-simulator-web-searches`
+    times, at most `max_tool_calls` (as the API bounds it)."""
+    tools = body.get("tools")
+    if not isinstance(tools, list) or not any(
+        isinstance(t, dict) and str(t.get("type")).startswith("web_search") for t in tools
+    ):
+        return []
+    wanted = _positive(int(request.headers.get("x-simulator-web-searches", "1")), 1)
+    searches = min(wanted, _positive(body.get("max_tool_calls"), wanted))
+    action = {"type": "search", "query": "simulated"}
+    return [
+        {"type": "web_search_call", "id": f"ws_{rid}_{i}", "status": "completed", "action": action}
+        for i in range(searches)
+    ]
 
 
 def _response_events(done: dict[str, Any], text: str) -> Iterator[bytes]:

@@ -82,9 +82,8 @@ class Accountant:
         reservation: str | None = None,
         fallback_model: str | None = None,
     ) -> UsageRecord:
-        # A call that bills no tokens costs nothing, priced or not (no "unpriced" warning).
-        billed = usage.input_total or usage.output or usage.reasoning
-        cost = self._pricer.cost(model, usage) if billed else Decimal(0)
+        # A call that bills nothing costs nothing, priced or not (no "unpriced" warning).
+        cost = self._pricer.cost(model, usage) if usage.billed else Decimal(0)
         if cost is None and fallback_model and fallback_model != model:
             # The upstream named a model we cannot price (e.g. a dated variant): the
             # requested model's price is the honest guess, and what was reserved.

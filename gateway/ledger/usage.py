@@ -3,6 +3,8 @@
 Providers disagree on whether "input" includes cached tokens. Everything here ends in
 the same split: fresh input, cached input, cache-write input, output (reasoning is part
 of output and reported beside it), and whether the figures were reported or estimated.
+Audio tokens are part of input and output too, reported beside them because they are
+billed at their own (dearer) rate; web searches are billed per call, not per token.
 """
 
 from __future__ import annotations
@@ -20,6 +22,14 @@ class TokenUsage:
     output: int = 0
     reasoning: int = 0
     estimated: bool = False
+    input_audio: int = 0  # of fresh_input
+    output_audio: int = 0  # of output
+    web_searches: int = 0  # built-in web search calls, billed per 1,000
+
+    @property
+    def billed(self) -> bool:
+        """Whether the call bills anything at all (tokens or searches)."""
+        return bool(self.input_total or self.output or self.reasoning or self.web_searches)
 
     @property
     def input_total(self) -> int:
@@ -30,7 +40,16 @@ class TokenUsage:
 # hold a few million). A report above it is corrupt: booked as is, it would overflow the
 # stores' 64-bit counters (and bill a tenant for a fortune).
 MAX_TOKENS = 100_000_000
-_FIELDS = ("fresh_input", "cached_input", "cache_write", "output", "reasoning")
+_FIELDS = (
+    "fresh_input",
+    "cached_input",
+    "cache_write",
+    "output",
+    "reasoning",
+    "input_audio",
+    "output_audio",
+    "web_searches",
+)
 
 
 def implausible(usage: TokenUsage) -> str | None:
@@ -45,14 +64,8 @@ def implausible(usage: TokenUsage) -> str | None:
 def clamped(usage: TokenUsage) -> TokenUsage:
     """Every count cut to `MAX_TOKENS`, flagged estimated: what is booked for an
     implausible report when the gateway has no count of its own."""
-    return TokenUsage(
-        fresh_input=min(usage.fresh_input, MAX_TOKENS),
-        cached_input=min(usage.cached_input, MAX_TOKENS),
-        cache_write=min(usage.cache_write, MAX_TOKENS),
-        output=min(usage.output, MAX_TOKENS),
-        reasoning=min(usage.reasoning, MAX_TOKENS),
-        estimated=True,
-    )
+    cut = {name: min(getattr(usage, name), MAX_TOKENS) for name in _FIELDS}
+    return TokenUsage(**cut, estimated=True)
 
 
 def _int(value: Any) -> int:
@@ -74,24 +87,33 @@ def from_openai(raw: Mapping[str, Any]) -> TokenUsage:
     cached = min(_int(details.get("cached_tokens")), prompt)
     write = _int(details.get("cache_write_tokens") or raw.get("cache_write_tokens"))
     write = min(write, prompt - cached)
+    output = _int(raw.get("completion_tokens"))
+    out_details = _details(raw, "completion_tokens_details")
     return TokenUsage(
         fresh_input=prompt - cached - write,
         cached_input=cached,
         cache_write=write,
-        output=_int(raw.get("completion_tokens")),
-        reasoning=_int(_details(raw, "completion_tokens_details").get("reasoning_tokens")),
+        output=output,
+        reasoning=_int(out_details.get("reasoning_tokens")),
+        input_audio=min(_int(details.get("audio_tokens")), prompt - cached - write),
+        output_audio=min(_int(out_details.get("audio_tokens")), output),
     )
 
 
 def from_openai_responses(raw: Mapping[str, Any]) -> TokenUsage:
     """Responses API: `input_tokens` includes `input_tokens_details.cached_tokens`."""
     total = _int(raw.get("input_tokens"))
-    cached = min(_int(_details(raw, "input_tokens_details").get("cached_tokens")), total)
+    details = _details(raw, "input_tokens_details")
+    cached = min(_int(details.get("cached_tokens")), total)
+    output = _int(raw.get("output_tokens"))
+    out_details = _details(raw, "output_tokens_details")
     return TokenUsage(
         fresh_input=total - cached,
         cached_input=cached,
-        output=_int(raw.get("output_tokens")),
-        reasoning=_int(_details(raw, "output_tokens_details").get("reasoning_tokens")),
+        output=output,
+        reasoning=_int(out_details.get("reasoning_tokens")),
+        input_audio=min(_int(details.get("audio_tokens")), total - cached),
+        output_audio=min(_int(out_details.get("audio_tokens")), output),
     )
 
 
@@ -131,3 +153,12 @@ def normalize(raw: Any) -> TokenUsage | None:
     if "input_tokens" in raw or "output_tokens" in raw:
         return from_anthropic(raw)
     return None
+
+
+def web_searches_made(response: Any) -> int | None:
+    """The web searches a Responses API answer shows it made (its `web_search_call`
+    output items, each billed as one); None when `response` shows no output at all."""
+    output = response.get("output") if isinstance(response, Mapping) else None
+    if not isinstance(output, list):
+        return None
+    return sum(1 for i in output if isinstance(i, Mapping) and i.get("type") == "web_search_call")

@@ -8,7 +8,7 @@ book -> persist the conversation.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from time import perf_counter
 from typing import Any
 
@@ -41,6 +41,7 @@ from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
 from gateway.spend.images import images_in
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
+from gateway.spend.tool_fees import chat_searches
 
 ROUTE = "chat"
 REASONING = ("o1", "o3", "o4", "gpt-5")
@@ -61,6 +62,14 @@ class ChatCall:
     def replies(self) -> int:
         """How many choices the upstream generates (and bills): `n`."""
         return positive_int(self.body.get("n")) or 1
+
+    @property
+    def audio_output(self) -> bool:
+        """Whether the reply may be audio (`modalities` with "audio", or `audio` set),
+        billed at the model's audio output rate."""
+        modalities = self.body.get("modalities")
+        spoken = isinstance(modalities, list) and "audio" in modalities
+        return spoken or self.body.get("audio") is not None
 
     @property
     def client_max_tokens(self) -> int | None:
@@ -173,6 +182,8 @@ async def chat_completions(request: Request) -> ASGIApp:
             worst.input_tokens,
             worst.output_tokens,
             images=images_in(turn.window.messages),
+            audio_output=call.audio_output,
+            web_searches=chat_searches(call.model, call.body),
         )
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
     ctx = _Context(gw, caller, call, turn, spend, input_estimate, rate=rate)
@@ -236,6 +247,8 @@ async def _settle(
     gw, call = ctx.gw, ctx.call
     # Token counts learn and estimate under the requested model; prices use the served one.
     usage = gw.accountant.usage(call.model, reported, ctx.input_estimate, output_text)
+    if usage is not None and (searches := chat_searches(ctx.spend.model, call.body)):
+        usage = replace(usage, web_searches=searches)  # the usage does not report it
     cost = None
     if usage is not None:
         with tracing.span("booking"):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp
 
 from gateway.errors import InvalidRequest, NotFound
+from gateway.ledger.usage import web_searches_made
 from gateway.proxy import request_log
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
@@ -94,8 +95,15 @@ class _Booking:
     hold: Hold | None = None
     rate: RateTicket = UNLIMITED  # its rate-limit headers, and where its output settles
 
-    async def book(self, reported: Any, model: str | None, text: Callable[[], str]) -> None:
-        """Reported usage, else (for a call whose input was counted) an estimate."""
+    async def book(
+        self,
+        reported: Any,
+        model: str | None,
+        text: Callable[[], str],
+        searches: int | None = None,
+    ) -> None:
+        """Reported usage, else (for a call whose input was counted) an estimate; and
+        the web `searches` the answer shows (None: not seen, so the most it may make)."""
         gw, call = self.gw, self.call
         model = model or call.model or "unknown"
         usage = gw.accountant.usage(model, reported, None)
@@ -103,6 +111,9 @@ class _Booking:
             usage = gw.accountant.usage(model, None, call.raw_input, text)
         if usage is None:
             return  # nothing counted: leaving `held()` releases the reservation
+        if call.web_searches:
+            made = call.web_searches if searches is None else searches
+            usage = replace(usage, web_searches=made)
         record = await gw.accountant.book(
             self.caller,
             model,
@@ -130,6 +141,7 @@ async def _reserve(gw: Gateway, caller: Caller, call: PassCall) -> Reservation:
         worst.output_tokens,
         bounded=call.bounded,
         images=call.images,
+        web_searches=call.web_searches,
     )
 
 
@@ -140,8 +152,14 @@ async def passthrough(request: Request) -> ASGIApp:
     check_route(request.method, request.scope.get("raw_path", b"").decode("latin-1").split("?")[0])
     body = await read_body(request, gw.settings.config.limits.max_body_bytes)
     await gw.guard_store()
-    defaults = gw.settings.spend.file.default_max_output_tokens
-    call = read_call(_route(request.url.path), body, gw.tokens, defaults)
+    defaults = gw.settings.spend.file
+    call = read_call(
+        _route(request.url.path),
+        body,
+        gw.tokens,
+        defaults.default_max_output_tokens,
+        defaults.default_max_tool_calls,
+    )
     request_log.note(model=call.model)
     rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, call.raw_input)
     spend = await _reserve(gw, caller, call)
@@ -163,7 +181,8 @@ async def passthrough(request: Request) -> ASGIApp:
         if response.is_success:
             obj = _json_object(content)
             reported, model = _usage_of(obj)
-            await booking.book(reported, model, lambda: _output_text(obj))
+            searches = web_searches_made(obj)
+            await booking.book(reported, model, lambda: _output_text(obj), searches)
         headers = [*response_headers(response.headers), *rate.headers]
         return RawResponse(response.status_code, headers, content)
 
@@ -171,7 +190,7 @@ async def passthrough(request: Request) -> ASGIApp:
 def _stream(booking: _Booking, response: httpx.Response) -> StreamRelay:
     async def book(tap: UsageTap) -> None:
         if response.is_success:
-            await booking.book(tap.usage, tap.model, tap.streamed_text)
+            await booking.book(tap.usage, tap.model, tap.streamed_text, tap.web_searches)
 
     on_done = booking.hold.end_with_stream(book) if booking.hold is not None else book
 

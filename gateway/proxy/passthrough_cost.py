@@ -3,9 +3,11 @@
 Token-billed routes (embeddings, completions, responses) count their input the way chat
 does and take their output ceiling from the body; where the client named none, the
 route's default (`default_max_output_tokens` in spend.yaml) is added to the forwarded
-body, so the reservation is a true worst case rather than a guess. Free routes (models,
-moderations) hold nothing; the rest (audio, images) are billed per image or second and
-cannot be bounded from tokens.
+body, so the reservation is a true worst case rather than a guess; a Responses call that
+may search the web gets `max_tool_calls` the same way (`default_max_tool_calls`), which
+bounds its searches (gateway.spend.tool_fees). Free routes (models, moderations) hold
+nothing; the rest (audio, images, and Responses tools billed by what the model does with
+them) are billed per image or second and cannot be bounded from tokens.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from gateway.ledger.tokens import TokenCounter
 from gateway.proxy.provider_refs import check_responses
 from gateway.proxy.request_body import ask_stream_usage, json_object_or_none, positive_int
 from gateway.spend.images import images_in
+from gateway.spend.tool_fees import may_search, unbounded_tools
 
 FREE_ROUTES = frozenset({"models", "moderations"})
 TOKEN_ROUTES = frozenset({"embeddings", "completions", "responses"})
@@ -39,6 +42,7 @@ class PassCall:
     free: bool = False
     hide_usage: bool = False  # the gateway asked for the stream's usage, not the client
     images: tuple[tuple[Any, int], ...] = ()  # input images (gateway.spend.images.images_in)
+    web_searches: int = 0  # the most it may make (gateway.spend.tool_fees)
 
     @property
     def estimated(self) -> bool:
@@ -47,7 +51,11 @@ class PassCall:
 
 
 def read_call(
-    route: str, body: bytes, tokens: TokenCounter, defaults: Mapping[str, int]
+    route: str,
+    body: bytes,
+    tokens: TokenCounter,
+    defaults: Mapping[str, int],
+    max_tool_calls: int,
 ) -> PassCall:
     if route in FREE_ROUTES:
         return PassCall(route, _model(json_object_or_none(body)), body, free=True)
@@ -67,17 +75,29 @@ def read_call(
     if ceiling is None:
         ceiling = obj[key] = defaults.get(route, 1)
     if route == "responses":
-        check_responses(obj)
-        items = obj.get("input")
-        return PassCall(
-            route,
-            model,
-            orjson.dumps(obj),
-            _responses_input(tokens, model, obj),
-            ceiling,
-            images=images_in(items) if isinstance(items, list) else (),
-        )
+        return _responses(tokens, model, obj, ceiling, max_tool_calls)
     return _completions(tokens, model, obj, ceiling)
+
+
+def _responses(
+    tokens: TokenCounter, model: str, obj: dict[str, Any], ceiling: int, max_tool_calls: int
+) -> PassCall:
+    check_responses(obj)
+    items, tools = obj.get("input"), obj.get("tools")
+    searches = 0
+    if may_search(tools):  # every built-in tool call may be a search
+        searches = positive_int(obj.get("max_tool_calls")) or max_tool_calls
+        obj["max_tool_calls"] = searches
+    return PassCall(
+        "responses",
+        model,
+        orjson.dumps(obj),
+        _responses_input(tokens, model, obj),
+        ceiling,
+        bounded=not unbounded_tools(tools),
+        images=images_in(items) if isinstance(items, list) else (),
+        web_searches=searches,
+    )
 
 
 def _completions(tokens: TokenCounter, model: str, obj: dict[str, Any], ceiling: int) -> PassCall:

@@ -20,6 +20,7 @@ import orjson
 from starlette.types import Receive, Scope, Send
 
 from gateway.errors import GatewayError
+from gateway.ledger.usage import web_searches_made
 
 log = logging.getLogger("gateway.proxy.streaming")
 
@@ -55,6 +56,7 @@ class UsageTap:
         self.hold_on_finish = hold_on_finish
         self.usage: dict[str, Any] | None = None
         self.model: str | None = None
+        self.web_searches: int | None = None  # a Responses stream's, once it completed
         self._buffer = bytearray()
         self._events: list[bytes] = []
         self._parsed: list[Any] = []  # the events read as JSON so far (None: not JSON)
@@ -105,6 +107,8 @@ class UsageTap:
         if isinstance(usage, dict):
             self.usage = usage
             self.model = holder.get("model") if isinstance(holder.get("model"), str) else None
+            if holder is not obj:
+                self.web_searches = web_searches_made(holder)
         if not self.hide_usage:
             self._events.append(event)
             return event

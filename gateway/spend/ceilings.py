@@ -66,6 +66,9 @@ class SpendFile(Strict):
     # The reply ceiling of a pass-through call that names none: sent upstream as its
     # max_output_tokens / max_tokens, so the reservation is a true worst case.
     default_max_output_tokens: dict[str, PositiveInt] = {"responses": 4096, "completions": 16}
+    # The built-in tool calls of a Responses call with a web search tool that names no
+    # `max_tool_calls`: sent upstream as that, so its searches (billed each) are bounded.
+    default_max_tool_calls: PositiveInt = 10
 
     @model_validator(mode="after")
     def _degrade_needs_a_model(self) -> SpendFile:

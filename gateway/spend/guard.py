@@ -13,7 +13,7 @@ import math
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gateway.errors import GatewayError, StoreBusy, StoreUnavailable
@@ -104,13 +104,29 @@ class SpendGuard:
         guard._rules = rules
         return guard
 
-    def worst_case(self, model: str, input_tokens: int, max_output: int) -> int | None:
-        """Every input token fresh (plus the margin), the whole output ceiling used, in
-        units; None when the model has no price."""
+    def worst_case(
+        self,
+        model: str,
+        input_tokens: int,
+        max_output: int,
+        *,
+        audio_output: bool = False,
+        web_searches: int = 0,
+    ) -> int | None:
+        """Every input token fresh (plus the margin), the whole output ceiling used, and
+        `web_searches` searches, in units; None when the model has no price. A call that
+        asks for audio output may spend all of it on audio: the dearer of the text and
+        audio rates."""
         margin = self._rules.file.input_margin
-        usage = TokenUsage(fresh_input=int(input_tokens * margin) + 1, output=max_output)
+        fresh = int(input_tokens * margin) + 1
+        usage = TokenUsage(fresh_input=fresh, output=max_output, web_searches=web_searches)
         cost = self._pricer.cost(model, usage)
-        return None if cost is None else to_units(cost)
+        if cost is None:
+            return None
+        if audio_output:
+            spoken = self._pricer.cost(model, replace(usage, output_audio=max_output))
+            cost = max(cost, spoken or cost)
+        return to_units(cost)
 
     def unheld(self, caller: Caller, model: str) -> Reservation:
         """For a call that costs nothing (models, moderations): booked, never held."""
@@ -127,12 +143,16 @@ class SpendGuard:
         *,
         bounded: bool = True,
         images: Sequence[tuple[Any, int]] = (),
+        audio_output: bool = False,
+        web_searches: int = 0,
     ) -> Reservation:
         """Hold the cost of `input_tokens` (already corrected, see `WorstCase`) and
         `max_output` tokens for one call, and of its input `images` at the most the
-        model it goes to may bill for them (gateway.spend.images). `bounded=False`: its
-        cost cannot be read from the request (image and audio routes), so under a
-        ceiling only `unpriced: allow` admits it."""
+        model it goes to may bill for them (gateway.spend.images); with `audio_output`,
+        every output token at the audio rate if that is dearer; and `web_searches` at the
+        model's per-search fee. `bounded=False`: its cost cannot be read from the request
+        (image and audio routes), so under a ceiling only `unpriced: allow` admits it; so
+        is audio output or a search on a model whose price has no rate for it."""
         tenant = caller.tenant
         policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, time.time())
         rid, keys = new_id(), policy.keys
@@ -140,14 +160,14 @@ class SpendGuard:
             return Reservation(rid, model, keys, ())  # no ceiling: booked, never held
         guarded = [(b.key, b.limit_units or 0) for b in policy.guarded]
         held = tuple(k for k, _ in guarded)
-        price_as = self._price_as(policy.ceiling, model, bounded)
-        tokens = (input_tokens, max_output)
-        amount = self._amount(price_as or model, *_with_images(model, tokens, images))
+        worst = _Bill(input_tokens, max_output, tuple(images), audio_output, web_searches)
+        price_as = self._price_as(policy.ceiling, model, bounded, worst)
+        amount = self._amount(price_as or model, model, worst)
         try:
             blocked = await self._reserve(rid, guarded, amount)
             if blocked is None:
                 return Reservation(rid, model, keys, held, price_as=price_as)
-            degraded = await self._degrade(rid, guarded, policy.ceiling, model, tokens, images)
+            degraded = await self._degrade(rid, guarded, policy.ceiling, model, worst)
         except StoreUnavailable as exc:
             # a busy pool is this process's own load: refused (503), never unguarded
             if not self._fail_open or isinstance(exc, StoreBusy):
@@ -164,8 +184,9 @@ class SpendGuard:
         budget = next(b for b in policy.budgets if b.key == blocked)
         raise SpendCeilingReached(describe(budget), retry_after_s=budget.resets_at - time.time())
 
-    def _price_as(self, ceiling: Ceiling, model: str, bounded: bool = True) -> str | None:
+    def _price_as(self, ceiling: Ceiling, model: str, bounded: bool, worst: _Bill) -> str | None:
         """The model an unpriced one is held and booked as; raises under `block`."""
+        bounded = bounded and not self._lacks_rate(model, worst)
         if bounded and self.worst_case(model, 0, 0) is not None:
             return None
         action = ceiling.unpriced_action
@@ -173,16 +194,30 @@ class SpendGuard:
             return None
         if bounded and action == "price_as" and ceiling.price_as:
             return ceiling.price_as
-        what = f"The model {model!r} has no known price" if bounded else "This route's cost"
+        what = f"The model {model!r} has no known price" if bounded else "This call's cost"
         raise UnpricedModelRefused(
             f"{what} cannot be held against a spend ceiling; ask the gateway's operator "
             "for a price (config.yaml `prices`) or an `unpriced` policy (spend.yaml).",
             param="model",
         )
 
-    def _amount(self, model: str, input_tokens: int, max_output: int) -> int:
+    def _lacks_rate(self, model: str, worst: _Bill) -> bool:
+        """Whether `model` has a price but not for all that `worst` may bill."""
+        searches = worst.searches > 0
+        return self._pricer.lacks_rate(model, audio_output=worst.audio, web_searches=searches)
+
+    def _amount(self, priced_as: str, model: str, worst: _Bill) -> int:
+        """`worst` on `model` (its images as `model` bills them), priced as `priced_as`."""
+        tokens = worst.input_tokens + beyond_count(model, worst.images)
+        cost = self.worst_case(
+            priced_as,
+            tokens,
+            worst.max_output,
+            audio_output=worst.audio,
+            web_searches=worst.searches,
+        )
         # At least one unit: a budget at its ceiling refuses even a call it cannot price.
-        return max(self.worst_case(model, input_tokens, max_output) or 0, 1)
+        return max(cost or 0, 1)
 
     async def _degrade(
         self,
@@ -190,19 +225,20 @@ class SpendGuard:
         guarded: Sequence[tuple[str, int]],
         ceiling: Ceiling,
         model: str,
-        tokens: tuple[int, int],
-        images: Sequence[tuple[Any, int]],
+        worst: _Bill,
     ) -> tuple[str, str | None] | None:
         cheaper = ceiling.degrade_to
         if ceiling.action != "degrade" or not cheaper or cheaper == model:
             return None
         try:
-            price_as = self._price_as(ceiling, cheaper)
+            price_as = self._price_as(ceiling, cheaper, True, worst)
         except UnpricedModelRefused:
             return None  # a cheaper model that cannot be held is no way out
-        if price_as is None and self.worst_case(cheaper, 0, 0) is None:
+        if price_as is None and (
+            self.worst_case(cheaper, 0, 0) is None or self._lacks_rate(cheaper, worst)
+        ):
             return None  # nor one `unpriced: allow` would let past the ceiling uncounted
-        amount = self._amount(price_as or cheaper, *_with_images(cheaper, tokens, images))
+        amount = self._amount(price_as or cheaper, cheaper, worst)
         if await self._reserve(rid, guarded, amount) is not None:
             return None
         return cheaper, price_as
@@ -291,8 +327,12 @@ class SpendGuard:
                 await hold.close()
 
 
-def _with_images(
-    model: str, tokens: tuple[int, int], images: Sequence[tuple[Any, int]]
-) -> tuple[int, int]:
-    """(input, output) tokens with the input images at the most `model` bills for them."""
-    return tokens[0] + beyond_count(model, images), tokens[1]
+@dataclass(frozen=True, slots=True)
+class _Bill:
+    """What one call may bill, before it is priced on the model it goes to."""
+
+    input_tokens: int
+    max_output: int
+    images: tuple[tuple[Any, int], ...]
+    audio: bool  # asks for audio output
+    searches: int  # web searches it may make (gateway.spend.tool_fees)

@@ -2,7 +2,9 @@
 
 Money is `Decimal`, quantized to 1e-10 USD so sums stored as integers stay exact.
 A model with no price returns None: the caller books the tokens and counts it as
-unpriced, never as $0.
+unpriced, never as $0. Audio tokens and web searches are priced at genai-prices' audio
+and per-search rates; the config table has none (there audio goes at the text price and
+searches unpriced, and `lacks_rate` tells the spend guard).
 """
 
 from __future__ import annotations
@@ -58,12 +60,23 @@ class Pricer:
         """Whether the model has a price (config table or genai-prices); logs nothing."""
         return model in self._table or self._model_price(model) is not None
 
+    def lacks_rate(self, model: str, *, audio_output: bool, web_searches: bool = False) -> bool:
+        """Whether the model has a price but no rate for audio output or web searches
+        that the call may bill: they would be booked at the text price, or not at all."""
+        if model in self._table:
+            return audio_output or web_searches
+        model_price = self._model_price(model)
+        if model_price is None:
+            return False
+        needed = {"output_audio_mtok": audio_output, "web_searches_kcount": web_searches}
+        return any(on and getattr(model_price, k, None) is None for k, on in needed.items())
+
     def cost(self, model: str, usage: TokenUsage) -> Decimal | None:
         entry = self._table.get(model)
         if entry is not None:
             return _table_cost(entry, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
         model_price = self._model_price(model)
-        rates = self._rates.get(model)
+        rates = None if _has_extras(usage) else self._rates.get(model)
         if rates is not None:  # plain per-token prices: Decimal arithmetic, no lookups
             return _rated_cost(rates, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
         if model_price is None:
@@ -71,14 +84,7 @@ class Pricer:
                 self._warned.add(model)
                 log.warning("no price for model %r: booked with tokens, counted unpriced", model)
             return None
-        calc = model_price.calc_price(
-            Usage(
-                input_tokens=usage.input_total,
-                cache_read_tokens=usage.cached_input,
-                cache_write_tokens=usage.cache_write,
-                output_tokens=usage.output,
-            )
-        )
+        calc = model_price.calc_price(_genai_usage(usage))
         return Decimal(calc["total_price"]).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
 
     def _model_price(self, model: str) -> Any:
@@ -103,6 +109,25 @@ class Pricer:
             if rates is not None:
                 self._rates[model] = rates
         return found
+
+
+def _has_extras(usage: TokenUsage) -> bool:
+    return bool(usage.input_audio or usage.output_audio or usage.web_searches)
+
+
+def _genai_usage(usage: TokenUsage) -> Usage:
+    extras = {
+        "input_audio_tokens": usage.input_audio,
+        "output_audio_tokens": usage.output_audio,
+        "web_searches": usage.web_searches,
+    }
+    return Usage(
+        input_tokens=usage.input_total,
+        cache_read_tokens=usage.cached_input,
+        cache_write_tokens=usage.cache_write,
+        output_tokens=usage.output,
+        **{k: v for k, v in extras.items() if v},
+    )
 
 
 def _plain_rates(model_price: Any) -> tuple[Decimal, Decimal, Decimal, Decimal] | None:

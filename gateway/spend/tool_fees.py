@@ -1,0 +1,43 @@
+"""What a call's built-in tools may be billed beyond its tokens. Pure.
+
+Web search is billed per call (genai-prices' `web_searches_kcount`, USD per 1,000). A
+chat search model (`gpt-4o-search-preview`, `gpt-5-search-api`, ...) searches on every
+call, and each call counts as one search. A Responses call with a `web_search` tool may
+search many times: its `max_tool_calls` bounds every built-in tool call, so that is the
+most it may search (the gateway adds one where the client set none). Image generation
+(per image, by size and quality) and code interpreter (per container session) are billed
+by what the model does, which the body does not bound: such a call is unbounded, and
+under a ceiling only `unpriced: allow` admits it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+_SEARCH = ("web_search",)  # web_search, web_search_preview and their dated versions
+_UNBOUNDED = ("image_generation", "code_interpreter")
+
+
+def chat_searches(model: str, body: Mapping[str, Any]) -> int:
+    """The web searches a chat call makes (and is billed for): one for a search model."""
+    name = model.lower().rsplit("/", 1)[-1]
+    searches = "-search-" in name or name.endswith("-search") or "web_search_options" in body
+    return 1 if searches else 0
+
+
+def _tool_types(tools: Any) -> list[str]:
+    if not isinstance(tools, list):
+        return []
+    kinds = (t.get("type") for t in tools if isinstance(t, Mapping))
+    return [k for k in kinds if isinstance(k, str)]
+
+
+def may_search(tools: Any) -> bool:
+    """Whether a Responses call's `tools` let the model search the web."""
+    return any(k.startswith(_SEARCH) for k in _tool_types(tools))
+
+
+def unbounded_tools(tools: Any) -> bool:
+    """Whether a Responses call's `tools` are billed by what the model does with them."""
+    return any(k.startswith(_UNBOUNDED) for k in _tool_types(tools))

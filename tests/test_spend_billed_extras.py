@@ -1,0 +1,183 @@
+"""What a provider bills beside text tokens, held and booked under a spend ceiling: audio
+output at its audio rate, web searches at their fee, tools billed by use not admitted.
+Through the gateway in this process (SQLite and real Redis),
+the simulated upstream reporting the usage a provider would, the openai SDK as client."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+import yaml
+from genai_prices import Usage, calc_price
+from openai.types.chat import ChatCompletionMessageParam
+
+from gateway.config import SIMULATOR
+from tests.inprocess import InProcessGateway
+
+SHORT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Where is my order?"}]
+CEILING = Decimal("0.03")
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def gw(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[InProcessGateway]:
+    """The gateway in this process, acme under a $0.03 monthly ceiling."""
+    store = f"sqlite:///{tmp_path / 'gateway.db'}"
+    if request.param == "redis":
+        store = request.getfixturevalue("redis_url")
+    spend = {"tenants": {"acme": {"monthly_usd": str(CEILING)}}}
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
+    gw = InProcessGateway(tmp_path, SIMULATOR, store)
+    gw.start()
+    yield gw
+    gw.stop()
+
+
+def ledger(gw: InProcessGateway) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = gw.admin("/admin/ledger").json()["records"]
+    return records
+
+
+def spoken(client: openai.OpenAI, model: str, max_tokens: int, audio_tokens: int) -> None:
+    """A chat call asking for a spoken reply; the upstream reports `audio_tokens` of its
+    `max_tokens` output tokens as audio."""
+    usage = {
+        "completion_tokens": max_tokens,
+        "completion_tokens_details": {"audio_tokens": audio_tokens},
+    }
+    client.chat.completions.create(
+        model=model,
+        messages=SHORT,
+        max_tokens=max_tokens,
+        modalities=["text", "audio"],
+        audio={"voice": "alloy", "format": "wav"},
+        extra_headers={"X-Simulator-Usage": json.dumps(usage)},
+    )
+
+
+def test_audio_output_is_held_and_booked_at_the_audio_rate(gw: InProcessGateway) -> None:
+    """gpt-audio bills audio output at $64 / MTok, text at $10: 1,000 output tokens may
+    cost $0.064, over a $0.03 ceiling, so that call is refused (held at the text rate it
+    would have passed, and been billed past the ceiling). 300 fit, and are booked as
+    billed: the audio tokens at the audio rate."""
+    client = gw.openai("acme")
+    with pytest.raises(openai.RateLimitError):
+        spoken(client, "gpt-audio", 1000, 1000)
+    spoken(client, "gpt-audio", 300, 290)
+    [record] = ledger(gw)
+    billed = calc_price(
+        Usage(
+            input_tokens=record["fresh_input_tokens"], output_tokens=300, output_audio_tokens=290
+        ),
+        "gpt-audio",
+        provider_id="openai",
+    ).total_price
+    assert Decimal(record["cost_usd"]) == billed.quantize(Decimal("1e-10"))
+    assert billed > Decimal(300 * 10) / 10**6  # dearer than the same tokens as text
+    assert Decimal(record["cost_usd"]) <= CEILING
+
+
+def test_audio_output_on_a_model_without_an_audio_rate_is_not_held(
+    gw: InProcessGateway,
+) -> None:
+    """genai-prices knows gpt-4o-audio-preview's text rates only: its audio output could
+    not be held at what it is billed, so under a ceiling it is refused like an unpriced
+    model (`unpriced: allow` would admit it); its text replies still pass."""
+    client = gw.openai("acme")
+    with pytest.raises(openai.BadRequestError) as info:
+        spoken(client, "gpt-4o-audio-preview", 100, 90)
+    assert info.value.code == "model_not_priced"
+    client.chat.completions.create(model="gpt-4o-audio-preview", messages=SHORT, max_tokens=50)
+    assert len(ledger(gw)) == 1
+
+
+def priced(record: dict[str, Any], model: str, **extra: int) -> Decimal:
+    """What genai-prices bills for a ledger record's tokens plus `extra` (searches)."""
+    usage = Usage(
+        input_tokens=record["fresh_input_tokens"], output_tokens=record["output_tokens"], **extra
+    )
+    price = calc_price(usage, model, provider_id="openai").total_price
+    return price.quantize(Decimal("1e-10"))
+
+
+def test_a_chat_search_model_is_held_and_booked_with_its_search_fee(
+    gw: InProcessGateway,
+) -> None:
+    """Every call of a chat search model is one web search ($10 per 1,000 on
+    gpt-4o-mini-search-preview), which the usage does not report; a search model whose
+    price has no search fee cannot be held under a ceiling."""
+    client = gw.openai("acme")
+    client.chat.completions.create(
+        model="gpt-4o-mini-search-preview", messages=SHORT, max_tokens=50, web_search_options={}
+    )
+    [record] = ledger(gw)
+    cost = Decimal(record["cost_usd"])
+    assert cost == priced(record, "gpt-4o-mini-search-preview", web_searches=1)
+    assert cost > Decimal("0.01")
+    with pytest.raises(openai.BadRequestError) as info:
+        client.chat.completions.create(
+            model="gpt-4o-search-preview", messages=SHORT, web_search_options={}
+        )
+    assert info.value.code == "model_not_priced"
+
+
+def search(client: openai.OpenAI, searches: int, **extra: Any) -> None:
+    """A Responses call with a web search tool; the upstream searches `searches` times
+    (at most its `max_tool_calls`)."""
+    response = client.responses.create(
+        model="gpt-4o-mini",
+        input="What is new in the news?",
+        tools=[{"type": "web_search"}],
+        max_output_tokens=100,
+        extra_headers={"x-simulator-web-searches": str(searches)},
+        **extra,
+    )
+    if extra.get("stream"):
+        for _ in response:
+            pass
+
+
+def test_responses_web_searches_are_bounded_held_and_booked(gw: InProcessGateway) -> None:
+    """A model may search many times: `max_tool_calls` bounds it (spend.yaml's
+    `default_max_tool_calls`, 10, is added where the client sets none). At $10 per 1,000
+    searches, 10 do not fit under the $0.03 left; 2 do, and are booked as made (counted
+    from the answer's `web_search_call` items, streamed or not)."""
+    client = gw.openai("acme")
+    with pytest.raises(openai.RateLimitError):
+        search(client, 1)
+    search(client, 5, max_tool_calls=2)
+    [record] = ledger(gw)
+    assert Decimal(record["cost_usd"]) == priced(record, "gpt-4o-mini", web_searches=2)
+    assert Decimal(record["cost_usd"]) <= CEILING
+    # no ceiling for globex: the upstream stops at the added bound
+    other = gw.openai("globex")
+    search(other, 50)
+    search(other, 3, stream=True)
+    first, second = (r for r in ledger(gw) if r["tenant"] == "globex")
+    assert {Decimal(first["cost_usd"]), Decimal(second["cost_usd"])} == {
+        priced(first, "gpt-4o-mini", web_searches=10),
+        priced(second, "gpt-4o-mini", web_searches=3),
+    }
+
+
+@pytest.mark.parametrize("tool", [{"type": "image_generation"}, {"type": "code_interpreter"}])
+def test_responses_tools_billed_by_use_are_not_held(
+    gw: InProcessGateway, tool: dict[str, Any]
+) -> None:
+    """Image generation (per image) and code interpreter (per container session) are
+    billed by what the model does: under a ceiling only `unpriced: allow` admits them."""
+    with pytest.raises(openai.BadRequestError) as info:
+        gw.openai("acme").responses.create(
+            model="gpt-4o-mini",
+            input="Draw me a chart.",
+            tools=[tool],  # type: ignore[list-item]
+        )
+    assert info.value.code == "model_not_priced"
+    gw.openai("globex").responses.create(model="gpt-4o-mini", input="Hi", tools=[tool])  # type: ignore[list-item]
+    assert [r["tenant"] for r in ledger(gw)] == ["globex"]
