@@ -112,3 +112,20 @@ def test_a_background_response_and_an_unbounded_n_are_refused(
     assert "'n' may be at most 128" in info.value.message
     ledger = sqlite_app_gateway.admin("/admin/ledger").json()["records"]
     assert ledger == []
+
+
+def test_a_model_name_past_256_characters_is_refused(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """A 100 KB model name was priced, logged and stored as sent."""
+    client = sqlite_app_gateway.openai()
+    for call in (
+        lambda: client.chat.completions.create(
+            model="m" * 100_000, messages=[{"role": "user", "content": "hi"}]
+        ),
+        lambda: client.embeddings.create(model="m" * 300, input="hi"),
+    ):
+        with pytest.raises(openai.BadRequestError) as info:
+            call()
+        assert info.value.code == "invalid_model"
+    assert sqlite_app_gateway.admin("/admin/ledger").json()["records"] == []

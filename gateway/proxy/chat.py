@@ -31,6 +31,7 @@ from gateway.proxy.request_body import (
     ask_stream_usage,
     json_object,
     json_object_or_none,
+    model_of,
     positive_int,
     read_body,
 )
@@ -80,8 +81,8 @@ class ChatCall:
 
 
 def parse_chat(body: dict[str, Any]) -> ChatCall:
-    model = body.get("model")
-    if not isinstance(model, str) or not model:
+    model = model_of(body)
+    if model is None:
         raise InvalidRequest("'model' is required and must be a string.", param="model")
     messages = body.get("messages")
     if "messages" not in body:

@@ -21,7 +21,12 @@ import orjson
 from gateway.errors import InvalidRequest
 from gateway.ledger.tokens import TokenCounter
 from gateway.proxy.provider_refs import check_responses
-from gateway.proxy.request_body import ask_stream_usage, json_object_or_none, positive_int
+from gateway.proxy.request_body import (
+    ask_stream_usage,
+    json_object_or_none,
+    model_of,
+    positive_int,
+)
 from gateway.spend.images import images_in
 from gateway.spend.tool_fees import may_search, unbounded_tools
 
@@ -58,13 +63,13 @@ def read_call(
     max_tool_calls: int,
 ) -> PassCall:
     if route in FREE_ROUTES:
-        return PassCall(route, _model(json_object_or_none(body)), body, free=True)
+        return PassCall(route, model_of(json_object_or_none(body)), body, free=True)
     if route not in TOKEN_ROUTES:
-        return PassCall(route, _model(json_object_or_none(body)), body, bounded=False)
+        return PassCall(route, model_of(json_object_or_none(body)), body, bounded=False)
     obj = json_object_or_none(body)
     if obj is None:
         raise InvalidRequest("The request body is not a JSON object.")
-    model = _model(obj)
+    model = model_of(obj)
     if model is None:
         raise InvalidRequest("'model' is required and must be a string.", param="model")
     if route == "embeddings":
@@ -148,8 +153,3 @@ def _prompt_tokens(tokens: TokenCounter, model: str, prompt: Any) -> tuple[int, 
 def _json_tokens(tokens: TokenCounter, model: str, values: list[Any]) -> int:
     present = [v for v in values if v is not None]
     return tokens.count_text(model, orjson.dumps(present).decode()) if present else 0
-
-
-def _model(obj: Mapping[str, Any] | None) -> str | None:
-    model = obj.get("model") if obj is not None else None
-    return model if isinstance(model, str) and model else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -68,6 +69,24 @@ def json_object_or_none(raw: bytes) -> dict[str, Any] | None:
     except orjson.JSONDecodeError:
         return None
     return obj if isinstance(obj, dict) else None
+
+
+# A model id is a short name; a longer one is hostile (it would be logged, priced and
+# stored as sent).
+MAX_MODEL_CHARS = 256
+
+
+def model_of(body: Mapping[str, Any] | None) -> str | None:
+    """A body's `model` when it is a non-empty string, else None; one past
+    MAX_MODEL_CHARS is refused."""
+    model = body.get("model") if body is not None else None
+    if not isinstance(model, str) or not model:
+        return None
+    if len(model) > MAX_MODEL_CHARS:
+        raise InvalidRequest(
+            f"'model' is at most {MAX_MODEL_CHARS} characters.", param="model", code="invalid_model"
+        )
+    return model
 
 
 def positive_int(value: Any) -> int | None:
