@@ -129,6 +129,38 @@ def test_unknown_route_and_method(sqlite_app_gateway: InProcessGateway) -> None:
             "input[0].content[0].file_id",
         ),
         ("responses", {"input": [{"type": "item_reference", "id": "msg_other"}]}, "input[0]"),
+        ("responses", {"input": [{"id": "msg_other"}]}, "input[0]"),  # `type` left out
+        (
+            "responses",
+            {
+                "input": [
+                    {
+                        "type": "function_call_output",
+                        "call_id": "c",
+                        "output": [{"type": "input_file", "file_id": "f"}],
+                    }
+                ]
+            },
+            "input[0].output[0].file_id",
+        ),
+        (
+            "responses",
+            {
+                "input": "hi",
+                "tools": [
+                    {"type": "code_interpreter", "container": {"type": "auto", "file_ids": ["f"]}}
+                ],
+            },
+            "tools[0].container.file_ids",
+        ),
+        (
+            "responses",
+            {
+                "input": "hi",
+                "tools": [{"type": "image_generation", "input_image_mask": {"file_id": "f"}}],
+            },
+            "tools[0].input_image_mask.file_id",
+        ),
         ("responses", {"input": "hi", "tools": [{"type": "file_search"}]}, "tools[0]"),
         (
             "responses",

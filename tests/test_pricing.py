@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gateway.ledger.usage import TokenUsage
-from gateway.spend.images import beyond_count, image_cost, images_in
+from gateway.spend.images import beyond_count, image_cost, images_anywhere, images_in
 from gateway.spend.money import from_units, to_units
 from gateway.spend.pricing import PriceEntry, Pricer
 from gateway.spend.tool_fees import chat_searches, may_search, unbounded_tools
@@ -132,7 +132,14 @@ def test_the_images_of_chat_and_responses_inputs_are_found() -> None:
     responses = [
         {"role": "user", "content": [{"type": "input_image", "image_url": "u", "detail": "low"}]},
         {"type": "input_image", "image_url": "u"},
+        {  # an image a tool returned, and a computer's screenshot
+            "type": "function_call_output",
+            "output": [{"type": "input_image", "image_url": "u", "detail": "high"}],
+        },
+        {"type": "computer_call_output", "output": {"type": "computer_screenshot"}},
     ]
     assert images_in(chat) == ((None, 85),)  # the window counted it as 85 tokens
-    assert images_in(responses) == (("low", 0), (None, 0))
+    assert sorted(map(str, images_anywhere(responses))) == sorted(
+        map(str, [("low", 0), (None, 0), ("high", 0), (None, 0)])
+    )
     assert beyond_count("gpt-4o-mini", images_in(chat)) == 2833 + 8 * 5667 - 85

@@ -78,6 +78,9 @@ def test_a_hidden_phone_is_withheld_in_any_format() -> None:
         "outcome: we will call [withheld], else [withheld]; order 12345678, 555-0100"
     )
     assert redact(card, [], ["basic", "verified"], phones) == card
+    # a number written right after it joins its run: the run goes whole
+    listed = "1. call back on 07700900123\n2. refund order 4521"
+    assert redact(listed, [], ["basic"], phones) == "1. call back on [withheld]. refund order 4521"
 
 
 def test_the_facts_api_reaches_a_customer_id_holding_a_slash(

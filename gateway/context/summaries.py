@@ -351,20 +351,19 @@ def _digits(text: str) -> str:
 
 
 def _withhold_numbers(text: str, hidden: Sequence[Fact]) -> str:
-    """A hidden phone's number wherever it is written, whatever its format: a run whose
-    digits are the phone's, or end in the same last eight when both have eight or more."""
+    """A hidden phone's number wherever it is written, whatever its format: a run of
+    digits holding its last eight digits (all of them when it has fewer) is withheld
+    whole, a number written next to it too ("07700900123 - 2 attempts" is one run)."""
     numbers = {d for f in hidden if f.tags[:1] == ("phone",) if len(d := _digits(f.value)) >= 7}
     if not numbers:
         return text
+    tails = {n[-_SAME_NUMBER_DIGITS:] for n in numbers}
 
-    def same(run: str) -> bool:
+    def holds(run: str) -> bool:
         got = _digits(run)
-        tail = got[-_SAME_NUMBER_DIGITS:]
-        return any(
-            got == n or (len(got) >= _SAME_NUMBER_DIGITS and n.endswith(tail)) for n in numbers
-        )
+        return any(tail in got for tail in tails)
 
-    return _NUMBER_RUN.sub(lambda m: "[withheld]" if same(m.group(0)) else m.group(0), text)
+    return _NUMBER_RUN.sub(lambda m: "[withheld]" if holds(m.group(0)) else m.group(0), text)
 
 
 # Pieces of a fact's text that identify it when repeated: words with a digit ("48213",

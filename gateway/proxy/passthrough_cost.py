@@ -27,7 +27,7 @@ from gateway.proxy.request_body import (
     model_of,
     positive_int,
 )
-from gateway.spend.images import images_in
+from gateway.spend.images import images_anywhere
 from gateway.spend.tool_fees import may_search, unbounded_tools
 
 FREE_ROUTES = frozenset({"models", "moderations"})
@@ -46,7 +46,7 @@ class PassCall:
     bounded: bool = True  # False: the cost cannot be read from the body (images, audio)
     free: bool = False
     hide_usage: bool = False  # the gateway asked for the stream's usage, not the client
-    images: tuple[tuple[Any, int], ...] = ()  # input images (gateway.spend.images.images_in)
+    images: tuple[tuple[Any, int], ...] = ()  # input images (gateway.spend.images)
     web_searches: int = 0  # the most it may make (gateway.spend.tool_fees)
 
     @property
@@ -100,7 +100,7 @@ def _responses(
         _responses_input(tokens, model, obj),
         ceiling,
         bounded=not unbounded_tools(tools),
-        images=images_in(items) if isinstance(items, list) else (),
+        images=images_anywhere(items),
         web_searches=searches,
     )
 

@@ -44,19 +44,19 @@ def _check_part(part: Any, param: str) -> None:
 
 def check_chat(messages: list[Any]) -> None:
     """A chat call's messages: a `file` content part given by `file_id`."""
-    # Every call, over every message: only a message whose content is a list of parts is
-    # looked into (a parsed body's messages are dicts).
-    lists = [m for m in messages if type(m) is dict and type(m.get("content")) is list]
-    for message in lists:
-        i = next(n for n, m in enumerate(messages) if m is message)
-        for j, part in enumerate(message["content"]):
-            _check_part(part, f"messages[{i}].content[{j}]")
+    # Every call, over every message, in one pass: only a message whose content is a
+    # list of parts is looked into (a parsed body's messages are dicts).
+    for i, message in enumerate(messages):
+        if type(message) is dict and type(content := message.get("content")) is list:
+            for j, part in enumerate(content):
+                _check_part(part, f"messages[{i}].content[{j}]")
 
 
 def check_responses(body: Mapping[str, Any]) -> None:
     """A /v1/responses body: a stored response, conversation or prompt; a background
-    response; input items or their parts given by `file_id` (or a stored item by
-    `item_reference`); a tool over vector stores or a container given by id."""
+    response; a stored item (`item_reference`, or an item given by `id` alone); a file
+    or vector store given by id anywhere in the input or the tools; a tool over vector
+    stores or a container given by id."""
     for field in _RESPONSE_FIELDS:
         if body.get(field) is not None:
             raise _refused(field, "a " + field.removeprefix("previous_").replace("_id", ""))
@@ -70,16 +70,39 @@ def check_responses(body: Mapping[str, Any]) -> None:
             code="provider_state_not_proxied",
         )
     for i, item in _dicts(body.get("input")):
-        if item.get("type") == "item_reference":
+        # an item given by id alone (its `type` may be left out) is a stored one
+        given_by_id = "id" in item and not {"type", "role", "content"} & item.keys()
+        if item.get("type") == "item_reference" or given_by_id:
             raise _refused(f"input[{i}]", "an item")
-        _check_part(item, f"input[{i}]")
-        for j, part in _dicts(item.get("content")):
-            _check_part(part, f"input[{i}].content[{j}]")
     for i, tool in _dicts(body.get("tools")):
         if tool.get("type") in _STORED_TOOLS:
             raise _refused(f"tools[{i}]", "a vector store")
         if isinstance(tool.get("container"), str):
             raise _refused(f"tools[{i}].container", "a container")
+    for field in ("input", "tools"):
+        _no_stored_ids(body.get(field), field)
+
+
+# Keys that name stored files or vector stores, wherever they sit: an input item, a
+# content part, a tool's output (a screenshot, an `input_file`), a tool's settings (a
+# code interpreter's container files, an image mask).
+_ID_KEYS = {"file_id": "a file", "file_ids": "a file", "vector_store_ids": "a vector store"}
+
+
+def _no_stored_ids(value: Any, where: str) -> None:
+    """Refuses any `_ID_KEYS` key with a value, at any depth under `value` (the body's
+    depth is bounded when it is read: gateway.proxy.request_body)."""
+    todo: list[tuple[Any, str]] = [(value, where)]
+    while todo:
+        node, path = todo.pop()
+        if isinstance(node, Mapping):
+            for key, inner in node.items():
+                if key in _ID_KEYS and inner:
+                    raise _refused(f"{path}.{key}", _ID_KEYS[key])
+                if isinstance(inner, Mapping | list):
+                    todo.append((inner, f"{path}.{key}"))
+        elif isinstance(node, list):
+            todo.extend((inner, f"{path}[{i}]") for i, inner in enumerate(node))
 
 
 def _dicts(items: Any) -> list[tuple[int, Mapping[str, Any]]]:

@@ -53,22 +53,40 @@ def _detail(part: Mapping[str, Any]) -> Any:
 
 
 def images_in(items: Iterable[Any]) -> tuple[tuple[Any, int], ...]:
-    """(detail, tokens the count gave it) of each image part among chat messages or
-    Responses input items (a part, or an item whose content holds parts): a chat image
-    is counted as IMAGE_TOKENS, a Responses one as its JSON (nothing is assumed)."""
+    """(detail, tokens the count gave it) of each image part among chat messages: a
+    chat image sits in a message's content and is counted as IMAGE_TOKENS. One pass
+    over the messages, every call."""
     found = []
     for item in items:
-        if not isinstance(item, Mapping):
-            continue
-        content = item.get("content")
-        for part in content if type(content) is list else (item,):
-            if not isinstance(part, Mapping):
-                continue
-            kind = part.get("type")
-            if kind == "image_url":
-                found.append((_detail(part), IMAGE_TOKENS))
-            elif kind == "input_image":
-                found.append((_detail(part), 0))
+        content = item.get("content") if type(item) is dict else None
+        if type(content) is list:
+            found += [
+                (_detail(part), IMAGE_TOKENS)
+                for part in content
+                if isinstance(part, Mapping) and part.get("type") == "image_url"
+            ]
+    return tuple(found)
+
+
+# Responses parts the provider bills as images: an input image, a computer's screenshot
+# (in a tool's output), a chat-style image.
+_IMAGE_PARTS = frozenset({"input_image", "computer_screenshot", "image_url"})
+
+
+def images_anywhere(value: Any) -> tuple[tuple[Any, int], ...]:
+    """(detail, 0) of each image part at any depth under a Responses body's `input`: in
+    an item, its content, a tool's output. Counted as its JSON, so nothing is assumed
+    (the body's depth is bounded when it is read: gateway.proxy.request_body)."""
+    found = []
+    todo = [value]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, Mapping):
+            if node.get("type") in _IMAGE_PARTS:
+                found.append((_detail(node), 0))
+            todo.extend(v for v in node.values() if isinstance(v, Mapping | list))
+        elif isinstance(node, list):
+            todo.extend(v for v in node if isinstance(v, Mapping | list))
     return tuple(found)
 
 
