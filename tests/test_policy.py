@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from gateway.context.classify import Classifier
 from gateway.context.policy import (
@@ -267,3 +268,22 @@ def test_rule_regexes_match_case_insensitively_with_re2() -> None:
         previous=None,
     )
     assert found == "technical"
+
+
+def test_check_config_says_which_packaged_entries_a_stated_section_gets_back(
+    tmp_path: Path,
+) -> None:
+    """A copy of context.yaml made before the file was layered, that deleted the `email`
+    pattern to stop emails being kept, gets it back: check-config names it, and what the
+    file drops with null or does not state a section of is not named."""
+    write_config(tmp_path, "simulator", "sqlite:///a.db")
+    policy = tmp_path / "policies" / POLICY_FILE
+    shipped = yaml.safe_load(DEFAULT_POLICY.read_text())
+    kept = {k: v for k, v in shipped["extraction"].items() if k not in ("email", "sku")}
+    policy.write_text(yaml.safe_dump({"extraction": {**kept, "sku": None}}))
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        assert cli_logic(["check-config", "--config", str(tmp_path / "config.yaml")]) == 0
+    notes = [line for line in err.getvalue().splitlines() if "packaged one applies" in line]
+    assert len(notes) == 1 and "extraction.email" in notes[0]
+    assert "email" in load_policies(policy.parent).file.extraction

@@ -340,6 +340,27 @@ def layered(under: Any, over: Any) -> Any:
     return merged
 
 
+# Sections whose entries an operator's copy may have deleted, expecting them gone.
+_ENTRY_SECTIONS = ("extraction", "classes", "plans")
+
+
+def packaged_entries_back(policies_dir: Path) -> list[str]:
+    """The packaged entries (`extraction.email`, `classes.catalog`, ...) an operator's
+    context.yaml leaves out of a section it does state: a copy from before the file was
+    layered, that deleted an entry to drop it, gets the entry back from the packaged
+    file (`null` drops it). A file that does not state the section says nothing."""
+    path = policies_dir / POLICY_FILE
+    own = read_yaml(path) if path.exists() else None
+    if not isinstance(own, dict):
+        return []
+    back = []
+    for section in _ENTRY_SECTIONS:
+        stated, packaged = own.get(section), _shipped_yaml().get(section)
+        if isinstance(stated, dict) and isinstance(packaged, dict):
+            back += [f"{section}.{name}" for name in packaged if name not in stated]
+    return back
+
+
 def policy_schema() -> dict[str, Any]:
     """The JSON schema of an operator's context.yaml (policies/schema/context.schema.json):
     `PolicyFile`'s, with no top-level key required, as the file is a layer."""

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.config import Settings, load_settings
+from gateway.context.policy import packaged_entries_back
 from gateway.errors import ConfigError
 from gateway.ops import tenant_cli
 
@@ -108,6 +109,12 @@ def _check_config(config: str) -> int:
         print(
             f"note: the store could not be read ({unread}): only the tenants of "
             "tenants.yaml were checked for a spend ceiling without an `unpriced` choice",
+            file=sys.stderr,
+        )
+    for entry in packaged_entries_back(settings.policies_dir):
+        print(
+            f"note: context.yaml states its section but not {entry}: the packaged one "
+            "applies (the file is layered on the packaged one; set it to null to drop it)",
             file=sys.stderr,
         )
     if not (settings.policies_dir / "context.yaml").exists():
