@@ -15,7 +15,7 @@ import orjson
 import pytest
 
 from gateway.context.prompts import context_message, summary_message
-from gateway.context.summaries import redact
+from gateway.context.redaction import redact
 from gateway.context.types import Episode, Fact
 from tests.recording_upstream import Answer, Recorder, recording_upstream
 from tests.servers import PROVIDER_KEY, GatewayProc, free_port, start_gateway

@@ -29,6 +29,7 @@ PURE = {
     "gateway.context.prompts",
     "gateway.context.types",
     "gateway.context.summaries",
+    "gateway.context.redaction",
     "gateway.context.linear_regex",
     "gateway.context.episode_card",
     "gateway.context.people",
@@ -78,6 +79,7 @@ PURE_MAY_IMPORT = {
     "gateway.context.people_text",
     "gateway.context.people_answers",  # a bare answer to the agent's question
     "gateway.context.people_dates",  # the day a date names when said
+    "gateway.context.summaries",  # its `Pattern`, which redaction withholds the finds of
     "gateway.context.places",
     "gateway.context.first_names",
     "gateway.context.common_words",

@@ -11,7 +11,7 @@ from typing import Any
 import openai
 import pytest
 
-from gateway.context.summaries import redact
+from gateway.context.redaction import redact
 from gateway.context.types import Fact
 from tests.inprocess import InProcessGateway, SimulatorLog
 

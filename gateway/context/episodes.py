@@ -17,7 +17,8 @@ from gateway.context.conversation_record import ConversationRecord
 from gateway.context.conversations import ConversationStore, fact_from_json, facts_key
 from gateway.context.heard import FactExtractor, one_problem
 from gateway.context.people import current_facts
-from gateway.context.summaries import Pattern, redact
+from gateway.context.redaction import redact
+from gateway.context.summaries import Pattern
 from gateway.context.summarizer import EpisodeSource, Summarizer
 from gateway.context.types import BASIC_SCOPE, Episode, Fact, fact_kind
 from gateway.messages import role

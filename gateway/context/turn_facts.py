@@ -15,7 +15,7 @@ from gateway.context.heard import FactExtractor, heard_here, known_elsewhere, on
 from gateway.context.people import DATED, current_facts, said_again, with_said_again
 from gateway.context.types import Fact, Memory, fact_kind
 from gateway.errors import StoreUnavailable
-from gateway.messages import message_text
+from gateway.messages import message_text, role
 from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.context.turn_facts")
@@ -128,7 +128,7 @@ def new_to(earlier: list[Any], fresh: list[Fact]) -> list[Fact]:
         return fresh
     said: list[str] = []
     for message in reversed(earlier):
-        if isinstance(message, dict) and message.get("role") == "user":
+        if role(message) == "user":
             said.append(message_text(message))
             if len(said) == LOOKBACK:
                 break

@@ -11,7 +11,6 @@ what can be read and starts a new window.
 from __future__ import annotations
 
 import base64
-import contextlib
 import sys
 from array import array
 from collections.abc import Iterable
@@ -19,6 +18,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
+from gateway.context.content_memo import ContentMemo
 from gateway.loops.words import LANGUAGES, Sentence, union
 
 WINDOW = 6  # recent turns a message is compared with
@@ -97,31 +97,23 @@ def _pack_window(turns: Iterable[tuple[Side, Side]]) -> str:
             values += (side.whole, len(side.words), len(side.identifiers), len(side.keys))
             values += (*side.words, *side.identifiers, *side.keys)
     text = _pack(values)
-    _remember(text, tuple(turns))
+    _windows.put(text, tuple(turns))
     return text
 
 
 # A window packed by a turn is read back by the conversation's next turn, and by any
-# merge that meets it: packing and reading share one memo of the last DECODED_WINDOWS
-# (insertion order, the oldest goes), so on one replica a turn decodes no window. A full
-# window decodes to ~300 KB of sets; one packed here shares the sets of the state it
-# came from.
+# merge that meets it: packing and reading share one memo of the last DECODED_WINDOWS,
+# so on one replica a turn decodes no window. A full window decodes to ~300 KB of sets;
+# one packed here shares the sets of the state it came from.
 DECODED_WINDOWS = 128
-_windows: dict[str, tuple[tuple[Side, Side], ...]] = {}
-
-
-def _remember(text: str, turns: tuple[tuple[Side, Side], ...]) -> None:
-    _windows[text] = turns
-    if len(_windows) > DECODED_WINDOWS:
-        with contextlib.suppress(KeyError, RuntimeError, StopIteration):
-            del _windows[next(iter(_windows))]
+_windows: ContentMemo[tuple[tuple[Side, Side], ...]] = ContentMemo(DECODED_WINDOWS)
 
 
 def _unpack_window(text: str) -> tuple[tuple[Side, Side], ...]:
     turns = _windows.get(text)
     if turns is None:
         turns = _decode_window(text)
-        _remember(text, turns)
+        _windows.put(text, turns)
     return turns
 
 

@@ -31,25 +31,13 @@ def _refused(param: str, what: str) -> InvalidRequest:
     )
 
 
-def _check_part(part: Any, param: str) -> None:
-    """A content part: a file or image given by `file_id` names a stored file."""
-    if not isinstance(part, Mapping):
-        return
-    if part.get("file_id") is not None:
-        raise _refused(f"{param}.file_id", "a file")
-    inner = part.get("file")
-    if isinstance(inner, Mapping) and inner.get("file_id") is not None:
-        raise _refused(f"{param}.file.file_id", "a file")
-
-
 def check_chat(messages: list[Any]) -> None:
-    """A chat call's messages: a `file` content part given by `file_id`."""
+    """A chat call's messages: a content part naming a stored file (`file.file_id`)."""
     # Every call, over every message, in one pass: only a message whose content is a
     # list of parts is looked into (a parsed body's messages are dicts).
     for i, message in enumerate(messages):
         if type(message) is dict and type(content := message.get("content")) is list:
-            for j, part in enumerate(content):
-                _check_part(part, f"messages[{i}].content[{j}]")
+            _no_stored_ids(content, f"messages[{i}].content")
 
 
 def check_responses(body: Mapping[str, Any]) -> None:
