@@ -62,6 +62,15 @@ class PayloadTooLarge(GatewayError):
     code = "request_too_large"
 
 
+class Conflict(GatewayError):
+    """409: the request names state that belongs to someone else (a conversation id
+    already used for another customer)."""
+
+    status = 409
+    type = "invalid_request_error"
+    code = "conflict"
+
+
 class RateLimited(GatewayError):
     """429: a requests or tokens rate limit (gateway.spend.rate_limits) is reached. As
     OpenAI answers it: `type` "requests" or "tokens", code `rate_limit_exceeded`, with

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from gateway.ledger.usage import TokenUsage, normalize, web_searches_made
+from gateway.ledger.usage import Malformed, TokenUsage, normalize, web_searches_made
 
 CASES = [
     (
@@ -90,15 +90,6 @@ CASES = [
     ),
     ("embeddings", {"prompt_tokens": 8, "total_tokens": 8}, TokenUsage(fresh_input=8)),
     (
-        "nonsense counts are not counts",
-        {
-            "prompt_tokens": "12",
-            "completion_tokens": True,
-            "prompt_tokens_details": {"cached_tokens": -5},
-        },
-        TokenUsage(),
-    ),
-    (
         "cached larger than prompt is capped",
         {
             "prompt_tokens": 10,
@@ -113,6 +104,31 @@ CASES = [
 @pytest.mark.parametrize(("raw", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
 def test_shapes(raw: dict[str, Any], expected: TokenUsage) -> None:
     assert normalize(raw) == expected
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"prompt_tokens": "12", "completion_tokens": 3},
+        {"prompt_tokens": 12, "completion_tokens": True},
+        {"prompt_tokens": 12, "prompt_tokens_details": {"cached_tokens": -5}},
+        {"prompt_tokens": None, "completion_tokens": None},
+        {"input_tokens": 1.5, "output_tokens": 2},
+        {"input_tokens": None, "output_tokens": 7},
+    ],
+)
+def test_counts_that_are_not_counts_are_malformed(raw: dict[str, Any]) -> None:
+    """Booked as they were read (0), a hostile or broken report made a real call free:
+    the report is refused, and the gateway's estimate books the call instead."""
+    with pytest.raises(Malformed):
+        normalize(raw)
+
+
+def test_integral_floats_and_optional_nulls_are_counts() -> None:
+    raw = {"prompt_tokens": 12.0, "completion_tokens": 3, "prompt_tokens_details": None}
+    assert normalize(raw) == TokenUsage(fresh_input=12, output=3)
+    details = {"prompt_tokens": 12, "prompt_tokens_details": {"cached_tokens": None}}
+    assert normalize(details) == TokenUsage(fresh_input=12)
 
 
 @pytest.mark.parametrize("raw", [None, [], "usage", {}, {"total_tokens": 5}])

@@ -19,6 +19,7 @@ from gateway.context.conversation_record import (
     ConversationRecord,
     continued,
     conversation_fingerprint,
+    repeated,
     transcript_of,
 )
 from gateway.context.conversations import ConversationStore, facts_key
@@ -50,7 +51,7 @@ from gateway.context.summarizer import Summarizer
 from gateway.context.turn import EngineTokens, Turn, TurnRequest
 from gateway.context.turn_facts import TurnFacts, settled
 from gateway.context.types import Fact
-from gateway.errors import StoreUnavailable
+from gateway.errors import Conflict, StoreUnavailable
 from gateway.ledger.tokens import TokenCounter
 from gateway.loops.state import LoopState, progressed
 from gateway.messages import leading_system, message_text, role
@@ -61,6 +62,19 @@ from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.context.builder")
 LAST_REPLY_CHARS = 8000  # of the answer relayed, kept for the episode card
+
+
+def _check_customer(record: ConversationRecord | None, caller: Caller) -> None:
+    """A conversation id already used for one customer is refused for another: the
+    record holds the first one's summary, facts and card (an app that reuses session
+    ids, a kiosk), and would carry them into the second one's prompt and cards."""
+    theirs = record.customer if record is not None else ""
+    if theirs and caller.customer and theirs != caller.customer:
+        raise Conflict(
+            "This conversation id belongs to another customer: send a new "
+            "X-Conversation-Id for this customer's conversation.",
+            code="conversation_customer_mismatch",
+        )
 
 
 class WindowBuilder:
@@ -150,9 +164,11 @@ class WindowBuilder:
         # "Hi" first: it gets no facts document of its own to share.
         fkey = facts_key(caller.customer, caller.conversation)
         record, facts = await self.conversations.load_with_facts(tenant.name, conv_id, fkey)
+        _check_customer(record, caller)
         stored, record = record, continued(record, messages)  # anonymous: only its own
         now = dated_after(now, record.facts_until if record else 0.0, facts)
         new = record is None
+        retry = record is not None and repeated(record, messages)
         if record is None:
             record = ConversationRecord(id=conv_id, tenant=tenant.name, started=now)
             if stored is not None:  # another user's: replaced whole (of the version read)
@@ -214,6 +230,7 @@ class WindowBuilder:
             quota_hit,
             new or named,
             learned,
+            retry=retry,
             facts_write=facts_write,
         )
 
@@ -377,7 +394,7 @@ class WindowBuilder:
         record = turn.record
         if record.degraded:
             return
-        record.turns += 1
+        record.turns += 0 if turn.retry else 1  # a retry is the same turn again
         record.last_seen = now
         if cost_units is not None:
             record.cost_units += cost_units

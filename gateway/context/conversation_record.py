@@ -215,6 +215,16 @@ def transcript_of(messages: Sequence[Any]) -> list[dict[str, Any]]:
     return [m for m in messages if isinstance(m, dict) and role(m) not in SYSTEM_ROLES]
 
 
+def repeated(record: ConversationRecord, messages: Sequence[Any]) -> bool:
+    """Whether this request is the last answered one sent again (a client's retry after
+    a timeout, the SDKs' own retries): the same length of history ending with the same
+    message. A new turn always adds the customer's message after the answer."""
+    if not record.recent or record.last_reply_at <= 0:
+        return False
+    transcript = transcript_of(messages)
+    return len(transcript) == record.last_reply_at and transcript[-1] == record.recent[-1]
+
+
 def continued(record: ConversationRecord | None, messages: list[Any]) -> ConversationRecord | None:
     """The record, if this request may use it. An anonymous record only serves a request
     whose history strictly extends the one it last saw: the same opening, and the turns

@@ -61,8 +61,8 @@ class EpisodeBook:
                 facts = await self.conversations.customer_facts(record.tenant, record.customer)
             if doc.get("summary") is None:
                 other = await self.conversations.load(record.tenant, doc["conversation"])
-                if other is None:
-                    continue
+                if other is None or other.customer != record.customer:
+                    continue  # gone, or (an id reused) someone else's
                 # An older conversation's card stops where this one began; a newer one's
                 # (a customer back in an older conversation) holds all it heard.
                 before = record.started if other.started < record.started else math.inf

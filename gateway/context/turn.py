@@ -59,6 +59,9 @@ class Turn:
     to_index: bool  # list it in its customer's index: it is new, or its customer was named
     facts_learned: int = 0
     escalation: str | None = None
+    # The last answered request sent again (a retry): not a new turn for the turn count,
+    # the loop detector or an escalation.
+    retry: bool = False
     # The write of the facts the newest message stated, started by the build: it runs
     # while the call is forwarded, and is done before any of the answer is relayed.
     facts_write: asyncio.Future[None] | None = field(default=None, compare=False)

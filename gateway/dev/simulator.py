@@ -102,8 +102,7 @@ async def chat_completions(request: Request) -> Response:
     # A provider whose tokenizer counts more than the gateway's (the token factor).
     billed = round(billed * float(request.headers.get("x-simulator-prompt-factor", "1")))
     usage = usage_for(model, billed, min(cached, billed), completion)
-    if forced_usage := request.headers.get("x-simulator-usage"):  # a hostile provider's counts
-        usage = {**usage, **orjson.loads(forced_usage)}
+    usage = simulator_apis.forced_usage(request, usage)  # a hostile provider's counts
     state.counter += 1
     cid = f"chatcmpl-sim{state.counter:08d}"
     stream = body.get("stream") is True

@@ -58,6 +58,13 @@ def _positive(value: Any, default: int) -> int:
     )
 
 
+def forced_usage(request: Request, usage: dict[str, Any]) -> dict[str, Any]:
+    """`usage` with a hostile provider's counts over it (`x-simulator-usage`, JSON)."""
+    if forced := request.headers.get("x-simulator-usage"):
+        return {**usage, **orjson.loads(forced)}
+    return usage
+
+
 async def completions(request: Request) -> Response:
     state: SimulatorState = request.app.state.sim
     body = await _body(request)
@@ -75,6 +82,7 @@ async def completions(request: Request) -> Response:
         "completion_tokens": completion,
         "total_tokens": prompt_tokens + completion,
     }
+    usage = forced_usage(request, usage)
     kept = [generated[k * best_of + i] for k in range(len(prompts)) for i in range(n)]
     stream = body.get("stream") is True
     options = body.get("stream_options") if isinstance(body.get("stream_options"), dict) else {}

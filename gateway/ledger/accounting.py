@@ -12,7 +12,14 @@ from typing import Any
 from gateway.ids import new_id
 from gateway.ledger.booking import Bookkeeper
 from gateway.ledger.tokens import TokenCounter
-from gateway.ledger.usage import TokenUsage, clamped, implausible, normalize
+from gateway.ledger.usage import (
+    Malformed,
+    TokenUsage,
+    UsageBound,
+    clamped,
+    implausible,
+    normalize,
+)
 from gateway.ops.metrics import GatewayMetrics
 from gateway.proxy.identity import Caller
 from gateway.spend.money import to_units
@@ -44,18 +51,26 @@ class Accountant:
         reported: Any,
         input_estimate: int | None,
         output_text: Callable[[], str] | None = None,
+        bound: UsageBound | None = None,
     ) -> TokenUsage | None:
         """The call's token split: reported when present, else estimated from our counts.
 
         `input_estimate` is the raw (uncorrected) count of what was sent; None when the
         gateway did not count it (pass-through routes), and then only reported usage books.
+        `bound`: the most the call can have used; a report past it is implausible (a
+        corrupt or hostile upstream would otherwise bill a tenant past its reservation).
         """
-        usage = normalize(reported)
-        if usage is not None and (problem := implausible(usage)):
+        try:
+            usage = normalize(reported)
+        except Malformed as exc:
+            self._metrics.implausible_usage.inc()
+            warn_throttled(log, "malformed usage reported for %s (%s): estimated", model, exc)
+            usage = None
+        if usage is not None and (problem := implausible(usage, bound)):
             self._metrics.implausible_usage.inc()
             warn_throttled(log, "implausible usage reported for %s (%s): estimated", model, problem)
             if input_estimate is None:
-                return clamped(usage)
+                return clamped(usage, bound)
             usage = None  # the gateway's own counts are the better guess
         elif usage is not None:
             if input_estimate:
@@ -67,6 +82,16 @@ class Accountant:
         return TokenUsage(
             fresh_input=round(input_estimate * self._tokens.factor(model)),
             output=output,
+            estimated=True,
+        )
+
+    def unread(self, model: str, input_estimate: int, bound: UsageBound) -> TokenUsage:
+        """A call the upstream answered but whose reply the gateway could not read (too
+        large, timed out mid-answer): the provider may have billed every reply to its
+        ceiling, so that is what is booked, estimated."""
+        return TokenUsage(
+            fresh_input=round(input_estimate * self._tokens.factor(model)),
+            output=bound.output,
             estimated=True,
         )
 

@@ -52,27 +52,70 @@ _FIELDS = (
 )
 
 
-def implausible(usage: TokenUsage) -> str | None:
+@dataclass(frozen=True, slots=True)
+class UsageBound:
+    """The most a call can have used, read from what it asked for: every reply's output
+    ceiling (`max_tokens` times `n`, which the provider enforces) and, where the input
+    is all in the body, its worst-case input (None: not bounded, e.g. tools that search
+    and add input of their own)."""
+
+    output: int
+    input: int | None = None
+
+
+# Tokenizers and hidden framing differ: a reported input within twice the gateway's own
+# worst case (plus this) is taken as reported.
+INPUT_SLACK_TOKENS = 2048
+OUTPUT_SLACK_TOKENS = 64  # a provider's stop handling may pass the ceiling by a few
+
+
+def implausible(usage: TokenUsage, bound: UsageBound | None = None) -> str | None:
     """Why a reported usage cannot be right, or None when it can."""
     for name in _FIELDS:
         value = getattr(usage, name)
         if value > MAX_TOKENS:
             return f"{name} {value} over {MAX_TOKENS}"
+    if bound is None:
+        return None
+    if usage.output > bound.output + OUTPUT_SLACK_TOKENS:
+        return f"output {usage.output} over the call's ceiling of {bound.output}"
+    if bound.input is not None and usage.input_total > 2 * bound.input + INPUT_SLACK_TOKENS:
+        return f"input {usage.input_total} over twice the call's worst case of {bound.input}"
     return None
 
 
-def clamped(usage: TokenUsage) -> TokenUsage:
-    """Every count cut to `MAX_TOKENS`, flagged estimated: what is booked for an
-    implausible report when the gateway has no count of its own."""
+def clamped(usage: TokenUsage, bound: UsageBound | None = None) -> TokenUsage:
+    """Every count cut to `MAX_TOKENS` and to `bound` (an input past it is booked as its
+    counted input, fresh), flagged estimated: what is booked for an implausible report
+    when the gateway has no count of its own."""
     cut = {name: min(getattr(usage, name), MAX_TOKENS) for name in _FIELDS}
+    if bound is not None:
+        cut["output"] = min(cut["output"], bound.output)
+        cut["reasoning"] = min(cut["reasoning"], cut["output"])
+        cut["output_audio"] = min(cut["output_audio"], cut["output"])
+        if bound.input is not None and usage.input_total > bound.input:
+            cut |= {"fresh_input": bound.input, "cached_input": 0, "cache_write": 0}
+            cut["input_audio"] = min(cut["input_audio"], bound.input)
     return TokenUsage(**cut, estimated=True)
 
 
-def _int(value: Any) -> int:
-    # bool is an int subclass; a provider sending `true` for a count is not a count.
+class Malformed(ValueError):
+    """A usage count that is not a count (negative, a string, null where it is the
+    call's main count): the report is not used; the gateway's own estimate books the
+    call, as when there is no report."""
+
+
+def _int(value: Any, *, required: bool = False) -> int:
+    """A count: a non-negative int (an integral float is one); absent is 0, and so is
+    null unless `required`. Anything else makes the report `Malformed` (bool is an int
+    subclass; a provider sending `true` for a count is not a count)."""
+    if value is None and not required:
+        return 0
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
         return value
-    return 0
+    raise Malformed(f"usage count {value!r} is not a count")
 
 
 def _details(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
@@ -82,7 +125,7 @@ def _details(raw: Mapping[str, Any], key: str) -> Mapping[str, Any]:
 
 def from_openai(raw: Mapping[str, Any]) -> TokenUsage:
     """`prompt_tokens` includes cached (and cache-write) tokens; vLLM omits zero fields."""
-    prompt = _int(raw.get("prompt_tokens"))
+    prompt = _int(raw.get("prompt_tokens"), required=True)
     details = _details(raw, "prompt_tokens_details")
     cached = min(_int(details.get("cached_tokens")), prompt)
     write = _int(details.get("cache_write_tokens") or raw.get("cache_write_tokens"))
@@ -102,7 +145,7 @@ def from_openai(raw: Mapping[str, Any]) -> TokenUsage:
 
 def from_openai_responses(raw: Mapping[str, Any]) -> TokenUsage:
     """Responses API: `input_tokens` includes `input_tokens_details.cached_tokens`."""
-    total = _int(raw.get("input_tokens"))
+    total = _int(raw.get("input_tokens"), required=True)
     details = _details(raw, "input_tokens_details")
     cached = min(_int(details.get("cached_tokens")), total)
     output = _int(raw.get("output_tokens"))
@@ -120,7 +163,7 @@ def from_openai_responses(raw: Mapping[str, Any]) -> TokenUsage:
 def from_anthropic(raw: Mapping[str, Any]) -> TokenUsage:
     """`input_tokens` excludes cache reads and cache creation."""
     return TokenUsage(
-        fresh_input=_int(raw.get("input_tokens")),
+        fresh_input=_int(raw.get("input_tokens"), required="input_tokens" in raw),
         cached_input=_int(raw.get("cache_read_input_tokens")),
         cache_write=_int(raw.get("cache_creation_input_tokens")),
         output=_int(raw.get("output_tokens")),
@@ -141,7 +184,8 @@ def from_deepseek(raw: Mapping[str, Any]) -> TokenUsage:
 
 
 def normalize(raw: Any) -> TokenUsage | None:
-    """Pick the shape by its distinctive fields; None when there is no usable usage."""
+    """Pick the shape by its distinctive fields; None when there is no usable usage.
+    Raises `Malformed` when a count in it is not a count."""
     if not isinstance(raw, Mapping):
         return None
     if "prompt_cache_hit_tokens" in raw or "prompt_cache_miss_tokens" in raw:

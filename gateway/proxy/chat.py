@@ -20,7 +20,7 @@ from starlette.types import ASGIApp
 from gateway import offload
 from gateway.context.turn import Turn, TurnRequest
 from gateway.errors import InvalidRequest
-from gateway.ledger.usage import TokenUsage
+from gateway.ledger.usage import TokenUsage, UsageBound
 from gateway.loops.escalation import handoff_response
 from gateway.ops import tracing
 from gateway.proxy import request_log
@@ -29,6 +29,7 @@ from gateway.proxy.identity import Caller, authenticate, identify
 from gateway.proxy.provider_refs import check_chat
 from gateway.proxy.request_body import (
     ask_stream_usage,
+    choices_field,
     json_object,
     json_object_or_none,
     model_of,
@@ -38,9 +39,10 @@ from gateway.proxy.request_body import (
 from gateway.proxy.streaming import StreamRelay, UsageTap
 from gateway.proxy.upstream import response_headers
 from gateway.runtime import Gateway
+from gateway.spend.files import files_in, worst_input
 from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
-from gateway.spend.images import images_in
+from gateway.spend.images import beyond_count, images_in
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
 from gateway.spend.tool_fees import chat_searches
 
@@ -90,8 +92,7 @@ def parse_chat(body: dict[str, Any]) -> ChatCall:
     if not isinstance(messages, list):
         raise InvalidRequest("'messages' must be a list of message objects.", param="messages")
     check_chat(messages)
-    if (positive_int(body.get("n")) or 1) > MAX_CHOICES:
-        raise InvalidRequest(f"'n' may be at most {MAX_CHOICES}.", param="n")
+    choices_field(body, "n", MAX_CHOICES)
     stream = body.get("stream") is True
     options = body.get("stream_options")
     wants_usage = isinstance(options, dict) and options.get("include_usage") is True
@@ -153,7 +154,8 @@ async def chat_completions(request: Request) -> ASGIApp:
                 gw.turn_clock(),
             )
         )
-    turn.escalation = gw.escalations.check(turn.record, turn.policy)
+    # A retry of the last answered request is that turn again, not a new one to escalate.
+    turn.escalation = None if turn.retry else gw.escalations.check(turn.record, turn.policy)
     request_log.note(
         model=call.model,
         conversation_class=turn.record.conversation_class,
@@ -176,19 +178,30 @@ async def chat_completions(request: Request) -> ASGIApp:
     worst = WorstCase.of(
         input_estimate, gw.tokens.factor(call.model), turn.window.report.max_tokens, call.replies
     )
+    images = images_in(turn.window.messages)
+    files = files_in(turn.window.messages)
+    searches = chat_searches(call.model, call.body)
+    held_input = worst_input(
+        worst.input_tokens, files, gw.settings.policies.context_window(call.model)
+    )
     with tracing.span("spend.guard"):
         spend = await gw.guard.reserve(
             caller,
             call.model,
-            worst.input_tokens,
+            held_input,
             worst.output_tokens,
-            images=images_in(turn.window.messages),
+            images=images,
             audio_output=call.audio_output,
-            web_searches=chat_searches(call.model, call.body),
+            web_searches=searches,
         )
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
-    ctx = _Context(gw, caller, call, turn, spend, input_estimate, rate=rate)
-    # On an error after the upstream was reached the call may be billed: book an estimate.
+    # The most the upstream can bill: a report past it is not believed. Searches add
+    # input of their own, so a call that may search has no input bound.
+    most_input = None if searches else held_input + beyond_count(call.model, images)
+    bound = UsageBound(worst.output_tokens, most_input)
+    ctx = _Context(gw, caller, call, turn, spend, input_estimate, bound, rate=rate)
+    # On an error after the upstream was reached (its reply too large or cut off) the
+    # call may be billed to every reply's ceiling: book that.
     async with gw.guard.held(spend, lambda: _settle(ctx, spend.model, None)) as ctx.hold:
         response = await gw.upstream.send(
             "POST",
@@ -214,6 +227,7 @@ class _Context:
     turn: Turn
     spend: Reservation
     input_estimate: int  # raw count of everything sent: messages, tools, schemas
+    bound: UsageBound  # the most the upstream can bill for it
     hold: Hold | None = None
     rate: RateTicket = UNLIMITED  # its rate-limit headers, and where its output settles
 
@@ -247,7 +261,13 @@ async def _settle(
     customer was shown, kept for the episode card."""
     gw, call = ctx.gw, ctx.call
     # Token counts learn and estimate under the requested model; prices use the served one.
-    usage = gw.accountant.usage(call.model, reported, ctx.input_estimate, output_text)
+    usage: TokenUsage | None
+    if output_text is None:  # answered, but the reply was never read
+        usage = gw.accountant.unread(call.model, ctx.input_estimate, ctx.bound)
+    else:
+        usage = gw.accountant.usage(
+            call.model, reported, ctx.input_estimate, output_text, ctx.bound
+        )
     if usage is not None and (searches := chat_searches(ctx.spend.model, call.body)):
         usage = replace(usage, web_searches=searches)  # the usage does not report it
     cost = None
@@ -269,7 +289,7 @@ async def _settle(
         cost = record.cost_units
         await gw.rates.settle(ctx.rate, usage.output)
         gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total, ctx.turn.quota_hit)
-    if output_text is not None:  # None: the call failed after reaching the upstream
+    if output_text is not None and not ctx.turn.retry:  # None: failed after reaching it
         if ctx.turn.escalation:
             gw.escalations.commit(ctx.turn.record, ctx.turn.escalation)
         progress = ctx.turn.facts_learned > 0

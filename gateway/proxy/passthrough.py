@@ -18,8 +18,9 @@ import httpx
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
+from gateway import offload
 from gateway.errors import InvalidRequest, NotFound
-from gateway.ledger.usage import web_searches_made
+from gateway.ledger.usage import TokenUsage, UsageBound, web_searches_made
 from gateway.proxy import request_log
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
@@ -28,6 +29,7 @@ from gateway.proxy.request_body import json_object_or_none, read_body
 from gateway.proxy.streaming import StreamRelay, UsageTap
 from gateway.proxy.upstream import response_headers
 from gateway.runtime import Gateway
+from gateway.spend.files import worst_input
 from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
@@ -106,11 +108,22 @@ class _Booking:
         the web `searches` the answer shows (None: not seen, so the most it may make)."""
         gw, call = self.gw, self.call
         model = model or call.model or "unknown"
-        usage = gw.accountant.usage(model, reported, None)
+        usage = gw.accountant.usage(model, reported, None, bound=call.bound)
         if usage is None and call.estimated:
             usage = gw.accountant.usage(model, None, call.raw_input, text)
         if usage is None:
             return  # nothing counted: leaving `held()` releases the reservation
+        await self._book(model, usage, searches)
+
+    async def book_unread(self) -> None:
+        """The upstream answered but its reply was not read (too large, cut off): the
+        provider may have billed every reply to its ceiling."""
+        model = self.call.model or "unknown"
+        bound = self.call.bound or UsageBound(0)
+        await self._book(model, self.gw.accountant.unread(model, self.call.raw_input, bound), None)
+
+    async def _book(self, model: str, usage: TokenUsage, searches: int | None) -> None:
+        gw, call = self.gw, self.call
         if call.web_searches:
             made = call.web_searches if searches is None else searches
             usage = replace(usage, web_searches=made)
@@ -134,10 +147,11 @@ async def _reserve(gw: Gateway, caller: Caller, call: PassCall) -> Reservation:
     if call.free:
         return gw.guard.unheld(caller, model)
     worst = WorstCase.of(call.raw_input, gw.tokens.factor(model), call.max_output, call.replies)
+    window = gw.settings.policies.context_window(model)
     return await gw.guard.reserve(
         caller,
         model,
-        worst.input_tokens,
+        worst_input(worst.input_tokens, call.files, window),
         worst.output_tokens,
         bounded=call.bounded,
         images=call.images,
@@ -153,7 +167,9 @@ async def passthrough(request: Request) -> ASGIApp:
     body = await read_body(request, gw.settings.config.limits.max_body_bytes)
     await gw.guard_store()
     defaults = gw.settings.spend.file
-    call = read_call(
+    call = await offload.sized(  # megabytes of prompt are counted off the event loop
+        len(body),
+        read_call,
         _route(request.url.path),
         body,
         gw.tokens,
@@ -165,7 +181,7 @@ async def passthrough(request: Request) -> ASGIApp:
     spend = await _reserve(gw, caller, call)
     booking = _Booking(gw, caller, call, spend, rate=rate)
     # On an error after the upstream was reached the call may be billed: book an estimate.
-    estimate = (lambda: booking.book(None, None, str)) if call.estimated else None
+    estimate = booking.book_unread if call.estimated else None
     async with gw.guard.held(spend, estimate) as booking.hold:
         response = await gw.upstream.send(
             request.method,

@@ -20,13 +20,17 @@ import orjson
 
 from gateway.errors import InvalidRequest
 from gateway.ledger.tokens import TokenCounter
+from gateway.ledger.usage import UsageBound
 from gateway.proxy.provider_refs import check_responses
 from gateway.proxy.request_body import (
     ask_stream_usage,
+    choices_field,
+    json_object,
     json_object_or_none,
     model_of,
     positive_int,
 )
+from gateway.spend.files import has_files
 from gateway.spend.images import images_anywhere
 from gateway.spend.tool_fees import may_search, unbounded_tools
 
@@ -48,6 +52,19 @@ class PassCall:
     hide_usage: bool = False  # the gateway asked for the stream's usage, not the client
     images: tuple[tuple[Any, int], ...] = ()  # input images (gateway.spend.images)
     web_searches: int = 0  # the most it may make (gateway.spend.tool_fees)
+    files: bool = False  # carries a file: held at the model's context window
+
+    tools: bool = False  # server-side tools (Responses), which add input of their own
+
+    @property
+    def bound(self) -> UsageBound | None:
+        """The most the upstream can bill a token-billed call: its replies' ceilings, and
+        its input as counted unless tools or files add to it. A report past it is not
+        believed."""
+        if not self.estimated:
+            return None
+        counted = None if self.tools or self.files else self.raw_input
+        return UsageBound(self.max_output * self.replies, counted)
 
     @property
     def estimated(self) -> bool:
@@ -66,9 +83,7 @@ def read_call(
         return PassCall(route, model_of(json_object_or_none(body)), body, free=True)
     if route not in TOKEN_ROUTES:
         return PassCall(route, model_of(json_object_or_none(body)), body, bounded=False)
-    obj = json_object_or_none(body)
-    if obj is None:
-        raise InvalidRequest("The request body is not a JSON object.")
+    obj = json_object(body)  # its depth checked: the body is written again
     model = model_of(obj)
     if model is None:
         raise InvalidRequest("'model' is required and must be a string.", param="model")
@@ -102,6 +117,8 @@ def _responses(
         bounded=not unbounded_tools(tools),
         images=images_anywhere(items),
         web_searches=searches,
+        files=has_files(items),
+        tools=bool(tools),
     )
 
 
@@ -110,7 +127,7 @@ def _completions(tokens: TokenCounter, model: str, obj: dict[str, Any], ceiling:
     if isinstance(obj.get("suffix"), str):
         raw += tokens.count_text(model, obj["suffix"])
     # Every prompt gets `best_of` completions generated (and billed), at least `n`.
-    per_prompt = max(positive_int(obj.get("n")) or 1, positive_int(obj.get("best_of")) or 1)
+    per_prompt = max(choices_field(obj, "n") or 1, choices_field(obj, "best_of") or 1)
     hide = obj.get("stream") is True and ask_stream_usage(obj)
     return PassCall(
         "completions", model, orjson.dumps(obj), raw, ceiling, prompts * per_prompt, hide_usage=hide

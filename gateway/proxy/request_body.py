@@ -96,6 +96,20 @@ def positive_int(value: Any) -> int | None:
     return None
 
 
+def choices_field(body: Mapping[str, Any], key: str, most: int | None = None) -> int | None:
+    """`n` or `best_of`: how many replies the upstream generates and bills. Absent or
+    null is None (one); anything but an integer from 1 (to `most`) is refused: "8" or
+    8.0, which a provider may read as 8, would otherwise be held as one reply."""
+    value = body.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidRequest(f"'{key}' must be an integer of at least 1.", param=key)
+    if most is not None and value > most:
+        raise InvalidRequest(f"'{key}' may be at most {most}.", param=key)
+    return value
+
+
 def ask_stream_usage(body: dict[str, Any]) -> bool:
     """Make a streamed call's body ask for the usage chunk; True when the gateway added
     the request (the client did not ask, so the chunk is hidden from it again)."""

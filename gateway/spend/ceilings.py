@@ -181,7 +181,7 @@ def describe(budget: Budget) -> str:
     who = "this customer's" if budget.scope == "customer" else "the tenant's"
     period = "daily" if budget.period == "day" else "monthly"
     reset = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(budget.resets_at))
-    limit = from_units(budget.limit_units or 0).normalize()
+    limit = format(from_units(budget.limit_units or 0).normalize(), "f")  # never "5E+2"
     return f"Spend ceiling reached: {who} {period} ceiling of ${limit} USD; it resets at {reset}."
 
 

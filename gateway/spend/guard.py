@@ -194,7 +194,7 @@ class SpendGuard:
             return None
         if bounded and action == "price_as" and ceiling.price_as:
             return ceiling.price_as
-        what = f"The model {model!r} has no known price" if bounded else "This call's cost"
+        what = f"The model {model!r} has no known price and" if bounded else "This call's cost"
         raise UnpricedModelRefused(
             f"{what} cannot be held against a spend ceiling; ask the gateway's operator "
             "for a price (config.yaml `prices`) or an `unpriced` policy (spend.yaml).",

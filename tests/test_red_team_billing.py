@@ -1,0 +1,254 @@
+"""What a second red-team read of the gateway found (2026-12-06, sixth session), each
+reproduced through the openai SDK (or plain HTTP where the SDK refuses to send it)
+against the gateway in this process and its simulated upstream, on SQLite: replies the
+upstream billed but the gateway could not read booked without their output, usage
+reports that book a fortune or nothing, `n` as a string, JSON nested past what the
+gateway can write again, files held at the size of their JSON, one customer's
+conversation id reused for another, and a client's retry counted as a loop."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+import yaml
+
+from gateway.config import SIMULATOR
+from tests.inprocess import InProcessGateway, SimulatorLog
+
+SHORT = [{"role": "user", "content": "Hello there, tell me something about my order."}]
+
+
+def _gateway(root: Path, spend: dict[str, Any] | None = None, **extra: Any) -> InProcessGateway:
+    (root / "policies").mkdir(exist_ok=True)
+    if spend is not None:
+        (root / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
+    gw = InProcessGateway(root, SIMULATOR, f"sqlite:///{root / 'gateway.db'}", **extra)
+    gw.start()
+    return gw
+
+
+@pytest.fixture
+def gw(tmp_path: Path) -> Iterator[InProcessGateway]:
+    gw = _gateway(tmp_path)
+    yield gw
+    gw.stop()
+
+
+def ledger(gw: InProcessGateway) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = gw.admin("/admin/ledger").json()["records"]
+    return records
+
+
+def test_a_reply_too_large_to_read_is_booked_at_every_replys_ceiling(tmp_path: Path) -> None:
+    """The upstream wrote (and bills) four full replies, over `max_reply_bytes`: the
+    client gets 502, and the gateway booked the input alone, so a tenant could have the
+    provider bill any output for free. It books every reply's ceiling now."""
+    gw = _gateway(tmp_path, limits={"max_reply_bytes": 5_000})
+    try:
+        log = SimulatorLog(gw)
+        with pytest.raises(openai.APIStatusError) as info:
+            gw.openai().chat.completions.create(
+                model="gpt-4o-mini",
+                messages=SHORT,  # type: ignore[arg-type]
+                n=4,
+                max_tokens=500,
+                extra_headers={"x-simulator-fill": "1"},
+            )
+        assert info.value.status_code == 502
+        billed = sum(e["usage"]["completion_tokens"] for e in log.since())
+        [record] = ledger(gw)
+    finally:
+        gw.stop()
+    assert billed > 0
+    assert record["estimated"] is True
+    assert record["output_tokens"] == 4 * 500 >= billed
+
+
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"prompt_tokens": -5, "completion_tokens": -100},
+        {"prompt_tokens": "1500", "completion_tokens": "900"},
+        {"prompt_tokens": None, "completion_tokens": None},
+    ],
+    ids=["negative", "strings", "null"],
+)
+def test_usage_that_is_not_counts_is_estimated_not_booked_free(
+    gw: InProcessGateway, usage: dict[str, Any]
+) -> None:
+    """Negative, string or null counts were read as 0: the call was booked as a real,
+    free one. The gateway's own estimate books it, flagged."""
+    reply = gw.openai().chat.completions.create(
+        model="gpt-4o-mini",
+        messages=SHORT,  # type: ignore[arg-type]
+        extra_headers={"x-simulator-usage": json.dumps(usage)},
+    )
+    assert reply.choices[0].message.content
+    [record] = ledger(gw)
+    assert record["estimated"] is True
+    assert record["fresh_input_tokens"] > 0 and record["output_tokens"] > 0
+    assert float(record["cost_usd"]) > 0
+
+
+def test_integral_float_counts_are_counts(gw: InProcessGateway) -> None:
+    gw.openai().chat.completions.create(
+        model="gpt-4o-mini",
+        messages=SHORT,  # type: ignore[arg-type]
+        extra_headers={"x-simulator-usage": '{"prompt_tokens": 30.0, "completion_tokens": 9.0}'},
+    )
+    [record] = ledger(gw)
+    assert (record["fresh_input_tokens"], record["output_tokens"]) == (30, 9)
+    assert record["estimated"] is False
+
+
+@pytest.mark.parametrize("route", ["chat", "completions"])
+def test_usage_past_what_the_call_could_use_is_not_booked(gw: InProcessGateway, route: str) -> None:
+    """99,999,999 tokens each way passed the absolute check (100M) and booked $25 for a
+    call reserved at a fraction of a cent, locking the tenant out under a ceiling. A
+    report past every reply's ceiling (or twice the input's worst case) is not believed."""
+    absurd = {"prompt_tokens": 99_999_999, "completion_tokens": 99_999_999}
+    headers = {"x-simulator-usage": json.dumps(absurd)}
+    client = gw.openai()
+    if route == "chat":
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=SHORT,  # type: ignore[arg-type]
+            max_tokens=50,
+            extra_headers=headers,
+        )
+    else:
+        client.completions.create(
+            model="gpt-3.5-turbo-instruct", prompt="Say hi", max_tokens=50, extra_headers=headers
+        )
+    [record] = ledger(gw)
+    assert record["estimated"] is True
+    assert record["output_tokens"] <= 50
+    assert record["fresh_input_tokens"] < 5000
+    assert float(record["cost_usd"]) < 0.01
+
+
+@pytest.mark.parametrize("value", ["8", 8.0, 0, True])
+def test_n_that_is_not_a_whole_count_is_refused(gw: InProcessGateway, value: Any) -> None:
+    """`n: "8"` or `8.0` was held as one reply and forwarded as sent (a provider that
+    reads it as 8 bills eight)."""
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    chat = {"model": "gpt-4o-mini", "messages": SHORT, "n": value}
+    completion = {"model": "gpt-3.5-turbo-instruct", "prompt": "hi", "best_of": value}
+    for path, body in (("chat/completions", chat), ("completions", completion)):
+        response = gw.http.post(f"{gw.v1}/{path}", json=body, headers=auth)
+        assert response.status_code == 400, response.text
+        error = response.json()["error"]
+        assert error["type"] == "invalid_request_error" and error["param"] in ("n", "best_of")
+    assert ledger(gw) == []
+
+
+@pytest.mark.parametrize("route", ["completions", "responses", "embeddings"])
+def test_json_nested_too_deep_on_a_token_route_is_400_not_500(
+    gw: InProcessGateway, route: str
+) -> None:
+    deep: Any = "x"
+    for _ in range(300):
+        deep = {"a": deep}
+    body = {"model": "gpt-4o-mini", "extra": deep}
+    body |= {"completions": {"prompt": "hi"}, "responses": {"input": "hi"}}.get(route, {})
+    body |= {"input": ["hi"]} if route == "embeddings" else {}
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    response = gw.http.post(f"{gw.v1}/{route}", json=body, headers=auth)
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == "invalid_json"
+
+
+def test_a_file_is_held_at_the_models_context_window(tmp_path: Path) -> None:
+    """Fifty PDFs inline passed a $0.01 ceiling, held at their JSON's ~20 tokens each;
+    the provider bills a PDF as its text and an image of every page. A call carrying a
+    file is held at the model's whole context window: over this ceiling, refused."""
+    gw = _gateway(tmp_path, spend={"tenants": {"acme": {"monthly_usd": "0.01"}}})
+    try:
+        pdf = {"type": "file", "file": {"filename": "a.pdf", "file_data": "data:..."}}
+        text = {"type": "text", "text": "What does this say?"}
+        with_pdf: Any = [{"role": "user", "content": [text, pdf]}]
+        without: Any = [{"role": "user", "content": [text]}]
+        client = gw.openai()
+        with pytest.raises(openai.RateLimitError):
+            client.chat.completions.create(
+                model="gpt-4o-mini",
+                messages=with_pdf,
+            )
+        with pytest.raises(openai.RateLimitError):
+            client.responses.create(
+                model="gpt-4o-mini",
+                input=[
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "input_text", "text": "What does this say?"},
+                            {"type": "input_file", "file_url": "https://example.com/a.pdf"},
+                        ],
+                    }
+                ],
+            )
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=without,
+        )
+        assert reply.choices[0].message.content
+    finally:
+        gw.stop()
+
+
+def test_a_conversation_id_of_one_customer_is_refused_for_another(gw: InProcessGateway) -> None:
+    """A kiosk reused its session id: Bob's name and order went into Alice's record,
+    which stayed in Alice's index, and her next conversation's card showed them. The id
+    is refused for Bob (409); Alice's conversations are hers alone."""
+    client = gw.openai()
+    log = SimulatorLog(gw)
+
+    def say(text: str, conversation: str, customer: str) -> None:
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": text}],
+            extra_headers={"X-Conversation-Id": conversation, "X-Customer-Id": customer},
+        )
+
+    say("Hi, I want to know about the store's opening hours", "kiosk-7", "alice")
+    with pytest.raises(openai.ConflictError) as info:
+        say("I'm Robert Smith, order ORD-555123 was charged twice", "kiosk-7", "bob")
+    assert info.value.code == "conversation_customer_mismatch"
+    say("Hello again, about the opening hours", "alice-2", "alice")
+    sent = json.dumps(log.since()[-1])
+    assert "Robert" not in sent and "555123" not in sent
+    assert [r["customer"] for r in ledger(gw)] == ["alice", "alice"]
+
+
+def test_a_retried_request_is_the_same_turn_not_a_loop(gw: InProcessGateway) -> None:
+    """The SDKs retry a timed-out call with the same body (max_retries=2 by default).
+    Sent three times, one turn looked like a customer asking again and again: the loop
+    detector escalated after two real turns, and the turn count grew with each retry."""
+    client = gw.openai()
+    history: list[Any] = [{"role": "user", "content": "Where is order 48213?"}]
+    headers = {"X-Conversation-Id": "retried", "X-Customer-Id": "cust-r"}
+    first = client.chat.completions.create(
+        model="gpt-4o-mini",
+        messages=history,
+        extra_headers=headers,
+    )
+    history += [
+        {"role": "assistant", "content": first.choices[0].message.content},
+        {"role": "user", "content": "It was sent to Lisbon, is it still coming?"},
+    ]
+    for _ in range(3):
+        raw = client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini", messages=history, extra_headers=headers
+        )
+        assert "x-gateway-escalation" not in raw.headers
+    state = gw.http.get(
+        f"{gw.v1}/conversations/retried", headers={"Authorization": f"Bearer {gw.keys['acme']}"}
+    ).json()
+    assert state["turns"] == 2
+    assert state["escalation"] is None and state.get("escalation_pending") is None
+    assert len(ledger(gw)) == 4  # each call is still booked: the provider billed it
