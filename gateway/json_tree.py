@@ -18,3 +18,10 @@ def objects_under(value: Any) -> Iterator[Mapping[str, Any]]:
             todo.extend(v for v in node.values() if isinstance(v, Mapping | list))
         elif isinstance(node, list):
             todo.extend(v for v in node if isinstance(v, Mapping | list))
+
+
+def type_of(node: Mapping[str, Any]) -> str | None:
+    """An object's `type` when it is a string (a client may send a list or an object
+    there, which no set of known types may be asked about: it is not hashable)."""
+    kind = node.get("type")
+    return kind if isinstance(kind, str) else None

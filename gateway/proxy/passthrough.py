@@ -186,7 +186,7 @@ async def passthrough(request: Request) -> ASGIApp:
         response = await gw.upstream.send(
             request.method,
             gw.upstream.url(request.url.path, request.scope["query_string"]),
-            gw.upstream.headers(request.headers.raw),
+            gw.upstream.headers(request.headers.raw, caller.tenant.name),
             call.body,
         )
         if response.headers.get("content-type", "").startswith("text/event-stream"):

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gateway.errors import InvalidRequest
+from gateway.json_tree import type_of
 
 # Top-level fields of /v1/responses that name a stored object.
 _RESPONSE_FIELDS = ("previous_response_id", "conversation", "prompt")
@@ -42,13 +43,14 @@ def check_chat(messages: list[Any]) -> None:
 
 def check_responses(body: Mapping[str, Any]) -> None:
     """A /v1/responses body: a stored response, conversation or prompt; a background
-    response; a stored item (`item_reference`, or an item given by `id` alone); a file
+    response; a stored item (`item_reference`, an item given by `id` alone, a reasoning
+    item without its `encrypted_content`); a file
     or vector store given by id anywhere in the input or the tools; a tool over vector
     stores or a container given by id."""
     for field in _RESPONSE_FIELDS:
         if body.get(field) is not None:
             raise _refused(field, "a " + field.removeprefix("previous_").replace("_id", ""))
-    if body.get("background") is True:
+    if body.get("background") not in (None, False):  # `"true"` or `1` may be read as true
         # answered at once, queued; generated and billed later, read by id (not proxied)
         raise InvalidRequest(
             "'background' responses are read back by id from the provider, where every "
@@ -60,10 +62,12 @@ def check_responses(body: Mapping[str, Any]) -> None:
     for i, item in _dicts(body.get("input")):
         # an item given by id alone (its `type` may be left out) is a stored one
         given_by_id = "id" in item and not {"type", "role", "content"} & item.keys()
-        if item.get("type") == "item_reference" or given_by_id:
+        # a reasoning item without its encrypted content is loaded by its id
+        stored_reasoning = item.get("type") == "reasoning" and not item.get("encrypted_content")
+        if item.get("type") == "item_reference" or given_by_id or stored_reasoning:
             raise _refused(f"input[{i}]", "an item")
     for i, tool in _dicts(body.get("tools")):
-        if tool.get("type") in _STORED_TOOLS:
+        if type_of(tool) in _STORED_TOOLS:
             raise _refused(f"tools[{i}]", "a vector store")
         if isinstance(tool.get("container"), str):
             raise _refused(f"tools[{i}].container", "a container")

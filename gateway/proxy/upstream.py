@@ -6,6 +6,7 @@ upstream; a response is always closed by whoever holds it (see `StreamRelay`).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import AsyncIterator, Callable, Iterable
 from functools import lru_cache
 from http.cookiejar import CookieJar, DefaultCookiePolicy
@@ -33,6 +34,16 @@ _PATH_SAFE = "/:@!$&'()*+,;=-._~"
 FORWARDED = frozenset(
     {"content-type", "accept", "user-agent", "openai-beta", "openai-version", "idempotency-key"}
 )
+
+
+def _tenants_key(tenant: str, key: bytes) -> bytes:
+    """An idempotency key scoped to its tenant: two tenants sending the same key (a
+    counter, a request hash) must not be one call to the provider, which would answer
+    the second with the first's response."""
+    scope = hashlib.blake2b(tenant.encode(), digest_size=6).hexdigest().encode()
+    return scope + b"-" + key
+
+
 # The SDKs' own telemetry (os, runtime, retry count), and the test hooks of the built-in
 # simulated upstream (gateway/dev/simulator.py), which a real provider ignores.
 FORWARDED_PREFIXES = ("x-stainless-", "x-simulator-")
@@ -94,11 +105,15 @@ class Upstream:
         tail = quote(path.removeprefix("/v1"), safe=_PATH_SAFE)
         return f"{self.base_url}{tail}" + (f"?{query.decode('latin-1')}" if query else "")
 
-    def headers(self, client_headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    def headers(
+        self, client_headers: Iterable[tuple[bytes, bytes]], tenant: str = ""
+    ) -> list[tuple[bytes, bytes]]:
+        """The headers to forward; a client's `Idempotency-Key` is made the `tenant`'s
+        own (every tenant shares the provider account, where a key names one call)."""
         pairs = list(client_headers)
         named = _connection_tokens(pairs)
         out = [
-            (k, v)
+            (k, _tenants_key(tenant, v) if name == "idempotency-key" else v)
             for k, v in pairs
             if _forwarded(name := k.decode("latin-1").lower()) and name not in named
         ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gateway.json_tree import objects_under
+from gateway.json_tree import objects_under, type_of
 
 # Chat content parts and Responses input parts that carry a file.
 _FILE_PARTS = frozenset({"file", "input_file"})
@@ -19,7 +19,7 @@ _FILE_PARTS = frozenset({"file", "input_file"})
 def has_files(value: Any) -> bool:
     """Whether a file part sits at any depth under `value` (chat messages, a Responses
     body's `input`); the body's depth is bounded when it is read."""
-    return any(node.get("type") in _FILE_PARTS for node in objects_under(value))
+    return any(type_of(node) in _FILE_PARTS for node in objects_under(value))
 
 
 def files_in(messages: Any) -> bool:

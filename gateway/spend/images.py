@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gateway.json_tree import objects_under
+from gateway.json_tree import objects_under, type_of
 from gateway.ledger.tokens import IMAGE_TOKENS
 
 MAX_TILES = 8
@@ -78,7 +78,7 @@ def images_anywhere(value: Any) -> tuple[tuple[Any, int], ...]:
     """(detail, 0) of each image part at any depth under a Responses body's `input`: in
     an item, its content, a tool's output. Counted as its JSON, so nothing is assumed
     (the body's depth is bounded when it is read: gateway.proxy.request_body)."""
-    return tuple((_detail(n), 0) for n in objects_under(value) if n.get("type") in _IMAGE_PARTS)
+    return tuple((_detail(n), 0) for n in objects_under(value) if type_of(n) in _IMAGE_PARTS)
 
 
 def beyond_count(model: str, images: Iterable[tuple[Any, int]]) -> int:

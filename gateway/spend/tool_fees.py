@@ -6,8 +6,9 @@ call, and each call counts as one search. A Responses call with a `web_search` t
 search many times: its `max_tool_calls` bounds every built-in tool call, so that is the
 most it may search (the gateway adds one where the client set none). Image generation
 (per image, by size and quality) and code interpreter (per container session) are billed
-by what the model does, which the body does not bound: such a call is unbounded, and
-under a ceiling only `unpriced: allow` admits it.
+by what the model does, which the body does not bound; so is a remote MCP server's tool,
+each of whose rounds bills the growing context again as input: such a call is
+unbounded, and under a ceiling only `unpriced: allow` admits it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 _SEARCH = ("web_search",)  # web_search, web_search_preview and their dated versions
-_UNBOUNDED = ("image_generation", "code_interpreter")
+_UNBOUNDED = ("image_generation", "code_interpreter", "mcp")
 
 
 def chat_searches(model: str, body: Mapping[str, Any]) -> int:
