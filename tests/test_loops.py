@@ -1103,3 +1103,36 @@ def test_two_numbers_read_out_are_not_one_question_asked_again() -> None:
         SETTINGS,
     )
     assert all(user < SETTINGS.user_similarity for user, _ in turn.against)
+
+
+MEMBERSHIP_LOOP = [
+    ("I want to cancel my gym membership, I moved to another city.",
+     "Memberships can be cancelled in person at your home club or by a certified letter "
+     "to our head office."),
+    ("Can I cancel it online instead? I live far away now.",
+     "Cancellations must be made in person at your home club or by certified letter to "
+     "the head office."),
+]  # fmt: skip
+
+
+def test_a_number_the_customer_adds_to_a_re_ask_is_not_progress() -> None:
+    """A number the customer adds to a question asked again ("600 miles", an error code)
+    that the reply leaves aside moves nothing on: the turn is a loop turn. One the reply
+    takes up (the order it answers about), or data the customer gives in a message that
+    is mostly that number, still moves things on."""
+    re_ask = (
+        "I moved 600 miles away, I can't go to the club to cancel. Can you cancel it online?",
+        "I understand. Cancelling is only possible in person at your home club or by "
+        "certified letter to our head office.",
+    )
+    assert _loop_turns([*MEMBERSHIP_LOOP, re_ask]) == [False, True, True]
+    taken_up = (
+        "I moved 600 miles away, can you cancel it online?",
+        "I found membership 600 and cancelled it online; you'll get a confirmation.",
+    )
+    assert _loop_turns([*MEMBERSHIP_LOOP, taken_up])[2] is False
+    data = (
+        "Member number 88231907.",
+        "Cancellations must be made in person at your home club or by certified letter.",
+    )
+    assert _loop_turns([*MEMBERSHIP_LOOP, data])[2] is False

@@ -16,8 +16,10 @@ What is compared is what is asked and answered, not the boilerplate around it:
 - "asks again" is coverage: the weighted share of the customer's message already in one
   earlier turn of the window (its question or its answer: a reworded re-ask reuses words
   of either), and "answers as before" the share of the reply in that turn's reply.
-  Identifiers weigh more, and a turn that brings an identifier the window has not seen
-  (a protocol, a new order) moves things on;
+  Identifiers weigh more, and a reply that names an identifier the window has not seen
+  (a protocol, the new order it answers about) moves things on, as does a customer's
+  message that is mostly one (data asked for); one the customer adds to a question asked
+  again, left aside by the reply, does not;
 - a loop reworded several times draws each wording from a different earlier one, so a
   turn also repeats when the window as a whole holds most of it: the customer's message
   covered by every side of the recent turns together and the reply by the recent replies
@@ -94,7 +96,9 @@ class Turn:
     # per earlier turn of the window, oldest first: how much of the customer's message
     # that turn holds (either side), and how much of the reply its reply holds
     against: tuple[tuple[float, float], ...]
-    new_identifier: bool  # either side names an identifier the window has not seen
+    # the reply names an identifier the window has not seen, or the customer does and the
+    # reply takes it up or the message is mostly that identifier (`_moves_on`)
+    new_identifier: bool
     # how much of the customer's message the whole window holds (every side of its
     # turns), and how much of the reply the window's replies hold together
     spread: tuple[float, float] = (0.0, 0.0)
@@ -244,9 +248,7 @@ def read_turn(
         user=user,
         reply=reply,
         against=tuple(_against(asked, reply, earlier, judged) for earlier in state.turns),
-        new_identifier=bool(
-            reply.identifiers - all_ids - user.identifiers or user.identifiers - all_ids
-        ),
+        new_identifier=_moves_on(user, reply, all_ids),
         spread=_spread(asked, reply, state.turns, judged),
     )
     if settings is None or turn.reply_repeated() >= settings.pushback_reply_similarity:
@@ -256,6 +258,20 @@ def read_turn(
     ):
         turn = replace(turn, restated=restates(reply_text))
     return replace(state, formulas=formulas, tally=tuple(sorted(tally.items()))), turn
+
+
+def _moves_on(user: Side, reply: Side, seen: frozenset[int]) -> bool:
+    """Whether an identifier the window has not seen (`seen`) moves things on: one the
+    reply names (a protocol, a case number, the order the customer just gave), or one
+    the customer gives in a message that is mostly that identifier (data the agent asked
+    for: "member number 88231907"). A number the customer adds to a question asked again
+    ("I moved 600 miles away, can you cancel online?", "still no refund, order 55012?",
+    "why the 404?") that the reply leaves aside brings nothing new: the reply is what
+    moves a conversation on, not the customer's words."""
+    if reply.identifiers - seen:
+        return True
+    given = user.identifiers - seen
+    return bool(given) and IDENTIFIER_WEIGHT * len(user.identifiers) >= len(user.words)
 
 
 SUBJECT_TURNS = 2
