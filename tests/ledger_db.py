@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import uuid
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -18,6 +19,23 @@ from gateway.runtime import open_configured_store
 from gateway.store import Store, open_store
 from gateway.store.options import PostgresConfig
 from gateway.store.postgres import PostgresLedger
+
+# Every store backend, and Redis with the PostgreSQL ledger beside it: a module's
+# `store_url` fixture parametrized by these gets its URL from `backend_url`.
+EVERY_BACKEND = ["sqlite", "redis", "redis-cluster", "redis+postgresql"]
+
+
+def backend_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The store URL of the backend `request.param` (of EVERY_BACKEND)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'gateway.db'}"
+    if request.param == "redis":
+        return str(request.getfixturevalue("redis_url"))
+    if request.param == "redis-cluster":
+        return str(request.getfixturevalue("redis_cluster_url"))
+    hot = request.getfixturevalue("redis_url")
+    return f"{hot}{LEDGER_SEP}{request.getfixturevalue('postgres_ledger_url')}"
+
 
 ADMIN_URL = os.environ.get("GATEWAY_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 LEDGER_SEP = " + "

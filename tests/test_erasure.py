@@ -14,7 +14,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from tests.ledger_db import LEDGER_SEP
+from tests.ledger_db import EVERY_BACKEND, LEDGER_SEP, backend_url
 from tests.servers import GatewayProc, redis_client
 
 ERASED = "cust-erase-7731"
@@ -55,17 +55,10 @@ def _auth(gw: GatewayProc) -> dict[str, str]:
     return {"Authorization": f"Bearer {gw.keys['acme']}"}
 
 
-@pytest.fixture(params=["sqlite", "redis", "redis-cluster", "redis+postgresql"])
+@pytest.fixture(params=EVERY_BACKEND)
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """Every backend, and Redis with the PostgreSQL ledger beside it."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'gateway.db'}"
-    if request.param == "redis":
-        return str(request.getfixturevalue("redis_url"))
-    if request.param == "redis-cluster":
-        return str(request.getfixturevalue("redis_cluster_url"))
-    hot = request.getfixturevalue("redis_url")
-    return f"{hot}{LEDGER_SEP}{request.getfixturevalue('postgres_ledger_url')}"
+    return backend_url(request, tmp_path)
 
 
 def _raw_bytes(gw: GatewayProc, store_url: str) -> bytes:

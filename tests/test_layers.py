@@ -28,6 +28,7 @@ PURE = {
     "gateway.context.fact_blocks",
     "gateway.context.prompts",
     "gateway.context.types",
+    "gateway.context.unverified",
     "gateway.context.summaries",
     "gateway.context.redaction",
     "gateway.context.linear_regex",
@@ -62,6 +63,7 @@ PURE_MAY_IMPORT = {
     "gateway.loops.state",
     "gateway.loops.words",
     "gateway.context.types",
+    "gateway.context.unverified",  # the mark of a fact an unverified caller stated
     "gateway.context.transcript",  # the engine's input and transcript split
     "gateway.context.records",  # the engine's records slice
     "gateway.context.fact_blocks",

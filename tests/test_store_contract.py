@@ -16,24 +16,17 @@ from gateway.errors import StoreRejected, StoreUnavailable
 from gateway.ledger.usage import TokenUsage
 from gateway.store import open_store
 from gateway.store.records import UsageRecord
-from tests.ledger_db import LEDGER_SEP, open_test_store
+from tests.ledger_db import EVERY_BACKEND, backend_url, open_test_store
 from tests.servers import free_port
 
 NOV = 1_796_000_000.0  # 2026-11-30 UTC
 DEC = NOV + 5 * 86400
 
 
-@pytest.fixture(params=["sqlite", "redis", "redis-cluster", "redis+postgresql"])
+@pytest.fixture(params=EVERY_BACKEND)
 def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """Every backend, and Redis with the PostgreSQL ledger beside it."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'gateway.db'}"
-    if request.param == "redis":
-        return str(request.getfixturevalue("redis_url"))
-    if request.param == "redis-cluster":
-        return str(request.getfixturevalue("redis_cluster_url"))
-    hot = request.getfixturevalue("redis_url")
-    return f"{hot}{LEDGER_SEP}{request.getfixturevalue('postgres_ledger_url')}"
+    return backend_url(request, tmp_path)
 
 
 def record(

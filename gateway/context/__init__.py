@@ -4,12 +4,13 @@ the summary's cursor, the least it can be sent as) and `records` (the operationa
 facts and episodes slices), `fact_blocks` which facts it shows where, and
 `prompts` the texts it adds; `summaries` folds
 turns and finds the operator's pattern facts, `people` (with its `people_*` parts) the
-facts people state in pt/en/es, `episode_card` the card an earlier conversation becomes
-(all pure); `types` is the plain data they share. `builder` is the engine's I/O shell
-(loads the conversation, summarizes before evicting, persists), with `heard` (facts of
+facts people state in pt/en/es, `episode_card` the card an earlier conversation becomes,
+`redaction` what a card withholds, `unverified` the mark of a fact an unverified caller
+stated (all pure); `types` is the plain data they share. `builder` is the engine's I/O
+shell (loads the conversation, summarizes before evicting, persists), with `heard` (facts of
 the turns), `summarizer` (model or extractive; episode cards), `classify`, `policy`
 (context.yaml) and `conversations` (the records in the store).
 
 The pure half (`engine`, `transcript`, `records`, `fact_blocks`, `prompts`, `types`,
-`summaries`, `people*`, `episode_card`, `linear_regex`) imports only itself,
-`gateway.messages` and the standard library (plus RE2)."""
+`summaries`, `people*`, `episode_card`, `redaction`, `unverified`, `linear_regex`) imports
+only itself, `gateway.messages` and the standard library (plus RE2)."""

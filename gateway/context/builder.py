@@ -51,6 +51,7 @@ from gateway.context.summarizer import Summarizer
 from gateway.context.turn import EngineTokens, Turn, TurnRequest
 from gateway.context.turn_facts import TurnFacts, settled
 from gateway.context.types import Fact
+from gateway.context.unverified import stated_by
 from gateway.errors import Conflict, StoreUnavailable
 from gateway.ledger.tokens import TokenCounter
 from gateway.loops.state import LoopState, progressed
@@ -189,7 +190,7 @@ class WindowBuilder:
         if edited_within(messages, record.memory):
             facts = await self._turn_facts.forget_edited(record, messages, facts, fkey)
         facts, heard, facts_write = await self._turn_facts.newest(
-            record, messages, facts, fkey, now
+            record, messages, facts, fkey, now, caller.scopes
         )
         # The request loaded the customer's document when it named the customer.
         loaded = facts if caller.customer else None
@@ -267,6 +268,10 @@ class WindowBuilder:
         heard = await self._heard.of_fold(
             opening, compaction.fold, record.channel, now, mine, elsewhere, said_at
         )
+        # Said when the app sent these turns, under its caller's scopes as far as the
+        # gateway knows; what an earlier turn's caller stated was heard then (of_latest)
+        # and keeps its mark (merged_facts keeps a held fact as it is).
+        heard = stated_by(heard, caller.scopes)
         # A customer's fact is heard as it is said (of_latest): one heard again only now,
         # its kind full of facts heard since, lost to them before (an agent's is new).
         said = "\n".join(message_text(m) for m in compaction.fold if role(m) == "user")

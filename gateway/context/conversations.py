@@ -30,7 +30,8 @@ from gateway.context.conversation_record import RECORD_FIELDS, ConversationRecor
 from gateway.context.people import current_facts, with_said_again
 from gateway.context.record_merge import merge
 from gateway.context.retention import Retention
-from gateway.context.types import LATEST_TIME, Episode, Fact
+from gateway.context.types import BASIC_SCOPE, LATEST_TIME, Episode, Fact
+from gateway.context.unverified import with_verified
 from gateway.errors import StoreUnavailable
 from gateway.store import Store
 
@@ -78,7 +79,19 @@ def fact_from_json(doc: dict[str, Any]) -> Fact:
     values = {k: v for k, v in doc.items() if k in names}
     values["tags"] = tuple(values.get("tags") or ())
     values["said_again_at"] = _time_or_none(values.get("said_again_at"))
+    values["stated_unverified"] = _stated_unverified(doc)
     return Fact(**values)
+
+
+def _stated_unverified(doc: dict[str, Any]) -> bool:
+    """Stored by a version that did not record who stated a fact: a scoped fact heard in
+    turns may have been stated by anyone, an impostor too, so it is taken as stated
+    unverified (a caller within the scope stating it again, or the app putting it,
+    makes it verified). The app's facts are the app's."""
+    stated = doc.get("stated_unverified")
+    if isinstance(stated, bool):
+        return stated
+    return doc.get("extracted") is True and doc.get("scope", BASIC_SCOPE) != BASIC_SCOPE
 
 
 def _time_or_none(value: Any) -> float | None:
@@ -315,15 +328,17 @@ class ConversationStore:
         new: list[Fact],
         plan: str = "",
         renewed: Sequence[Fact] = (),
+        verified: Sequence[Fact] = (),
     ) -> int:
         """Merge facts by id; a fact already known (perhaps confirmed) is kept as it is,
-        but for when it was last said (`renewed`: gateway.context.people.said_again).
+        but for when it was last said (`renewed`: gateway.context.people.said_again) and
+        whether an unverified caller stated it (`verified`: gateway.context.unverified).
         What a newer fact supersedes (a corrected city, a fifth order number) leaves the
         document: it stays small (gateway.context.people.current_facts)."""
-        if not new and not renewed:
+        if not new and not renewed and not verified:
             return 0
         read = await self.facts(tenant, key)
-        known = with_said_again(read, renewed)
+        known = with_verified(with_said_again(read, renewed), verified)
         ids = {f.id for f in known}
         added = [f for f in new if f.id not in ids]
         if added or known != read:

@@ -181,8 +181,8 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
     top, after_summary = shown_facts(
         alloc.facts, alloc.episodes, inp.started, seg.memory, t[:h], summarized
     )
-    learned = context_message(after_summary, ()) if after_summary else None
-    context = context_message(top, alloc.episodes)
+    learned = context_message(after_summary, (), inp.scopes) if after_summary else None
+    context = context_message(top, alloc.episodes, inp.scopes)
     context_tokens = sum(tokens.message(m) for m in (context, learned) if m is not None)
     if context is not None:
         out.append(context)

@@ -21,6 +21,7 @@ from gateway.context.redaction import redact
 from gateway.context.summaries import Pattern
 from gateway.context.summarizer import EpisodeSource, Summarizer
 from gateway.context.types import BASIC_SCOPE, Episode, Fact, fact_kind
+from gateway.context.unverified import as_stored, with_verified
 from gateway.messages import role
 from gateway.proxy.identity import Caller
 
@@ -79,7 +80,10 @@ class EpisodeBook:
             # What another conversation heard may be above this caller's verified scopes:
             # what the patterns find, what the customer's facts above them state, and what
             # the card's own facts above them stated when it was made.
-            hidden = [*facts, *episode.private]
+            # And what an unverified caller stated, whoever asks: the facts block shows it
+            # marked, a card cannot (unless a caller within its scope has stated it since).
+            verified = [f for f in facts if not f.stated_unverified]
+            hidden = [*facts, *with_verified(episode.private, verified)]
             redacted = redact(episode.summary, self._patterns, caller.scopes, hidden)
             out.append(dataclasses.replace(episode, summary=redacted))
         return out
@@ -127,12 +131,18 @@ class EpisodeBook:
             if record.started <= f.created_at <= record.last_seen + 1 and f.created_at < before
         ]
         heard = await self._heard.of_fold([], turns, record.channel, record.last_seen)
+        heard = as_stored(heard, stored)
         facts = _few_deadlines(
             current_facts([*during, *one_problem(heard, during, record.started)])
         )
         source = EpisodeSource(record.channel, record.last_seen, turns, record.summary)
         card = await self._summarizer.card(caller, source, facts, EPISODE_CARD_TOKENS, model)
-        private = tuple(f for f in facts if f.scope != BASIC_SCOPE)
+        # Withheld from a caller without their scope, and from every caller when stated
+        # unverified: the card's facts, and the older values its turns stated (a phone
+        # the customer replaced that the agent's last answer still quotes).
+        ids = {f.id for f in facts}
+        stated = [*facts, *(f for f in heard if f.id not in ids)]
+        private = tuple(f for f in stated if f.scope != BASIC_SCOPE)
         episode = Episode(record.id, record.channel, card, record.last_seen, private)
         if record.customer:
             await self.conversations.save_episode(

@@ -425,6 +425,37 @@ def _renewed(fact: Fact, at: float | None) -> Fact:
     return dataclasses.replace(fact, said_again_at=at)
 
 
+def _group(kept: dict[str, list[Fact]], kind: str, fact: Fact) -> str:
+    """The group of `kept` a fact joins ("" for none, `current_facts`)."""
+    # The references an agent gives (its protocols, cases) are kept apart from the
+    # customer's own orders: a busy agent does not push the customer's out.
+    key = f"{kind}/agent" if kind == "order" and "agent" in fact.tags[1:2] else kind
+    if key != kind and any(f.id == fact.id for f in kept.get(kind, [])):
+        return ""  # the customer's own order, said back by the agent: still theirs
+    if key == kind and f"{kind}/agent" in kept:  # the agent's, now said by the customer
+        kept[f"{kind}/agent"] = [f for f in kept[f"{kind}/agent"] if f.id != fact.id]
+    return _unverified_apart(kept, key, fact)
+
+
+UNVERIFIED_GROUP = "/unverified"
+
+
+def _unverified_apart(kept: dict[str, list[Fact]], key: str, fact: Fact) -> str:
+    """The group of `kept` a fact joins ("" for none): what an unverified caller stated
+    (gateway.context.unverified) is kept apart, so it displaces no fact a caller within
+    the scope stated (an impostor's "new email" does not push out the verified one);
+    such a fact stated again unverified stays verified, and a verified fact takes the
+    place of its value stated unverified, and of a one-value kind of every older value
+    stated unverified (the customer has said which is theirs since)."""
+    apart = key + UNVERIFIED_GROUP
+    if fact.stated_unverified:
+        return "" if any(f.id == fact.id for f in kept.get(key, [])) else apart
+    if apart in kept:
+        single = fact_kind(fact) in SINGLE_VALUED
+        kept[apart] = [f for f in kept[apart] if not single and f.id != fact.id]
+    return key
+
+
 _ISO_DAY = re.compile(r"\((\d{4}-\d{2}-\d{2})\)")
 
 
@@ -451,8 +482,9 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
     operator's patterns' facts (other kinds: "billing", "invoice") are multi-valued too,
     the KEEP_PER_PATTERN said last of each: a pasted statement's every amount would
     otherwise fill the facts document. The references an agent gives are kept apart
-    from the customer's orders, KEEP_PER_KIND of each. The app's facts (not
-    `extracted`) are never pruned."""
+    from the customer's orders, KEEP_PER_KIND of each, and so are the facts an unverified
+    caller stated (`_unverified_apart`). The app's facts (not `extracted`) are never
+    pruned."""
     kept: dict[str, list[Fact]] = {}
     others: list[Fact] = []
     for fact in sorted(facts, key=lambda f: f.created_at):
@@ -467,13 +499,9 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
             and any(_day_named(f.text) == day for f in kept.get("deadline", []))
         ):
             continue  # the customer saying back the day a deadline names: the deadline says it
-        # The references an agent gives (its protocols, cases) are kept apart from the
-        # customer's own orders: a busy agent does not push the customer's out.
-        key = f"{kind}/agent" if kind == "order" and "agent" in fact.tags[1:2] else kind
-        if key != kind and any(f.id == fact.id for f in kept.get(kind, [])):
-            continue  # the customer's own order, said back by the agent: still theirs
-        if key == kind and f"{kind}/agent" in kept:  # the agent's, now said by the customer
-            kept[f"{kind}/agent"] = [f for f in kept[f"{kind}/agent"] if f.id != fact.id]
+        key = _group(kept, kind, fact)
+        if not key:
+            continue
         earlier = [f for f in kept.get(key, []) if f.id != fact.id]
         same = [f for f in earlier if not (day and _day_named(f.text) == day)]  # one day, reworded
         if (

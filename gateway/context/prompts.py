@@ -37,10 +37,17 @@ def _date(ts: float | None) -> str:
         return ""
 
 
-def render_fact(fact: Fact) -> str:
+def render_fact(fact: Fact, scopes: Sequence[str] = ()) -> str:
+    """A fact an unverified caller stated reads so to a caller within its scope (`scopes`,
+    the caller's), never as verified data; to a caller outside it, it is shown only in
+    the conversation that stated it, theirs to see as they said it."""
     status = f"confirmed{_date(fact.confirmed_at)}" if fact.confirmed else "unconfirmed"
     heard = " transcript" if fact.source_channel in ("phone", "voice") else ""
-    return f"- {fact.text} [{status}; source: {fact.source_channel}{heard}]"
+    who = UNVERIFIED_MARK if fact.stated_unverified and fact.scope in scopes else ""
+    return f"- {fact.text} [{status}; source: {fact.source_channel}{heard}{who}]"
+
+
+UNVERIFIED_MARK = "; stated by an unverified caller"
 
 
 def render_episode(episode: Episode) -> str:
@@ -53,10 +60,13 @@ def render_episode(episode: Episode) -> str:
 FACTS_HEAD = "Known facts about this customer:\n"
 
 
-def context_message(facts: Sequence[Fact], episodes: Sequence[Episode]) -> dict[str, str] | None:
+def context_message(
+    facts: Sequence[Fact], episodes: Sequence[Episode], scopes: Sequence[str] = ()
+) -> dict[str, str] | None:
+    """`scopes`: the caller's (`render_fact`)."""
     parts = []
     if facts:
-        parts.append(FACTS_HEAD + "\n".join(render_fact(f) for f in facts))
+        parts.append(FACTS_HEAD + "\n".join(render_fact(f, scopes) for f in facts))
     if episodes:
         parts.append(
             "Earlier conversations with this customer, newest first (summaries):\n"

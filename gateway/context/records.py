@@ -141,12 +141,14 @@ def allocate(
     if shown_only:
         opening = seg.transcript[: seg.head_end]
         visible = showable(visible, inp.started, seg.memory, opening, seg.summarized)
-    cost = {id(f): tokens.text(render_fact(f)) + 1 for f in visible}  # once, not per pass
+    # once, not per pass
+    cost = {id(f): tokens.text(render_fact(f, inp.scopes)) + 1 for f in visible}
     newest = sorted(inp.episodes, key=lambda e: -e.ended_at)
     episode_costs = [tokens.text(render_episode(e)) + 1 for e in newest]
 
     def charged(facts: list[Fact], episodes: list[Episode]) -> int:
-        message = context_message(sorted(facts, key=lambda f: (f.created_at, f.id)), episodes)
+        ordered = sorted(facts, key=lambda f: (f.created_at, f.id))
+        message = context_message(ordered, episodes, inp.scopes)
         labelled = tokens.message(message) if message else 0
         if seg.summarized and any(f.created_at >= inp.started for f in facts):
             # heard here, shown after the summary in a block of its own: both labels

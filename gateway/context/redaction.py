@@ -1,6 +1,7 @@
 """What a caller outside a fact's scope must not read in text shown to it (an earlier
 conversation's card): what an operator's pattern above its scopes finds, and what the
-customer's stored facts above them state, as stored or, for a phone, in any format.
+customer's stored facts above them state, as stored or, for a phone, in any format; and
+what any caller must not read there as verified data: a fact an unverified caller stated.
 Pure."""
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ def redact(
 ) -> str:
     """Withhold what a pattern above the caller's scopes would find (e.g. an email in an
     earlier episode's summary, shown to a customer not verified for it), and what the
-    customer's stored facts above those scopes state, wherever it was repeated."""
+    customer's stored facts above those scopes state, wherever it was repeated; also
+    what a fact an unverified caller stated says (gateway.context.unverified), whatever
+    the scopes: a card cannot say who stated it."""
     for pattern in patterns:
         if pattern.scope not in scopes:
             text = pattern.regex.sub(_replacement(pattern.name), text)
-    hidden = [f for f in facts if f.scope not in scopes]
+    hidden = [f for f in facts if f.scope not in scopes or f.stated_unverified]
     if not hidden:
         return text
     return _withheld_values(hidden).sub("[withheld]", _withhold_numbers(text, hidden))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from gateway.context.conversation_record import ConversationRecord
@@ -14,6 +15,7 @@ from gateway.context.conversations import ConversationStore
 from gateway.context.heard import FactExtractor, heard_here, known_elsewhere, one_problem
 from gateway.context.people import DATED, current_facts, said_again, with_said_again
 from gateway.context.types import Fact, Memory, fact_kind
+from gateway.context.unverified import stated_by, verified_again, with_verified
 from gateway.errors import StoreUnavailable
 from gateway.messages import message_text, role
 from gateway.throttled_log import warn_throttled
@@ -38,10 +40,13 @@ class TurnFacts:
         facts: list[Fact],
         fkey: str | None,
         now: float,
+        scopes: Sequence[str],
     ) -> tuple[list[Fact], int, asyncio.Future[None] | None]:
         """(the facts with those the newest message states, how many of them are
         learned (`new_to` the conversation), their write). The held facts it states
-        again are marked so (`said_again`) and written too, but add nothing. The write
+        again are marked so (`said_again`) and written too, but add nothing; so are
+        those an unverified caller stated that this caller, holding their scope (of
+        `scopes`), states: verified now (gateway.context.unverified). The write
         is started, not awaited: this request's window cannot show them (they are in
         the newest message, and the facts block shows those of folded turns), so it
         overlaps the rest of the build and the upstream call. A fold that adds facts
@@ -57,6 +62,7 @@ class TurnFacts:
         heard = await self._heard.of_latest(
             latest, record.channel, now, mine, elsewhere, before[-ASKED_CHARS:]
         )
+        heard = stated_by(heard, scopes)
         # a fact said again on another day ("ontem" a week later) is new: its day differs
         fresh = [
             f
@@ -66,18 +72,20 @@ class TurnFacts:
         # A fact held and stated again ("the R$ 380 you promised") keeps its place in
         # its kind's bound: written, but not counted as progress.
         renewed = said_again(facts, heard)
-        if not fresh and not renewed:
+        verified = verified_again(facts, heard)
+        if not fresh and not renewed and not verified:
             return facts, 0, None
-        kept = current_facts([*with_said_again(facts, renewed), *fresh])
+        held = with_verified(with_said_again(facts, renewed), verified)
+        kept = current_facts([*held, *fresh])
         # A fact the bounds drop at once ("Siobhan" beside the "Siobhan Marsh" of an
         # earlier conversation, a pasted amount past the pattern's eight) is not learned:
         # nothing to write, and no progress to count (it would reset a loop every turn).
         kept_ids = {f.id for f in kept}
         fresh = [f for f in fresh if f.id in kept_ids]
-        if not fresh and not renewed:
+        if not fresh and not renewed and not verified:
             return facts, 0, None
-        if renewed:  # on the document as it is now: the app may have edited a fact since
-            write = asyncio.ensure_future(self._renew(record, fkey, fresh, renewed))
+        if renewed or verified:  # on the document as it is now: the app may have edited it
+            write = asyncio.ensure_future(self._renew(record, fkey, fresh, renewed, verified))
         else:
             write = asyncio.ensure_future(
                 self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
@@ -86,12 +94,19 @@ class TurnFacts:
         return kept, len(new_to(messages[:-1], fresh)), write
 
     async def _renew(
-        self, record: ConversationRecord, fkey: str, fresh: list[Fact], renewed: list[Fact]
+        self,
+        record: ConversationRecord,
+        fkey: str,
+        fresh: list[Fact],
+        renewed: list[Fact],
+        verified: list[Fact],
     ) -> None:
-        """The new facts added and the renewed ones marked on a fresh read of the facts
-        document: a fact the app confirmed, scoped or deleted since this request read it
-        stays as the app left it."""
-        await self.conversations.add_facts(record.tenant, fkey, fresh, record.plan, renewed)
+        """The new facts added and the renewed (or verified) ones marked on a fresh read
+        of the facts document: a fact the app confirmed, scoped or deleted since this
+        request read it stays as the app left it."""
+        await self.conversations.add_facts(
+            record.tenant, fkey, fresh, record.plan, renewed, verified
+        )
 
     async def forget_edited(
         self, record: ConversationRecord, messages: list[Any], facts: list[Fact], fkey: str | None

@@ -34,6 +34,10 @@ class Fact:
     # was: of a kind that keeps several facts, the ones said last stay (gateway.context.
     # people.current_facts). Not `created_at`, which places it in the prompt.
     said_again_at: float | None = None
+    # Heard in a turn whose caller did not hold its scope (a contact detail stated by a
+    # caller without `verified`): theirs to see in the conversation that stated it, but
+    # never verified data elsewhere (gateway.context.unverified).
+    stated_unverified: bool = False
 
 
 def fact_kind(fact: Fact) -> str:

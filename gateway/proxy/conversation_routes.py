@@ -131,6 +131,9 @@ def _fact(raw: Any, customer: str, now: float) -> Fact:
             f"'value' is what the fact states, a string of at most {MAX_FACT_CHARS} characters.",
             param="value",
         )
+    unverified = raw.get("stated_unverified", False)
+    if not isinstance(unverified, bool):
+        raise InvalidRequest("'stated_unverified' is a boolean.", param="stated_unverified")
     fid = raw.get("id") or hashlib.blake2b(f"{customer}:{text}".encode(), digest_size=8).hexdigest()
     return Fact(
         id=str(fid),
@@ -143,6 +146,8 @@ def _fact(raw: Any, customer: str, now: float) -> Fact:
         confirmed_at=min(confirmed_at, now) if confirmed_at else (now if confirmed else None),
         created_at=now,
         value=value.strip(),
+        # an app putting back what it read keeps the mark (gateway.context.unverified)
+        stated_unverified=unverified,
     )
 
 
