@@ -225,33 +225,69 @@ def test_a_conversation_id_of_one_customer_is_refused_for_another(gw: InProcessG
     assert [r["customer"] for r in ledger(gw)] == ["alice", "alice"]
 
 
-def test_a_retried_request_is_the_same_turn_not_a_loop(gw: InProcessGateway) -> None:
-    """The SDKs retry a timed-out call with the same body (max_retries=2 by default).
-    Sent three times, one turn looked like a customer asking again and again: the loop
-    detector escalated after two real turns, and the turn count grew with each retry."""
+def _retry_turn(gw: InProcessGateway, conversation: dict[str, str], retries: int) -> dict[str, Any]:
+    """One answered turn, then a second sent once and retried `retries` times as the
+    SDK retries (`x-stainless-retry-count` 1, 2, ...); the conversation's state after."""
     client = gw.openai()
     history: list[Any] = [{"role": "user", "content": "Where is order 48213?"}]
-    headers = {"X-Conversation-Id": "retried", "X-Customer-Id": "cust-r"}
     first = client.chat.completions.create(
-        model="gpt-4o-mini",
-        messages=history,
-        extra_headers=headers,
+        model="gpt-4o-mini", messages=history, extra_headers=conversation
     )
     history += [
         {"role": "assistant", "content": first.choices[0].message.content},
         {"role": "user", "content": "It was sent to Lisbon, is it still coming?"},
     ]
-    for _ in range(3):
+    for attempt in range(retries + 1):
+        headers = {**conversation, "x-stainless-retry-count": str(attempt)}
         raw = client.chat.completions.with_raw_response.create(
             model="gpt-4o-mini", messages=history, extra_headers=headers
         )
         assert "x-gateway-escalation" not in raw.headers
-    state = gw.http.get(
-        f"{gw.v1}/conversations/retried", headers={"Authorization": f"Bearer {gw.keys['acme']}"}
+    conversation_id = raw.headers["x-gateway-conversation-id"]
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    state: dict[str, Any] = gw.http.get(
+        f"{gw.v1}/conversations/{conversation_id}", headers=auth
     ).json()
+    return state
+
+
+def test_a_retried_request_is_the_same_turn_not_a_loop(gw: InProcessGateway) -> None:
+    """The SDKs retry a timed-out call with the same body (max_retries=2 by default),
+    marked `x-stainless-retry-count`. Three tries of one turn looked like a customer
+    asking again and again: the loop detector escalated after two real turns, and the
+    turn count grew with each retry."""
+    state = _retry_turn(gw, {"X-Conversation-Id": "retried", "X-Customer-Id": "cust-r"}, 2)
     assert state["turns"] == 2
     assert state["escalation"] is None and state.get("escalation_pending") is None
     assert len(ledger(gw)) == 4  # each call is still booked: the provider billed it
+
+
+def test_a_retry_continues_a_conversation_known_by_its_opening(gw: InProcessGateway) -> None:
+    """Without an id, a retry of the last request (the same history, not a longer one)
+    started a fresh record, its summary and counters lost."""
+    state = _retry_turn(gw, {"X-Customer-Id": "cust-anon-retry"}, 1)
+    assert state["turns"] == 2
+
+
+def test_the_same_window_sent_again_is_a_turn_without_the_retry_mark(
+    gw: InProcessGateway,
+) -> None:
+    """An app sending a sliding window of its last messages sends the same bytes twice
+    when the customer and the agent repeat themselves: a new turn (a loop to see), not a
+    retry, unless the client marks it one."""
+    client = gw.openai()
+    conversation = {"X-Conversation-Id": "window", "X-Customer-Id": "cust-w"}
+    window: list[Any] = [
+        {"role": "assistant", "content": "I can't transfer you right now."},
+        {"role": "user", "content": "I want to talk to a human."},
+    ]
+    for _ in range(3):
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=window, extra_headers=conversation
+        )
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    state = gw.http.get(f"{gw.v1}/conversations/window", headers=auth).json()
+    assert state["turns"] == 3
 
 
 def test_an_idempotency_key_is_the_tenants_own_upstream(gw: InProcessGateway) -> None:
@@ -333,3 +369,74 @@ def test_a_remote_mcp_tool_is_not_held_as_its_body(tmp_path: Path) -> None:
         assert info.value.code == "model_not_priced"
     finally:
         gw.stop()
+
+
+# --- what a review of the fixes above found (same day) ---
+
+CAT = "https://example.com/cat.png"
+
+
+def test_a_true_report_for_an_image_is_believed_on_responses(gw: InProcessGateway) -> None:
+    """The pass-through bound held input to twice its counted JSON: an image billed at
+    thousands of tokens was 'not believed' and booked at 33."""
+    usage = {"input_tokens": 25_514, "input_tokens_details": {"cached_tokens": 0}}
+    gw.openai().responses.create(
+        model="gpt-4o-mini",
+        max_output_tokens=100,
+        input=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "input_text", "text": "What is in this picture?"},
+                    {"type": "input_image", "image_url": CAT, "detail": "high"},
+                ],
+            }
+        ],
+        extra_headers={"x-simulator-usage": json.dumps(usage)},
+    )
+    [record] = ledger(gw)
+    assert record["fresh_input_tokens"] == 25_514 and record["estimated"] is False
+
+
+def test_a_true_report_for_an_image_on_the_model_served_is_believed(tmp_path: Path) -> None:
+    """Degraded from gpt-4o to gpt-4o-mini, a low-detail image bills 2,833 tokens on the
+    model served, not 85 as on the one asked for: the bound allows the dearer."""
+    degrade = {"monthly_usd": "0.001", "action": "degrade", "degrade_to": "gpt-4o-mini"}
+    gw = _gateway(tmp_path, spend={"tenants": {"acme": degrade}})
+    try:
+        image = {"type": "image_url", "image_url": {"url": CAT, "detail": "low"}}
+        content: Any = [{"role": "user", "content": [{"type": "text", "text": "What?"}, image]}]
+        raw = gw.openai().chat.completions.with_raw_response.create(
+            model="gpt-4o",
+            max_tokens=200,
+            messages=content,
+            extra_headers={"x-simulator-usage": '{"prompt_tokens": 2850, "completion_tokens": 20}'},
+        )
+        assert raw.headers["x-gateway-degraded"] == "gpt-4o->gpt-4o-mini"
+        [record] = ledger(gw)
+    finally:
+        gw.stop()
+    assert record["fresh_input_tokens"] == 2_850 and record["estimated"] is False
+
+
+def test_a_call_that_failed_before_any_answer_is_not_booked_at_its_ceiling(
+    tmp_path: Path,
+) -> None:
+    """Every error after connecting booked every reply's output ceiling, an upstream
+    timeout before any reply included: during an outage each failed call used up its
+    tenant's ceiling. Only a reply that began is booked at the ceiling."""
+    gw = _gateway(tmp_path, upstream={"timeout_s": 0.5})
+    try:
+        with pytest.raises(openai.APIStatusError) as info:
+            gw.openai().chat.completions.create(
+                model="gpt-4o-mini",
+                messages=SHORT,  # type: ignore[arg-type]
+                max_tokens=700,
+                extra_headers={"x-simulator-delay-ms": "1500"},
+            )
+        assert info.value.status_code == 504
+        [record] = ledger(gw)
+    finally:
+        gw.stop()
+    assert record["estimated"] is True
+    assert record["output_tokens"] == 0 and record["fresh_input_tokens"] > 0

@@ -322,3 +322,33 @@ def test_a_fact_a_turn_states_is_marked_by_its_callers_scopes() -> None:
     again = [replace(f, stated_unverified=False) for f in (PLANTED, PHONE_1, PHONE_3)]
     marks = [f.stated_unverified for f in as_stored(again, [PLANTED, PHONE_1])]
     assert marks == [True, False, True]  # PHONE_3: not in the document, anyone's
+
+
+def test_a_verified_value_stated_again_ends_an_older_unverified_one() -> None:
+    """The verified phone (heard first), stated again by its customer after an
+    impostor's 'new number': the customer has said which is theirs. Facts are met in the
+    order first heard, so only the verified one's said-again time shows it (found by a
+    review: both were kept)."""
+    own = Fact(
+        "p1",
+        "phone: 11 98765-4321",
+        ("phone",),
+        "verified",
+        created_at=1.0,
+        value="11 98765-4321",
+        extracted=True,
+        said_again_at=3.0,
+    )
+    planted = Fact(
+        "p2",
+        "phone: 11 91111-2222",
+        ("phone",),
+        "verified",
+        created_at=2.0,
+        value="11 91111-2222",
+        extracted=True,
+        stated_unverified=True,
+    )
+    assert [f.id for f in current_facts([own, planted])] == ["p1"]
+    later = replace(planted, created_at=4.0)
+    assert [f.id for f in current_facts([own, later])] == ["p1", "p2"]

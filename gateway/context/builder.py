@@ -166,10 +166,10 @@ class WindowBuilder:
         fkey = facts_key(caller.customer, caller.conversation)
         record, facts = await self.conversations.load_with_facts(tenant.name, conv_id, fkey)
         _check_customer(record, caller)
-        stored, record = record, continued(record, messages)  # anonymous: only its own
+        stored, record = record, continued(record, messages, req.retried)  # anonymous: its own
         now = dated_after(now, record.facts_until if record else 0.0, facts)
         new = record is None
-        retry = record is not None and repeated(record, messages)
+        retry = record is not None and req.retried and repeated(record, messages)
         if record is None:
             record = ConversationRecord(id=conv_id, tenant=tenant.name, started=now)
             if stored is not None:  # another user's: replaced whole (of the version read)

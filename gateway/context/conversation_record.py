@@ -216,21 +216,29 @@ def transcript_of(messages: Sequence[Any]) -> list[dict[str, Any]]:
 
 
 def repeated(record: ConversationRecord, messages: Sequence[Any]) -> bool:
-    """Whether this request is the last answered one sent again (a client's retry after
-    a timeout, the SDKs' own retries): the same length of history ending with the same
-    message. A new turn always adds the customer's message after the answer."""
+    """Whether this request's history is the last answered one's: as long, with the same
+    opening and the same turns the record still holds verbatim at the same places. Only
+    a client's retry says it is the same turn: an app that sends a sliding window of its
+    last messages can send the same bytes twice when a customer and an agent repeat
+    themselves (a loop), and that is two turns."""
     if not record.recent or record.last_reply_at <= 0:
         return False
     transcript = transcript_of(messages)
-    return len(transcript) == record.last_reply_at and transcript[-1] == record.recent[-1]
+    if len(transcript) != record.last_reply_at:
+        return False
+    head = len(record.opening)
+    return transcript[:head] == record.opening and transcript[record.recent_at :] == record.recent
 
 
-def continued(record: ConversationRecord | None, messages: list[Any]) -> ConversationRecord | None:
+def continued(
+    record: ConversationRecord | None, messages: list[Any], retried: bool = False
+) -> ConversationRecord | None:
     """The record, if this request may use it. An anonymous record only serves a request
     whose history strictly extends the one it last saw: the same opening, and the turns
     it still holds verbatim (everything after its summary) at the same places. Two end
     users with the same opening therefore never share a summary, counters or loop
-    state; a request that does not continue the record starts afresh (and, when saved,
+    state (the last request sent again whole by a client `retried`, `repeated`, is the
+    same user's turn); a request that does not continue the record starts afresh (and, when saved,
     replaces it: the price of having no id is that such users reset each other's memory).
     """
     if record is None or not is_anonymous(record):
@@ -245,4 +253,4 @@ def continued(record: ConversationRecord | None, messages: list[Any]) -> Convers
         and transcript[start:end] == record.recent
     ):
         return record
-    return None
+    return record if retried and repeated(record, messages) else None  # its retry

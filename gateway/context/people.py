@@ -518,6 +518,20 @@ def current_facts(facts: Sequence[Fact]) -> list[Fact]:
         while len(group) > _kept_of(kind):
             group.remove(_first_to_go(group))
         kept[key] = group
+    _restated_ends_unverified(kept)
     return sorted(
         [*others, *(f for group in kept.values() for f in group)], key=lambda f: f.created_at
     )
+
+
+def _restated_ends_unverified(kept: dict[str, list[Fact]]) -> None:
+    """A one-value kind's value a caller within the scope stated (or stated again) after
+    one an unverified caller stated: the customer has said which is theirs since, so the
+    unverified one ends (facts are met in the order first heard, so a verified value
+    heard before and only stated again later is settled here)."""
+    for key in [k for k in kept if k.endswith(UNVERIFIED_GROUP)]:
+        own = kept.get(key.removesuffix(UNVERIFIED_GROUP), [])
+        if not own or fact_kind(own[0]) not in SINGLE_VALUED:
+            continue
+        latest = max(last_said(f) for f in own)
+        kept[key] = [f for f in kept[key] if f.created_at > latest]

@@ -47,6 +47,9 @@ class TurnRequest:
     client_max_tokens: int | None
     operational_state: str | None
     now: float
+    # The client says this is a retry of a request it sent before (the OpenAI SDKs'
+    # `x-stainless-retry-count`, 1 or more): the same history is then the same turn.
+    retried: bool = False
 
 
 @dataclass

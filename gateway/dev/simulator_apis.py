@@ -146,6 +146,7 @@ async def responses(request: Request) -> Response:
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": input_tokens + output,
     }
+    usage = forced_usage(request, usage)
     stream = body.get("stream") is True
     state.log(request, str(body["model"]), usage, True, stream)
     rid = f"resp_sim{state.next_id():08d}"

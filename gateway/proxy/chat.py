@@ -152,6 +152,7 @@ async def chat_completions(request: Request) -> ASGIApp:
                 call.client_max_tokens,
                 request.headers.get("x-operational-state"),
                 gw.turn_clock(),
+                retried=_retried(request.headers.get("x-stainless-retry-count")),
             )
         )
     turn.escalation = gw.escalations.check(turn.record, turn.policy)
@@ -194,13 +195,11 @@ async def chat_completions(request: Request) -> ASGIApp:
             web_searches=searches,
         )
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
-    # The most the upstream can bill: a report past it is not believed. Searches add
-    # input of their own, so a call that may search has no input bound.
-    most_input = None if searches else held_input + beyond_count(call.model, images)
-    bound = UsageBound(worst.output_tokens, most_input)
-    ctx = _Context(gw, caller, call, turn, spend, input_estimate, bound, rate=rate)
-    # On an error after the upstream was reached (its reply too large or cut off) the
-    # call may be billed to every reply's ceiling: book that.
+    bound = _bound(call, worst, (call.model, spend.model), images, bool(searches or files))
+    ctx = _Context(gw, caller, call, turn, spend, input_estimate, bound)
+    ctx.rate = rate
+    # On an error after the upstream was reached the call may be billed: book an estimate
+    # (every reply's ceiling once it began answering: gateway.ledger.accounting.unread).
     async with gw.guard.held(spend, lambda: _settle(ctx, spend.model, None)) as ctx.hold:
         response = await gw.upstream.send(
             "POST",
@@ -208,6 +207,7 @@ async def chat_completions(request: Request) -> ASGIApp:
             gw.upstream.headers(request.headers.raw, caller.tenant.name),
             upstream_payload(call, turn, spend.model),
         )
+        ctx.answering = response.is_success
         await gw.windows.written(turn)  # the newest message's facts, before any answer
         before_upstream = perf_counter() - started
         is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
@@ -226,9 +226,35 @@ class _Context:
     turn: Turn
     spend: Reservation
     input_estimate: int  # raw count of everything sent: messages, tools, schemas
-    bound: UsageBound  # the most the upstream can bill for it
+    bound: UsageBound | None  # the most the upstream can bill for it
     hold: Hold | None = None
+    answering: bool = False  # the upstream began a successful answer
     rate: RateTicket = UNLIMITED  # its rate-limit headers, and where its output settles
+
+
+def _retried(count: str | None) -> bool:
+    """`x-stainless-retry-count`, which the OpenAI SDKs send: 0 on a first try."""
+    return count is not None and count.isascii() and count.isdigit() and count.strip("0") != ""
+
+
+def _bound(
+    call: ChatCall,
+    worst: WorstCase,
+    models: tuple[str, str],
+    images: tuple[tuple[Any, int], ...],
+    unseen_input: bool,
+) -> UsageBound | None:
+    """The most the upstream can bill a chat call: a report past it is not believed.
+    None with a `prediction` (rejected predicted tokens are billed as output beyond
+    `max_tokens`). No input bound where searches or files add input the body does not
+    show (`unseen_input`); images are allowed their worst case on the model asked for
+    and the one served (`models`)."""
+    if call.body.get("prediction") is not None:
+        return None
+    if unseen_input:
+        return UsageBound(worst.output_tokens)
+    extra = max(beyond_count(model, images) for model in models)
+    return UsageBound(worst.output_tokens, worst.input_tokens + extra)
 
 
 async def _handoff(gw: Gateway, caller: Caller, call: ChatCall, turn: Turn) -> RawResponse:
@@ -261,7 +287,8 @@ async def _settle(
     gw, call = ctx.gw, ctx.call
     # Token counts learn and estimate under the requested model; prices use the served one.
     usage: TokenUsage | None
-    if output_text is None:  # answered, but the reply was never read
+    if output_text is None and ctx.answering and ctx.bound is not None:
+        # it began answering, but its reply was never read (too large, cut off)
         usage = gw.accountant.unread(call.model, ctx.input_estimate, ctx.bound)
     else:
         usage = gw.accountant.usage(

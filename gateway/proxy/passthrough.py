@@ -20,7 +20,7 @@ from starlette.types import ASGIApp
 
 from gateway import offload
 from gateway.errors import InvalidRequest, NotFound
-from gateway.ledger.usage import TokenUsage, UsageBound, web_searches_made
+from gateway.ledger.usage import TokenUsage, web_searches_made
 from gateway.proxy import request_log
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
@@ -96,6 +96,7 @@ class _Booking:
     spend: Reservation
     hold: Hold | None = None
     rate: RateTicket = UNLIMITED  # its rate-limit headers, and where its output settles
+    answering: bool = False  # the upstream began a successful answer
 
     async def book(
         self,
@@ -108,18 +109,23 @@ class _Booking:
         the web `searches` the answer shows (None: not seen, so the most it may make)."""
         gw, call = self.gw, self.call
         model = model or call.model or "unknown"
-        usage = gw.accountant.usage(model, reported, None, bound=call.bound)
+        bound = call.bound(gw.tokens.factor(model))
+        usage = gw.accountant.usage(model, reported, None, bound=bound)
         if usage is None and call.estimated:
             usage = gw.accountant.usage(model, None, call.raw_input, text)
         if usage is None:
             return  # nothing counted: leaving `held()` releases the reservation
         await self._book(model, usage, searches)
 
-    async def book_unread(self) -> None:
-        """The upstream answered but its reply was not read (too large, cut off): the
-        provider may have billed every reply to its ceiling."""
+    async def book_failed(self) -> None:
+        """A call that failed after the upstream was reached: an estimate of its input;
+        once the upstream began answering (its reply too large to read, or cut off), every
+        reply to its ceiling, which the provider may have billed."""
         model = self.call.model or "unknown"
-        bound = self.call.bound or UsageBound(0)
+        bound = self.call.bound(self.gw.tokens.factor(model))
+        if not self.answering or bound is None:
+            await self.book(None, None, str)
+            return
         await self._book(model, self.gw.accountant.unread(model, self.call.raw_input, bound), None)
 
     async def _book(self, model: str, usage: TokenUsage, searches: int | None) -> None:
@@ -181,7 +187,7 @@ async def passthrough(request: Request) -> ASGIApp:
     spend = await _reserve(gw, caller, call)
     booking = _Booking(gw, caller, call, spend, rate=rate)
     # On an error after the upstream was reached the call may be billed: book an estimate.
-    estimate = booking.book_unread if call.estimated else None
+    estimate = booking.book_failed if call.estimated else None
     async with gw.guard.held(spend, estimate) as booking.hold:
         response = await gw.upstream.send(
             request.method,
@@ -189,6 +195,7 @@ async def passthrough(request: Request) -> ASGIApp:
             gw.upstream.headers(request.headers.raw, caller.tenant.name),
             call.body,
         )
+        booking.answering = response.is_success
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             return _stream(booking, response)
         if not response.is_success:

@@ -12,6 +12,7 @@ them) are billed per image or second and cannot be bounded from tokens.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +32,7 @@ from gateway.proxy.request_body import (
     positive_int,
 )
 from gateway.spend.files import has_files
-from gateway.spend.images import images_anywhere
+from gateway.spend.images import beyond_count, images_anywhere
 from gateway.spend.tool_fees import may_search, unbounded_tools
 
 FREE_ROUTES = frozenset({"models", "moderations"})
@@ -56,15 +57,18 @@ class PassCall:
 
     tools: bool = False  # server-side tools (Responses), which add input of their own
 
-    @property
-    def bound(self) -> UsageBound | None:
+    def bound(self, factor: float) -> UsageBound | None:
         """The most the upstream can bill a token-billed call: its replies' ceilings, and
-        its input as counted unless tools or files add to it. A report past it is not
-        believed."""
+        its input as counted (with the model's token `factor`, and its images' worst
+        case) unless tools or files add to it. A report past it is not believed."""
         if not self.estimated:
             return None
-        counted = None if self.tools or self.files else self.raw_input
-        return UsageBound(self.max_output * self.replies, counted)
+        output = self.max_output * self.replies
+        if self.tools or self.files:
+            return UsageBound(output)
+        model = self.model or ""
+        counted = math.ceil(self.raw_input * max(factor, 1.0)) + beyond_count(model, self.images)
+        return UsageBound(output, counted)
 
     @property
     def estimated(self) -> bool:
