@@ -65,6 +65,32 @@ def test_classification(
     assert got == expected
 
 
+def test_a_remembered_scan_answers_as_a_fresh_one() -> None:
+    """The classifier remembers each text's first matching rule (a repeated request is
+    scanned once): the same text on another channel or model, or with another class
+    before it, is answered as a classifier that never saw it answers."""
+    policy = load_policies(REPO / "policies").file
+    seen = Classifier.from_policy(policy)
+    texts = ["hello", "I want to open a chargeback", "My order ORD-1 is late", "thanks"]
+    calls = [
+        (text, channel, model, previous)
+        for text in texts
+        for channel in (None, "catalog", "phone")
+        for model in ("gpt-4o-mini", "local-llama")
+        for previous in (None, "support", "catalog")
+    ]
+    for text, channel, model, previous in [*calls, *reversed(calls)]:
+        asked = {
+            "header": None,
+            "channel": channel,
+            "model": model,
+            "user_texts": [text],
+            "previous": previous,
+        }
+        fresh = Classifier.from_policy(policy).classify(**asked)  # type: ignore[arg-type]
+        assert seen.classify(**asked) == fresh, asked  # type: ignore[arg-type]
+
+
 def test_an_unknown_class_header_is_a_clear_400(classifier: Classifier) -> None:
     with pytest.raises(InvalidRequest) as info:
         classifier.classify(header="vip", channel=None, model="m", user_texts=[], previous=None)

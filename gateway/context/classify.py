@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from gateway.context.content_memo import ContentMemo
 from gateway.context.linear_regex import LinearPattern, compile_linear
 from gateway.context.policy import PolicyFile
 from gateway.context.summaries import SCAN_TOTAL, clip_text
@@ -34,11 +35,21 @@ class CompiledRule:
         return any(p.search(text) for p in self.patterns)
 
 
+# Texts whose rule scan is remembered: a request sent again (a client's retry, a load
+# tool, every turn of a conversation re-read) is classified once per replica.
+SCANS_KEPT = 1024
+_NONE = ""  # no rule matched (a memo holds no None)
+
+
 @dataclass(frozen=True)
 class Classifier:
     rules: tuple[CompiledRule, ...]
     priorities: dict[str, int]
     default: str
+    # (channel, model, the scanned text's length and hash) -> the first rule's class
+    _scans: ContentMemo[str] = field(
+        default_factory=lambda: ContentMemo(SCANS_KEPT), compare=False, repr=False
+    )
 
     @classmethod
     def from_policy(cls, policy: PolicyFile) -> Classifier:
@@ -74,15 +85,27 @@ class Classifier:
                     param="X-Conversation-Class",
                 )
             return header
-        # Rules only ask whether they match: RE2 reads UTF-8 bytes encoded once, instead
-        # of encoding the text again for every rule's search.
-        text = _scanned(user_texts).lower().encode()
-        found = next((r.to_class for r in self.rules if r.matches(channel, model, text)), None)
+        found = self._first_rule(channel, model, _scanned(user_texts)) or None
         if previous is not None and previous in self.priorities:
             if found is None or self.priorities[found] <= self.priorities[previous]:
                 return previous
             return found
         return found or self.default
+
+    def _first_rule(self, channel: str | None, model: str, scanned: str) -> str:
+        """The class of the first rule that matches ("" for none), remembered per text:
+        each rule is an RE2 search, and each search lets go of the GIL, which the
+        store's threads then hold a while (23% of a repeated request's samples)."""
+        key = (channel or "", model, len(scanned), hash(scanned))
+        found = self._scans.get(key)
+        if found is None:
+            # Rules only ask whether they match: RE2 reads UTF-8 bytes encoded once,
+            # instead of encoding the text again for every rule's search.
+            text = scanned.lower().encode()
+            rule = next((r for r in self.rules if r.matches(channel, model, text)), None)
+            found = rule.to_class if rule is not None else _NONE
+            self._scans.put(key, found)
+        return found
 
 
 def _scanned(texts: Iterable[str]) -> str:
