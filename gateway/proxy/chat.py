@@ -44,7 +44,7 @@ from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
 from gateway.spend.images import beyond_count, images_in
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
-from gateway.spend.tool_fees import chat_searches
+from gateway.spend.tool_fees import chat_searches, dearer_tier
 
 ROUTE = "chat"
 REASONING = ("o1", "o3", "o4", "gpt-5")
@@ -190,6 +190,7 @@ async def chat_completions(request: Request) -> ASGIApp:
             call.model,
             held_input,
             worst.output_tokens,
+            bounded=not dearer_tier(call.body),
             images=images,
             audio_output=call.audio_output,
             web_searches=searches,

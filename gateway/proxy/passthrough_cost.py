@@ -33,7 +33,7 @@ from gateway.proxy.request_body import (
 )
 from gateway.spend.files import has_files
 from gateway.spend.images import beyond_count, images_anywhere
-from gateway.spend.tool_fees import may_search, unbounded_tools
+from gateway.spend.tool_fees import dearer_tier, may_search, unbounded_tools
 
 FREE_ROUTES = frozenset({"models", "moderations"})
 TOKEN_ROUTES = frozenset({"embeddings", "completions", "responses"})
@@ -118,7 +118,7 @@ def _responses(
         orjson.dumps(obj),
         _responses_input(tokens, model, obj),
         ceiling,
-        bounded=not unbounded_tools(tools),
+        bounded=not unbounded_tools(tools) and not dearer_tier(obj),
         images=images_anywhere(items),
         web_searches=searches,
         files=has_files(items),
@@ -134,7 +134,14 @@ def _completions(tokens: TokenCounter, model: str, obj: dict[str, Any], ceiling:
     per_prompt = max(choices_field(obj, "n") or 1, choices_field(obj, "best_of") or 1)
     hide = obj.get("stream") is True and ask_stream_usage(obj)
     return PassCall(
-        "completions", model, orjson.dumps(obj), raw, ceiling, prompts * per_prompt, hide_usage=hide
+        "completions",
+        model,
+        orjson.dumps(obj),
+        raw,
+        ceiling,
+        prompts * per_prompt,
+        bounded=not dearer_tier(obj),
+        hide_usage=hide,
     )
 
 
