@@ -115,6 +115,36 @@ class SimulatorLog:
         return self.all()[self.start :]
 
 
+def play_turns(
+    gw: InProcessGateway,
+    system: str,
+    ids: tuple[str, str, str],
+    texts: list[str],
+    **headers: str,
+) -> list[Any]:
+    """A stateless app's conversation through the SDK: each text a customer turn sent
+    with the whole history so far (`ids`: conversation, customer, channel headers; the
+    simulator logs each prompt); the messages with every reply, at the end."""
+    conversation, customer, channel = ids
+    client = gw.openai()
+    messages: list[Any] = [{"role": "system", "content": system}]
+    for text in texts:
+        messages.append({"role": "user", "content": text})
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={
+                "X-Conversation-Id": conversation,
+                "X-Customer-Id": customer,
+                "X-Channel": channel,
+                "X-Simulator-Log-Messages": "1",
+                **headers,
+            },
+        )
+        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+    return messages
+
+
 def running(root: Path, store_url: str, **extra: Any) -> Iterator[InProcessGateway]:
     gw = start_inprocess(root, store_url, **extra)
     try:

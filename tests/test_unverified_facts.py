@@ -22,7 +22,7 @@ from gateway.context.prompts import render_fact
 from gateway.context.redaction import redact
 from gateway.context.types import Fact
 from gateway.context.unverified import as_stored, stated_by, verified_again, with_verified
-from tests.inprocess import InProcessGateway, SimulatorLog
+from tests.inprocess import InProcessGateway, SimulatorLog, play_turns
 from tests.ledger_db import EVERY_BACKEND, backend_url, open_test_store
 
 SYSTEM = "You are the support agent of an online store. Be brief and precise."
@@ -38,22 +38,7 @@ VERIFIED = {"X-Customer-Scopes": "verified"}
 def _say(
     gw: InProcessGateway, conversation: str, channel: str, texts: list[str], **headers: str
 ) -> None:
-    client = gw.openai()
-    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
-    for text in texts:
-        messages.append({"role": "user", "content": text})
-        reply = client.chat.completions.create(
-            model="gpt-4o-mini",
-            messages=messages,
-            extra_headers={
-                "X-Conversation-Id": conversation,
-                "X-Customer-Id": CUSTOMER,
-                "X-Channel": channel,
-                "X-Simulator-Log-Messages": "1",
-                **headers,
-            },
-        )
-        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+    play_turns(gw, SYSTEM, (conversation, CUSTOMER, channel), texts, **headers)
 
 
 def _last_prompt(log: SimulatorLog) -> str:

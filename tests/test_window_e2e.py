@@ -13,7 +13,7 @@ import yaml
 from openai.types.chat import ChatCompletionMessageParam
 
 from gateway.context.conversations import customer_key, facts_key
-from tests.inprocess import InProcessGateway, SimulatorLog, start_inprocess
+from tests.inprocess import InProcessGateway, SimulatorLog, play_turns, start_inprocess
 
 SYSTEM = "You are the support agent of an online store. Be brief and precise."
 OPENING = "Hello, my parcel arrived with a broken lid and I would like a replacement sent."
@@ -113,23 +113,7 @@ def test_a_150_turn_conversation_stays_in_quota_and_keeps_what_matters(
 def _turns(
     gw: InProcessGateway, conversation: str, channel: str, texts: list[str], **headers: str
 ) -> Sequence[Mapping[str, Any]]:
-    client = _client(gw)
-    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
-    for text in texts:
-        messages.append({"role": "user", "content": text})
-        reply = client.chat.completions.create(
-            model="gpt-4o-mini",
-            messages=messages,
-            extra_headers={
-                "X-Conversation-Id": conversation,
-                "X-Customer-Id": "cust-7",
-                "X-Channel": channel,
-                "X-Simulator-Log-Messages": "1",
-                **headers,
-            },
-        )
-        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
-    return messages
+    return play_turns(gw, SYSTEM, (conversation, "cust-7", channel), texts, **headers)
 
 
 def test_earlier_episodes_arrive_as_channel_tagged_summaries(

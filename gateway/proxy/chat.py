@@ -24,6 +24,7 @@ from gateway.ledger.usage import TokenUsage, UsageBound
 from gateway.loops.escalation import handoff_response
 from gateway.ops import tracing
 from gateway.proxy import request_log
+from gateway.proxy.chat_cost import chat_cost
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
 from gateway.proxy.provider_refs import check_chat
@@ -35,16 +36,15 @@ from gateway.proxy.request_body import (
     model_of,
     positive_int,
     read_body,
+    retry_marked,
 )
 from gateway.proxy.streaming import StreamRelay, UsageTap
 from gateway.proxy.upstream import response_headers
 from gateway.runtime import Gateway
-from gateway.spend.files import files_in, worst_input
 from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
-from gateway.spend.images import beyond_count, images_in
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
-from gateway.spend.tool_fees import chat_searches, dearer_tier
+from gateway.spend.tool_fees import chat_searches
 
 ROUTE = "chat"
 REASONING = ("o1", "o3", "o4", "gpt-5")
@@ -152,7 +152,7 @@ async def chat_completions(request: Request) -> ASGIApp:
                 call.client_max_tokens,
                 request.headers.get("x-operational-state"),
                 gw.turn_clock(),
-                retried=_retried(request.headers.get("x-stainless-retry-count")),
+                retried=retry_marked(request.headers.get("x-stainless-retry-count")),
             )
         )
     turn.escalation = gw.escalations.check(turn.record, turn.policy)
@@ -178,25 +178,21 @@ async def chat_completions(request: Request) -> ASGIApp:
     worst = WorstCase.of(
         input_estimate, gw.tokens.factor(call.model), turn.window.report.max_tokens, call.replies
     )
-    images = images_in(turn.window.messages)
-    files = files_in(turn.window.messages)
-    searches = chat_searches(call.model, call.body)
-    held_input = worst_input(
-        worst.input_tokens, files, gw.settings.policies.context_window(call.model)
-    )
+    window = gw.settings.policies.context_window(call.model)
+    cost = chat_cost(call.body, call.model, turn.window.messages, worst, window)
     with tracing.span("spend.guard"):
         spend = await gw.guard.reserve(
             caller,
             call.model,
-            held_input,
+            cost.held_input,
             worst.output_tokens,
-            bounded=not dearer_tier(call.body),
-            images=images,
+            bounded=cost.bounded,
+            images=cost.images,
             audio_output=call.audio_output,
-            web_searches=searches,
+            web_searches=cost.searches,
         )
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
-    bound = _bound(call, worst, (call.model, spend.model), images, bool(searches or files))
+    bound = cost.bound((call.model, spend.model))
     ctx = _Context(gw, caller, call, turn, spend, input_estimate, bound)
     ctx.rate = rate
     # On an error after the upstream was reached the call may be billed: book an estimate
@@ -231,31 +227,6 @@ class _Context:
     hold: Hold | None = None
     answering: bool = False  # the upstream began a successful answer
     rate: RateTicket = UNLIMITED  # its rate-limit headers, and where its output settles
-
-
-def _retried(count: str | None) -> bool:
-    """`x-stainless-retry-count`, which the OpenAI SDKs send: 0 on a first try."""
-    return count is not None and count.isascii() and count.isdigit() and count.strip("0") != ""
-
-
-def _bound(
-    call: ChatCall,
-    worst: WorstCase,
-    models: tuple[str, str],
-    images: tuple[tuple[Any, int], ...],
-    unseen_input: bool,
-) -> UsageBound | None:
-    """The most the upstream can bill a chat call: a report past it is not believed.
-    None with a `prediction` (rejected predicted tokens are billed as output beyond
-    `max_tokens`). No input bound where searches or files add input the body does not
-    show (`unseen_input`); images are allowed their worst case on the model asked for
-    and the one served (`models`)."""
-    if call.body.get("prediction") is not None:
-        return None
-    if unseen_input:
-        return UsageBound(worst.output_tokens)
-    extra = max(beyond_count(model, images) for model in models)
-    return UsageBound(worst.output_tokens, worst.input_tokens + extra)
 
 
 async def _handoff(gw: Gateway, caller: Caller, call: ChatCall, turn: Turn) -> RawResponse:

@@ -110,6 +110,13 @@ def choices_field(body: Mapping[str, Any], key: str, most: int | None = None) ->
     return value
 
 
+def retry_marked(count: str | None) -> bool:
+    """A request the client says is a retry: `x-stainless-retry-count` (sent by the
+    OpenAI SDKs, 0 on a first try) of 1 or more; digits only, never converted (a header
+    of thousands of digits)."""
+    return count is not None and count.isascii() and count.isdigit() and count.strip("0") != ""
+
+
 def ask_stream_usage(body: dict[str, Any]) -> bool:
     """Make a streamed call's body ask for the usage chunk; True when the gateway added
     the request (the client did not ask, so the chunk is hidden from it again)."""

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from gateway.json_tree import type_of
+
 _SEARCH = ("web_search",)  # web_search, web_search_preview and their dated versions
 _UNBOUNDED = ("image_generation", "code_interpreter", "mcp")
 
@@ -30,8 +32,8 @@ def chat_searches(model: str, body: Mapping[str, Any]) -> int:
 def _tool_types(tools: Any) -> list[str]:
     if not isinstance(tools, list):
         return []
-    kinds = (t.get("type") for t in tools if isinstance(t, Mapping))
-    return [k for k in kinds if isinstance(k, str)]
+    kinds = (type_of(t) for t in tools if isinstance(t, Mapping))
+    return [k for k in kinds if k is not None]
 
 
 def may_search(tools: Any) -> bool:
