@@ -440,34 +440,3 @@ def test_a_call_that_failed_before_any_answer_is_not_booked_at_its_ceiling(
         gw.stop()
     assert record["estimated"] is True
     assert record["output_tokens"] == 0 and record["fresh_input_tokens"] > 0
-
-
-def test_a_priority_tier_call_is_not_held_at_standard_rates(tmp_path: Path) -> None:
-    """`service_tier: "priority"` is billed at dearer rates than genai-prices holds: held
-    at the standard ones, a ceiling would be passed. Under a ceiling it is a call whose
-    cost the body does not bound: refused unless `unpriced: allow`."""
-    gw = _gateway(tmp_path, spend={"tenants": {"acme": {"monthly_usd": "5"}}})
-    try:
-        client = gw.openai()
-        short: Any = SHORT
-        for call in (
-            lambda: client.chat.completions.create(
-                model="gpt-4o-mini",
-                messages=short,
-                service_tier="priority",
-            ),
-            lambda: client.responses.create(
-                model="gpt-4o-mini", input="hi", service_tier="priority"
-            ),
-        ):
-            with pytest.raises(openai.BadRequestError) as info:
-                call()
-            assert info.value.code == "model_not_priced"
-        reply = client.chat.completions.create(
-            model="gpt-4o-mini",
-            messages=short,
-            service_tier="default",
-        )
-        assert reply.choices[0].message.content
-    finally:
-        gw.stop()

@@ -10,8 +10,9 @@ a vLLM model). Test hooks: request headers `x-simulator-*` (`-reply` scripts the
 percent-encoded UTF-8 since a header value is Latin-1; `-fill` uses the whole output
 ceiling, `-prompt-factor` scales the prompt tokens billed, `-clock` is the time in
 seconds the prefix cache's TTL reads, instead of this process's, `-web-searches` how often
-a Responses call with a web search tool searches, at most its `max_tool_calls`), and
-models named `fail-*` answer 500.
+a Responses call with a web search tool searches, at most its `max_tool_calls`;
+`-service-tier` the tier a reply says served it, else the one asked for), and models
+named `fail-*` answer 500.
 Every usage it computes is logged at `GET /sim/usage`, reported or not.
 """
 
@@ -122,8 +123,9 @@ async def chat_completions(request: Request) -> Response:
     )
     if len(state.usage_log) > 100_000:
         del state.usage_log[:50_000]
+    tier = simulator_apis.served_tier(request, body)
     if not stream:
-        reply = completion_body(cid, model, text, usage if report else None)
+        reply = completion_body(cid, model, text, usage if report else None, tier)
         if n > 1:
             reply = choices_body(reply, ["".join(r) for r in replies])
         return Response(orjson.dumps(reply), media_type="application/json")
@@ -131,9 +133,9 @@ async def chat_completions(request: Request) -> Response:
     break_after = request.headers.get("x-simulator-break-after")
     asked = options.get("include_usage") is True
     events = (
-        choices_chunks(cid, model, replies, usage, asked, report)
+        choices_chunks(cid, model, replies, usage, asked, report, tier)
         if n > 1
-        else chunks(cid, model, pieces, usage, asked, report)
+        else chunks(cid, model, pieces, usage, asked, report, tier)
     )
     return StreamingResponse(
         _paced(state, events, chunk_delay, int(break_after) if break_after else None),

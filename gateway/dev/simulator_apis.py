@@ -58,6 +58,16 @@ def _positive(value: Any, default: int) -> int:
     )
 
 
+def served_tier(request: Request, body: dict[str, Any]) -> str:
+    """The service tier a reply says served it: `x-simulator-service-tier` (a provider
+    serving another tier than asked), else the one asked for ("default" for "auto")."""
+    forced = request.headers.get("x-simulator-service-tier")
+    if forced:
+        return forced
+    asked = body.get("service_tier")
+    return asked if isinstance(asked, str) and asked not in ("", "auto") else "default"
+
+
 def forced_usage(request: Request, usage: dict[str, Any]) -> dict[str, Any]:
     """`usage` with a hostile provider's counts over it (`x-simulator-usage`, JSON)."""
     if forced := request.headers.get("x-simulator-usage"):
@@ -151,6 +161,7 @@ async def responses(request: Request) -> Response:
     state.log(request, str(body["model"]), usage, True, stream)
     rid = f"resp_sim{state.next_id():08d}"
     done = _response_object(rid, str(body["model"]), text, usage)
+    done["service_tier"] = served_tier(request, body)
     done["output"][:0] = _web_search_calls(request, body, rid)
     if not stream:
         return Response(orjson.dumps(done), media_type="application/json")

@@ -117,13 +117,19 @@ def usage_for(model: str, prompt_tokens: int, cached: int, completion: int) -> d
 
 
 def completion_body(
-    cid: str, model: str, text: str, usage: dict[str, Any] | None
+    cid: str, model: str, text: str, usage: dict[str, Any] | None, tier: str | None = None
 ) -> dict[str, Any]:
-    return completions.completion_body(cid, model, CREATED, text, usage)
+    return completions.completion_body(cid, model, CREATED, text, usage, tier)
 
 
 def chunks(
-    cid: str, model: str, pieces: list[str], usage: dict[str, Any], asked: bool, report: bool
+    cid: str,
+    model: str,
+    pieces: list[str],
+    usage: dict[str, Any],
+    asked: bool,
+    report: bool,
+    tier: str | None = None,
 ) -> Iterator[bytes]:
     return completions.stream_events(
         cid,
@@ -133,6 +139,7 @@ def chunks(
         usage=usage if asked and report else None,
         null_usage=asked,
         fingerprint="fp_sim",
+        service_tier=tier,
     )
 
 
@@ -147,11 +154,19 @@ def choices_body(body: dict[str, Any], texts: list[str]) -> dict[str, Any]:
 
 
 def choices_chunks(
-    cid: str, model: str, replies: list[list[str]], usage: dict[str, Any], asked: bool, report: bool
+    cid: str,
+    model: str,
+    replies: list[list[str]],
+    usage: dict[str, Any],
+    asked: bool,
+    report: bool,
+    tier: str | None = None,
 ) -> Iterator[bytes]:
     """Stream events of `n` choices: each choice's role, pieces in turn, finishes."""
-    events = [list(chunks(cid, model, pieces, usage, asked, report))[:-1] for pieces in replies]
-    tail = list(chunks(cid, model, [], usage, asked, report))[2:]  # [usage], [DONE]
+    events = [
+        list(chunks(cid, model, pieces, usage, asked, report, tier))[:-1] for pieces in replies
+    ]
+    tail = list(chunks(cid, model, [], usage, asked, report, tier))[2:]  # [usage], [DONE]
     for i, stream in enumerate(events):
         body = stream[: len(replies[i]) + 2]  # role, pieces, finish
         events[i] = [_reindex(e, i) for e in body]

@@ -106,13 +106,16 @@ class Accountant:
         budgets: tuple[str, ...] = (),
         reservation: str | None = None,
         fallback_model: str | None = None,
+        tier: str | None = None,
     ) -> UsageRecord:
+        """Book `usage` of `model`, priced at its service `tier`'s rates (the tier that
+        served the call, gateway.spend.pricing)."""
         # A call that bills nothing costs nothing, priced or not (no "unpriced" warning).
-        cost = self._pricer.cost(model, usage) if usage.billed else Decimal(0)
+        cost = self._pricer.cost(model, usage, tier) if usage.billed else Decimal(0)
         if cost is None and fallback_model and fallback_model != model:
             # The upstream named a model we cannot price (e.g. a dated variant): the
             # requested model's price is the honest guess, and what was reserved.
-            cost = self._pricer.cost(fallback_model, usage)
+            cost = self._pricer.cost(fallback_model, usage, tier)
         if cost is None:
             self._metrics.count_unpriced(model)
         if usage.estimated:

@@ -43,6 +43,7 @@ from gateway.proxy.upstream import response_headers
 from gateway.runtime import Gateway
 from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
+from gateway.spend.pricing import tier_of
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
 from gateway.spend.tool_fees import chat_searches
 
@@ -186,10 +187,10 @@ async def chat_completions(request: Request) -> ASGIApp:
             call.model,
             cost.held_input,
             worst.output_tokens,
-            bounded=cost.bounded,
             images=cost.images,
             audio_output=call.audio_output,
             web_searches=cost.searches,
+            tier=cost.tier,
         )
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
     bound = cost.bound((call.model, spend.model))
@@ -252,10 +253,12 @@ async def _settle(
     reported: Any,
     output_text: Callable[[], str] | None = None,
     answer: Callable[[], str] | None = None,
+    served_tier: Any = None,
 ) -> None:
     """Book the call (settling its reservation), then record the turn. `output_text`:
     everything the model wrote (for estimates and the loop detector); `answer`: what the
-    customer was shown, kept for the episode card."""
+    customer was shown, kept for the episode card; `served_tier`: the service tier the
+    reply says served it (priced at its rates; else the tier asked for)."""
     gw, call = ctx.gw, ctx.call
     # Token counts learn and estimate under the requested model; prices use the served one.
     usage: TokenUsage | None
@@ -280,6 +283,7 @@ async def _settle(
                 budgets=ctx.spend.budgets,
                 reservation=ctx.spend.id,
                 fallback_model=ctx.spend.priced_as,
+                tier=tier_of(served_tier) or tier_of(call.body.get("service_tier")),
             )
         request_log.note_usage(model, usage, record.cost_units)
         if ctx.hold is not None:
@@ -312,6 +316,7 @@ async def _json(ctx: _Context, response: httpx.Response, before_upstream: float)
             obj.get("usage"),
             lambda: _reply_text(obj),
             lambda: _answer(obj),
+            obj.get("service_tier"),
         )
     gw.metrics.overhead.labels(ROUTE, "false").observe(before_upstream + perf_counter() - after)
     headers = [
@@ -371,7 +376,12 @@ def _stream(ctx: _Context, response: httpx.Response, before_upstream: float) -> 
 
     async def book(tap: UsageTap) -> None:
         await _settle(
-            ctx, tap.model or ctx.spend.model, tap.usage, tap.streamed_text, tap.answer_text
+            ctx,
+            tap.model or ctx.spend.model,
+            tap.usage,
+            tap.streamed_text,
+            tap.answer_text,
+            tap.service_tier,
         )
 
     on_done = ctx.hold.end_with_stream(book) if ctx.hold is not None else book

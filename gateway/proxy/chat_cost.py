@@ -13,7 +13,8 @@ from gateway.ledger.usage import UsageBound
 from gateway.spend.files import files_in, worst_input
 from gateway.spend.guard import WorstCase
 from gateway.spend.images import beyond_count, images_in
-from gateway.spend.tool_fees import chat_searches, dearer_tier
+from gateway.spend.pricing import tier_of
+from gateway.spend.tool_fees import chat_searches
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,7 +24,7 @@ class ChatCost:
     images: tuple[tuple[Any, int], ...]  # gateway.spend.images
     searches: int  # web searches it makes (gateway.spend.tool_fees)
     unseen_input: bool  # files or searches add input the body does not show
-    bounded: bool  # False: billed at rates genai-prices does not hold (a dearer tier)
+    tier: str | None  # the service tier it asks for: held at its rates (spend.pricing)
     predicted: bool  # a `prediction`: rejected predicted tokens are billed past max_tokens
 
     def bound(self, models: tuple[str, str]) -> UsageBound | None:
@@ -54,6 +55,6 @@ def chat_cost(
         images=images_in(messages),
         searches=searches,
         unseen_input=bool(files or searches),
-        bounded=not dearer_tier(body),
+        tier=tier_of(body.get("service_tier")),
         predicted=body.get("prediction") is not None,
     )

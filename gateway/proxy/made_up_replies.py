@@ -10,7 +10,12 @@ import orjson
 
 
 def completion_body(
-    cid: str, model: str, created: int, text: str, usage: dict[str, Any] | None
+    cid: str,
+    model: str,
+    created: int,
+    text: str,
+    usage: dict[str, Any] | None,
+    service_tier: str | None = None,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {
         "id": cid,
@@ -28,6 +33,8 @@ def completion_body(
     }
     if usage is not None:
         out["usage"] = usage
+    if service_tier is not None:
+        out["service_tier"] = service_tier
     return out
 
 
@@ -40,10 +47,11 @@ def stream_events(
     usage: dict[str, Any] | None = None,
     null_usage: bool = False,
     fingerprint: str | None = None,
+    service_tier: str | None = None,
 ) -> Iterator[bytes]:
     """Role, one chunk per piece, finish, the usage-only chunk when `usage` is given,
     `[DONE]`. `null_usage` adds `"usage": null` to the other chunks, as OpenAI does when
-    the client asked for usage."""
+    the client asked for usage; `service_tier` is on every chunk, as OpenAI puts it."""
 
     def chunk(choices: list[Any], **extra: Any) -> bytes:
         obj: dict[str, Any] = {
@@ -52,6 +60,8 @@ def stream_events(
             "created": created,
             "model": model,
         }
+        if service_tier is not None:
+            obj["service_tier"] = service_tier
         if fingerprint is not None:
             obj["system_fingerprint"] = fingerprint
         obj["choices"] = choices

@@ -32,6 +32,7 @@ from gateway.runtime import Gateway
 from gateway.spend.files import worst_input
 from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
+from gateway.spend.pricing import tier_of
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
 
 # (method, path under /v1) of the stateless routes; a trailing "/*" allows one more segment.
@@ -75,15 +76,16 @@ def _route(path: str) -> str:
     return path.removeprefix("/v1/").split("/", 1)[0][:40] or "v1"
 
 
-def _usage_of(obj: Any) -> tuple[Any, str | None]:
+def _usage_of(obj: Any) -> tuple[Any, str | None, Any]:
+    """A reply's usage, the model it names and the service tier that served it."""
     if not isinstance(obj, dict):
-        return None, None
+        return None, None, None
     usage = obj.get("usage")
     if usage is None and isinstance(obj.get("response"), dict):  # Responses API events
         obj = obj["response"]
         usage = obj.get("usage")
     model = obj.get("model")
-    return usage, model if isinstance(model, str) else None
+    return usage, model if isinstance(model, str) else None, obj.get("service_tier")
 
 
 @dataclass(slots=True)
@@ -104,9 +106,11 @@ class _Booking:
         model: str | None,
         text: Callable[[], str],
         searches: int | None = None,
+        served_tier: Any = None,
     ) -> None:
         """Reported usage, else (for a call whose input was counted) an estimate; and
-        the web `searches` the answer shows (None: not seen, so the most it may make)."""
+        the web `searches` the answer shows (None: not seen, so the most it may make);
+        priced at the service tier the answer says served it (else the one asked for)."""
         gw, call = self.gw, self.call
         model = model or call.model or "unknown"
         bound = call.bound(gw.tokens.factor(model))
@@ -115,7 +119,7 @@ class _Booking:
             usage = gw.accountant.usage(model, None, call.raw_input, text)
         if usage is None:
             return  # nothing counted: leaving `held()` releases the reservation
-        await self._book(model, usage, searches)
+        await self._book(model, usage, searches, tier_of(served_tier))
 
     async def book_failed(self) -> None:
         """A call that failed after the upstream was reached: an estimate of its input;
@@ -128,7 +132,9 @@ class _Booking:
             return
         await self._book(model, self.gw.accountant.unread(model, self.call.raw_input, bound), None)
 
-    async def _book(self, model: str, usage: TokenUsage, searches: int | None) -> None:
+    async def _book(
+        self, model: str, usage: TokenUsage, searches: int | None, tier: str | None = None
+    ) -> None:
         gw, call = self.gw, self.call
         if call.web_searches:
             made = call.web_searches if searches is None else searches
@@ -141,6 +147,7 @@ class _Booking:
             budgets=self.spend.budgets,
             reservation=self.spend.id,
             fallback_model=self.spend.priced_as,
+            tier=tier or call.tier,
         )
         request_log.note_usage(model, usage, record.cost_units)
         if self.hold is not None:
@@ -162,6 +169,7 @@ async def _reserve(gw: Gateway, caller: Caller, call: PassCall) -> Reservation:
         bounded=call.bounded,
         images=call.images,
         web_searches=call.web_searches,
+        tier=call.tier,
     )
 
 
@@ -203,9 +211,9 @@ async def passthrough(request: Request) -> ASGIApp:
         content = await gw.upstream.read(response)
         if response.is_success:
             obj = _json_object(content)
-            reported, model = _usage_of(obj)
+            reported, model, tier = _usage_of(obj)
             searches = web_searches_made(obj)
-            await booking.book(reported, model, lambda: _output_text(obj), searches)
+            await booking.book(reported, model, lambda: _output_text(obj), searches, tier)
         headers = [*response_headers(response.headers), *rate.headers]
         return RawResponse(response.status_code, headers, content)
 
@@ -213,7 +221,9 @@ async def passthrough(request: Request) -> ASGIApp:
 def _stream(booking: _Booking, response: httpx.Response) -> StreamRelay:
     async def book(tap: UsageTap) -> None:
         if response.is_success:
-            await booking.book(tap.usage, tap.model, tap.streamed_text, tap.web_searches)
+            await booking.book(
+                tap.usage, tap.model, tap.streamed_text, tap.web_searches, tap.service_tier
+            )
 
     on_done = booking.hold.end_with_stream(book) if booking.hold is not None else book
 

@@ -33,7 +33,8 @@ from gateway.proxy.request_body import (
 )
 from gateway.spend.files import has_files
 from gateway.spend.images import beyond_count, images_anywhere
-from gateway.spend.tool_fees import dearer_tier, may_search, unbounded_tools
+from gateway.spend.pricing import tier_of
+from gateway.spend.tool_fees import may_search, unbounded_tools
 
 FREE_ROUTES = frozenset({"models", "moderations"})
 TOKEN_ROUTES = frozenset({"embeddings", "completions", "responses"})
@@ -54,6 +55,7 @@ class PassCall:
     images: tuple[tuple[Any, int], ...] = ()  # input images (gateway.spend.images)
     web_searches: int = 0  # the most it may make (gateway.spend.tool_fees)
     files: bool = False  # carries a file: held at the model's context window
+    tier: str | None = None  # the service tier it asks for: held at its rates
 
     tools: bool = False  # server-side tools (Responses), which add input of their own
 
@@ -118,11 +120,12 @@ def _responses(
         orjson.dumps(obj),
         _responses_input(tokens, model, obj),
         ceiling,
-        bounded=not unbounded_tools(tools) and not dearer_tier(obj),
+        bounded=not unbounded_tools(tools),
         images=images_anywhere(items),
         web_searches=searches,
         files=has_files(items),
         tools=bool(tools),
+        tier=tier_of(obj.get("service_tier")),
     )
 
 
@@ -140,8 +143,8 @@ def _completions(tokens: TokenCounter, model: str, obj: dict[str, Any], ceiling:
         raw,
         ceiling,
         prompts * per_prompt,
-        bounded=not dearer_tier(obj),
         hide_usage=hide,
+        tier=tier_of(obj.get("service_tier")),
     )
 
 

@@ -56,6 +56,7 @@ class UsageTap:
         self.hold_on_finish = hold_on_finish
         self.usage: dict[str, Any] | None = None
         self.model: str | None = None
+        self.service_tier: Any = None  # the tier that served it, as its usage event says
         self.web_searches: int | None = None  # a Responses stream's, once it completed
         self._buffer = bytearray()
         self._events: list[bytes] = []
@@ -107,6 +108,7 @@ class UsageTap:
         if isinstance(usage, dict):
             self.usage = usage
             self.model = holder.get("model") if isinstance(holder.get("model"), str) else None
+            self.service_tier = holder.get("service_tier")
             if holder is not obj:
                 self.web_searches = web_searches_made(holder)
         if not self.hide_usage:

@@ -112,19 +112,20 @@ class SpendGuard:
         *,
         audio_output: bool = False,
         web_searches: int = 0,
+        tier: str | None = None,
     ) -> int | None:
         """Every input token fresh (plus the margin), the whole output ceiling used, and
-        `web_searches` searches, in units; None when the model has no price. A call that
-        asks for audio output may spend all of it on audio: the dearer of the text and
-        audio rates."""
+        `web_searches` searches, at the service `tier`'s rates, in units; None when the
+        model has no price (for that tier). A call that asks for audio output may spend
+        all of it on audio: the dearer of the text and audio rates."""
         margin = self._rules.file.input_margin
         fresh = int(input_tokens * margin) + 1
         usage = TokenUsage(fresh_input=fresh, output=max_output, web_searches=web_searches)
-        cost = self._pricer.cost(model, usage)
+        cost = self._pricer.cost(model, usage, tier)
         if cost is None:
             return None
         if audio_output:
-            spoken = self._pricer.cost(model, replace(usage, output_audio=max_output))
+            spoken = self._pricer.cost(model, replace(usage, output_audio=max_output), tier)
             cost = max(cost, spoken or cost)
         return to_units(cost)
 
@@ -145,14 +146,16 @@ class SpendGuard:
         images: Sequence[tuple[Any, int]] = (),
         audio_output: bool = False,
         web_searches: int = 0,
+        tier: str | None = None,
     ) -> Reservation:
         """Hold the cost of `input_tokens` (already corrected, see `WorstCase`) and
         `max_output` tokens for one call, and of its input `images` at the most the
         model it goes to may bill for them (gateway.spend.images); with `audio_output`,
         every output token at the audio rate if that is dearer; and `web_searches` at the
-        model's per-search fee. `bounded=False`: its cost cannot be read from the request
-        (image and audio routes), so under a ceiling only `unpriced: allow` admits it; so
-        is audio output or a search on a model whose price has no rate for it."""
+        model's per-search fee; at the rates of the service `tier` it asks for.
+        `bounded=False`: its cost cannot be read from the request (image and audio
+        routes), so under a ceiling only `unpriced: allow` admits it; so is audio output,
+        a search or a dearer service tier on a model whose price has no rate for it."""
         tenant = caller.tenant
         policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, time.time())
         rid, keys = new_id(), policy.keys
@@ -160,7 +163,7 @@ class SpendGuard:
             return Reservation(rid, model, keys, ())  # no ceiling: booked, never held
         guarded = [(b.key, b.limit_units or 0) for b in policy.guarded]
         held = tuple(k for k, _ in guarded)
-        worst = _Bill(input_tokens, max_output, tuple(images), audio_output, web_searches)
+        worst = _Bill(input_tokens, max_output, tuple(images), audio_output, web_searches, tier)
         price_as = self._price_as(policy.ceiling, model, bounded, worst)
         amount = self._amount(price_as or model, model, worst)
         try:
@@ -187,7 +190,7 @@ class SpendGuard:
     def _price_as(self, ceiling: Ceiling, model: str, bounded: bool, worst: _Bill) -> str | None:
         """The model an unpriced one is held and booked as; raises under `block`."""
         bounded = bounded and not self._lacks_rate(model, worst)
-        if bounded and self.worst_case(model, 0, 0) is not None:
+        if bounded and self.worst_case(model, 0, 0, tier=worst.tier) is not None:
             return None
         action = ceiling.unpriced_action
         if action == "allow":
@@ -204,7 +207,9 @@ class SpendGuard:
     def _lacks_rate(self, model: str, worst: _Bill) -> bool:
         """Whether `model` has a price but not for all that `worst` may bill."""
         searches = worst.searches > 0
-        return self._pricer.lacks_rate(model, audio_output=worst.audio, web_searches=searches)
+        return self._pricer.lacks_rate(
+            model, audio_output=worst.audio, web_searches=searches, tier=worst.tier
+        )
 
     def _amount(self, priced_as: str, model: str, worst: _Bill) -> int:
         """`worst` on `model` (its images as `model` bills them), priced as `priced_as`."""
@@ -215,6 +220,7 @@ class SpendGuard:
             worst.max_output,
             audio_output=worst.audio,
             web_searches=worst.searches,
+            tier=worst.tier,
         )
         # At least one unit: a budget at its ceiling refuses even a call it cannot price.
         return max(cost or 0, 1)
@@ -235,7 +241,8 @@ class SpendGuard:
         except UnpricedModelRefused:
             return None  # a cheaper model that cannot be held is no way out
         if price_as is None and (
-            self.worst_case(cheaper, 0, 0) is None or self._lacks_rate(cheaper, worst)
+            self.worst_case(cheaper, 0, 0, tier=worst.tier) is None
+            or self._lacks_rate(cheaper, worst)
         ):
             return None  # nor one `unpriced: allow` would let past the ceiling uncounted
         amount = self._amount(price_as or cheaper, cheaper, worst)
@@ -336,3 +343,4 @@ class _Bill:
     images: tuple[tuple[Any, int], ...]
     audio: bool  # asks for audio output
     searches: int  # web searches it may make (gateway.spend.tool_fees)
+    tier: str | None = None  # the service tier it asks for (gateway.spend.pricing)

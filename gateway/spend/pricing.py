@@ -5,12 +5,19 @@ A model with no price returns None: the caller books the tokens and counts it as
 unpriced, never as $0. Audio tokens and web searches are priced at genai-prices' audio
 and per-search rates; the config table has none (there audio goes at the text price and
 searches unpriced, and `lacks_rate` tells the spend guard).
+
+A service tier (`service_tier`: "priority", "flex", ...) is priced at genai-prices' rates
+for it where the model has them. Without them, a tier billed at most at the standard
+rates ("default", "auto", "flex", "scale", "batch") is priced at those; any other
+("priority", "fast") bills more than the standard rates say by an amount nobody here
+knows: unpriced, never understated.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
@@ -35,6 +42,15 @@ class PriceEntry(Strict):
 
 _MTOK = Decimal(1_000_000)
 _UNKNOWN = object()
+# Tiers that bill at most the standard rates where genai-prices has no rates of their own
+# (flex and batch bill half; scale draws on capacity paid for ahead).
+AT_MOST_STANDARD = frozenset({"auto", "default", "standard", "flex", "scale", "batch"})
+_STANDARD = frozenset({"auto", "default", "standard"})
+
+
+def tier_of(value: Any) -> str | None:
+    """A body's or a reply's `service_tier`, when it is one (a non-empty string)."""
+    return value if isinstance(value, str) and value else None
 
 
 class Pricer:
@@ -53,6 +69,7 @@ class Pricer:
             self._hints.append((None, provider_api_url))
         self._hints.append((None, None))
         self._model_prices: dict[str, Any] = {}
+        self._tier_prices: dict[tuple[str, str], Any] = {}
         self._rates: dict[str, tuple[Decimal, Decimal, Decimal, Decimal]] = {}
         self._warned: set[str] = set()
 
@@ -60,38 +77,115 @@ class Pricer:
         """Whether the model has a price (config table or genai-prices); logs nothing."""
         return model in self._table or self._model_price(model) is not None
 
-    def lacks_rate(self, model: str, *, audio_output: bool, web_searches: bool = False) -> bool:
+    def lacks_rate(
+        self,
+        model: str,
+        *,
+        audio_output: bool,
+        web_searches: bool = False,
+        tier: str | None = None,
+    ) -> bool:
         """Whether the model has a price but no rate for audio output or web searches
-        that the call may bill: they would be booked at the text price, or not at all."""
+        that the call may bill (they would be booked at the text price, or not at all),
+        or none for its service `tier` (a dearer one without rates of its own)."""
         if model in self._table:
             return audio_output or web_searches
         model_price = self._model_price(model)
         if model_price is None:
             return False
+        model_price = self._tier_price(model, tier)
+        if model_price is None:
+            return True
         needed = {"output_audio_mtok": audio_output, "web_searches_kcount": web_searches}
         return any(on and getattr(model_price, k, None) is None for k, on in needed.items())
 
-    def cost(self, model: str, usage: TokenUsage) -> Decimal | None:
+    def cost(self, model: str, usage: TokenUsage, tier: str | None = None) -> Decimal | None:
+        """What `usage` of `model` costs, at its service `tier`'s rates; None: unpriced."""
         entry = self._table.get(model)
         if entry is not None:
             return _table_cost(entry, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
+        if tier is not None and tier not in _STANDARD:
+            return self._tier_cost(model, usage, tier)
         model_price = self._model_price(model)
         rates = None if _has_extras(usage) else self._rates.get(model)
         if rates is not None:  # plain per-token prices: Decimal arithmetic, no lookups
             return _rated_cost(rates, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
         if model_price is None:
-            if model not in self._warned and len(self._warned) < 1000:
-                self._warned.add(model)
-                log.warning("no price for model %r: booked with tokens, counted unpriced", model)
+            self._warn(model, "no price for model %r: booked with tokens, counted unpriced", model)
             return None
         calc = model_price.calc_price(_genai_usage(usage))
         return Decimal(calc["total_price"]).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
+
+    def _tier_cost(self, model: str, usage: TokenUsage, tier: str) -> Decimal | None:
+        model_price = self._tier_price(model, tier)
+        if model_price is None:
+            if self._model_price(model) is None:
+                self._warn(
+                    model, "no price for model %r: booked with tokens, counted unpriced", model
+                )
+            else:
+                self._warn(
+                    f"{model}\0{tier}",
+                    "no price for model %r at service tier %r: booked with tokens, counted "
+                    "unpriced",
+                    model,
+                    tier[:32],
+                )
+            return None
+        rates = None if _has_extras(usage) else _plain_rates(model_price)
+        if rates is not None:
+            return _rated_cost(rates, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
+        calc = model_price.calc_price(_genai_usage(usage))
+        return Decimal(calc["total_price"]).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
+
+    def _warn(self, key: str, message: str, *args: Any) -> None:
+        if key not in self._warned and len(self._warned) < 1000:
+            self._warned.add(key)
+            log.warning(message, *args)
+
+    def _tier_price(self, model: str, tier: str | None) -> Any:
+        """The model's genai-prices price at service `tier`: its rates for the tier where
+        it has them, else the standard price for a tier that bills at most that, else
+        None (as for a model without a price)."""
+        standard = self._model_price(model)
+        if tier is None or tier in _STANDARD or standard is None:
+            return standard
+        key = (model, tier)
+        found = self._tier_prices.get(key, _UNKNOWN)
+        if found is _UNKNOWN:
+            if len(self._tier_prices) > 10_000:  # tiers come from clients and upstreams
+                self._tier_prices.clear()
+            found = self._variant_price(model, tier)
+            if found is None and tier in AT_MOST_STANDARD:
+                found = standard
+            self._tier_prices[key] = found
+        return found
+
+    def _variant_price(self, model: str, tier: str) -> Any:
+        """genai-prices' price of `model` with its `service_tier` variant applied, or
+        None when the model has no variant for `tier`."""
+        probe = Usage(input_tokens=1, output_tokens=1)
+        context = {"service_tier": tier}
+        for provider_id, api_url in self._hints:
+            try:
+                if provider_id is not None:
+                    calc = calc_price(probe, model, provider_id=provider_id, price_context=context)
+                else:
+                    calc = calc_price(probe, model, provider_api_url=api_url, price_context=context)
+            except LookupError:
+                continue
+            variants = getattr(calc.model, "price_variants", None) or ()
+            if not any(v.when.get("service_tier") == tier for v in variants):
+                return None
+            return calc.model.get_prices(datetime.now(UTC), context)
+        return None
 
     def _model_price(self, model: str) -> Any:
         found = self._model_prices.get(model, _UNKNOWN)
         if found is _UNKNOWN:
             if len(self._model_prices) > 10_000:  # model names come from clients
                 self._model_prices.clear()
+                self._tier_prices.clear()
                 self._rates.clear()
             found = None
             probe = Usage(input_tokens=1, output_tokens=1)

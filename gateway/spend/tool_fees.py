@@ -44,9 +44,3 @@ def may_search(tools: Any) -> bool:
 def unbounded_tools(tools: Any) -> bool:
     """Whether a Responses call's `tools` are billed by what the model does with them."""
     return any(k.startswith(_UNBOUNDED) for k in _tool_types(tools))
-
-
-def dearer_tier(body: Mapping[str, Any]) -> bool:
-    """Whether a call asks for a dearer service tier (`service_tier: "priority"`), billed
-    at rates genai-prices does not hold: its cost cannot be read from the body."""
-    return body.get("service_tier") == "priority"
