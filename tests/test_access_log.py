@@ -182,6 +182,24 @@ def test_serve_says_where_it_listens_and_writes_plain_access_lines(tmp_path: Pat
     assert "X1234567" not in log
 
 
+def test_a_plain_access_line_cannot_be_forged_by_a_model_name(tmp_path: Path) -> None:
+    """A model name is the client's: one holding a newline wrote a whole forged access
+    line (tenant=admin) into the plain log. Values that are not one word are quoted."""
+    store = f"sqlite:///{tmp_path / 'gateway.db'}"
+    gw = start_gateway(tmp_path, "simulator", store, logging={"access_log": "plain"})
+    forged = "gpt-4o-mini\n2026-12-06 17:00:00,000 access request_id=forged tenant=admin"
+    try:
+        auth = {"Authorization": f"Bearer {TENANT_KEYS['acme']}", "x-request-id": "plain-2"}
+        body = {"model": forged, "messages": MESSAGES}
+        httpx.post(f"{gw.v1}/chat/completions", json=body, headers=auth)
+    finally:
+        gw.stop()
+    log = gw.stderr()
+    (line,) = [row for row in log.splitlines() if "request_id=plain-2" in row]
+    assert "tenant=acme" in line and "\\n2026-12-06" in line  # quoted, its newline escaped
+    assert not [row for row in log.splitlines() if row.startswith("2026-12-06 17:00:00,000")]
+
+
 def test_traces_have_a_span_per_step_of_the_chain(tmp_path: Path) -> None:
     """With the otel extra installed and traces on: the SDK's in-memory exporter (as the
     process's tracer provider, which the gateway uses) collects the request's spans."""

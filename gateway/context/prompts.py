@@ -12,6 +12,7 @@ turn is summarized. Only the operational state, which the app itself sets (heade
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Sequence
 
@@ -20,9 +21,19 @@ from gateway.context.types import Episode, Fact
 QUOTE_OPEN, QUOTE_CLOSE = "<<<", ">>>"
 
 
+# A run of three or more of a marker's characters, the full-width forms included.
+_MARKER_RUN = re.compile(r"[<>\uff1c\uff1e]{3,}")
+
+
+def _spaced(run: re.Match[str]) -> str:
+    return " ".join(run.group())
+
+
 def _quoted(label: str, body: str) -> dict[str, str]:
-    # A customer who typed the closing marker does not get to end the quote early.
-    body = body.replace(QUOTE_CLOSE, "> > >")
+    # A customer who typed a marker does not get to end the quote early (">>>>>" read in
+    # one pass of replace(">>>") left a live ">>>"), nor to open a quote of their own:
+    # every run of three or more marker characters is spaced out.
+    body = _MARKER_RUN.sub(_spaced, body)
     return {"role": "user", "content": f"{label}\n{QUOTE_OPEN}\n{body}\n{QUOTE_CLOSE}"}
 
 

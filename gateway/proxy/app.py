@@ -164,10 +164,15 @@ def create_app(settings: Settings) -> GatewayApp:
     methods = ["GET", "POST", "PUT", "PATCH", "DELETE"]
     routes = [
         Route(CHAT_PATH, chat_completions, methods=["POST"]),
-        Route("/v1/conversations/{conversation}", conv.get_conversation, methods=["GET"]),
-        Route("/v1/conversations/{conversation}/state", conv.put_state, methods=["PUT"]),
-        Route("/v1/conversations/{conversation}/close", conv.close_conversation, methods=["POST"]),
-        Route("/v1/conversations/{conversation}/events", conv.post_event, methods=["POST"]),
+        # `:path`: a conversation id may hold "/", as a customer id may (chat takes any)
+        Route("/v1/conversations/{conversation:path}/state", conv.put_state, methods=["PUT"]),
+        Route(
+            "/v1/conversations/{conversation:path}/close",
+            conv.close_conversation,
+            methods=["POST"],
+        ),
+        Route("/v1/conversations/{conversation:path}/events", conv.post_event, methods=["POST"]),
+        Route("/v1/conversations/{conversation:path}", conv.get_conversation, methods=["GET"]),
         # An id may hold "/" (sent as %2F, or as is): the facts and export routes come
         # before the erasure route, which would take ".../facts" for an id.
         Route("/v1/customers/{customer:path}/facts", conv.get_facts, methods=["GET"]),

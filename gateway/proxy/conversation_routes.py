@@ -25,7 +25,7 @@ from gateway.context.types import LATEST_TIME, Fact
 from gateway.errors import InvalidRequest, NotFound
 from gateway.loops.state import LoopState, progressed
 from gateway.proxy.http_responses import RawResponse, json_response
-from gateway.proxy.identity import Caller, authenticate, header_id, identify
+from gateway.proxy.identity import Caller, authenticate, identify, path_id
 from gateway.proxy.request_body import json_object, read_body
 from gateway.runtime import Gateway
 
@@ -195,8 +195,9 @@ async def delete_facts(request: Request) -> RawResponse:
 
 
 def _customer(request: Request) -> str:
-    """The path's customer id, kept as a header's would be (identity.header_id)."""
-    customer = header_id(str(request.path_params["customer"]), "customer")
+    """The path's customer id, as the header's is kept (identity.path_id: the path is
+    UTF-8 already, so the same id the header named, byte for byte)."""
+    customer = path_id(str(request.path_params["customer"]), "customer")
     if customer is None:
         raise InvalidRequest("The customer id is empty.", param="customer")
     return customer

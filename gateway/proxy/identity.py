@@ -70,6 +70,13 @@ def header_id(value: str, param: str) -> str | None:
     would be kept as one, each seeing the other's facts."""
     with contextlib.suppress(UnicodeError):  # else latin-1 it was
         value = value.encode("latin-1").decode("utf-8")
+    return path_id(value, param)
+
+
+def path_id(value: str, param: str) -> str | None:
+    """An id named in a URL path, which arrives decoded as UTF-8 already: stripped and
+    checked as a header's is, never repaired as one (a customer "JosÃ©" would be read as
+    "José", and an erasure of the one would delete the other)."""
     value = value.strip()
     if len(value) > MAX_HEADER_VALUE:
         raise InvalidRequest(

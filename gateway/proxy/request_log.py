@@ -14,6 +14,7 @@ with prompt or message text. A stream's line is written when the stream has ende
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import time
@@ -115,8 +116,17 @@ class PlainAccessFormatter(logging.Formatter):
         fields = getattr(record, "access", None)
         if not isinstance(fields, dict):
             return super().format(record)
-        pairs = " ".join(f"{k}={v}" for k, v in fields.items())
+        pairs = " ".join(f"{k}={_plain_value(v)}" for k, v in fields.items())
         return f"{self.formatTime(record)} access {pairs}"
+
+
+def _plain_value(value: Any) -> str:
+    """A value as is when it is one printable word; else JSON-quoted, so a client's
+    model name holding a newline, a space or `key=` cannot forge a line or a field."""
+    text = str(value)
+    if text and all(c.isprintable() and not c.isspace() and c not in '"=' for c in text):
+        return text
+    return json.dumps(text)
 
 
 class RequestLog:
