@@ -104,27 +104,23 @@ class WindowBuilder:
         self._metrics = metrics
 
     async def build(self, req: TurnRequest) -> Turn:
-        await offload.sized(content_chars(req.messages), self._count_tokens, req)
+        # Tokenizing megabytes takes the better part of a CPU second: a big request has
+        # its messages counted in a worker thread first, so the event loop serves everyone
+        # else meanwhile; the engine's own counting on the loop then costs nothing.
+        tokens = EngineTokens(self._tokens, req.model)
+        ceiling = self._policies.context_window(req.model)
+        await offload.sized(content_chars(req.messages), tokens.prime, req.messages, ceiling)
         conv_id = req.caller.conversation or conversation_fingerprint(
             req.caller.tenant.name, req.caller.customer, req.messages
         )
         try:
-            return await self._build(req, conv_id)
+            return await self._build(req, conv_id, tokens)
         except StoreUnavailable:
             if not self._fail_open:
                 raise
-            return self._stateless(req, conv_id)
+            return self._stateless(req, conv_id, tokens)
 
-    def _count_tokens(self, req: TurnRequest) -> None:
-        """Tokenizing megabytes takes the better part of a CPU second: a big request has
-        its messages counted in a worker thread first (tiktoken lets go of the GIL), so
-        the event loop serves everyone else meanwhile. The counts are cached per message
-        (gateway.ledger.tokens), so the engine's own counting on the loop then costs nothing."""
-        ceiling = self._policies.context_window(req.model)
-        for message in req.messages:
-            self._tokens.message_tokens(req.model, message, ceiling)
-
-    def _stateless(self, req: TurnRequest, conv_id: str) -> Turn:
+    def _stateless(self, req: TurnRequest, conv_id: str, tokens: EngineTokens) -> Turn:
         """fail_open with the store down: no memory to read, nowhere to persist a summary,
         so nothing may leave the window. The whole history goes, over quota if it must."""
         tenant = req.caller.tenant
@@ -145,7 +141,7 @@ class WindowBuilder:
             operational_state=req.operational_state,
             client_max_tokens=req.client_max_tokens,
         )
-        window = assemble(inp, EngineTokens(self._tokens, req.model))
+        window = assemble(inp, tokens)
         self._observe(record, window, 0)
         return Turn(record, window, policy, 0, window.report.over_quota, False)
 
@@ -158,7 +154,7 @@ class WindowBuilder:
             previous=record.conversation_class,
         )
 
-    async def _build(self, req: TurnRequest, conv_id: str) -> Turn:
+    async def _build(self, req: TurnRequest, conv_id: str, engine_tokens: EngineTokens) -> Turn:
         caller, model, messages, now = req.caller, req.model, req.messages, req.now
         tenant = caller.tenant
         # A conversation known only by its fingerprint may be two people who both said
@@ -210,7 +206,6 @@ class WindowBuilder:
             and policy.cache_idle_s > 0
             and now - record.last_seen > policy.cache_idle_s,
         )
-        engine_tokens = EngineTokens(self._tokens, model)
         evicted_now, inp, learned, window, reason = await self._compact(
             caller, record, inp, engine_tokens, model, now, fkey, facts_write
         )
@@ -254,7 +249,7 @@ class WindowBuilder:
     ) -> tuple[int, WindowInput, int, Window | None, str]:
         """(messages evicted, the input to assemble, facts learned, its window when it
         is already assembled, and why it compacted: `Compaction.reason`)."""
-        compaction = plan_compaction(inp, tokens)
+        compaction = await offload.walking(inp.messages, plan_compaction, inp, tokens)
         if not compaction.fold:
             inp, window = await self._summary_yields(record, inp, tokens)
             return 0, inp, 0, window, compaction.reason
@@ -289,11 +284,13 @@ class WindowBuilder:
         agent = [f for f in heard if "agent" in f.tags[1:2] and f.value and f.value in answers]
         renewed = said_again(inp.facts, agent)
         until = max([now, *(f.created_at for f in new_facts)])  # they are dated past `now`
-        memory = compacted_memory(inp.messages, compaction, summary, until)
+        memory = await offload.walking(
+            inp.messages, compacted_memory, inp.messages, compaction, summary, until
+        )
         candidate = dataclasses.replace(
             inp, memory=memory, facts=merged_facts(with_said_again(inp.facts, renewed), new_facts)
         )
-        window = assemble(candidate, tokens)
+        window = await offload.walking(inp.messages, assemble, candidate, tokens)
         report = window.report
         if report.over_quota:
             # No room at all (the opening, the facts and the last turns fill the quota):

@@ -33,6 +33,15 @@ class EngineTokens:
         self._seen[id(message)] = (message, count)
         return count
 
+    def prime(self, messages: list[Any], ceiling: int) -> None:
+        """Count `messages` now (a big request's in a worker thread: tiktoken lets go of
+        the GIL) and remember them for this request: the counter's cache holds 100,000
+        counts, so a request of more messages would be counted again on the event loop.
+        Past `ceiling` (the model's context window) a message's count is estimated."""
+        for message in messages:
+            count = self._counter.message_tokens(self._model, message, ceiling)
+            self._seen[id(message)] = (message, round(count * self._factor))
+
     def text(self, text: str) -> int:
         return round(self._counter.text_tokens(self._model, text) * self._factor)
 
