@@ -432,3 +432,36 @@ def test_auth_like_and_unknown_headers_are_not_forwarded(
         # the tenant's own key on the shared provider account (tests/test_red_team_billing.py)
         assert headers["idempotency-key"].endswith("-idem-1")
         assert any(name.startswith("x-stainless-") for name in headers)
+
+
+# -- an upstream stream event that never ends -----------------------------------------
+
+
+def test_a_stream_event_that_never_ends_is_cut_not_buffered(
+    gw: GatewayProc, recorder: Recorder
+) -> None:
+    """An upstream that streams without the blank line that ends an event made the
+    gateway buffer all of it (a hostile or broken upstream could grow the process without
+    end), then hand the client the whole pile at the end. Past 16 MB the stream is cut
+    now: the client gets the events before it and a broken stream, and the call is
+    booked once."""
+    head = b'data: {"id":"c1","object":"chat.completion.chunk","created":0,"model":"gpt-4o-mini",'
+    first = head + b'"choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"}}]}\n\n'
+    endless = head + b'"choices":[{"index":0,"delta":{"content":"' + b"a" * (18 * 1024 * 1024)
+    recorder.answers.append(Answer(200, first + endless, {"content-type": "text/event-stream"}))
+    before = len(gw.admin("/admin/ledger").json()["records"])
+    received = bytearray()
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    with (
+        pytest.raises(httpx.RemoteProtocolError),
+        httpx.stream(
+            "POST", f"{gw.v1}/chat/completions", json=body, headers=_auth(gw), timeout=60
+        ) as answer,
+    ):
+        assert answer.status_code == 200
+        for part in answer.iter_bytes():
+            received += part
+    assert received.startswith(first) and len(received) < 1024 * 1024
+    records = gw.admin("/admin/ledger").json()["records"]
+    assert len(records) == before + 1
+    assert httpx.get(f"{gw.url}/livez").status_code == 200

@@ -19,11 +19,14 @@ import anyio
 import orjson
 from starlette.types import Receive, Scope, Send
 
-from gateway.errors import GatewayError
+from gateway.errors import GatewayError, UpstreamReplyTooLarge
 from gateway.ledger.usage import web_searches_made
 
 log = logging.getLogger("gateway.proxy.streaming")
 
+# One event past this (the default `limits.max_reply_bytes`) with no end in sight: an
+# upstream that never sends the blank line would otherwise grow the process without end.
+MAX_EVENT_BYTES = 16 * 1024 * 1024
 _DONE = b"data: [DONE]"
 _FINISHED = (b'"finish_reason":"', b'"finish_reason": "')
 _USAGE_NULL = re.compile(rb'\s*,\s*"usage"\s*:\s*null|"usage"\s*:\s*null\s*,\s*')
@@ -64,7 +67,14 @@ class UsageTap:
         self._held = b""
 
     def feed(self, chunk: bytes) -> bytes:
-        """Take upstream bytes; return the bytes to send to the client now."""
+        """Take upstream bytes; return the bytes to send to the client now. Raises once
+        an unfinished event holds more than MAX_EVENT_BYTES (the events before it were
+        returned by the calls before)."""
+        if len(self._buffer) > MAX_EVENT_BYTES:
+            raise UpstreamReplyTooLarge(
+                f"An event of the upstream's stream is larger than the gateway accepts "
+                f"({MAX_EVENT_BYTES} bytes): the stream was cut there."
+            )
         self._buffer += chunk
         out = []
         start = 0
