@@ -59,6 +59,7 @@ class Gateway:
     escalations: Escalations
     registry: Registry
     rates: RateGuard  # reads the rate limits of `settings` per call: a reload applies at once
+    pricer: Pricer
     # The conversations' clock: when a turn arrives and ends (facts' dates, the pause
     # since the last turn). `gateway replay --clock workload` sets it to the turns' times.
     turn_clock: Callable[[], float] = time.time
@@ -76,6 +77,13 @@ class Gateway:
             return
         await self.store.ping()
         self._store_ok_at = now
+
+    def context_window(self, model: str) -> int:
+        """The most input one pass of `model` reads, which a file or a search round is
+        held at: its window in context.yaml, or genai-prices' where that is larger (the
+        packaged default is 128,000 tokens; genai-prices gives gpt-4.1 1,000,000)."""
+        configured = self.settings.policies.context_window(model)
+        return max(configured, self.pricer.context_window(model) or 0)
 
     async def start(self) -> None:
         self.bookkeeper.load_spill()
@@ -193,6 +201,7 @@ async def build_gateway(
         escalations=Escalations(settings.policies, metrics),
         registry=Registry(store, settings.tenants_by_hash, settings.known_plans),
         rates=RateGuard(store, fail_open=config.store_failure == "fail_open"),
+        pricer=pricer,
         windows=WindowBuilder(
             ConversationStore(store, settings.retention),
             tokens,

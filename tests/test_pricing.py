@@ -11,6 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gateway.ledger.usage import TokenUsage
+from gateway.spend.files import worst_input
 from gateway.spend.images import beyond_count, image_cost, images_anywhere, images_in
 from gateway.spend.money import from_units, to_units
 from gateway.spend.pricing import PriceEntry, Pricer
@@ -105,6 +106,21 @@ def test_web_searches_are_priced_per_call_and_found() -> None:
     assert may_search(tools) and not unbounded_tools(tools)
     assert unbounded_tools([{"type": "code_interpreter", "container": {"type": "auto"}}])
     assert not may_search("web_search") and not unbounded_tools(None)
+    assert unbounded_tools([{"type": "web_fetch"}])  # a type not known may bill anything
+    client = [{"type": t} for t in ("custom", "computer_use_preview", "local_shell")]
+    assert not unbounded_tools(client)
+
+
+def test_a_window_is_held_for_a_file_and_for_every_search() -> None:
+    assert worst_input(500, False, 128_000) == 500
+    assert worst_input(500, True, 128_000) == 128_000
+    assert worst_input(500, False, 128_000, 3) == 500 + 3 * 128_000
+    assert worst_input(500, True, 128_000, 1) == 2 * 128_000
+    entry = PriceEntry(input_per_mtok=Decimal(1), output_per_mtok=Decimal(1))
+    pricer = Pricer({"local-llama": entry})
+    assert pricer.context_window("gpt-4.1") == 1_000_000
+    assert pricer.context_window("local-llama") is None
+    assert pricer.context_window("no-such-model") is None
 
 
 @pytest.mark.parametrize(

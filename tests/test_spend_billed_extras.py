@@ -22,19 +22,35 @@ from tests.inprocess import InProcessGateway
 
 SHORT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Where is my order?"}]
 CEILING = Decimal("0.03")
+# A search's results may fill the model's context window as input (128,000 tokens of
+# gpt-4o-mini, $0.02): held at that, one search does not fit $0.03.
+SEARCH_CEILING = Decimal("0.15")
+
+
+def _started(request: pytest.FixtureRequest, tmp_path: Path, ceiling: Decimal) -> InProcessGateway:
+    store = f"sqlite:///{tmp_path / 'gateway.db'}"
+    if request.param == "redis":
+        store = request.getfixturevalue("redis_url")
+    spend = {"tenants": {"acme": {"monthly_usd": str(ceiling)}}}
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
+    gw = InProcessGateway(tmp_path, SIMULATOR, store)
+    gw.start()
+    return gw
 
 
 @pytest.fixture(params=["sqlite", "redis"])
 def gw(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[InProcessGateway]:
     """The gateway in this process, acme under a $0.03 monthly ceiling."""
-    store = f"sqlite:///{tmp_path / 'gateway.db'}"
-    if request.param == "redis":
-        store = request.getfixturevalue("redis_url")
-    spend = {"tenants": {"acme": {"monthly_usd": str(CEILING)}}}
-    (tmp_path / "policies").mkdir()
-    (tmp_path / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
-    gw = InProcessGateway(tmp_path, SIMULATOR, store)
-    gw.start()
+    gw = _started(request, tmp_path, CEILING)
+    yield gw
+    gw.stop()
+
+
+@pytest.fixture(params=["sqlite", "redis"])
+def searching(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[InProcessGateway]:
+    """The gateway in this process, acme under a $0.15 monthly ceiling."""
+    gw = _started(request, tmp_path, SEARCH_CEILING)
     yield gw
     gw.stop()
 
@@ -107,11 +123,12 @@ def priced(record: dict[str, Any], model: str, **extra: int) -> Decimal:
 
 
 def test_a_chat_search_model_is_held_and_booked_with_its_search_fee(
-    gw: InProcessGateway,
+    searching: InProcessGateway,
 ) -> None:
     """Every call of a chat search model is one web search ($10 per 1,000 on
     gpt-4o-mini-search-preview), which the usage does not report; a search model whose
     price has no search fee cannot be held under a ceiling."""
+    gw = searching
     client = gw.openai("acme")
     client.chat.completions.create(
         model="gpt-4o-mini-search-preview", messages=SHORT, max_tokens=50, web_search_options={}
@@ -143,18 +160,20 @@ def search(client: openai.OpenAI, searches: int, **extra: Any) -> None:
             pass
 
 
-def test_responses_web_searches_are_bounded_held_and_booked(gw: InProcessGateway) -> None:
+def test_responses_web_searches_are_bounded_held_and_booked(searching: InProcessGateway) -> None:
     """A model may search many times: `max_tool_calls` bounds it (spend.yaml's
     `default_max_tool_calls`, 10, is added where the client sets none). At $10 per 1,000
-    searches, 10 do not fit under the $0.03 left; 2 do, and are booked as made (counted
-    from the answer's `web_search_call` items, streamed or not)."""
+    searches, each of whose results may fill gpt-4o-mini's 128,000-token window, 10 do
+    not fit under $0.15; 2 do, and are booked as made (counted from the answer's
+    `web_search_call` items, streamed or not)."""
+    gw = searching
     client = gw.openai("acme")
     with pytest.raises(openai.RateLimitError):
         search(client, 1)
     search(client, 5, max_tool_calls=2)
     [record] = ledger(gw)
     assert Decimal(record["cost_usd"]) == priced(record, "gpt-4o-mini", web_searches=2)
-    assert Decimal(record["cost_usd"]) <= CEILING
+    assert Decimal(record["cost_usd"]) <= SEARCH_CEILING
     # no ceiling for globex: the upstream stops at the added bound
     other = gw.openai("globex")
     search(other, 50)

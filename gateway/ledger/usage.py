@@ -55,12 +55,15 @@ _FIELDS = (
 @dataclass(frozen=True, slots=True)
 class UsageBound:
     """The most a call can have used, read from what it asked for: every reply's output
-    ceiling (`max_tokens` times `n`, which the provider enforces) and, where the input
-    is all in the body, its worst-case input (None: not bounded, e.g. tools that search
-    and add input of their own)."""
+    ceiling (`max_tokens` times `n`, which the provider enforces, plus a prediction's
+    tokens per reply) and its worst-case input: counted from the body, or (`input_held`)
+    the input the spend guard held for a call whose files or searches add input the
+    body does not show (the model's context window per round), already the most the
+    provider can bill, so a report past it is not believed, with no slack."""
 
     output: int
     input: int | None = None
+    input_held: bool = False
 
 
 # Tokenizers and hidden framing differ: a reported input within twice the gateway's own
@@ -79,14 +82,19 @@ def implausible(usage: TokenUsage, bound: UsageBound | None = None) -> str | Non
         return None
     if usage.output > bound.output + OUTPUT_SLACK_TOKENS:
         return f"output {usage.output} over the call's ceiling of {bound.output}"
-    if bound.input is not None and usage.input_total > 2 * bound.input + INPUT_SLACK_TOKENS:
-        return f"input {usage.input_total} over twice the call's worst case of {bound.input}"
+    if bound.input is None:
+        return None
+    limit = bound.input if bound.input_held else 2 * bound.input + INPUT_SLACK_TOKENS
+    if usage.input_total > limit:
+        held = f"the {limit} held for the call"
+        worst = f"twice the call's worst case of {bound.input}"
+        return f"input {usage.input_total} over {held if bound.input_held else worst}"
     return None
 
 
 def clamped(usage: TokenUsage, bound: UsageBound | None = None) -> TokenUsage:
     """Every count cut to `MAX_TOKENS` and to `bound` (an input past it is booked as its
-    counted input, fresh), flagged estimated: what is booked for an implausible report
+    bound's input, fresh), flagged estimated: what is booked for an implausible report
     when the gateway has no count of its own."""
     cut = {name: min(getattr(usage, name), MAX_TOKENS) for name in _FIELDS}
     if bound is not None:

@@ -7,6 +7,7 @@ book -> persist the conversation.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from time import perf_counter
@@ -24,7 +25,7 @@ from gateway.ledger.usage import TokenUsage, UsageBound
 from gateway.loops.escalation import handoff_response
 from gateway.ops import tracing
 from gateway.proxy import request_log
-from gateway.proxy.chat_cost import chat_cost
+from gateway.proxy.chat_cost import chat_cost, prediction_texts
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
 from gateway.proxy.provider_refs import check_chat
@@ -176,10 +177,11 @@ async def chat_completions(request: Request) -> ASGIApp:
         )
     input_estimate = await _input_tokens(gw, call, turn)
     rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, input_estimate)
-    worst = WorstCase.of(
-        input_estimate, gw.tokens.factor(call.model), turn.window.report.max_tokens, call.replies
-    )
-    window = gw.settings.policies.context_window(call.model)
+    factor = gw.tokens.factor(call.model)
+    # Each reply may write its ceiling and be billed every predicted token it rejects.
+    per_reply = turn.window.report.max_tokens + await _prediction_tokens(gw, call, factor)
+    worst = WorstCase.of(input_estimate, factor, per_reply, call.replies)
+    window = gw.context_window(call.model)
     cost = chat_cost(call.body, call.model, turn.window.messages, worst, window)
     with tracing.span("spend.guard"):
         spend = await gw.guard.reserve(
@@ -342,6 +344,17 @@ async def _tool_tokens(gw: Gateway, call: ChatCall) -> int:
         return 0
     text = orjson.dumps(extra).decode()
     return await offload.sized(len(text), gw.tokens.count_text, call.model, text)
+
+
+async def _prediction_tokens(gw: Gateway, call: ChatCall, factor: float) -> int:
+    """A `prediction`'s tokens (with the model's token `factor`): what a reply may be
+    billed for them as output (megabytes of them are counted off the event loop)."""
+    texts = prediction_texts(call.body)
+    if not texts:
+        return 0
+    size = sum(len(t) for t in texts)
+    raw = await offload.sized(size, lambda: sum(gw.tokens.count_text(call.model, t) for t in texts))
+    return math.ceil(raw * max(factor, 1.0))
 
 
 def _reply_text(obj: dict[str, Any]) -> str:

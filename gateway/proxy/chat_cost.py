@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import orjson
+
 from gateway.ledger.usage import UsageBound
 from gateway.spend.files import files_in, worst_input
 from gateway.spend.guard import WorstCase
@@ -20,21 +22,20 @@ from gateway.spend.tool_fees import chat_searches
 @dataclass(frozen=True, slots=True)
 class ChatCost:
     worst: WorstCase  # its counted input (with the token factor) and every reply's ceiling
-    held_input: int  # the input to hold: the model's context window when a file is sent
+    held_input: int  # the input to hold: with files or a search, the model's context window
     images: tuple[tuple[Any, int], ...]  # gateway.spend.images
     searches: int  # web searches it makes (gateway.spend.tool_fees)
     unseen_input: bool  # files or searches add input the body does not show
     tier: str | None  # the service tier it asks for: held at its rates (spend.pricing)
-    predicted: bool  # a `prediction`: rejected predicted tokens are billed past max_tokens
 
-    def bound(self, models: tuple[str, str]) -> UsageBound | None:
-        """The most the upstream can bill: no bound with a prediction, no input bound
-        where input is unseen; images allowed their worst case on the model asked for and
-        the one served (`models`)."""
-        if self.predicted:
-            return None
+    def bound(self, models: tuple[str, str]) -> UsageBound:
+        """The most the upstream can bill: every reply's ceiling (a prediction's tokens
+        included, see `prediction_texts`); its counted input with its images' worst case
+        on the model asked for and the one served (`models`), or where files or searches
+        add input the body does not show, the input held for it (on the model served)."""
         if self.unseen_input:
-            return UsageBound(self.worst.output_tokens)
+            held = self.held_input + beyond_count(models[-1], self.images)
+            return UsageBound(self.worst.output_tokens, held, input_held=True)
         extra = max(beyond_count(model, self.images) for model in models)
         return UsageBound(self.worst.output_tokens, self.worst.input_tokens + extra)
 
@@ -46,15 +47,35 @@ def chat_cost(
     worst: WorstCase,
     context_window: int,
 ) -> ChatCost:
-    """`messages`: the window sent; `worst`: its counted worst case."""
+    """`messages`: the window sent; `worst`: its counted worst case. A search is one
+    tool round: the model reads its context again with the results in it."""
     files = files_in(messages)
     searches = chat_searches(model, body)
     return ChatCost(
         worst=worst,
-        held_input=worst_input(worst.input_tokens, files, context_window),
+        held_input=worst_input(worst.input_tokens, files, context_window, searches),
         images=images_in(messages),
         searches=searches,
         unseen_input=bool(files or searches),
         tier=tier_of(body.get("service_tier")),
-        predicted=body.get("prediction") is not None,
     )
+
+
+def prediction_texts(body: Mapping[str, Any]) -> list[str]:
+    """The texts of a `prediction` (Predicted Outputs: `content` a string or a list of
+    text parts), counted as output: the predicted tokens the reply does not use are
+    billed as output past `max_tokens`, up to all of them, for every reply. A part or a
+    prediction of another shape is counted as its JSON."""
+    prediction = body.get("prediction")
+    if prediction is None:
+        return []
+    content = prediction.get("content") if isinstance(prediction, dict) else None
+    if isinstance(content, str):
+        return [content]
+    if not isinstance(content, list):
+        return [orjson.dumps(prediction).decode()]
+    texts = []
+    for part in content:
+        text = part.get("text") if isinstance(part, dict) else None
+        texts.append(text if isinstance(text, str) else orjson.dumps(part).decode())
+    return texts

@@ -29,8 +29,6 @@ from gateway.proxy.request_body import json_object_or_none, read_body
 from gateway.proxy.streaming import StreamRelay, UsageTap
 from gateway.proxy.upstream import response_headers
 from gateway.runtime import Gateway
-from gateway.spend.files import worst_input
-from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
 from gateway.spend.pricing import tier_of
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
@@ -96,6 +94,7 @@ class _Booking:
     caller: Caller
     call: PassCall
     spend: Reservation
+    held_input: int  # the input held for it (PassCall.held_input)
     hold: Hold | None = None
     rate: RateTicket = UNLIMITED  # its rate-limit headers, and where its output settles
     answering: bool = False  # the upstream began a successful answer
@@ -113,7 +112,7 @@ class _Booking:
         priced at the service tier the answer says served it (else the one asked for)."""
         gw, call = self.gw, self.call
         model = model or call.model or "unknown"
-        bound = call.bound(gw.tokens.factor(model))
+        bound = call.bound(gw.tokens.factor(model), self.held_input)
         usage = gw.accountant.usage(model, reported, None, bound=bound)
         if usage is None and call.estimated:
             usage = gw.accountant.usage(model, None, call.raw_input, text)
@@ -126,7 +125,7 @@ class _Booking:
         once the upstream began answering (its reply too large to read, or cut off), every
         reply to its ceiling, which the provider may have billed."""
         model = self.call.model or "unknown"
-        bound = self.call.bound(self.gw.tokens.factor(model))
+        bound = self.call.bound(self.gw.tokens.factor(model), self.held_input)
         if not self.answering or bound is None:
             await self.book(None, None, str)
             return
@@ -155,17 +154,15 @@ class _Booking:
         await gw.rates.settle(self.rate, usage.output)
 
 
-async def _reserve(gw: Gateway, caller: Caller, call: PassCall) -> Reservation:
+async def _reserve(gw: Gateway, caller: Caller, call: PassCall, held_input: int) -> Reservation:
     model = call.model or "unknown"
     if call.free:
         return gw.guard.unheld(caller, model)
-    worst = WorstCase.of(call.raw_input, gw.tokens.factor(model), call.max_output, call.replies)
-    window = gw.settings.policies.context_window(model)
     return await gw.guard.reserve(
         caller,
         model,
-        worst_input(worst.input_tokens, call.files, window),
-        worst.output_tokens,
+        held_input,
+        call.held_output,
         bounded=call.bounded,
         images=call.images,
         web_searches=call.web_searches,
@@ -192,8 +189,10 @@ async def passthrough(request: Request) -> ASGIApp:
     )
     request_log.note(model=call.model)
     rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, call.raw_input)
-    spend = await _reserve(gw, caller, call)
-    booking = _Booking(gw, caller, call, spend, rate=rate)
+    asked = call.model or "unknown"
+    held = call.held_input(gw.tokens.factor(asked), gw.context_window(asked))
+    spend = await _reserve(gw, caller, call, held)
+    booking = _Booking(gw, caller, call, spend, held, rate=rate)
     # On an error after the upstream was reached the call may be billed: book an estimate.
     estimate = booking.book_failed if call.estimated else None
     async with gw.guard.held(spend, estimate) as booking.hold:

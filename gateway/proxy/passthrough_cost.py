@@ -5,9 +5,11 @@ does and take their output ceiling from the body; where the client named none, t
 route's default (`default_max_output_tokens` in spend.yaml) is added to the forwarded
 body, so the reservation is a true worst case rather than a guess; a Responses call that
 may search the web gets `max_tool_calls` the same way (`default_max_tool_calls`), which
-bounds its searches (gateway.spend.tool_fees). Free routes (models, moderations) hold
-nothing; the rest (audio, images, and Responses tools billed by what the model does with
-them) are billed per image or second and cannot be bounded from tokens.
+bounds its searches (gateway.spend.tool_fees), and each search may bring the model's
+context window in again as input (gateway.spend.files). Free routes (models,
+moderations) hold nothing; the rest (audio, images, and Responses tools billed by what
+the model does with them) are billed per image or second and cannot be bounded from
+tokens.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from gateway.proxy.request_body import (
     model_of,
     positive_int,
 )
-from gateway.spend.files import has_files
+from gateway.spend.files import has_files, worst_input
 from gateway.spend.images import beyond_count, images_anywhere
 from gateway.spend.pricing import tier_of
 from gateway.spend.tool_fees import may_search, unbounded_tools
@@ -57,20 +59,29 @@ class PassCall:
     files: bool = False  # carries a file: held at the model's context window
     tier: str | None = None  # the service tier it asks for: held at its rates
 
-    tools: bool = False  # server-side tools (Responses), which add input of their own
+    @property
+    def held_output(self) -> int:
+        """Every reply's output ceiling."""
+        return self.max_output * max(self.replies, 1)
 
-    def bound(self, factor: float) -> UsageBound | None:
+    def held_input(self, factor: float, context_window: int) -> int:
+        """The input the spend guard holds: as counted (with the model's token `factor`),
+        and where files or searches add input the body does not show, what they may add
+        on a model of `context_window` (gateway.spend.files)."""
+        counted = math.ceil(self.raw_input * max(factor, 1.0))
+        return worst_input(counted, self.files, context_window, self.web_searches)
+
+    def bound(self, factor: float, held_input: int) -> UsageBound | None:
         """The most the upstream can bill a token-billed call: its replies' ceilings, and
-        its input as counted (with the model's token `factor`, and its images' worst
-        case) unless tools or files add to it. A report past it is not believed."""
+        its input as counted (with the model's token `factor`), or where files or searches
+        add to it the input held for it (`held_input()`), each with its images' worst
+        case. A report past it is not believed."""
         if not self.estimated:
             return None
-        output = self.max_output * self.replies
-        if self.tools or self.files:
-            return UsageBound(output)
-        model = self.model or ""
-        counted = math.ceil(self.raw_input * max(factor, 1.0)) + beyond_count(model, self.images)
-        return UsageBound(output, counted)
+        output, images = self.held_output, beyond_count(self.model or "", self.images)
+        if self.files or self.web_searches:
+            return UsageBound(output, held_input + images, input_held=True)
+        return UsageBound(output, math.ceil(self.raw_input * max(factor, 1.0)) + images)
 
     @property
     def estimated(self) -> bool:
@@ -124,7 +135,6 @@ def _responses(
         images=images_anywhere(items),
         web_searches=searches,
         files=has_files(items),
-        tools=bool(tools),
         tier=tier_of(obj.get("service_tier")),
     )
 

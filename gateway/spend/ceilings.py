@@ -67,7 +67,8 @@ class SpendFile(Strict):
     # max_output_tokens / max_tokens, so the reservation is a true worst case.
     default_max_output_tokens: dict[str, PositiveInt] = {"responses": 4096, "completions": 16}
     # The built-in tool calls of a Responses call with a web search tool that names no
-    # `max_tool_calls`: sent upstream as that, so its searches (billed each) are bounded.
+    # `max_tool_calls`: sent upstream as that, so its searches (billed each, and each
+    # held at a context window of results: gateway.spend.files) are bounded.
     default_max_tool_calls: PositiveInt = 10
 
     @model_validator(mode="after")

@@ -69,6 +69,7 @@ class Pricer:
             self._hints.append((None, provider_api_url))
         self._hints.append((None, None))
         self._model_prices: dict[str, Any] = {}
+        self._windows: dict[str, int | None] = {}
         self._tier_prices: dict[tuple[str, str], Any] = {}
         self._rates: dict[str, tuple[Decimal, Decimal, Decimal, Decimal]] = {}
         self._warned: set[str] = set()
@@ -76,6 +77,20 @@ class Pricer:
     def knows(self, model: str) -> bool:
         """Whether the model has a price (config table or genai-prices); logs nothing."""
         return model in self._table or self._model_price(model) is not None
+
+    def context_window(self, model: str) -> int | None:
+        """genai-prices' context window for `model` (in its tokens); None where it has
+        none (the config table has no windows)."""
+        if model in self._table:
+            return None
+        if model in self._windows:
+            return self._windows[model]
+        if len(self._windows) > 10_000:  # model names come from clients
+            self._windows.clear()
+        calc = self._calc(model)
+        window = getattr(calc.model, "context_window", None) if calc is not None else None
+        found = self._windows[model] = window if isinstance(window, int) else None
+        return found
 
     def lacks_rate(
         self,
@@ -164,20 +179,26 @@ class Pricer:
     def _variant_price(self, model: str, tier: str) -> Any:
         """genai-prices' price of `model` with its `service_tier` variant applied, or
         None when the model has no variant for `tier`."""
-        probe = Usage(input_tokens=1, output_tokens=1)
         context = {"service_tier": tier}
+        calc = self._calc(model, context)
+        if calc is None:
+            return None
+        variants = getattr(calc.model, "price_variants", None) or ()
+        if not any(v.when.get("service_tier") == tier for v in variants):
+            return None
+        return calc.model.get_prices(datetime.now(UTC), context)
+
+    def _calc(self, model: str, context: dict[str, str] | None = None) -> Any:
+        """genai-prices' calculation for one token of `model` (its price and what it
+        knows of the model) under the first provider hint that knows it; None: unknown."""
+        probe = Usage(input_tokens=1, output_tokens=1)
         for provider_id, api_url in self._hints:
             try:
                 if provider_id is not None:
-                    calc = calc_price(probe, model, provider_id=provider_id, price_context=context)
-                else:
-                    calc = calc_price(probe, model, provider_api_url=api_url, price_context=context)
+                    return calc_price(probe, model, provider_id=provider_id, price_context=context)
+                return calc_price(probe, model, provider_api_url=api_url, price_context=context)
             except LookupError:
                 continue
-            variants = getattr(calc.model, "price_variants", None) or ()
-            if not any(v.when.get("service_tier") == tier for v in variants):
-                return None
-            return calc.model.get_prices(datetime.now(UTC), context)
         return None
 
     def _model_price(self, model: str) -> Any:
@@ -187,17 +208,8 @@ class Pricer:
                 self._model_prices.clear()
                 self._tier_prices.clear()
                 self._rates.clear()
-            found = None
-            probe = Usage(input_tokens=1, output_tokens=1)
-            for provider_id, api_url in self._hints:
-                try:
-                    if provider_id is not None:
-                        found = calc_price(probe, model, provider_id=provider_id).model_price
-                    else:
-                        found = calc_price(probe, model, provider_api_url=api_url).model_price
-                except LookupError:
-                    continue
-                break
+            calc = self._calc(model)
+            found = calc.model_price if calc is not None else None
             self._model_prices[model] = found
             rates = _plain_rates(found)
             if rates is not None:
