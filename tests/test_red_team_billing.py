@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -440,3 +441,59 @@ def test_a_call_that_failed_before_any_answer_is_not_booked_at_its_ceiling(
         gw.stop()
     assert record["estimated"] is True
     assert record["output_tokens"] == 0 and record["fresh_input_tokens"] > 0
+
+
+def test_degrade_on_pass_through_routes_sends_the_cheaper_model(tmp_path: Path) -> None:
+    """A /v1/responses call was held at the `degrade_to` model's price but forwarded to
+    the model asked for, and booked at its price past the ceiling. It is sent to the
+    cheaper model now (as chat is), with `x-gateway-degraded`."""
+    degrade = {"monthly_usd": "0.01", "action": "degrade", "degrade_to": "gpt-4o-mini"}
+    gw = _gateway(tmp_path, spend={"tenants": {"acme": degrade}})
+    try:
+        log = SimulatorLog(gw)
+        client = gw.openai()
+        # gpt-4o's worst case for 2,000 output tokens ($0.02) does not fit $0.01; mini's does
+        raw = client.responses.with_raw_response.create(
+            model="gpt-4o", input="hi", max_output_tokens=2_000
+        )
+        assert raw.headers["x-gateway-degraded"] == "gpt-4o->gpt-4o-mini"
+        assert raw.parse().model == "gpt-4o-mini"
+        streamed = client.responses.with_raw_response.create(
+            model="gpt-4o", input="hi", max_output_tokens=2_000, stream=True
+        )
+        assert streamed.headers["x-gateway-degraded"] == "gpt-4o->gpt-4o-mini"
+        done = [e.response.model for e in streamed.parse() if e.type == "response.completed"]
+        assert done == ["gpt-4o-mini"]
+        assert [call["model"] for call in log.since()] == ["gpt-4o-mini", "gpt-4o-mini"]
+        records = ledger(gw)
+        [spend] = [t for t in gw.admin("/admin/spend").json()["tenants"] if t["tenant"] == "acme"]
+    finally:
+        gw.stop()
+    assert [r["model"] for r in records] == ["gpt-4o-mini", "gpt-4o-mini"]
+    assert Decimal(spend["cost_usd"]) <= Decimal("0.01")
+
+
+def test_an_embedding_is_refused_at_the_ceiling_never_degraded(tmp_path: Path) -> None:
+    """An embedding's vectors belong to the model that made them: at the ceiling it is
+    refused, not sent (or held) as the `degrade_to` model."""
+    degrade = {"monthly_usd": "0.01", "action": "degrade", "degrade_to": "text-embedding-3-small"}
+    prices = {  # OpenAI's; genai-prices finds them only under a provider hint
+        "text-embedding-3-large": {"input_per_mtok": "0.13", "output_per_mtok": "0"},
+        "text-embedding-3-small": {"input_per_mtok": "0.02", "output_per_mtok": "0"},
+    }
+    gw = _gateway(tmp_path, spend={"tenants": {"acme": degrade}}, prices=prices)
+    try:
+        log = SimulatorLog(gw)
+        client = gw.openai()
+        # ~104,000 tokens: $0.0135 on -large, $0.002 on -small
+        texts = ["word " * 8_000] * 13
+        with pytest.raises(openai.RateLimitError) as info:
+            client.embeddings.create(model="text-embedding-3-large", input=texts)
+        assert info.value.code == "insufficient_quota"
+        client.embeddings.create(model="text-embedding-3-large", input="a short one")
+        sent = [call["model"] for call in log.since()]
+        records = ledger(gw)
+    finally:
+        gw.stop()
+    assert sent == ["text-embedding-3-large"]
+    assert [r["model"] for r in records] == ["text-embedding-3-large"]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import httpx
+import orjson
 from starlette.requests import Request
 from starlette.types import ASGIApp
 
@@ -111,7 +112,7 @@ class _Booking:
         the web `searches` the answer shows (None: not seen, so the most it may make);
         priced at the service tier the answer says served it (else the one asked for)."""
         gw, call = self.gw, self.call
-        model = model or call.model or "unknown"
+        model = model or self.spend.model  # the model asked for, or degraded to
         bound = call.bound(gw.tokens.factor(model), self.held_input)
         usage = gw.accountant.usage(model, reported, None, bound=bound)
         if usage is None and call.estimated:
@@ -124,7 +125,7 @@ class _Booking:
         """A call that failed after the upstream was reached: an estimate of its input;
         once the upstream began answering (its reply too large to read, or cut off), every
         reply to its ceiling, which the provider may have billed."""
-        model = self.call.model or "unknown"
+        model = self.spend.model
         bound = self.call.bound(self.gw.tokens.factor(model), self.held_input)
         if not self.answering or bound is None:
             await self.book(None, None, str)
@@ -167,7 +168,28 @@ async def _reserve(gw: Gateway, caller: Caller, call: PassCall, held_input: int)
         images=call.images,
         web_searches=call.web_searches,
         tier=call.tier,
+        degradable=call.route in DEGRADABLE,
     )
+
+
+# Routes whose call the ceiling's `degrade_to` model may answer instead (an embedding's
+# vectors belong to the model that made them: refused at the ceiling, never degraded).
+DEGRADABLE = frozenset({"completions", "responses"})
+
+
+def degraded_headers(spend: Reservation) -> list[tuple[bytes, bytes]]:
+    if not spend.degraded_from:
+        return []
+    return [(b"x-gateway-degraded", f"{spend.degraded_from}->{spend.model}".encode())]
+
+
+def forwarded_body(call: PassCall, spend: Reservation) -> bytes:
+    """The client's body, with the model the spend guard degraded the call to."""
+    if not spend.degraded_from:
+        return call.body
+    obj = orjson.loads(call.body)
+    obj["model"] = spend.model
+    return orjson.dumps(obj)
 
 
 async def passthrough(request: Request) -> ASGIApp:
@@ -192,6 +214,7 @@ async def passthrough(request: Request) -> ASGIApp:
     asked = call.model or "unknown"
     held = call.held_input(gw.tokens.factor(asked), gw.context_window(asked))
     spend = await _reserve(gw, caller, call, held)
+    request_log.note(degraded_to=spend.model if spend.degraded_from else None)
     booking = _Booking(gw, caller, call, spend, held, rate=rate)
     # On an error after the upstream was reached the call may be billed: book an estimate.
     estimate = booking.book_failed if call.estimated else None
@@ -200,7 +223,7 @@ async def passthrough(request: Request) -> ASGIApp:
             request.method,
             gw.upstream.url(request.url.path, request.scope["query_string"]),
             gw.upstream.headers(request.headers.raw, caller.tenant.name),
-            call.body,
+            forwarded_body(call, spend),
         )
         booking.answering = response.is_success
         if response.headers.get("content-type", "").startswith("text/event-stream"):
@@ -213,7 +236,7 @@ async def passthrough(request: Request) -> ASGIApp:
             reported, model, tier = _usage_of(obj)
             searches = web_searches_made(obj)
             await booking.book(reported, model, lambda: _output_text(obj), searches, tier)
-        headers = [*response_headers(response.headers), *rate.headers]
+        headers = [*response_headers(response.headers), *degraded_headers(spend), *rate.headers]
         return RawResponse(response.status_code, headers, content)
 
 
@@ -228,7 +251,11 @@ def _stream(booking: _Booking, response: httpx.Response) -> StreamRelay:
 
     return StreamRelay(
         response.status_code,
-        [*response_headers(response.headers), *booking.rate.headers],
+        [
+            *response_headers(response.headers),
+            *degraded_headers(booking.spend),
+            *booking.rate.headers,
+        ],
         booking.gw.upstream.iter_bytes(response),
         response.aclose,
         UsageTap(hide_usage=booking.call.hide_usage, hold_on_finish=booking.call.replies == 1),

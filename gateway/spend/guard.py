@@ -147,6 +147,7 @@ class SpendGuard:
         audio_output: bool = False,
         web_searches: int = 0,
         tier: str | None = None,
+        degradable: bool = True,
     ) -> Reservation:
         """Hold the cost of `input_tokens` (already corrected, see `WorstCase`) and
         `max_output` tokens for one call, and of its input `images` at the most the
@@ -155,7 +156,9 @@ class SpendGuard:
         model's per-search fee; at the rates of the service `tier` it asks for.
         `bounded=False`: its cost cannot be read from the request (image and audio
         routes), so under a ceiling only `unpriced: allow` admits it; so is audio output,
-        a search or a dearer service tier on a model whose price has no rate for it."""
+        a search or a dearer service tier on a model whose price has no rate for it.
+        `degradable=False`: a call the ceiling's `degrade_to` model cannot stand in for
+        (an embedding's vectors belong to the model that made them) is refused instead."""
         tenant = caller.tenant
         policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, time.time())
         rid, keys = new_id(), policy.keys
@@ -170,7 +173,11 @@ class SpendGuard:
             blocked = await self._reserve(rid, guarded, amount)
             if blocked is None:
                 return Reservation(rid, model, keys, held, price_as=price_as)
-            degraded = await self._degrade(rid, guarded, policy.ceiling, model, worst)
+            degraded = (
+                await self._degrade(rid, guarded, policy.ceiling, model, worst)
+                if degradable
+                else None
+            )
         except StoreUnavailable as exc:
             # a busy pool is this process's own load: refused (503), never unguarded
             if not self._fail_open or isinstance(exc, StoreBusy):
