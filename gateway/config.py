@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import Field, field_validator, model_validator
 
+from gateway.context.facts_limit import FactsLimit
 from gateway.context.policy import Policies, load_policies
 from gateway.context.retention import Retention, load_retention
 from gateway.errors import ConfigError
@@ -60,6 +61,13 @@ class LimitsConfig(Strict):
     max_reply_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
     # Bookings held in memory while the store is down; more go to the spill file.
     max_pending_bookings: int = Field(default=100_000, gt=0)
+    # What the app may put in a customer's facts document (PUT .../facts), and what a
+    # turn reads of one stored past it (gateway.context.facts_limit).
+    max_customer_facts: int = Field(default=FactsLimit.facts, gt=0)
+    max_customer_facts_bytes: int = Field(default=FactsLimit.bytes, gt=0)
+
+    def facts_limit(self) -> FactsLimit:
+        return FactsLimit(self.max_customer_facts, self.max_customer_facts_bytes)
 
 
 class LoggingConfig(Strict):

@@ -203,7 +203,7 @@ async def build_gateway(
         rates=RateGuard(store, fail_open=config.store_failure == "fail_open"),
         pricer=pricer,
         windows=WindowBuilder(
-            ConversationStore(store, settings.retention),
+            ConversationStore(store, settings.retention, config.limits.facts_limit()),
             tokens,
             settings.policies,
             summarizer,

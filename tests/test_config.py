@@ -46,6 +46,8 @@ def test_sqlite_path_is_relative_to_the_config_file(tmp_path: Path) -> None:
         ({"upstream": {"base_url": "ftp://x"}}, "upstream.base_url"),
         ({"store": "postgres://x"}, "store"),
         ({"limits": {"max_body_bytes": 0}}, "limits.max_body_bytes"),
+        ({"limits": {"max_customer_facts": 0}}, "limits.max_customer_facts"),
+        ({"limits": {"max_customer_facts_bytes": -1}}, "limits.max_customer_facts_bytes"),
         ({"prices": {"m": {"input_per_mtok": 1}}}, "prices.m.output_per_mtok"),
         (
             {"prices": {"m": {"input_per_mtok": 1, "output_per_mtok": 1, "cache": 2}}},

@@ -26,6 +26,7 @@ PURE = {
     "gateway.context.transcript",
     "gateway.context.records",
     "gateway.context.fact_blocks",
+    "gateway.context.facts_limit",
     "gateway.context.prompts",
     "gateway.context.types",
     "gateway.context.unverified",
@@ -90,7 +91,12 @@ PURE_MAY_IMPORT = {
 # The loop detector's words: Snowball stemmers and the stop-word lists (packaged data).
 PURE_THIRD_PARTY = {"orjson", "re2", "snowballstemmer", "stop_words"}
 # The store keeps bookings and documents: no config, HTTP or pricing.
-STORE_MAY_IMPORT = {"gateway.errors", "gateway.spend.money", "gateway.ledger.usage"}
+STORE_MAY_IMPORT = {
+    "gateway.errors",
+    "gateway.spend.money",
+    "gateway.ledger.usage",
+    "gateway.offload",  # a big document decoded off the event loop
+}
 STORE_NEVER = {"starlette", "httpx", "uvicorn", "yaml", "genai_prices"}
 
 

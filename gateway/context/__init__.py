@@ -6,11 +6,13 @@ facts and episodes slices), `fact_blocks` which facts it shows where, and
 turns and finds the operator's pattern facts, `people` (with its `people_*` parts) the
 facts people state in pt/en/es, `episode_card` the card an earlier conversation becomes,
 `redaction` what a card withholds, `unverified` the mark of a fact an unverified caller
-stated (all pure); `types` is the plain data they share. `builder` is the engine's I/O
+stated, `facts_limit` what the app may put in a customer's facts and what a turn reads of
+them (all pure); `types` is the plain data they share. `builder` is the engine's I/O
 shell (loads the conversation, summarizes before evicting, persists), with `heard` (facts of
 the turns), `summarizer` (model or extractive; episode cards), `classify`, `policy`
 (context.yaml) and `conversations` (the records in the store).
 
 The pure half (`engine`, `transcript`, `records`, `fact_blocks`, `prompts`, `types`,
-`summaries`, `people*`, `episode_card`, `redaction`, `unverified`, `linear_regex`) imports
+`summaries`, `people*`, `episode_card`, `redaction`, `unverified`, `facts_limit`,
+`linear_regex`) imports
 only itself, `gateway.messages` and the standard library (plus RE2)."""

@@ -27,6 +27,7 @@ from urllib.parse import quote
 import orjson
 
 from gateway.context.conversation_record import RECORD_FIELDS, ConversationRecord
+from gateway.context.facts_limit import FactsLimit, within_limit
 from gateway.context.people import current_facts, with_said_again
 from gateway.context.record_merge import merge
 from gateway.context.retention import Retention
@@ -34,6 +35,7 @@ from gateway.context.types import BASIC_SCOPE, LATEST_TIME, Episode, Fact
 from gateway.context.unverified import with_verified
 from gateway.errors import StoreUnavailable
 from gateway.store import Store
+from gateway.throttled_log import warn_throttled
 
 CONVERSATION = "conversation"
 EPISODES = "episodes"
@@ -149,9 +151,16 @@ class _Saving:
 class ConversationStore:
     """Typed access to the documents above, with the retention of each plan."""
 
-    def __init__(self, store: Store, retention: Retention | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        retention: Retention | None = None,
+        facts_limit: FactsLimit | None = None,
+    ) -> None:
         self._store = store
         self.retention = retention or Retention()
+        # What the app may put in a customer's facts document, and what a turn reads of it.
+        self.facts_limit = facts_limit or FactsLimit()
         # One save at a time per conversation in this process: concurrent turns of one
         # conversation then lose at most one race each here (to another replica's write
         # only), instead of retrying against each other.
@@ -273,21 +282,59 @@ class ConversationStore:
     async def load_with_facts(
         self, tenant: str, conversation: str, facts_key_: str | None
     ) -> tuple[ConversationRecord | None, list[Fact]]:
-        """The conversation and the facts it may use, in one store round trip."""
+        """The conversation and the facts a turn reads (`facts_for_turn`), in one store round
+        trip."""
         wanted = [(CONVERSATION, conversation)]
         if facts_key_ is not None:
             wanted.append((FACTS, facts_key_))
         docs = await self._store.get_docs(tenant, wanted)
         conv, facts = docs[0], (docs[1] if len(docs) > 1 else None)
         record = None if conv is None else ConversationRecord.from_fields(conv)
-        return record, [fact_from_json(f) for f in facts_in(facts)]
+        return record, await self._decoded(tenant, facts, bounded=True)
 
     async def facts(self, tenant: str, key: str) -> list[Fact]:
+        """Every fact of the document: what the app reads, edits and deletes."""
         doc = await self._store.get_doc(FACTS, tenant, key)
-        return [fact_from_json(f) for f in facts_in(doc)]
+        return await self._decoded(tenant, doc, bounded=False)
+
+    async def facts_for_turn(self, tenant: str, key: str) -> list[Fact]:
+        """The facts a turn reads: all of a document within `facts_limit`, the limit's
+        worth of one stored past it (gateway.context.facts_limit.within_limit). A turn
+        writes back only what it changed of these: the rest stays stored as it is."""
+        doc = await self._store.get_doc(FACTS, tenant, key)
+        return await self._decoded(tenant, doc, bounded=True)
 
     async def customer_facts(self, tenant: str, customer: str) -> list[Fact]:
-        return await self.facts(tenant, customer_facts_key(customer))
+        """The customer's facts as a turn reads them (`facts_for_turn`)."""
+        return await self.facts_for_turn(tenant, customer_facts_key(customer))
+
+    async def _decoded(
+        self, tenant: str, doc: dict[str, Any] | None, *, bounded: bool
+    ) -> list[Fact]:
+        """A stored facts document as facts, oldest first. One holding more facts than a
+        document within the limit can (the app's and those heard in turns, up to
+        `facts_limit.facts` each: stored before the limit existed) is sorted and decoded
+        in a worker thread: tens of thousands of them took the event loop a second."""
+        if doc and len(doc) > 2 * self.facts_limit.facts:
+            facts, held = await asyncio.to_thread(self._facts_of, doc, bounded)
+        else:
+            facts, held = self._facts_of(doc, bounded)
+        if held > len(facts):
+            warn_throttled(
+                log,
+                "a facts document of tenant %r holds %d facts, past limits.max_customer_facts"
+                " or _bytes (stored before the limit): a turn reads %d of them",
+                tenant,
+                held,
+                len(facts),
+            )
+        return facts
+
+    def _facts_of(self, doc: dict[str, Any] | None, bounded: bool) -> tuple[list[Fact], int]:
+        """(the facts read, how many the document holds)."""
+        held = facts_in(doc)
+        raw = within_limit(held, self.facts_limit) if bounded else held
+        return [fact_from_json(f) for f in raw], len(held)
 
     async def save_facts(
         self,
@@ -337,7 +384,7 @@ class ConversationStore:
         document: it stays small (gateway.context.people.current_facts)."""
         if not new and not renewed and not verified:
             return 0
-        read = await self.facts(tenant, key)
+        read = await self.facts_for_turn(tenant, key)
         known = with_verified(with_said_again(read, renewed), verified)
         ids = {f.id for f in known}
         added = [f for f in new if f.id not in ids]

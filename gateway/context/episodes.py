@@ -124,7 +124,7 @@ class EpisodeBook:
             # that finished after a newer turn was saved (it answers another message).
             turns.append({"role": "assistant", "content": record.last_reply})
         fkey = facts_key(record.customer, record.id)
-        stored = await self.conversations.facts(record.tenant, fkey) if fkey else []
+        stored = await self.conversations.facts_for_turn(record.tenant, fkey) if fkey else []
         during = [
             f
             for f in stored

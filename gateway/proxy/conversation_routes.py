@@ -4,7 +4,7 @@ GET    /v1/conversations/{id}          class, turns, window tokens, summary, cur
 PUT    /v1/conversations/{id}/state    operational state for the coming turns
 POST   /v1/conversations/{id}/close    close it: its episode summary is made now
 GET    /v1/customers/{id}/facts        the customer's durable facts
-PUT    /v1/customers/{id}/facts        add or replace facts (by id)
+PUT    /v1/customers/{id}/facts        add or replace facts (by id), up to the limits
 DELETE /v1/customers/{id}/facts        forget them all, or one with ?id=
 DELETE /v1/customers/{id}              erase everything held about the customer
 GET    /v1/customers/{id}/export       everything held about the customer
@@ -21,6 +21,7 @@ from starlette.requests import Request
 from gateway.context import customers
 from gateway.context.conversation_record import ConversationRecord, is_anonymous
 from gateway.context.conversations import customer_facts_key, fact_to_json
+from gateway.context.facts_limit import over_limit
 from gateway.context.types import LATEST_TIME, Fact
 from gateway.errors import InvalidRequest, NotFound
 from gateway.loops.state import LoopState, progressed
@@ -165,6 +166,15 @@ async def put_facts(request: Request) -> RawResponse:
     before = await store.facts(caller.tenant.name, key)
     known = {f.id: f for f in before}
     known.update({f.id: f for f in new})  # the app's version of a fact wins
+    put = [f for f in known.values() if not f.extracted]  # heard in turns: bounded by kind
+    why = over_limit(len(put), map(fact_to_json, put), store.facts_limit)
+    if why is not None:
+        raise InvalidRequest(
+            f"The customer's facts were not changed: {why}. Delete facts first "
+            "(DELETE /v1/customers/{id}/facts?id=...) or raise the limit in config.yaml.",
+            param="facts",
+            code="customer_facts_limit",
+        )
     tenant = caller.tenant
     await store.save_facts(tenant.name, key, list(known.values()), tenant.plan, before)
     return json_response(orjson.dumps({"facts": [fact_to_json(f) for f in known.values()]}))

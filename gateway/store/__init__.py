@@ -2,7 +2,8 @@
 conversation documents. Backends, picked by URL: SQLite (`sqlite.py`, the default) and
 Redis or Redis Cluster (`redis.py`: `redis://`, `rediss://`, `redis-cluster://`). A store
 imports no config, HTTP or pricing: only its own records, options and `gateway.errors` /
-`gateway.spend.money`."""
+`gateway.spend.money` (and `gateway.offload`, to decode a big document off the event
+loop)."""
 
 from __future__ import annotations
 
