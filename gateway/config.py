@@ -42,6 +42,9 @@ class UpstreamConfig(Strict):
     transport: Literal["lean", "httpx"] = "lean"
     connect_timeout_s: float = Field(default=5.0, gt=0)
     timeout_s: float = Field(default=300.0, gt=0)
+    # The service tier the provider account serves a call that names none (or "auto")
+    # at: such calls are held at its rates (a project set to priority bills them so).
+    default_service_tier: str = Field(default="default", min_length=1, max_length=32)
 
     @field_validator("base_url")
     @classmethod

@@ -137,3 +137,86 @@ def test_a_dearer_tier_without_rates_is_unpriced_never_booked_at_the_standard_ra
         gw.stop()
     assert record["cost_usd"] is None and record["output_tokens"] > 0
     assert acme["unpriced_requests"] == 1
+
+
+def test_a_dearer_tier_served_than_held_is_booked_at_its_rates_and_can_be_held_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A call that names no tier is served at the tier the provider account is set to,
+    which can be priority: it is booked at what it cost (with a warning naming
+    `upstream.default_service_tier`), and with that setting it is held at those rates, so
+    a call whose priority worst case does not fit the ceiling is refused."""
+    ceiling = {"tenants": {"acme": {"monthly_usd": "0.0006"}}}
+    priority = {"x-simulator-service-tier": "priority"}
+    gw = _gateway(tmp_path, spend=ceiling)
+    try:
+        short: Any = SHORT
+        gw.openai().chat.completions.create(
+            model="gpt-4o-mini", messages=short, max_tokens=800, extra_headers=priority
+        )
+        [record] = ledger(gw)
+    finally:
+        gw.stop()
+    assert _booked(record) == _priced(record, "priority") > _priced(record, None)
+    assert "upstream.default_service_tier" in caplog.text
+    account = tmp_path / "account"
+    account.mkdir()
+    gw = _gateway(account, spend=ceiling, upstream={"default_service_tier": "priority"})
+    try:
+        with pytest.raises(openai.RateLimitError):  # 800 tokens at priority: ~$0.0008
+            gw.openai().chat.completions.create(
+                model="gpt-4o-mini", messages=short, max_tokens=800, extra_headers=priority
+            )
+        with pytest.raises(openai.RateLimitError):
+            gw.openai().responses.create(
+                model="gpt-4o-mini", input="hi", max_output_tokens=800, extra_headers=priority
+            )
+        gw.openai().chat.completions.create(
+            model="gpt-4o-mini", messages=short, max_tokens=300, extra_headers=priority
+        )
+        [record] = ledger(gw)
+    finally:
+        gw.stop()
+    assert _booked(record) == _priced(record, "priority")
+
+
+def test_a_tier_the_reply_names_without_rates_is_booked_at_the_held_tiers(
+    tmp_path: Path,
+) -> None:
+    """A reply naming a tier nobody has rates for ("on_demand", as some OpenAI-compatible
+    providers answer) made the call unpriced, so free under a ceiling. It is booked at
+    the rates it was held at."""
+    gw = _gateway(tmp_path, spend={"tenants": {"acme": {"monthly_usd": "5"}}})
+    odd = {"x-simulator-service-tier": "on_demand"}
+    try:
+        short: Any = SHORT
+        gw.openai().chat.completions.create(model="gpt-4o-mini", messages=short, extra_headers=odd)
+        gw.openai().responses.create(model="gpt-4o-mini", input="hi", extra_headers=odd)
+        records = ledger(gw)
+    finally:
+        gw.stop()
+    assert len(records) == 2
+    for record in records:
+        assert record["cost_usd"] is not None
+        assert _booked(record) == _priced(record, None)
+
+
+def test_a_price_from_the_config_table_has_no_dearer_tier(tmp_path: Path) -> None:
+    """config.yaml `prices` holds one rate per model: a priority call on such a model was
+    held and booked at it. It is unpriced now, as on a genai-prices model without tier
+    rates: refused under a ceiling that does not allow unpriced calls."""
+    gw = _gateway(tmp_path, spend={"tenants": {"acme": {"monthly_usd": "5"}}})
+    try:
+        short: Any = SHORT
+        with pytest.raises(openai.BadRequestError) as info:
+            gw.openai().chat.completions.create(
+                model="local-llama", messages=short, service_tier="priority"
+            )
+        assert info.value.code == "model_not_priced"
+        gw.openai().chat.completions.create(
+            model="local-llama", messages=short, service_tier="flex"
+        )
+        [record] = ledger(gw)
+    finally:
+        gw.stop()
+    assert record["cost_usd"] is not None  # flex bills at most the table's rate

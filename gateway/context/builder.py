@@ -210,7 +210,8 @@ class WindowBuilder:
             caller, record, inp, engine_tokens, model, now, fkey, facts_write
         )
         learned += heard
-        window = window or assemble(inp, engine_tokens)
+        if window is None:
+            window = await offload.walking(inp.messages, assemble, inp, engine_tokens)
         squeezed = evicted_now if reason == "quota" else 0  # a cold cache's: no quota hit
         quota_hit = squeezed > 0 or window.report.over_quota
         record.window_tokens = window.report.history_tokens
@@ -300,9 +301,10 @@ class WindowBuilder:
             if shorter:
                 memory = dataclasses.replace(memory, summary=shorter)
                 candidate = dataclasses.replace(candidate, memory=memory)
-                window = assemble(candidate, tokens)
+                window = await offload.walking(inp.messages, assemble, candidate, tokens)
                 recompressed = True
-            if window.report.history_tokens >= assemble(inp, tokens).report.history_tokens:
+            whole = await offload.walking(inp.messages, assemble, inp, tokens)
+            if window.report.history_tokens >= whole.report.history_tokens:
                 return 0, inp, 0, None, compaction.reason  # it would not even shrink
             # else: within quota, or over (the opening or last turns alone are too big)
             # but smaller than keeping everything: sent, and counted as over quota.
@@ -328,7 +330,7 @@ class WindowBuilder:
         """Nothing left to fold and still over quota: the summary gives way (persisted)."""
         if not inp.memory.summary:
             return inp, None
-        window = assemble(inp, tokens)
+        window = await offload.walking(inp.messages, assemble, inp, tokens)
         if not window.report.over_quota:
             return inp, window
         room = summary_room(inp, window.report, tokens)
@@ -341,7 +343,7 @@ class WindowBuilder:
         record.summary_recompressions += 1
         await self.conversations.save(record)
         self._metrics.summary_recompressed.inc()
-        return candidate, assemble(candidate, tokens)
+        return candidate, await offload.walking(inp.messages, assemble, candidate, tokens)
 
     async def _append_fold(
         self,

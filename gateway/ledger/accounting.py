@@ -109,15 +109,16 @@ class Accountant:
         reservation: str | None = None,
         fallback_model: str | None = None,
         tier: str | None = None,
+        held_tier: str | None = None,
     ) -> UsageRecord:
         """Book `usage` of `model`, priced at its service `tier`'s rates (the tier that
-        served the call, gateway.spend.pricing)."""
+        served the call, gateway.spend.pricing); `held_tier`: the tier it was held at."""
         # A call that bills nothing costs nothing, priced or not (no "unpriced" warning).
-        cost = self._pricer.cost(model, usage, tier) if usage.billed else Decimal(0)
+        cost = self._price(model, usage, tier, held_tier) if usage.billed else Decimal(0)
         if cost is None and fallback_model and fallback_model != model:
             # The upstream named a model we cannot price (e.g. a dated variant): the
             # requested model's price is the honest guess, and what was reserved.
-            cost = self._pricer.cost(fallback_model, usage, tier)
+            cost = self._price(fallback_model, usage, tier, held_tier)
         if cost is None:
             self._metrics.count_unpriced(model)
         if usage.estimated:
@@ -138,3 +139,26 @@ class Accountant:
         )
         await self._bookkeeper.book(record)
         return record
+
+    def _price(
+        self, model: str, usage: TokenUsage, tier: str | None, held_tier: str | None
+    ) -> Decimal | None:
+        """At the rates of the tier that served the call. A tier the reply names without
+        rates for the model ("on_demand") is booked at the held tier's, never free; one
+        dearer than the hold is booked at its own rates, past what was held (a project
+        set to a dearer tier than `upstream.default_service_tier` says)."""
+        cost = self._pricer.cost(model, usage, tier)
+        if tier == held_tier:
+            return cost
+        held = self._pricer.cost(model, usage, held_tier)
+        if cost is None:
+            return held
+        if held is not None and cost > held:
+            warn_throttled(
+                log,
+                "a call held at service tier %r was served at %r, dearer: booked at its "
+                "rates, past what was held (upstream.default_service_tier)",
+                held_tier,
+                str(tier)[:32],
+            )
+        return cost

@@ -44,7 +44,7 @@ from gateway.proxy.upstream import response_headers
 from gateway.runtime import Gateway
 from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
-from gateway.spend.pricing import tier_of
+from gateway.spend.pricing import held_tier, tier_of
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
 from gateway.spend.tool_fees import chat_searches
 
@@ -183,6 +183,9 @@ async def chat_completions(request: Request) -> ASGIApp:
     worst = WorstCase.of(input_estimate, factor, per_reply, call.replies)
     window = gw.context_window(call.model)
     cost = chat_cost(call.body, call.model, turn.window.messages, worst, window)
+    tier = held_tier(
+        call.body.get("service_tier"), gw.settings.config.upstream.default_service_tier
+    )
     with tracing.span("spend.guard"):
         spend = await gw.guard.reserve(
             caller,
@@ -192,11 +195,11 @@ async def chat_completions(request: Request) -> ASGIApp:
             images=cost.images,
             audio_output=call.audio_output,
             web_searches=cost.searches,
-            tier=cost.tier,
+            tier=tier,
         )
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
     bound = cost.bound((call.model, spend.model))
-    ctx = _Context(gw, caller, call, turn, spend, input_estimate, bound)
+    ctx = _Context(gw, caller, call, turn, spend, input_estimate, bound, tier)
     ctx.rate = rate
     # On an error after the upstream was reached the call may be billed: book an estimate
     # (every reply's ceiling once it began answering: gateway.ledger.accounting.unread).
@@ -227,6 +230,7 @@ class _Context:
     spend: Reservation
     input_estimate: int  # raw count of everything sent: messages, tools, schemas
     bound: UsageBound | None  # the most the upstream can bill for it
+    tier: str  # the service tier it was held at (gateway.spend.pricing.held_tier)
     hold: Hold | None = None
     answering: bool = False  # the upstream began a successful answer
     rate: RateTicket = UNLIMITED  # its rate-limit headers, and where its output settles
@@ -260,7 +264,7 @@ async def _settle(
     """Book the call (settling its reservation), then record the turn. `output_text`:
     everything the model wrote (for estimates and the loop detector); `answer`: what the
     customer was shown, kept for the episode card; `served_tier`: the service tier the
-    reply says served it (priced at its rates; else the tier asked for)."""
+    reply says served it (priced at its rates; else the tier it was held at)."""
     gw, call = ctx.gw, ctx.call
     # Token counts learn and estimate under the requested model; prices use the served one.
     usage: TokenUsage | None
@@ -285,7 +289,8 @@ async def _settle(
                 budgets=ctx.spend.budgets,
                 reservation=ctx.spend.id,
                 fallback_model=ctx.spend.priced_as,
-                tier=tier_of(served_tier) or tier_of(call.body.get("service_tier")),
+                tier=tier_of(served_tier) or ctx.tier,
+                held_tier=ctx.tier,
             )
         request_log.note_usage(model, usage, record.cost_units)
         if ctx.hold is not None:

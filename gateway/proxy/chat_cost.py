@@ -15,7 +15,6 @@ from gateway.ledger.usage import UsageBound
 from gateway.spend.files import files_in, worst_input
 from gateway.spend.guard import WorstCase
 from gateway.spend.images import beyond_count, images_in
-from gateway.spend.pricing import tier_of
 from gateway.spend.tool_fees import chat_searches
 
 
@@ -26,7 +25,6 @@ class ChatCost:
     images: tuple[tuple[Any, int], ...]  # gateway.spend.images
     searches: int  # web searches it makes (gateway.spend.tool_fees)
     unseen_input: bool  # files or searches add input the body does not show
-    tier: str | None  # the service tier it asks for: held at its rates (spend.pricing)
 
     def bound(self, models: tuple[str, str]) -> UsageBound:
         """The most the upstream can bill: every reply's ceiling (a prediction's tokens
@@ -57,7 +55,6 @@ def chat_cost(
         images=images_in(messages),
         searches=searches,
         unseen_input=bool(files or searches),
-        tier=tier_of(body.get("service_tier")),
     )
 
 

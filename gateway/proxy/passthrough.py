@@ -31,7 +31,7 @@ from gateway.proxy.streaming import StreamRelay, UsageTap
 from gateway.proxy.upstream import response_headers
 from gateway.runtime import Gateway
 from gateway.spend.hold import Hold, Reservation
-from gateway.spend.pricing import tier_of
+from gateway.spend.pricing import held_tier, tier_of
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
 
 # (method, path under /v1) of the stateless routes; a trailing "/*" allows one more segment.
@@ -96,6 +96,7 @@ class _Booking:
     call: PassCall
     spend: Reservation
     held_input: int  # the input held for it (PassCall.held_input)
+    tier: str  # the service tier it was held at (gateway.spend.pricing.held_tier)
     hold: Hold | None = None
     rate: RateTicket = UNLIMITED  # its rate-limit headers, and where its output settles
     answering: bool = False  # the upstream began a successful answer
@@ -110,7 +111,7 @@ class _Booking:
     ) -> None:
         """Reported usage, else (for a call whose input was counted) an estimate; and
         the web `searches` the answer shows (None: not seen, so the most it may make);
-        priced at the service tier the answer says served it (else the one asked for)."""
+        priced at the service tier the answer says served it (else the one held)."""
         gw, call = self.gw, self.call
         model = model or self.spend.model  # the model asked for, or degraded to
         bound = call.bound(gw.tokens.factor(model), self.held_input)
@@ -147,7 +148,8 @@ class _Booking:
             budgets=self.spend.budgets,
             reservation=self.spend.id,
             fallback_model=self.spend.priced_as,
-            tier=tier or call.tier,
+            tier=tier or self.tier,
+            held_tier=self.tier,
         )
         request_log.note_usage(model, usage, record.cost_units)
         if self.hold is not None:
@@ -155,7 +157,9 @@ class _Booking:
         await gw.rates.settle(self.rate, usage.output)
 
 
-async def _reserve(gw: Gateway, caller: Caller, call: PassCall, held_input: int) -> Reservation:
+async def _reserve(
+    gw: Gateway, caller: Caller, call: PassCall, held_input: int, tier: str
+) -> Reservation:
     model = call.model or "unknown"
     if call.free:
         return gw.guard.unheld(caller, model)
@@ -167,7 +171,7 @@ async def _reserve(gw: Gateway, caller: Caller, call: PassCall, held_input: int)
         bounded=call.bounded,
         images=call.images,
         web_searches=call.web_searches,
-        tier=call.tier,
+        tier=tier,
         degradable=call.route in DEGRADABLE,
     )
 
@@ -213,9 +217,10 @@ async def passthrough(request: Request) -> ASGIApp:
     rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, call.raw_input)
     asked = call.model or "unknown"
     held = call.held_input(gw.tokens.factor(asked), gw.context_window(asked))
-    spend = await _reserve(gw, caller, call, held)
+    tier = held_tier(call.tier, gw.settings.config.upstream.default_service_tier)
+    spend = await _reserve(gw, caller, call, held, tier)
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
-    booking = _Booking(gw, caller, call, spend, held, rate=rate)
+    booking = _Booking(gw, caller, call, spend, held, tier, rate=rate)
     # On an error after the upstream was reached the call may be billed: book an estimate.
     estimate = booking.book_failed if call.estimated else None
     async with gw.guard.held(spend, estimate) as booking.hold:

@@ -53,6 +53,17 @@ def tier_of(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def held_tier(asked: Any, account_tier: str) -> str:
+    """The tier a call is held at: the one its body names, else (none, or "auto") the
+    one the provider account serves such calls at (`upstream.default_service_tier`)."""
+    tier = tier_of(asked)
+    return account_tier if tier is None or tier == "auto" else tier
+
+
+def _dearer(tier: str | None) -> bool:
+    return tier is not None and tier not in AT_MOST_STANDARD
+
+
 class Pricer:
     def __init__(
         self,
@@ -103,8 +114,8 @@ class Pricer:
         """Whether the model has a price but no rate for audio output or web searches
         that the call may bill (they would be booked at the text price, or not at all),
         or none for its service `tier` (a dearer one without rates of its own)."""
-        if model in self._table:
-            return audio_output or web_searches
+        if model in self._table:  # a table price has no tiers
+            return audio_output or web_searches or _dearer(tier)
         model_price = self._model_price(model)
         if model_price is None:
             return False
@@ -118,6 +129,15 @@ class Pricer:
         """What `usage` of `model` costs, at its service `tier`'s rates; None: unpriced."""
         entry = self._table.get(model)
         if entry is not None:
+            if _dearer(tier):  # a table price has no tiers: a dearer one is not known
+                self._warn(
+                    f"{model}\0{tier}",
+                    "no price for model %r at service tier %r (config.yaml `prices` has no "
+                    "tiers): booked with tokens, counted unpriced",
+                    model,
+                    str(tier)[:32],
+                )
+                return None
             return _table_cost(entry, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
         if tier is not None and tier not in _STANDARD:
             return self._tier_cost(model, usage, tier)
@@ -183,10 +203,15 @@ class Pricer:
         calc = self._calc(model, context)
         if calc is None:
             return None
+        now = datetime.now(UTC)
         variants = getattr(calc.model, "price_variants", None) or ()
-        if not any(v.when.get("service_tier") == tier for v in variants):
-            return None
-        return calc.model.get_prices(datetime.now(UTC), context)
+        if not any(
+            v.when.get("service_tier") == tier
+            and (v.constraint is None or v.constraint.active(now))
+            for v in variants
+        ):
+            return None  # none, or only rates that start later
+        return calc.model.get_prices(now, context)
 
     def _calc(self, model: str, context: dict[str, str] | None = None) -> Any:
         """genai-prices' calculation for one token of `model` (its price and what it
