@@ -354,6 +354,16 @@ def test_a_plain_model_path_arrives_as_sent(gw: GatewayProc, recorder: Recorder)
     assert entry["raw_path"] == "/v1/models/my%20model"
 
 
+def test_head_is_proxied_where_get_is(gw: GatewayProc, recorder: Recorder) -> None:
+    """`HEAD /v1/models` answered 404 route_not_proxied though GET is proxied; a HEAD of a
+    route that only takes POST still is not."""
+    start = len(recorder.seen)
+    assert httpx.head(f"{gw.v1}/models", headers=_auth(gw)).status_code == 200
+    assert [e["method"] for e in recorder.since(start)] == ["HEAD"]
+    refused = httpx.head(f"{gw.v1}/embeddings", headers=_auth(gw))
+    assert refused.status_code == 404 and not recorder.since(start + 1)
+
+
 # -- 18: bad input is a 400, never a 500 ----------------------------------------------
 
 
@@ -465,3 +475,36 @@ def test_a_stream_event_that_never_ends_is_cut_not_buffered(
     records = gw.admin("/admin/ledger").json()["records"]
     assert len(records) == before + 1
     assert httpx.get(f"{gw.url}/livez").status_code == 200
+
+
+def test_the_stream_event_limit_is_limits_max_reply_bytes(
+    recorder: Recorder, tmp_path: Path
+) -> None:
+    """The cut follows `limits.max_reply_bytes`: at 1 MB, a 2 MB event cuts the stream."""
+    proc = start_gateway(
+        tmp_path,
+        f"{recorder.url}/v1",
+        f"sqlite:///{tmp_path / 'g.db'}",
+        limits={"max_reply_bytes": 1_000_000},
+    )
+    try:
+        head = b'data: {"id":"c2","object":"chat.completion.chunk","created":0,"choices":'
+        endless = head + b'[{"index":0,"delta":{"content":"' + b"a" * (2 * 1024 * 1024)
+        recorder.answers.append(Answer(200, endless, {"content-type": "text/event-stream"}))
+        body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+        received = bytearray()
+        with (
+            pytest.raises(httpx.RemoteProtocolError),
+            httpx.stream(
+                "POST",
+                f"{proc.v1}/chat/completions",
+                json={**body, "stream": True},
+                headers=_auth(proc),
+                timeout=60,
+            ) as answer,
+        ):
+            for part in answer.iter_bytes():
+                received += part
+        assert not received
+    finally:
+        proc.stop()

@@ -416,6 +416,7 @@ def _stream(ctx: _Context, response: httpx.Response, before_upstream: float) -> 
         UsageTap(
             hide_usage=not ctx.call.client_wants_usage,
             hold_on_finish=ctx.call.body.get("n") in (None, 1),
+            max_event_bytes=gw.upstream.max_reply_bytes,
         ),
         on_done,
     )

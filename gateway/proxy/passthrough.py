@@ -63,7 +63,8 @@ def check_route(method: str, raw_path: str) -> None:
         raise InvalidRequest("The request path is not a plain /v1 path.", code="invalid_path")
     tail = raw_path.removeprefix("/v1")
     parent = tail.rsplit("/", 1)[0] + "/*"
-    if (method, tail) not in ALLOWED and (method, parent) not in ALLOWED:
+    allowed = "GET" if method == "HEAD" else method  # HEAD: a GET without its body
+    if (allowed, tail) not in ALLOWED and (allowed, parent) not in ALLOWED:
         raise NotFound(
             f"{method} /v1{tail} is not proxied: the gateway forwards only stateless routes, "
             "because provider-side objects would be shared by every tenant.",
@@ -263,7 +264,11 @@ def _stream(booking: _Booking, response: httpx.Response) -> StreamRelay:
         ],
         booking.gw.upstream.iter_bytes(response),
         response.aclose,
-        UsageTap(hide_usage=booking.call.hide_usage, hold_on_finish=booking.call.replies == 1),
+        UsageTap(
+            hide_usage=booking.call.hide_usage,
+            hold_on_finish=booking.call.replies == 1,
+            max_event_bytes=booking.gw.upstream.max_reply_bytes,
+        ),
         on_done,
     )
 

@@ -24,7 +24,7 @@ from gateway.ledger.usage import web_searches_made
 
 log = logging.getLogger("gateway.proxy.streaming")
 
-# One event past this (the default `limits.max_reply_bytes`) with no end in sight: an
+# One event past `limits.max_reply_bytes` (this by default) with no end in sight: an
 # upstream that never sends the blank line would otherwise grow the process without end.
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 _DONE = b"data: [DONE]"
@@ -53,8 +53,11 @@ def _event_json(event: bytes) -> Any:
 
 
 class UsageTap:
-    def __init__(self, hide_usage: bool, hold_on_finish: bool = True) -> None:
+    def __init__(
+        self, hide_usage: bool, hold_on_finish: bool = True, max_event_bytes: int | None = None
+    ) -> None:
         self.hide_usage = hide_usage
+        self.max_event_bytes = max_event_bytes or MAX_EVENT_BYTES
         # With n > 1 choices one finishing is not the end: hold only from [DONE] then.
         self.hold_on_finish = hold_on_finish
         self.usage: dict[str, Any] | None = None
@@ -68,12 +71,13 @@ class UsageTap:
 
     def feed(self, chunk: bytes) -> bytes:
         """Take upstream bytes; return the bytes to send to the client now. Raises once
-        an unfinished event holds more than MAX_EVENT_BYTES (the events before it were
+        an unfinished event holds more than `max_event_bytes` (the events before it were
         returned by the calls before)."""
-        if len(self._buffer) > MAX_EVENT_BYTES:
+        if len(self._buffer) > self.max_event_bytes:
             raise UpstreamReplyTooLarge(
                 f"An event of the upstream's stream is larger than the gateway accepts "
-                f"({MAX_EVENT_BYTES} bytes): the stream was cut there."
+                f"(limits.max_reply_bytes: {self.max_event_bytes} bytes): the stream was cut "
+                "there."
             )
         self._buffer += chunk
         out = []
