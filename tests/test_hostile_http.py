@@ -508,3 +508,23 @@ def test_the_stream_event_limit_is_limits_max_reply_bytes(
         assert not received
     finally:
         proc.stop()
+
+
+def test_the_conversation_id_is_echoed_as_the_client_sent_it(gw: GatewayProc) -> None:
+    """An id sent as latin-1 bytes ("conv-\\xe9") came back in `x-gateway-conversation-id`
+    as UTF-8 ("conv-\\xc3\\xa9"): the app no longer found its own id. It is echoed as
+    sent now, in either encoding."""
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+    for sent in (b"conv-\xe9-1", "conv-é-2".encode()):
+        answer = httpx.post(
+            f"{gw.v1}/chat/completions",
+            json=body,
+            headers=[
+                (b"Authorization", f"Bearer {gw.keys['acme']}".encode()),
+                (b"X-Conversation-Id", sent),
+            ],
+            timeout=30,
+        )
+        assert answer.status_code == 200, answer.text
+        echoed = [v for k, v in answer.headers.raw if k.lower() == b"x-gateway-conversation-id"]
+        assert echoed == [sent]

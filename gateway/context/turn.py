@@ -77,3 +77,6 @@ class Turn:
     # The write of the facts the newest message stated, started by the build: it runs
     # while the call is forwarded, and is done before any of the answer is relayed.
     facts_write: asyncio.Future[None] | None = field(default=None, compare=False)
+    # The conversation id as the client's header sent it (its bytes: latin-1 or UTF-8),
+    # echoed in `x-gateway-conversation-id` so the app finds its own id there.
+    sent_id: bytes | None = None

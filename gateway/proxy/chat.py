@@ -27,7 +27,7 @@ from gateway.ops import tracing
 from gateway.proxy import request_log
 from gateway.proxy.chat_cost import chat_cost, prediction_texts
 from gateway.proxy.http_responses import RawResponse
-from gateway.proxy.identity import Caller, authenticate, identify
+from gateway.proxy.identity import Caller, authenticate, identify, sent_id
 from gateway.proxy.provider_refs import check_chat
 from gateway.proxy.request_body import (
     ask_stream_usage,
@@ -129,7 +129,7 @@ def window_headers(turn: Turn, spend: Reservation | None) -> list[tuple[bytes, b
         extra.append((b"x-gateway-max-tokens-capped", capped.encode()))
     return [
         *extra,
-        (b"x-gateway-conversation-id", turn.record.id.encode()),
+        (b"x-gateway-conversation-id", turn.sent_id or turn.record.id.encode()),
         (b"x-gateway-class", (turn.record.conversation_class or "").encode()),
         (b"x-gateway-window-tokens", str(turn.window.report.history_tokens).encode()),
         (b"x-gateway-evicted-turns", str(turn.window.report.evicted_messages).encode()),
@@ -157,6 +157,7 @@ async def chat_completions(request: Request) -> ASGIApp:
                 retried=retry_marked(request.headers.get("x-stainless-retry-count")),
             )
         )
+    turn.sent_id = sent_id(request.headers, "x-conversation-id", turn.record.id)
     turn.escalation = gw.escalations.check(turn.record, turn.policy)
     request_log.note(
         model=call.model,

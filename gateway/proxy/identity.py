@@ -87,6 +87,15 @@ def path_id(value: str, param: str) -> str | None:
     return value or None
 
 
+def sent_id(headers: Headers, name: str, kept: str) -> bytes | None:
+    """Header `name` as the client sent it (bytes) when the gateway keeps it as `kept`
+    (header_id): what to echo back to it, whichever encoding it used."""
+    raw = next((v for k, v in headers.raw if k.lower() == name.encode()), None)
+    if raw is None or header_id(raw.decode("latin-1"), name) != kept:
+        return None
+    return raw.strip()
+
+
 def _many(headers: Headers, name: str) -> tuple[str, ...]:
     value = headers.get(name)
     if not value:
