@@ -54,6 +54,15 @@ def many_messages_body(size: int = 9 * KB * KB, each: int = 2 * KB) -> bytes:
     return _messages_body(messages)
 
 
+def short_messages_body(count: int) -> bytes:
+    """A history of `count` short messages (150,000 make ~6.5 MB): the window's passes
+    over every message, not any one message's size, are what it costs."""
+    roles = ("user", "assistant")
+    messages = [{"role": roles[i % 2], "content": f"msg {i} ok"} for i in range(count)]
+    messages.append({"role": "user", "content": "where is my order?"})
+    return _messages_body(messages)
+
+
 def hostile_bodies() -> dict[str, bytes]:
     bodies = {f"40KB {name}": adversarial_body(text) for name, text in ADVERSARIAL_TEXTS.items()}
     bodies["9MB one message"] = huge_message_body()

@@ -211,7 +211,7 @@ class WindowBuilder:
         )
         learned += heard
         if window is None:
-            window = await offload.walking(inp.messages, assemble, inp, engine_tokens)
+            window = await _assembled(inp, engine_tokens)
         squeezed = evicted_now if reason == "quota" else 0  # a cold cache's: no quota hit
         quota_hit = squeezed > 0 or window.report.over_quota
         record.window_tokens = window.report.history_tokens
@@ -291,7 +291,7 @@ class WindowBuilder:
         candidate = dataclasses.replace(
             inp, memory=memory, facts=merged_facts(with_said_again(inp.facts, renewed), new_facts)
         )
-        window = await offload.walking(inp.messages, assemble, candidate, tokens)
+        window = await _assembled(candidate, tokens)
         report = window.report
         if report.over_quota:
             # No room at all (the opening, the facts and the last turns fill the quota):
@@ -301,9 +301,9 @@ class WindowBuilder:
             if shorter:
                 memory = dataclasses.replace(memory, summary=shorter)
                 candidate = dataclasses.replace(candidate, memory=memory)
-                window = await offload.walking(inp.messages, assemble, candidate, tokens)
+                window = await _assembled(candidate, tokens)
                 recompressed = True
-            whole = await offload.walking(inp.messages, assemble, inp, tokens)
+            whole = await _assembled(inp, tokens)
             if window.report.history_tokens >= whole.report.history_tokens:
                 return 0, inp, 0, None, compaction.reason  # it would not even shrink
             # else: within quota, or over (the opening or last turns alone are too big)
@@ -330,7 +330,7 @@ class WindowBuilder:
         """Nothing left to fold and still over quota: the summary gives way (persisted)."""
         if not inp.memory.summary:
             return inp, None
-        window = await offload.walking(inp.messages, assemble, inp, tokens)
+        window = await _assembled(inp, tokens)
         if not window.report.over_quota:
             return inp, window
         room = summary_room(inp, window.report, tokens)
@@ -343,7 +343,7 @@ class WindowBuilder:
         record.summary_recompressions += 1
         await self.conversations.save(record)
         self._metrics.summary_recompressed.inc()
-        return candidate, await offload.walking(inp.messages, assemble, candidate, tokens)
+        return candidate, await _assembled(candidate, tokens)
 
     async def _append_fold(
         self,
@@ -420,6 +420,11 @@ class WindowBuilder:
             await self.conversations.save(record)
         except StoreUnavailable as exc:
             warn_throttled(log, "conversation not updated this turn: %s", exc.message)
+
+
+async def _assembled(inp: WindowInput, tokens: EngineTokens) -> Window:
+    """The window of `inp` (in a worker thread past offload.OFFLOAD_MESSAGES messages)."""
+    return await offload.walking(inp.messages, assemble, inp, tokens)
 
 
 def _confirmed_since(facts: list[Fact], since: float) -> bool:

@@ -7,7 +7,6 @@ book -> persist the conversation.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from time import perf_counter
@@ -40,9 +39,9 @@ from gateway.proxy.request_body import (
     retry_marked,
 )
 from gateway.proxy.streaming import StreamRelay, UsageTap
-from gateway.proxy.upstream import response_headers
+from gateway.proxy.upstream import degraded_headers, response_headers
 from gateway.runtime import Gateway
-from gateway.spend.guard import WorstCase
+from gateway.spend.guard import WorstCase, corrected
 from gateway.spend.hold import Hold, Reservation
 from gateway.spend.pricing import held_tier, tier_of
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
@@ -118,9 +117,7 @@ def upstream_payload(call: ChatCall, turn: Turn, model: str) -> bytes:
 
 
 def window_headers(turn: Turn, spend: Reservation | None) -> list[tuple[bytes, bytes]]:
-    extra = []
-    if spend is not None and spend.degraded_from:
-        extra.append((b"x-gateway-degraded", f"{spend.degraded_from}->{spend.model}".encode()))
+    extra = degraded_headers(spend)
     if turn.escalation:
         extra.append((b"x-gateway-escalation", turn.escalation.encode()))
     report = turn.window.report
@@ -157,7 +154,8 @@ async def chat_completions(request: Request) -> ASGIApp:
                 retried=retry_marked(request.headers.get("x-stainless-retry-count")),
             )
         )
-    turn.sent_id = sent_id(request.headers, "x-conversation-id", turn.record.id)
+    if caller.conversation:  # the record's id: echoed as the client's header sent it
+        turn.sent_id = sent_id(request.headers, "x-conversation-id")
     turn.escalation = gw.escalations.check(turn.record, turn.policy)
     request_log.note(
         model=call.model,
@@ -360,7 +358,7 @@ async def _prediction_tokens(gw: Gateway, call: ChatCall, factor: float) -> int:
         return 0
     size = sum(len(t) for t in texts)
     raw = await offload.sized(size, lambda: sum(gw.tokens.count_text(call.model, t) for t in texts))
-    return math.ceil(raw * max(factor, 1.0))
+    return corrected(raw, factor)
 
 
 def _reply_text(obj: dict[str, Any]) -> str:

@@ -87,13 +87,11 @@ def path_id(value: str, param: str) -> str | None:
     return value or None
 
 
-def sent_id(headers: Headers, name: str, kept: str) -> bytes | None:
-    """Header `name` as the client sent it (bytes) when the gateway keeps it as `kept`
-    (header_id): what to echo back to it, whichever encoding it used."""
-    raw = next((v for k, v in headers.raw if k.lower() == name.encode()), None)
-    if raw is None or header_id(raw.decode("latin-1"), name) != kept:
-        return None
-    return raw.strip()
+def sent_id(headers: Headers, name: str) -> bytes | None:
+    """Header `name` as the client sent it (its bytes, whichever encoding): what to echo
+    back of an id `identify` kept (header_id) from it."""
+    raw = next((v for k, v in headers.raw if k == name.encode()), None)
+    return raw.strip() if raw is not None else None
 
 
 def _many(headers: Headers, name: str) -> tuple[str, ...]:

@@ -28,7 +28,7 @@ from gateway.proxy.identity import Caller, authenticate, identify
 from gateway.proxy.passthrough_cost import PassCall, read_call
 from gateway.proxy.request_body import json_object_or_none, read_body
 from gateway.proxy.streaming import StreamRelay, UsageTap
-from gateway.proxy.upstream import response_headers
+from gateway.proxy.upstream import degraded_headers, response_headers
 from gateway.runtime import Gateway
 from gateway.spend.hold import Hold, Reservation
 from gateway.spend.pricing import held_tier, tier_of
@@ -180,12 +180,6 @@ async def _reserve(
 # Routes whose call the ceiling's `degrade_to` model may answer instead (an embedding's
 # vectors belong to the model that made them: refused at the ceiling, never degraded).
 DEGRADABLE = frozenset({"completions", "responses"})
-
-
-def degraded_headers(spend: Reservation) -> list[tuple[bytes, bytes]]:
-    if not spend.degraded_from:
-        return []
-    return [(b"x-gateway-degraded", f"{spend.degraded_from}->{spend.model}".encode())]
 
 
 def forwarded_body(call: PassCall, spend: Reservation) -> bytes:

@@ -14,7 +14,6 @@ tokens.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,6 +33,7 @@ from gateway.proxy.request_body import (
     positive_int,
 )
 from gateway.spend.files import has_files, worst_input
+from gateway.spend.guard import corrected
 from gateway.spend.images import beyond_count, images_anywhere
 from gateway.spend.pricing import tier_of
 from gateway.spend.tool_fees import may_search, unbounded_tools
@@ -68,7 +68,7 @@ class PassCall:
         """The input the spend guard holds: as counted (with the model's token `factor`),
         and where files or searches add input the body does not show, what they may add
         on a model of `context_window` (gateway.spend.files)."""
-        counted = math.ceil(self.raw_input * max(factor, 1.0))
+        counted = corrected(self.raw_input, factor)
         return worst_input(counted, self.files, context_window, self.web_searches)
 
     def bound(self, factor: float, held_input: int) -> UsageBound | None:
@@ -81,7 +81,7 @@ class PassCall:
         output, images = self.held_output, beyond_count(self.model or "", self.images)
         if self.files or self.web_searches:
             return UsageBound(output, held_input + images, input_held=True)
-        return UsageBound(output, math.ceil(self.raw_input * max(factor, 1.0)) + images)
+        return UsageBound(output, corrected(self.raw_input, factor) + images)
 
     @property
     def estimated(self) -> bool:

@@ -24,6 +24,7 @@ from gateway.errors import (
 from gateway.ops import tracing
 from gateway.proxy.request_log import REQUEST_ID
 from gateway.proxy.upstream_errors import ERROR_BODY_LIMIT, scrubbed_error
+from gateway.spend.hold import Reservation
 
 # What a decoded request path may keep as it is when it is encoded again for the upstream.
 _PATH_SAFE = "/:@!$&'()*+,;=-._~"
@@ -244,6 +245,13 @@ def _too_large(limit: int) -> UpstreamReplyTooLarge:
         f"The upstream's reply is larger than the gateway accepts "
         f"(limits.max_reply_bytes: {limit} bytes)."
     )
+
+
+def degraded_headers(spend: Reservation | None) -> list[tuple[bytes, bytes]]:
+    """`x-gateway-degraded: FROM->TO` when the spend guard sent the call to a cheaper model."""
+    if spend is None or not spend.degraded_from:
+        return []
+    return [(b"x-gateway-degraded", f"{spend.degraded_from}->{spend.model}".encode())]
 
 
 def response_headers(headers: httpx.Headers) -> list[tuple[bytes, bytes]]:

@@ -77,8 +77,14 @@ class WorstCase:
 
     @classmethod
     def of(cls, raw_input: int, factor: float, max_output: int, replies: int = 1) -> WorstCase:
-        # Never fewer tokens than our own count: a learned factor below 1 is an average.
-        return cls(math.ceil(raw_input * max(factor, 1.0)), max_output * max(replies, 1))
+        return cls(corrected(raw_input, factor), max_output * max(replies, 1))
+
+
+def corrected(raw: int, factor: float) -> int:
+    """The gateway's own count of what a call sends, in the tokens the provider bills
+    (the model's learned token `factor`); never fewer than our own count: a learned
+    factor below 1 is an average."""
+    return math.ceil(raw * max(factor, 1.0))
 
 
 class SpendGuard:

@@ -130,53 +130,37 @@ class Pricer:
         entry = self._table.get(model)
         if entry is not None:
             if _dearer(tier):  # a table price has no tiers: a dearer one is not known
-                self._warn(
-                    f"{model}\0{tier}",
-                    "no price for model %r at service tier %r (config.yaml `prices` has no "
-                    "tiers): booked with tokens, counted unpriced",
-                    model,
-                    str(tier)[:32],
-                )
+                self._unpriced(model, tier, " (config.yaml `prices` has no tiers)")
                 return None
-            return _table_cost(entry, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
-        if tier is not None and tier not in _STANDARD:
-            return self._tier_cost(model, usage, tier)
-        model_price = self._model_price(model)
-        rates = None if _has_extras(usage) else self._rates.get(model)
-        if rates is not None:  # plain per-token prices: Decimal arithmetic, no lookups
-            return _rated_cost(rates, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
-        if model_price is None:
-            self._warn(model, "no price for model %r: booked with tokens, counted unpriced", model)
-            return None
-        calc = model_price.calc_price(_genai_usage(usage))
-        return Decimal(calc["total_price"]).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
-
-    def _tier_cost(self, model: str, usage: TokenUsage, tier: str) -> Decimal | None:
+            return _quantized(_table_cost(entry, usage))
+        standard = tier is None or tier in _STANDARD
         model_price = self._tier_price(model, tier)
         if model_price is None:
-            if self._model_price(model) is None:
-                self._warn(
-                    model, "no price for model %r: booked with tokens, counted unpriced", model
-                )
-            else:
-                self._warn(
-                    f"{model}\0{tier}",
-                    "no price for model %r at service tier %r: booked with tokens, counted "
-                    "unpriced",
-                    model,
-                    tier[:32],
-                )
+            self._unpriced(model, None if standard else tier)
             return None
-        rates = None if _has_extras(usage) else _plain_rates(model_price)
-        if rates is not None:
-            return _rated_cost(rates, usage).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
-        calc = model_price.calc_price(_genai_usage(usage))
-        return Decimal(calc["total_price"]).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
+        if not _has_extras(usage):
+            # plain per-token prices: Decimal arithmetic, no lookups (cached per model)
+            rates = self._rates.get(model) if standard else _plain_rates(model_price)
+            if rates is not None:
+                return _quantized(_rated_cost(rates, usage))
+        return _quantized(Decimal(model_price.calc_price(_genai_usage(usage))["total_price"]))
 
-    def _warn(self, key: str, message: str, *args: Any) -> None:
-        if key not in self._warned and len(self._warned) < 1000:
-            self._warned.add(key)
-            log.warning(message, *args)
+    def _unpriced(self, model: str, tier: str | None, why: str = "") -> None:
+        """Warn, once per model (or model and tier), that its calls are booked unpriced."""
+        by_model = tier is None or (self._model_price(model) is None and not why)
+        key = model if by_model else f"{model}\0{tier}"
+        if key in self._warned or len(self._warned) >= 1000:
+            return
+        self._warned.add(key)
+        if by_model:
+            log.warning("no price for model %r: booked with tokens, counted unpriced", model)
+        else:
+            log.warning(
+                "no price for model %r at service tier %r%s: booked with tokens, counted unpriced",
+                model,
+                str(tier)[:32],
+                why,
+            )
 
     def _tier_price(self, model: str, tier: str | None) -> Any:
         """The model's genai-prices price at service `tier`: its rates for the tier where
@@ -240,6 +224,10 @@ class Pricer:
             if rates is not None:
                 self._rates[model] = rates
         return found
+
+
+def _quantized(cost: Decimal) -> Decimal:
+    return cost.quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
 
 
 def _has_extras(usage: TokenUsage) -> bool:
