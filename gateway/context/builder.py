@@ -25,7 +25,6 @@ from gateway.context.conversation_record import (
 from gateway.context.conversations import ConversationStore, facts_key
 from gateway.context.engine import (
     SUMMARY_LEAST_TOKENS,
-    Compaction,
     Window,
     WindowInput,
     assemble,
@@ -254,7 +253,10 @@ class WindowBuilder:
         if not compaction.fold:
             inp, window = await self._summary_yields(record, inp, tokens)
             return 0, inp, 0, window, compaction.reason
-        summary, recompressed = await self._append_fold(caller, inp, compaction, tokens, model)
+        previous = inp.memory.summary if inp.memory.cursor == compaction.first else ""
+        summary, recompressed = await self._summarizer.appended(
+            caller, previous, compaction.fold, inp.policy, tokens.text, model
+        )
         if not summary:
             return 0, inp, 0, None, compaction.reason  # nothing holds them: over quota, counted
         opening = inp.messages[leading_system(inp.messages) :][: compaction.head_end]
@@ -344,32 +346,6 @@ class WindowBuilder:
         await self.conversations.save(record)
         self._metrics.summary_recompressed.inc()
         return candidate, await _assembled(candidate, tokens)
-
-    async def _append_fold(
-        self,
-        caller: Caller,
-        inp: WindowInput,
-        compaction: Compaction,
-        tokens: EngineTokens,
-        model: str,
-    ) -> tuple[str, bool]:
-        """The running summary with the leaving turns folded in: appended at its end, so
-        the prompt up to the older summary stays a prefix the provider has cached. Past
-        its ceiling it is rewritten down to its low-water mark (that compaction loses the
-        cached prefix; the next ones append again)."""
-        previous = inp.memory.summary if inp.memory.cursor == compaction.first else ""
-        ceiling, low_water = inp.policy.summary_ceiling, inp.policy.low_water
-        # A fold gets a share of the room between the low-water mark and the ceiling, so
-        # a rewritten summary takes at least two folds before it is rewritten again.
-        part, recompressed = await self._summarizer.fold(
-            caller, "", compaction.fold, max(int(ceiling * (1 - low_water) / 2), 60), model
-        )
-        if not part or not previous:
-            return part, recompressed
-        summary = f"{previous}\n{part}"
-        if tokens.text(summary) <= ceiling:
-            return summary, recompressed
-        return recompress(summary, int(ceiling * low_water), tokens.text) or part, True
 
     def _observe(self, record: ConversationRecord, window: Window, evicted_now: int) -> None:
         cls = record.conversation_class or "default"

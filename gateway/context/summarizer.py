@@ -25,7 +25,7 @@ from gateway.context.summaries import (
     recompress,
     summarizer_messages,
 )
-from gateway.context.types import Fact
+from gateway.context.types import Fact, WindowPolicy
 from gateway.errors import GatewayError
 from gateway.ledger.accounting import Accountant
 from gateway.ledger.tokens import TokenCounter
@@ -89,6 +89,33 @@ class Summarizer:
             return found
         # "" when nothing fits: the caller keeps the turns
         return recompress(text, ceiling, count), count(text) > ceiling
+
+    async def appended(
+        self,
+        caller: Caller,
+        previous: str,
+        turns: Sequence[Any],
+        policy: WindowPolicy,
+        count: Callable[[str], int],
+        model: str,
+    ) -> tuple[str, bool]:
+        """The running summary `previous` with the leaving `turns` folded in: appended at
+        its end, so the prompt up to the older summary stays a prefix the provider has
+        cached; and whether it was recompressed. Past the class's `summary_ceiling` it is
+        rewritten down to its `low_water` mark (that compaction loses the cached prefix;
+        the next ones append again)."""
+        ceiling, low_water = policy.summary_ceiling, policy.low_water
+        # A fold gets a share of the room between the low-water mark and the ceiling, so
+        # a rewritten summary takes at least two folds before it is rewritten again.
+        part, recompressed = await self.fold(
+            caller, "", turns, max(int(ceiling * (1 - low_water) / 2), 60), model
+        )
+        if not part or not previous:
+            return part, recompressed
+        summary = f"{previous}\n{part}"
+        if count(summary) <= ceiling:
+            return summary, recompressed
+        return recompress(summary, int(ceiling * low_water), count) or part, True
 
     async def card(
         self,

@@ -24,7 +24,7 @@ from gateway.ledger.usage import TokenUsage, UsageBound
 from gateway.loops.escalation import handoff_response
 from gateway.ops import tracing
 from gateway.proxy import request_log
-from gateway.proxy.chat_cost import chat_cost, prediction_texts
+from gateway.proxy.chat_cost import chat_cost, input_tokens, prediction_tokens
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify, sent_id
 from gateway.proxy.provider_refs import check_chat
@@ -41,7 +41,7 @@ from gateway.proxy.request_body import (
 from gateway.proxy.streaming import StreamRelay, UsageTap
 from gateway.proxy.upstream import degraded_headers, response_headers
 from gateway.runtime import Gateway
-from gateway.spend.guard import WorstCase, corrected
+from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
 from gateway.spend.pricing import held_tier, tier_of
 from gateway.spend.rate_guard import UNLIMITED, RateTicket
@@ -174,11 +174,13 @@ async def chat_completions(request: Request) -> ASGIApp:
             param="messages",
             code="context_length_exceeded",
         )
-    input_estimate = await _input_tokens(gw, call, turn)
+    input_estimate = await input_tokens(gw.tokens, call.model, turn.window.messages, call.body)
     rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, input_estimate)
     factor = gw.tokens.factor(call.model)
     # Each reply may write its ceiling and be billed every predicted token it rejects.
-    per_reply = turn.window.report.max_tokens + await _prediction_tokens(gw, call, factor)
+    per_reply = turn.window.report.max_tokens + await prediction_tokens(
+        gw.tokens, call.model, call.body, factor
+    )
     worst = WorstCase.of(input_estimate, factor, per_reply, call.replies)
     window = gw.context_window(call.model)
     cost = chat_cost(call.body, call.model, turn.window.messages, worst, window)
@@ -331,34 +333,6 @@ async def _json(ctx: _Context, response: httpx.Response, before_upstream: float)
         *ctx.rate.headers,
     ]
     return RawResponse(response.status_code, headers, body)
-
-
-async def _input_tokens(gw: Gateway, call: ChatCall, turn: Turn) -> int:
-    """Raw count of every input the provider bills: the window's messages and what the
-    messages do not show (tools, functions, a response format's schema)."""
-    messages = gw.tokens.raw_message_tokens(call.model, turn.window.messages)
-    return messages + await _tool_tokens(gw, call)
-
-
-async def _tool_tokens(gw: Gateway, call: ChatCall) -> int:
-    """Tools and response formats are input the messages do not show (megabytes of them
-    are counted off the event loop)."""
-    extra = [e for k in ("tools", "functions", "response_format") if (e := call.body.get(k))]
-    if not extra:
-        return 0
-    text = orjson.dumps(extra).decode()
-    return await offload.sized(len(text), gw.tokens.count_text, call.model, text)
-
-
-async def _prediction_tokens(gw: Gateway, call: ChatCall, factor: float) -> int:
-    """A `prediction`'s tokens (with the model's token `factor`): what a reply may be
-    billed for them as output (megabytes of them are counted off the event loop)."""
-    texts = prediction_texts(call.body)
-    if not texts:
-        return 0
-    size = sum(len(t) for t in texts)
-    raw = await offload.sized(size, lambda: sum(gw.tokens.count_text(call.model, t) for t in texts))
-    return corrected(raw, factor)
 
 
 def _reply_text(obj: dict[str, Any]) -> str:

@@ -11,9 +11,11 @@ from typing import Any
 
 import orjson
 
+from gateway import offload
+from gateway.ledger.tokens import TokenCounter
 from gateway.ledger.usage import UsageBound
 from gateway.spend.files import files_in, worst_input
-from gateway.spend.guard import WorstCase
+from gateway.spend.guard import WorstCase, corrected
 from gateway.spend.images import beyond_count, images_in
 from gateway.spend.tool_fees import chat_searches
 
@@ -76,3 +78,34 @@ def prediction_texts(body: Mapping[str, Any]) -> list[str]:
         text = part.get("text") if isinstance(part, dict) else None
         texts.append(text if isinstance(text, str) else orjson.dumps(part).decode())
     return texts
+
+
+async def input_tokens(
+    tokens: TokenCounter, model: str, messages: list[Any], body: Mapping[str, Any]
+) -> int:
+    """Raw count of every input the provider bills: the window's `messages` and what
+    the messages do not show (tools, functions, a response format's schema)."""
+    return tokens.raw_message_tokens(model, messages) + await _tool_tokens(tokens, model, body)
+
+
+async def _tool_tokens(tokens: TokenCounter, model: str, body: Mapping[str, Any]) -> int:
+    """Tools and response formats are input the messages do not show (megabytes of them
+    are counted off the event loop)."""
+    extra = [e for k in ("tools", "functions", "response_format") if (e := body.get(k))]
+    if not extra:
+        return 0
+    text = orjson.dumps(extra).decode()
+    return await offload.sized(len(text), tokens.count_text, model, text)
+
+
+async def prediction_tokens(
+    tokens: TokenCounter, model: str, body: Mapping[str, Any], factor: float
+) -> int:
+    """A `prediction`'s tokens (with the model's token `factor`): what a reply may be
+    billed for them as output (megabytes of them are counted off the event loop)."""
+    texts = prediction_texts(body)
+    if not texts:
+        return 0
+    size = sum(len(t) for t in texts)
+    raw = await offload.sized(size, lambda: sum(tokens.count_text(model, t) for t in texts))
+    return corrected(raw, factor)
