@@ -5,6 +5,7 @@ posted while turns are in flight. The stored record is read back afterwards."""
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -249,3 +250,49 @@ def test_a_late_answer_to_an_older_message_is_not_the_episodes_last_word(
     closed = httpx.post(f"{one.v1}/conversations/late/close", headers=auth, timeout=30)
     assert closed.status_code == 200, closed.text
     assert "Friday" not in closed.json()["episode_summary"]
+
+
+def _first_turn(gw: GatewayProc, conv: str, customer: str, text: str) -> int:
+    """A conversation's first turn for `customer`, the upstream answering after 300 ms:
+    the status the app saw."""
+    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0, timeout=30)
+    try:
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": text}],
+            extra_headers={
+                "X-Conversation-Id": conv,
+                "X-Customer-Id": customer,
+                "x-simulator-delay-ms": "300",
+            },
+        )
+    except openai.ConflictError as exc:
+        assert exc.code == "conversation_customer_mismatch"
+        return 409
+    return 200
+
+
+@pytest.mark.parametrize("store_url", ["sqlite", "redis"], indirect=True)
+def test_two_customers_starting_one_conversation_id_at_once_are_not_merged(
+    replicas: tuple[GatewayProc, GatewayProc], store_url: str
+) -> None:
+    """Two first turns of one id for two customers at once (a kiosk's session id, two
+    replicas): both passed the ownership check, and the second's save merged into the
+    first's record, which then listed Bob's turns in Alice's export. One is refused now
+    (409), before it is forwarded, and the record is the other customer's alone."""
+    first, second = replicas
+    for n in range(3):
+        conv = f"kiosk-{n}"
+        with ThreadPoolExecutor(2) as pool:
+            alice = pool.submit(_first_turn, first, conv, "alice", "My email is a@example.org")
+            bob = pool.submit(_first_turn, second, conv, "bob", "hello I need help")
+            statuses = {"alice": alice.result(), "bob": bob.result()}
+        assert sorted(statuses.values()) == [200, 409]
+        owner = next(c for c, s in statuses.items() if s == 200)
+        doc = _stored(store_url, conv)
+        assert doc["customer"] == owner and doc["turns"] == 1
+        auth = {"Authorization": f"Bearer {first.keys['acme']}"}
+        for customer in ("alice", "bob"):
+            export = httpx.get(f"{first.v1}/customers/{customer}/export", headers=auth).json()
+            listed = json.dumps(export)
+            assert (conv in listed) == (customer == owner)

@@ -6,13 +6,17 @@ responses, unbounded `n`."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import openai
 import pytest
+from starlette.datastructures import Headers
 
+from gateway.config import Tenant
 from gateway.context.redaction import redact
 from gateway.context.types import Fact
+from gateway.proxy.identity import identify
 from tests.inprocess import InProcessGateway, SimulatorLog
 
 
@@ -204,3 +208,63 @@ def test_a_conversation_id_holding_a_slash_is_addressable(
     state = gw.http.put(f"{url}/state", json={"state": "waiting for the carrier"}, headers=auth)
     assert state.status_code == 200, state.text
     assert gw.http.post(f"{url}/close", headers=auth).status_code == 200
+
+
+def test_an_operational_state_in_utf8_reaches_the_model_as_written(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """Headers arrive decoded as latin-1: "Cliente José está irritado" reached the
+    model as "Cliente JosÃ© estÃ¡ irritado" (ids were repaired, this header was not)."""
+    gw = sqlite_app_gateway
+    log = SimulatorLog(gw)
+    state = "Cliente José está irritado"
+    sent = _chat(gw, "Oi, preciso de ajuda", **{"X-Operational-State": state.encode()})  # type: ignore[arg-type]
+    assert sent.status_code == 200
+    seen = json.dumps(log.since()[-1], ensure_ascii=False)
+    assert state in seen and "JosÃ©" not in seen
+
+
+def test_subject_tags_in_utf8_are_read_as_written() -> None:
+    """X-Subject-Tags "situação" was read as "situaÃ§Ã£o", so it never matched the
+    facts the app tagged "situação"."""
+    raw = [(b"authorization", b"Bearer k"), (b"x-subject-tags", "situação, cobrança".encode())]
+    tenant = Tenant(name="acme", plan="pro", key_id="k1")
+    caller = identify(Headers(raw=raw), tenant)
+    assert caller.subject_tags == ("situação", "cobrança")
+
+
+@pytest.mark.parametrize(
+    ("fact", "param"),
+    [
+        ({"id": {"x": 1}, "text": "VIP customer"}, "id"),
+        ({"id": ["a"], "text": "VIP customer"}, "id"),
+        ({"id": True, "text": "VIP customer"}, "id"),
+        ({"id": "x" * 257, "text": "VIP customer"}, "id"),
+        ({"text": "VIP customer", "scope": {"x": 1}}, "scope"),
+        ({"text": "VIP customer", "source_channel": 7}, "scope"),
+    ],
+)
+def test_a_fact_of_the_wrong_shape_is_refused_not_stored_as_its_repr(
+    sqlite_app_gateway: InProcessGateway, fact: dict[str, Any], param: str
+) -> None:
+    """`{"id": {"x": 1}}` was stored as the id "{'x': 1}"; a scope of any type as its
+    repr, a scope nobody holds."""
+    gw = sqlite_app_gateway
+    url = f"{gw.v1}/customers/shape-1/facts"
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    put = gw.http.put(url, json={"facts": [fact]}, headers=auth)
+    assert put.status_code == 400 and put.json()["error"]["param"] == param
+    assert gw.http.get(url, headers=auth).json() == {"facts": []}
+
+
+def test_a_fact_confirmed_at_time_zero_keeps_that_time(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """`confirmed_at: 0` was stored as the time of the PUT (0 read as "not given")."""
+    gw = sqlite_app_gateway
+    url = f"{gw.v1}/customers/zero-1/facts"
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    fact = {"id": "vip", "text": "VIP customer", "confirmed": True, "confirmed_at": 0}
+    assert gw.http.put(url, json={"facts": [fact]}, headers=auth).status_code == 200
+    (stored,) = gw.http.get(url, headers=auth).json()["facts"]
+    assert stored["confirmed_at"] == 0

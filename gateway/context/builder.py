@@ -174,6 +174,11 @@ class WindowBuilder:
         record.customer = caller.customer or record.customer
         record.channel = caller.channel or record.channel
         record.plan, record.model, record.closed = tenant.plan, model, False
+        if new and caller.conversation and caller.customer and not record.replacing:
+            # Claimed for its customer before anything is forwarded: two first turns of
+            # one id for two customers at once would otherwise both pass the check above,
+            # and the second's save would merge into the first's record (409 instead).
+            await self.conversations.save(record)
         if not new and _confirmed_since(facts, record.last_seen):
             # The app confirmed a fact of the customer's since the last turn (PUT facts):
             # the conversation moved on, before the turn ceiling is checked.
@@ -394,7 +399,7 @@ class WindowBuilder:
             if turn.to_index:
                 await self.conversations.register(record)
             await self.conversations.save(record)
-        except StoreUnavailable as exc:
+        except (StoreUnavailable, Conflict) as exc:  # Conflict: taken by another customer
             warn_throttled(log, "conversation not updated this turn: %s", exc.message)
 
 

@@ -33,7 +33,7 @@ from gateway.context.record_merge import merge
 from gateway.context.retention import Retention
 from gateway.context.types import BASIC_SCOPE, LATEST_TIME, Episode, Fact
 from gateway.context.unverified import with_verified
-from gateway.errors import StoreUnavailable
+from gateway.errors import Conflict, StoreUnavailable
 from gateway.store import Store
 from gateway.throttled_log import warn_throttled
 
@@ -231,7 +231,16 @@ class ConversationStore:
 
     @staticmethod
     def _rebase(record: ConversationRecord, theirs: dict[str, Any]) -> None:
-        """This record's changes merged into `theirs` (a newer version, as stored)."""
+        """This record's changes merged into `theirs` (a newer version, as stored). Never
+        into another customer's: a turn that began the conversation for one customer
+        while another's turn began it too is refused (409), not merged."""
+        owner = theirs.get("customer")
+        if record.customer and owner and owner != record.customer:
+            raise Conflict(
+                "This conversation id was just started for another customer: send a new "
+                "X-Conversation-Id for this customer's conversation.",
+                code="conversation_customer_mismatch",
+            )
         merged = merge(record.stored, record.to_fields(), theirs)
         fresh = ConversationRecord.from_fields({**merged, "version": theirs.get("version", 0)})
         fresh.stored = {k: orjson.dumps(v) for k, v in theirs.items() if k != "version"}

@@ -26,7 +26,7 @@ from gateway.ops import tracing
 from gateway.proxy import request_log
 from gateway.proxy.chat_cost import chat_cost, input_tokens, prediction_tokens
 from gateway.proxy.http_responses import RawResponse
-from gateway.proxy.identity import Caller, authenticate, identify, sent_id
+from gateway.proxy.identity import Caller, authenticate, header_text, identify, sent_id
 from gateway.proxy.provider_refs import check_chat
 from gateway.proxy.request_body import (
     ask_stream_usage,
@@ -149,7 +149,7 @@ async def chat_completions(request: Request) -> ASGIApp:
                 call.model,
                 call.messages,
                 call.client_max_tokens,
-                request.headers.get("x-operational-state"),
+                header_text(request.headers, "x-operational-state"),
                 gw.turn_clock(),
                 retried=retry_marked(request.headers.get("x-stainless-retry-count")),
             )

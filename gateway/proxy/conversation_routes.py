@@ -26,7 +26,7 @@ from gateway.context.types import LATEST_TIME, Fact
 from gateway.errors import InvalidRequest, NotFound
 from gateway.loops.state import LoopState, progressed
 from gateway.proxy.http_responses import RawResponse, json_response
-from gateway.proxy.identity import Caller, authenticate, identify, path_id
+from gateway.proxy.identity import MAX_HEADER_VALUE, Caller, authenticate, identify, path_id
 from gateway.proxy.request_body import json_object, read_body
 from gateway.runtime import Gateway
 
@@ -136,15 +136,25 @@ def _fact(raw: Any, customer: str, now: float) -> Fact:
     if not isinstance(unverified, bool):
         raise InvalidRequest("'stated_unverified' is a boolean.", param="stated_unverified")
     fid = raw.get("id") or hashlib.blake2b(f"{customer}:{text}".encode(), digest_size=8).hexdigest()
+    if isinstance(fid, bool) or not isinstance(fid, str | int) or len(str(fid)) > MAX_HEADER_VALUE:
+        raise InvalidRequest(
+            f"A fact's 'id' is a string (at most {MAX_HEADER_VALUE} characters) or an integer.",
+            param="id",
+        )
+    scope, channel = raw.get("scope", "basic"), raw.get("source_channel", "api")
+    if not isinstance(scope, str) or not isinstance(channel, str):
+        raise InvalidRequest("'scope' and 'source_channel' are strings.", param="scope")
     return Fact(
         id=str(fid),
         text=text.strip(),
         tags=tuple(t.lower() for t in tags),
-        scope=str(raw.get("scope", "basic")),
-        source_channel=str(raw.get("source_channel", "api")),
+        scope=scope,
+        source_channel=channel,
         confirmed=confirmed,
         # never in the future: a fact confirmed "later" would be progress on every turn
-        confirmed_at=min(confirmed_at, now) if confirmed_at else (now if confirmed else None),
+        confirmed_at=(
+            min(confirmed_at, now) if confirmed_at is not None else (now if confirmed else None)
+        ),
         created_at=now,
         value=value.strip(),
         # an app putting back what it read keeps the mark (gateway.context.unverified)

@@ -68,9 +68,22 @@ def header_id(value: str, param: str) -> str | None:
     and a path naming "José" would not find it). One longer than MAX_HEADER_VALUE
     characters is refused, not cut: two customers whose ids differ only past the cut
     would be kept as one, each seeing the other's facts."""
-    with contextlib.suppress(UnicodeError):  # else latin-1 it was
-        value = value.encode("latin-1").decode("utf-8")
-    return path_id(value, param)
+    return path_id(utf8(value), param)
+
+
+def utf8(value: str) -> str:
+    """A header's text as the client wrote it: headers arrive decoded as latin-1, so the
+    UTF-8 a client sends ("Cliente José") would read "Cliente JosÃ©"; a value that is not
+    UTF-8 was latin-1 after all, and stays as read."""
+    with contextlib.suppress(UnicodeError):
+        return value.encode("latin-1").decode("utf-8")
+    return value
+
+
+def header_text(headers: Headers, name: str) -> str | None:
+    """Header `name`'s text (`utf8`), or None when it is absent."""
+    value = headers.get(name)
+    return None if value is None else utf8(value)
 
 
 def path_id(value: str, param: str) -> str | None:
@@ -95,7 +108,7 @@ def sent_id(headers: Headers, name: str) -> bytes | None:
 
 
 def _many(headers: Headers, name: str) -> tuple[str, ...]:
-    value = headers.get(name)
+    value = header_text(headers, name)
     if not value:
         return ()
     return tuple(s for part in value.split(",") if (s := part.strip()))
