@@ -330,6 +330,44 @@ def load_settings(path: Path, env: Mapping[str, str] | None = None) -> Settings:
     policies_dir = resolve_relative(
         base, config.policies if config else env.get("GATEWAY_POLICIES", "policies")
     )
+    return _with_policies(config, path, policies_dir, config_digest, env, problems)
+
+
+def reload_settings(running: Settings) -> tuple[Settings, list[str]]:
+    """The policy files read again, checked against the config.yaml the gateway runs (as
+    it was loaded at start-up, from the policies folder it named then); and the fields
+    of config.yaml as it is now on disk that differ from it, which only a restart
+    applies. Raises ConfigError listing every problem, config.yaml's on disk too."""
+    problems: list[tuple[str, str, str]] = []
+    on_disk: Config | None = None
+    try:
+        base = running.config_path.resolve().parent
+        on_disk = _absolute_store(load_config(running.config_path, running.env), base)
+    except ConfigError as exc:
+        problems += exc.problems
+    settings = _with_policies(
+        running.config,
+        running.config_path,
+        running.policies_dir,
+        running.config_digest,
+        running.env,
+        problems,
+    )
+    old = running.config.model_dump()
+    new = on_disk.model_dump() if on_disk is not None else old
+    return settings, sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
+
+
+def _with_policies(
+    config: Config | None,
+    path: Path,
+    policies_dir: Path,
+    config_digest: str,
+    env: Mapping[str, str],
+    problems: list[tuple[str, str, str]],
+) -> Settings:
+    """`config` (None: config.yaml did not load, its `problems` listed) with the policy
+    files of `policies_dir`, each checked against it."""
     problems += _stray_files(policies_dir)
     tenants = _attempt(load_tenants, policies_dir, problems)
     policies = _attempt(load_policies, policies_dir, problems)

@@ -342,6 +342,41 @@ def test_a_reload_applies_to_the_next_request_and_a_broken_file_changes_nothing(
     assert gw.http.get("/healthz").json()["config"] == sha
 
 
+def test_a_reload_checks_the_policies_against_the_config_that_runs(gw: InProcessGateway) -> None:
+    """A reload checked spend.yaml against config.yaml as edited on disk, which only a
+    restart applies: a `price_as` model priced there alone passed, and the running
+    gateway then booked a ceilinged tenant's calls as unpriced (past its ceiling). And
+    a `policies:` folder changed in config.yaml was reported as needing a restart but
+    read at once. Both are refused or ignored now, as a start-up would have them."""
+    policies = gw.root / "policies"
+    globex = gw.openai("globex")
+    config = yaml.safe_load(gw.config.read_text())
+    config["prices"]["secret-model"] = {"input_per_mtok": "1", "output_per_mtok": "1"}
+    gw.config.write_text(yaml.safe_dump(config))
+    spend = {"unpriced": "price_as", "price_as": "secret-model", "monthly_usd": 50}
+    (policies / "spend.yaml").write_text(yaml.safe_dump({"plans": {"basic": spend}}))
+    sha = _metric_sha(gw)
+    refused = gw.http.post("/admin/reload", headers=ADMIN)
+    assert refused.status_code == 400, refused.text
+    assert any("secret-model" in p for p in refused.json()["error"]["problems"])
+    assert _metric_sha(gw) == sha  # nothing of it runs
+
+    (policies / "spend.yaml").unlink()
+    other = gw.root / "policies2"
+    other.mkdir()
+    for name in ("tenants.yaml", "context.yaml"):
+        (other / name).write_text((policies / name).read_text())
+    tight = {"plans": {"basic": {"monthly_usd": 0.0000001}}}
+    (other / "spend.yaml").write_text(yaml.safe_dump(tight))
+    del config["prices"]["secret-model"]
+    config["policies"] = str(other)
+    gw.config.write_text(yaml.safe_dump(config))
+    reloaded = gw.http.post("/admin/reload", headers=ADMIN).json()
+    assert reloaded["restart_required"] == ["policies"]
+    # the folder it started with still holds the policies it runs
+    assert globex.chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+
+
 def test_sighup_reloads_the_tenants(tmp_path: Path, simulator_url: str) -> None:
     gw = start_gateway(tmp_path, simulator_url, f"sqlite:///{tmp_path / 'g.db'}")
     try:

@@ -2,7 +2,9 @@
 and, when every file is valid, serve the next request on them. A bad file changes
 nothing and every problem is reported. Requests in flight keep the generation they
 started with (`Gateway.reconfigured`). config.yaml itself (store, upstream, limits,
-prices) is read at start-up only: a change there is reported as needing a restart."""
+prices, the policies folder) is read at start-up only: the policies are checked against
+the config.yaml the gateway runs, read from the folder it named then, and a change to
+config.yaml is reported as needing a restart (gateway.config.reload_settings)."""
 
 from __future__ import annotations
 
@@ -14,16 +16,11 @@ from typing import Any
 
 from starlette.applications import Starlette
 
-from gateway.config import Settings, config_sha, load_settings
+from gateway.config import reload_settings
 from gateway.errors import ConfigError, ConfigRejected
 from gateway.runtime import Gateway
 
 log = logging.getLogger("gateway")
-
-
-def _restart_needed(running: Settings, read: Settings) -> list[str]:
-    old, new = running.config.model_dump(), read.config.model_dump()
-    return sorted(k for k in old.keys() | new.keys() if old.get(k) != new.get(k))
 
 
 async def reload_on_signal(app: Starlette) -> None:
@@ -38,22 +35,16 @@ async def reload_gateway(app: Starlette) -> dict[str, Any]:
         gw: Gateway = app.state.gateway
         running = gw.settings
         try:
-            read = await asyncio.to_thread(load_settings, running.config_path, running.env)
+            settings, restart = await asyncio.to_thread(reload_settings, running)
         except ConfigError as exc:
             log.warning("config reload refused: %s", "; ".join(exc.lines()))
             raise ConfigRejected(exc.problems) from None
-        problems = gw.registry.problems_with(read.known_plans)
+        problems = gw.registry.problems_with(settings.known_plans)
         if problems:
             log.warning("config reload refused: %s", "; ".join(f"{k}: {r}" for _, k, r in problems))
             raise ConfigRejected(problems)
-        restart = _restart_needed(running, read)
-        settings = dataclasses.replace(  # config.yaml stays as it was loaded
-            read,
-            config=running.config,
-            admin_key=running.admin_key,
-            provider_key=running.provider_key,
-            config_digest=running.config_digest,
-            sha=config_sha(running.config_digest, read.policies_dir),
+        settings = dataclasses.replace(  # the keys as the gateway started with them
+            settings, admin_key=running.admin_key, provider_key=running.provider_key
         )
         changed = settings.sha != running.sha
         if changed:
