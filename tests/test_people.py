@@ -27,6 +27,7 @@ from gateway.context.people import (
     spelled_number,
     with_said_again,
 )
+from gateway.context.people_numbers import said_digits
 from gateway.context.types import Fact
 
 NOW = 1_700_000_000.0
@@ -1672,6 +1673,27 @@ def test_spelled_number_rejects_words_that_are_not_numbers() -> None:
     assert spelled_number("the blue one") is None
     assert spelled_number("") is None
     assert spelled_number("um dois", english=True) == "2"  # "um" is a hesitation in English
+
+
+@pytest.mark.parametrize(
+    ("said", "english", "digits"),
+    [
+        ("(415) 555-0199", True, "4155550199"),
+        ("415 555 zero one nine nine", True, "4155550199"),
+        ("four one five, five five five, zero one nine nine", True, "4155550199"),
+        ("Quatro um cinco e cinco", False, "4155"),
+        ("quatro um cinco", True, "45"),  # "um" a hesitation in English
+        ("five five five oh one double nine", True, "5550199"),
+        ("siete siete cero cero, uno dos tres", False, "7700123"),
+        ("três três", False, "33"),
+        ("room one hundred, four one five", True, "100415"),  # a part between commas alone
+        ("cuatro-uno-cinco uh cinco", False, "4155"),
+    ],
+)
+def test_a_number_in_digits_and_words_says_its_digits(
+    said: str, english: bool, digits: str
+) -> None:
+    assert said_digits(said, english) == digits
 
 
 def test_a_pasted_wall_of_text_is_read_only_in_part() -> None:

@@ -11,6 +11,7 @@ from typing import Any
 
 import openai
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 from starlette.datastructures import Headers
 
 from gateway.config import Tenant
@@ -85,6 +86,107 @@ def test_a_hidden_phone_is_withheld_in_any_format() -> None:
     # a number written right after it joins its run: the run goes whole
     listed = "1. call back on 07700900123\n2. refund order 4521"
     assert redact(listed, [], ["basic"], phones) == "1. call back on [withheld]. refund order 4521"
+
+
+HIDDEN_PHONES = [
+    Fact("p", "phone: 415 555 0199", ("phone",), "verified", value="415 555 0199"),
+    Fact("u", "phone: +44 7700 900123", ("phone",), "verified", value="+44 7700 900123"),
+]
+
+
+@pytest.mark.parametrize(
+    ("card", "shown"),
+    [
+        (
+            "outcome: we will text four one five five five five zero one nine nine.",
+            "outcome: we will text [withheld].",
+        ),
+        ("we will text 415 555 zero one nine nine", "we will text [withheld]"),
+        ("text four one five, five five five, zero one nine nine; ok", "text [withheld]; ok"),
+        ("Four One Five - Five Five Five - Zero One Nine Nine", "[withheld]"),
+        ("four one five double five five oh one double nine", "[withheld]"),
+        ("(four one five) 555-zero one nine nine", "[withheld]"),
+        (
+            "vamos ligar: quatro um cinco cinco cinco cinco zero um nove nove",
+            "vamos ligar: [withheld]",
+        ),
+        ("ligue sete sete zero zero, nove zero zero, um dois três", "ligue [withheld]"),
+        ("al cuatro uno cinco, cinco cinco cinco, cero uno nueve nueve", "al [withheld]"),
+        ("al siete siete cero cero nueve cero cero uno dos tres.", "al [withheld]."),
+        ("call +1 415 555 0199 or 07700 900123", "call [withheld] or [withheld]"),
+        # number words that do not hold a hidden number's digits stay
+        ("I have two orders and one refund", "I have two orders and one refund"),
+        ("four one five five five five zero one nine eight", None),  # another number
+        ("order 778812, three items, one hundred dollars", None),
+    ],
+)
+def test_a_hidden_phone_is_withheld_in_digits_words_or_a_mix(card: str, shown: str | None) -> None:
+    """The card a caller without the scope saw kept an agent's read-back in words ("we
+    will text four one five five five five zero one nine nine"): only runs of digits were
+    read."""
+    assert redact(card, [], ["basic"], HIDDEN_PHONES) == (shown or card)
+    assert redact(card, [], ["basic", "verified"], HIDDEN_PHONES) == card
+
+
+# what the agent's reply says it does (its outcome), and the number as it reads it back
+READ_BACKS = {
+    "en": ("we will text {}", "four one five five five five zero one nine nine"),
+    "mixed": ("we will text {}", "415 555 zero one nine nine"),
+    "pt": ("vamos mandar SMS para {}", "quatro um cinco cinco cinco cinco zero um nove nove"),
+    "es": ("le enviamos un SMS al {}", "cuatro uno cinco cinco cinco cinco cero uno nueve nueve"),
+}
+
+
+@pytest.mark.parametrize(("read_back", "number"), READ_BACKS.values(), ids=list(READ_BACKS))
+def test_a_phone_read_back_in_words_is_withheld_from_a_caller_without_the_scope(
+    sqlite_app_gateway: InProcessGateway, read_back: str, number: str
+) -> None:
+    """The customer gave the phone in digits, the agent read it back in words: the
+    earlier-episode card shown to the customer's next caller without `verified` kept the
+    words, so the upstream got the number."""
+    gw = sqlite_app_gateway
+    client = gw.openai()
+    head = {"X-Customer-Id": "L1", "X-Channel": "webchat", "X-Simulator-Log-Messages": "1"}
+    said = [
+        "hi my email is alice.smith@example.org and my phone is 415 555 0199, "
+        "order 778812 never arrived",
+        "ok can you text me at (415) 555-0199 instead",
+    ]
+    messages: list[ChatCompletionMessageParam] = []
+    for text, reply in zip(
+        said, ("Let me check order 778812.", f"Sure, {read_back.format(number)}."), strict=True
+    ):
+        messages.append({"role": "user", "content": text})
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={
+                **head,
+                "X-Conversation-Id": "L1-c1",
+                "X-Customer-Scopes": "verified",
+                "X-Simulator-Reply": reply,
+            },
+        )
+        messages.append({"role": "assistant", "content": reply})
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    assert gw.http.post(f"{gw.v1}/conversations/L1-c1/close", headers=auth).status_code == 200
+
+    def records(conversation: str, **scopes: str) -> str:
+        log = SimulatorLog(gw)
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "where is my order?"}],
+            extra_headers={**head, "X-Conversation-Id": conversation, **scopes},
+        )
+        sent = log.since()[-1]["messages"]
+        return "\n".join(m["content"] for m in sent if "Earlier conversations" in m["content"])
+
+    card = records("L1-c2")
+    assert "778812" in card  # the card is there, its other numbers kept
+    assert f"outcome: {read_back.format('[withheld]')}\n" in card, card
+    assert number not in card and "0199" not in card, card
+    # a caller holding the scope reads the card as made
+    assert number in records("L1-c3", **{"X-Customer-Scopes": "verified"})
 
 
 def test_the_facts_api_reaches_a_customer_id_holding_a_slash(

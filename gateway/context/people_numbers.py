@@ -170,3 +170,15 @@ def number_groups(folded: str, english: bool, words: bool = False) -> list[str]:
             groups += [word.upper()] if len(word) == 1 else [word] if words else []
             run = []
     return groups + ([compose(run)] if run else [])
+
+
+def said_digits(run: str, english: bool) -> str:
+    """The digits a number says in any mix of digits and number words ("415 555 zero
+    one nine nine" -> "4155550199", "quatro um cinco" -> "415", "double five" -> "55"),
+    each part between commas or stops read on its own ("room one hundred, four one
+    five" -> "100415", not one cardinal). Other words are passed over: `run` is meant
+    to be one (gateway.context.people_patterns.MIXED_NUMBER finds them)."""
+    folded = run.translate(FOLD).lower().replace(".", ",")
+    return "".join(
+        g for part in folded.split(",") for g in number_groups(part, english, True) if g.isdigit()
+    )

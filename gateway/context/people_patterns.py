@@ -22,7 +22,8 @@ def _alternation(words: Sequence[str]) -> str:
 
 _NUM = _alternation([*NUMBERS, *MULTIPLIERS, *REPEATS])
 _ORD = _alternation(list(ORDINALS))
-_SEP = r"[\s,.-]+(?:(?:uh+|uhm|um+|hmm+|eh+|ah+|e|y|and|tipo|like)[\s,.-]+)*"
+_FILLER = r"(?:uh+|uhm|um+|hmm+|eh+|ah+|e|y|and|tipo|like)"  # said between number words
+_SEP = rf"[\s,.-]+(?:{_FILLER}[\s,.-]+)*"
 _RUN = rf"\b{_NUM}\b(?:{_SEP}{_NUM}\b)*"  # number words, fillers between them
 _W = r"[A-Za-z][A-Za-z'-]*"
 # Sounds and fillers said while finding the word, in any of the three languages.
@@ -240,6 +241,11 @@ MACHINE_STAMP = linear(
 )
 CODE = linear(r"#\s?[A-Za-z0-9-]*\d[A-Za-z0-9-]*|\b[A-Za-z0-9][A-Za-z0-9-]*\d[A-Za-z0-9-]*")
 SPELLED = linear(_RUN)
+# A number in any mix of digits and number words, as it is typed or read back ("(415)
+# 555-0199", "four one five, five five five, zero one nine nine", "415 555 zero um nove
+# nove"): where gateway.context.redaction looks for a hidden phone.
+_MIXED_SEP = rf"[\s,.()-]+(?:{_FILLER}[\s,.()-]+)*"
+MIXED_NUMBER = linear(rf"\+?\(?(?:\d+|\b{_NUM}\b)(?:{_MIXED_SEP}(?:\d+|\b{_NUM}\b))*")
 # A code's letters read out before its digits: a consonant first ("l r three three five"),
 # then any letter ("s e nove cinco cinco sete": the "e" a letter, not "and").
 SPELLED_CODE = linear(rf"\b[b-df-hj-np-tv-xz][\s.-]+(?:[a-z][\s.-]+){{0,2}}{_RUN}")

@@ -1,8 +1,8 @@
 """What a caller outside a fact's scope must not read in text shown to it (an earlier
 conversation's card): what an operator's pattern above its scopes finds, and what the
-customer's stored facts above them state, as stored or, for a phone, in any format; and
-what any caller must not read there as verified data: a fact an unverified caller stated.
-Pure."""
+customer's stored facts above them state, as stored or, for a phone, in any format
+(digits, number words or a mix); and what any caller must not read there as verified
+data: a fact an unverified caller stated. Pure."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ import re
 from collections.abc import Callable, Sequence
 
 from gateway.context.linear_regex import LinearMatch, compile_linear
+from gateway.context.people_numbers import said_digits
+from gateway.context.people_patterns import MIXED_NUMBER
+from gateway.context.people_text import FOLD
 from gateway.context.summaries import Pattern
 from gateway.context.types import Fact
 
@@ -34,33 +37,49 @@ def redact(
     hidden = [f for f in facts if f.scope not in scopes or f.stated_unverified]
     if not hidden:
         return text
-    return _withheld_values(hidden).sub("[withheld]", _withhold_numbers(text, hidden))
+    return _withheld_values(hidden).sub("[withheld]", withhold_phones(text, hidden))
 
 
-# A phone said again in another format ("+44 7700 900123", "07700 900123", "(415)
-# 555-0199" as "+14155550199"): a run of digits and the separators people put in them.
-_NUMBER_RUN = compile_linear(r"\+?\(?\d[\d\s().-]{5,}\d")
 _SAME_NUMBER_DIGITS = 8  # a country code or a trunk 0 aside, the digits that name it
+_PHONE_DIGITS = 7  # fewer: not a phone's number
 
 
-def _digits(text: str) -> str:
-    return "".join(c for c in text if c.isdigit())
+def _readings(number: str) -> set[str]:
+    """The digits a number written in digits and number words says, read as English
+    ("oh" a zero, "um" a hesitation) and as Portuguese or Spanish ("um" one): a card may
+    be in either, and a phone read in one of them must not pass by being read in the
+    other."""
+    if not any(c.isalpha() for c in number):  # digits alone: most runs, read one way
+        return {"".join(c for c in number if c.isdigit())}
+    return {said_digits(number, english) for english in (True, False)}
 
 
-def _withhold_numbers(text: str, hidden: Sequence[Fact]) -> str:
-    """A hidden phone's number wherever it is written, whatever its format: a run of
-    digits holding its last eight digits (all of them when it has fewer) is withheld
-    whole, a number written next to it too ("07700900123 - 2 attempts" is one run)."""
-    numbers = {d for f in hidden if f.tags[:1] == ("phone",) if len(d := _digits(f.value)) >= 7}
+def withhold_phones(text: str, hidden: Sequence[Fact], mark: str = "[withheld]") -> str:
+    """Each phone among `hidden`, wherever its number is written, whatever the format:
+    in digits ("+14155550199" for "(415) 555-0199"), in words ("four one five, five five
+    five...", "quatro um cinco...") or a mix ("415 555 zero one nine nine"). A run of
+    digits and number words holding its last eight digits (all of them when it has
+    fewer) is withheld whole, a number written next to it too ("07700900123 - 2
+    attempts" is one run); number words that do not hold them ("two orders and one
+    refund") stay. Nothing is read when no phone is hidden."""
+    numbers = {
+        d
+        for f in hidden
+        if f.tags[:1] == ("phone",)
+        for d in _readings(f.value)
+        if len(d) >= _PHONE_DIGITS
+    }
     if not numbers:
         return text
     tails = {n[-_SAME_NUMBER_DIGITS:] for n in numbers}
-
-    def holds(run: str) -> bool:
-        got = _digits(run)
-        return any(tail in got for tail in tails)
-
-    return _NUMBER_RUN.sub(lambda m: "[withheld]" if holds(m.group(0)) else m.group(0), text)
+    # Folding keeps offsets (one character for one): "três" is read, the text is cut.
+    folded, kept, end = text.translate(FOLD), [], 0
+    for m in MIXED_NUMBER.finditer(folded):
+        said = _readings(folded[m.start() : m.end()])
+        if any(tail in digits for tail in tails for digits in said):
+            kept += [text[end : m.start()], mark]
+            end = m.end()
+    return "".join(kept) + text[end:]
 
 
 # Pieces of a fact's text that identify it when repeated: words with a digit ("48213",
