@@ -60,6 +60,16 @@ class AdminConfig(Strict):
 
 class LimitsConfig(Strict):
     max_body_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
+    # Arrays and objects a JSON body may hold, counted as its `[` and `{` bytes before
+    # it is parsed: parsing builds each one with the event loop held (orjson keeps the
+    # GIL), and the gateway's checks walk them. A chat call of 150,000 short messages
+    # holds ~150,000.
+    max_body_containers: int = Field(default=200_000, gt=0)
+    # The longest a client may take to send its whole body (408 past it), and the body
+    # bytes one tenant may have buffered at once in a process while its bodies arrive
+    # (429 past it): an unfinished body is held in memory until then.
+    body_timeout_s: float = Field(default=60.0, gt=0)
+    max_tenant_body_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
     # A non-stream upstream reply is held whole in memory: larger ones answer 502.
     max_reply_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
     # Bookings held in memory while the store is down; more go to the spill file.
@@ -71,6 +81,14 @@ class LimitsConfig(Strict):
 
     def facts_limit(self) -> FactsLimit:
         return FactsLimit(self.max_customer_facts, self.max_customer_facts_bytes)
+
+    @model_validator(mode="after")
+    def _one_body_fits(self) -> LimitsConfig:
+        if self.max_tenant_body_bytes < self.max_body_bytes:
+            raise ValueError(
+                "max_tenant_body_bytes: must be at least max_body_bytes (one body must fit)"
+            )
+        return self
 
 
 class LoggingConfig(Strict):

@@ -62,6 +62,18 @@ class PayloadTooLarge(GatewayError):
     code = "request_too_large"
 
 
+class RequestTimeout(GatewayError):
+    """408: the client did not send its whole body within `limits.body_timeout_s`. The
+    rest of the body is never read: the connection is closed."""
+
+    status = 408
+    type = "invalid_request_error"
+    code = "request_timeout"
+
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        return [(b"connection", b"close")]
+
+
 class Conflict(GatewayError):
     """409: the request names state that belongs to someone else (a conversation id
     already used for another customer)."""
@@ -88,6 +100,19 @@ class RateLimited(GatewayError):
 
     def headers(self) -> list[tuple[bytes, bytes]]:
         return list(self._headers)
+
+
+class TooManyBodyBytes(GatewayError):
+    """429: the tenant's bodies still arriving at this process already hold
+    `limits.max_tenant_body_bytes`: its own load. The rest of this body is never read:
+    the connection is closed."""
+
+    status = 429
+    type = "requests"
+    code = "too_many_body_bytes_in_flight"
+
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        return [(b"connection", b"close")]
 
 
 class ClientClosedRequest(GatewayError):

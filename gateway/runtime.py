@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import httpx
 from prometheus_client import CollectorRegistry
+from starlette.requests import Request
 
 from gateway.config import Config, Settings, UpstreamConfig
 from gateway.context.builder import WindowBuilder
@@ -26,6 +27,7 @@ from gateway.ledger.booking import Bookkeeper
 from gateway.ledger.tokens import TokenCounter
 from gateway.loops.escalation import Escalations
 from gateway.ops.metrics import GatewayMetrics
+from gateway.proxy.request_body import BodyBytes, read_body
 from gateway.proxy.transport import HTTP11Transport
 from gateway.proxy.upstream import Upstream
 from gateway.spend.guard import SpendGuard
@@ -63,6 +65,7 @@ class Gateway:
     # The conversations' clock: when a turn arrives and ends (facts' dates, the pause
     # since the last turn). `gateway replay --clock workload` sets it to the turns' times.
     turn_clock: Callable[[], float] = time.time
+    bodies: BodyBytes = field(default_factory=BodyBytes)  # shared by every generation
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _store_ok_at: float = -1e9
 
@@ -77,6 +80,17 @@ class Gateway:
             return
         await self.store.ping()
         self._store_ok_at = now
+
+    async def read_body(
+        self, request: Request, tenant: str | None, limit: int | None = None
+    ) -> bytes:
+        """A client's body within `limits` (`limit`: a route's own, smaller one); a
+        tenant's bytes count toward its `max_tenant_body_bytes` while they arrive."""
+        limits = self.settings.config.limits
+        share = None if tenant is None else self.bodies.of(tenant, limits.max_tenant_body_bytes)
+        return await read_body(
+            request, limit or limits.max_body_bytes, limits.body_timeout_s, share
+        )
 
     def context_window(self, model: str) -> int:
         """The most input one pass of `model` reads, which a file or a search round is

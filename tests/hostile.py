@@ -1,5 +1,5 @@
 """Hostile request bodies, and a probe that sends one to a gateway subprocess while
-another client polls /healthz. Shared by tests/test_hostile_cpu.py and
+another client polls /healthz (or /livez). Shared by tests/test_hostile_cpu.py and
 bench/hostile_bodies.py."""
 
 from __future__ import annotations
@@ -63,6 +63,34 @@ def short_messages_body(count: int) -> bytes:
     return _messages_body(messages)
 
 
+# Many small arrays, ten deep: each costs orjson an allocation with the GIL held, and the
+# gateway's checks a step of their walk (the red team's shape, in an extra key of a part).
+NEST = [[[[[[[[[[1]]]]]]]]]]
+# Where each route carries a content part (a route: its path, and its body around one).
+NESTED_ROUTES = {
+    "chat": "/v1/chat/completions",
+    "responses": "/v1/responses",
+    "moderations": "/v1/moderations",
+}
+
+
+def nested_arrays_body(route: str, count: int) -> bytes:
+    """A body for `route` (of NESTED_ROUTES) whose one text part carries `count` NESTs
+    (10 arrays each) in an extra key: 450,000 make 9.9 MB."""
+    nests = [NEST] * count
+    if route == "chat":
+        part = {"type": "text", "text": "hello", "x": nests}
+        return orjson.dumps(
+            {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": [part]}]}
+        )
+    if route == "responses":
+        part = {"type": "input_text", "text": "hello", "x": nests}
+        item = {"role": "user", "content": [part]}
+        return orjson.dumps({"model": "gpt-4o-mini", "input": [item]})
+    part = {"type": "text", "text": "hello", "x": nests}
+    return orjson.dumps({"model": "omni-moderation-latest", "input": [part]})
+
+
 def hostile_bodies() -> dict[str, bytes]:
     bodies = {f"40KB {name}": adversarial_body(text) for name, text in ADVERSARIAL_TEXTS.items()}
     bodies["9MB one message"] = huge_message_body()
@@ -92,30 +120,38 @@ class Probe:
         return max(self.healthz_ms, default=float("nan"))
 
 
-def _poll_healthz(url: str, stop: threading.Event, out: list[float]) -> None:
+def _poll(url: str, stop: threading.Event, out: list[float]) -> None:
     with httpx.Client(timeout=30) as client:
         while not stop.is_set():
             started = time.perf_counter()
-            client.get(f"{url}/healthz")
+            client.get(url)
             out.append((time.perf_counter() - started) * 1000)
             stop.wait(0.02)
 
 
-def probe(url: str, pid: int, key: str, body: bytes, timeout: float = 120) -> Probe:
-    """Send `body` to /v1/chat/completions while /healthz is polled from another
-    thread; the gateway's CPU is read before and after."""
+def probe(
+    url: str,
+    pid: int,
+    key: str,
+    body: bytes,
+    timeout: float = 120,
+    path: str = "/v1/chat/completions",
+    poll: str = "/healthz",
+) -> Probe:
+    """Send `body` to `path` while `poll` is polled from another thread; the gateway's
+    CPU is read before and after."""
     latencies: list[float] = []
     stop = threading.Event()
-    poller = threading.Thread(target=_poll_healthz, args=(url, stop, latencies), daemon=True)
+    poller = threading.Thread(target=_poll, args=(url + poll, stop, latencies), daemon=True)
     with httpx.Client(timeout=timeout) as client:
-        client.get(f"{url}/healthz")  # connection and first-request costs out of the way
+        client.get(url + poll)  # connection and first-request costs out of the way
         before, started = cpu_seconds(pid), time.perf_counter()
         poller.start()
-        while not latencies:  # /healthz is being answered before the body goes out
+        while not latencies:  # `poll` is being answered before the body goes out
             time.sleep(0.005)
         try:
             response = client.post(
-                f"{url}/v1/chat/completions",
+                url + path,
                 content=body,
                 headers={
                     "Authorization": f"Bearer {key}",

@@ -174,14 +174,15 @@ def start_gateway(
     workers: int = 1,
     *,
     policies: dict[str, Any] | None = None,
+    port: int | None = None,
     **extra: Any,
 ) -> GatewayProc:
     """`policies`: policy files ({"spend.yaml": {...}}) in place before the first start,
-    rather than a start and a restart to apply them."""
+    rather than a start and a restart to apply them; `port`: a free one when None."""
     config = write_config(root, upstream_url, store_url, **extra)
     for name, doc in (policies or {}).items():
         (root / "policies" / name).write_text(yaml.safe_dump(doc))
-    port = free_port()
+    port = port or free_port()
     argv = [
         sys.executable,
         "-m",

@@ -26,6 +26,7 @@ from urllib.parse import quote
 
 import orjson
 
+from gateway import offload
 from gateway.context.conversation_record import RECORD_FIELDS, ConversationRecord
 from gateway.context.facts_limit import FactsLimit, within_limit
 from gateway.context.people import current_facts, with_said_again
@@ -179,7 +180,7 @@ class ConversationStore:
         async with saving.lock:
             stored = saving.stored
             if stored is not None and saving.version > record.version and not record.replacing:
-                theirs = {k: orjson.loads(v) for k, v in stored.items()}
+                theirs = {k: offload.loads(v) for k, v in stored.items()}
                 self._rebase(record, {**theirs, "version": saving.version})
             lost = await self._save(record)
             saving.version, saving.stored = record.version, record.stored

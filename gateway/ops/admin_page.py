@@ -26,7 +26,6 @@ from gateway.ops.admin import requested_period, spend_rows
 from gateway.ops.report import Report, gather
 from gateway.ops.report_svg import concentration_svg, turn_cost_svg
 from gateway.proxy.http_responses import RawResponse
-from gateway.proxy.request_body import read_body
 from gateway.runtime import Gateway
 from gateway.spend.money import usd_text
 from gateway.store.records import SpendRow
@@ -120,7 +119,9 @@ async def login(request: Request) -> RawResponse:
     if admin_key is None:
         return _no_admin_key()
     try:
-        form = parse_qs((await read_body(request, MAX_FORM_BYTES)).decode("utf-8", "replace"))
+        form = parse_qs(
+            (await gw.read_body(request, None, MAX_FORM_BYTES)).decode("utf-8", "replace")
+        )
     except GatewayError as exc:
         return _login_page(exc.status, exc.message)
     given = (form.get("key") or [""])[0]

@@ -24,7 +24,7 @@ from gateway.ops.admin import wanted_format
 from gateway.ops.reload import reload_gateway
 from gateway.proxy.http_responses import RawResponse, json_response
 from gateway.proxy.identity import authenticate_admin
-from gateway.proxy.request_body import json_object, read_body
+from gateway.proxy.request_body import json_object
 from gateway.runtime import Gateway
 from gateway.tenancy.keys import KeyRecord, TenantRecord
 
@@ -40,8 +40,9 @@ def _admin(request: Request) -> Gateway:
 
 
 async def _body(request: Request, allowed: frozenset[str]) -> dict[str, Any]:
-    raw = await read_body(request, BODY_LIMIT)
-    body = json_object(raw) if raw.strip() else {}
+    gw: Gateway = request.app.state.gateway
+    raw = await gw.read_body(request, None, BODY_LIMIT)
+    body = json_object(raw, gw.settings.config.limits.max_body_containers) if raw.strip() else {}
     unknown = sorted(set(body) - allowed)
     if unknown:
         raise InvalidRequest(

@@ -18,6 +18,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp
 
 from gateway import offload
+from gateway.config import LimitsConfig
 from gateway.context.turn import Turn, TurnRequest
 from gateway.errors import InvalidRequest
 from gateway.ledger.usage import TokenUsage, UsageBound
@@ -35,7 +36,6 @@ from gateway.proxy.request_body import (
     json_object_or_none,
     model_of,
     positive_int,
-    read_body,
     retry_marked,
 )
 from gateway.proxy.streaming import StreamRelay, UsageTap
@@ -100,6 +100,10 @@ def parse_chat(body: dict[str, Any]) -> ChatCall:
     return ChatCall(body, model, messages, stream, wants_usage)
 
 
+def _read_chat(raw: bytes, limits: LimitsConfig) -> ChatCall:
+    return parse_chat(json_object(raw, limits.max_body_containers))
+
+
 def upstream_payload(call: ChatCall, turn: Turn, model: str) -> bytes:
     """The client's body with the budgeted window, the reply ceiling, the model the spend
     guard allows and, for a stream, a request for the usage chunk."""
@@ -138,8 +142,9 @@ async def chat_completions(request: Request) -> ASGIApp:
     started = perf_counter()
     caller = identify(request.headers, await authenticate(request.headers, gw.registry.find))
     request_log.note(tenant=caller.tenant.name, key_id=caller.tenant.key_id)
-    raw = await read_body(request, gw.settings.config.limits.max_body_bytes)
-    call = parse_chat(await offload.sized(len(raw), json_object, raw))
+    raw = await gw.read_body(request, caller.tenant.name)
+    # parsed, and walked by parse_chat's checks, off the loop when big
+    call = await offload.sized(len(raw), _read_chat, raw, gw.settings.config.limits)
     await gw.guard_store()
     await gw.rates.precheck(gw.settings.rate_limits, caller.tenant)  # before any work
     with tracing.span("window.build"):

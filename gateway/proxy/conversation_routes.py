@@ -27,7 +27,7 @@ from gateway.errors import InvalidRequest, NotFound
 from gateway.loops.state import LoopState, progressed
 from gateway.proxy.http_responses import RawResponse, json_response
 from gateway.proxy.identity import MAX_HEADER_VALUE, Caller, authenticate, identify, path_id
-from gateway.proxy.request_body import json_object, read_body
+from gateway.proxy.request_body import json_object
 from gateway.runtime import Gateway
 
 MAX_FACT_CHARS = 2000
@@ -36,6 +36,11 @@ MAX_FACT_CHARS = 2000
 async def _caller(request: Request) -> tuple[Gateway, Caller]:
     gw: Gateway = request.app.state.gateway
     return gw, identify(request.headers, await authenticate(request.headers, gw.registry.find))
+
+
+async def _json_body(request: Request, gw: Gateway, caller: Caller, limit: int) -> dict[str, Any]:
+    raw = await gw.read_body(request, caller.tenant.name, limit)
+    return json_object(raw, gw.settings.config.limits.max_body_containers)
 
 
 async def _record(gw: Gateway, caller: Caller, conversation: str) -> ConversationRecord:
@@ -69,7 +74,7 @@ async def get_conversation(request: Request) -> RawResponse:
 
 async def put_state(request: Request) -> RawResponse:
     gw, caller = await _caller(request)
-    body = json_object(await read_body(request, 64 * 1024))
+    body = await _json_body(request, gw, caller, 64 * 1024)
     state = body.get("state")
     if state is not None and not isinstance(state, str | dict):
         raise InvalidRequest("'state' must be a string, an object or null.", param="state")
@@ -84,7 +89,7 @@ async def post_event(request: Request) -> RawResponse:
     says the conversation moved on, which resets its loop and turn-ceiling clocks (and
     drops the action of a loop noticed at the end of the last turn)."""
     gw, caller = await _caller(request)
-    body = json_object(await read_body(request, 64 * 1024))
+    body = await _json_body(request, gw, caller, 64 * 1024)
     kind = body.get("type")
     if kind not in ("progress", "resolved"):
         raise InvalidRequest("'type' must be 'progress' or 'resolved'.", param="type")
@@ -165,7 +170,7 @@ def _fact(raw: Any, customer: str, now: float) -> Fact:
 async def put_facts(request: Request) -> RawResponse:
     gw, caller = await _caller(request)
     customer = _customer(request)
-    body = json_object(await read_body(request, 1024 * 1024))
+    body = await _json_body(request, gw, caller, 1024 * 1024)
     raw_facts = body.get("facts")
     if not isinstance(raw_facts, list):
         raise InvalidRequest("'facts' must be a list of fact objects.", param="facts")

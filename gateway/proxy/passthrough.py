@@ -26,7 +26,7 @@ from gateway.proxy import request_log
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
 from gateway.proxy.passthrough_cost import PassCall, read_call
-from gateway.proxy.request_body import json_object_or_none, read_body
+from gateway.proxy.request_body import json_object_or_none
 from gateway.proxy.streaming import StreamRelay, UsageTap
 from gateway.proxy.upstream import degraded_headers, response_headers
 from gateway.runtime import Gateway
@@ -196,7 +196,7 @@ async def passthrough(request: Request) -> ASGIApp:
     caller = identify(request.headers, await authenticate(request.headers, gw.registry.find))
     request_log.note(tenant=caller.tenant.name, key_id=caller.tenant.key_id)
     check_route(request.method, request.scope.get("raw_path", b"").decode("latin-1").split("?")[0])
-    body = await read_body(request, gw.settings.config.limits.max_body_bytes)
+    body = await gw.read_body(request, caller.tenant.name)
     await gw.guard_store()
     defaults = gw.settings.spend.file
     call = await offload.sized(  # megabytes of prompt are counted off the event loop
@@ -207,6 +207,7 @@ async def passthrough(request: Request) -> ASGIApp:
         gw.tokens,
         defaults.default_max_output_tokens,
         defaults.default_max_tool_calls,
+        gw.settings.config.limits.max_body_containers,
     )
     request_log.note(model=call.model)
     rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, call.raw_input)

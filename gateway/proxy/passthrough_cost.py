@@ -26,6 +26,7 @@ from gateway.ledger.usage import UsageBound
 from gateway.proxy.provider_refs import check_responses
 from gateway.proxy.request_body import (
     ask_stream_usage,
+    check_containers,
     choices_field,
     json_object,
     json_object_or_none,
@@ -95,12 +96,15 @@ def read_call(
     tokens: TokenCounter,
     defaults: Mapping[str, int],
     max_tool_calls: int,
+    most_containers: int,
 ) -> PassCall:
-    if route in FREE_ROUTES:
-        return PassCall(route, model_of(json_object_or_none(body)), body, free=True)
-    if route not in TOKEN_ROUTES:
-        return PassCall(route, model_of(json_object_or_none(body)), body, bounded=False)
-    obj = json_object(body)  # its depth checked: the body is written again
+    if route not in TOKEN_ROUTES:  # read for its model; JSON of too many arrays refused
+        check_containers(body, most_containers)
+        model = model_of(json_object_or_none(body))
+        if route in FREE_ROUTES:
+            return PassCall(route, model, body, free=True)
+        return PassCall(route, model, body, bounded=False)
+    obj = json_object(body, most_containers)  # its depth checked: it is written again
     model = model_of(obj)
     if model is None:
         raise InvalidRequest("'model' is required and must be a string.", param="model")

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from gateway.errors import InvalidRequest
-from gateway.json_tree import type_of
+from gateway.json_tree import objects_under, type_of
 
 # Top-level fields of /v1/responses that name a stored object.
 _RESPONSE_FIELDS = ("previous_response_id", "conversation", "prompt")
@@ -83,18 +83,26 @@ _ID_KEYS = {"file_id": "a file", "file_ids": "a file", "vector_store_ids": "a ve
 
 def _no_stored_ids(value: Any, where: str) -> None:
     """Refuses any `_ID_KEYS` key with a value, at any depth under `value` (the body's
-    depth is bounded when it is read: gateway.proxy.request_body)."""
+    depth and its arrays and objects are bounded when it is read:
+    gateway.proxy.request_body); the path is written only for the one refused."""
+    for node in objects_under(value):
+        for key, what in _ID_KEYS.items():
+            if node.get(key):
+                raise _refused(f"{_path_to(node, value, where)}.{key}", what)
+
+
+def _path_to(target: Any, value: Any, where: str) -> str:
+    """Where `target`, an object under `value`, sits (`where.input[0].content[1]`)."""
     todo: list[tuple[Any, str]] = [(value, where)]
     while todo:
         node, path = todo.pop()
-        if isinstance(node, Mapping):
-            for key, inner in node.items():
-                if key in _ID_KEYS and inner:
-                    raise _refused(f"{path}.{key}", _ID_KEYS[key])
-                if isinstance(inner, Mapping | list):
-                    todo.append((inner, f"{path}.{key}"))
+        if node is target:
+            return path
+        if isinstance(node, dict):
+            todo.extend((inner, f"{path}.{key}") for key, inner in node.items())
         elif isinstance(node, list):
             todo.extend((inner, f"{path}[{i}]") for i, inner in enumerate(node))
+    return where
 
 
 def _dicts(items: Any) -> list[tuple[int, Mapping[str, Any]]]:

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import re
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 from starlette.requests import ClientDisconnect, Request
 
-from gateway.errors import ClientClosedRequest, InvalidRequest, PayloadTooLarge
+from gateway import offload
+from gateway.errors import (
+    ClientClosedRequest,
+    InvalidRequest,
+    PayloadTooLarge,
+    RequestTimeout,
+    TooManyBodyBytes,
+)
 
 # orjson parses JSON nested up to 1024 levels but writes at most 254: a body the gateway
 # read and must write again (upstream, the conversation record) stays this far below that.
@@ -16,26 +25,103 @@ _WRAPPING = 16  # levels the gateway may wrap around a client's JSON when it sto
 MAX_JSON_DEPTH = 254 - _WRAPPING
 
 
-async def read_body(request: Request, limit: int) -> bytes:
+class BodyBytes:
+    """The body bytes each tenant has buffered in this process while its bodies arrive
+    (one per process, shared by every config generation; one event loop, no lock)."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, int] = {}
+
+    def of(self, tenant: str, most: int) -> TenantBody:
+        return TenantBody(self, tenant, most)
+
+
+class TenantBody:
+    """One body's share of its tenant's `BodyBytes`: `take` each chunk as it arrives,
+    `release` all of them once the body is read or given up."""
+
+    def __init__(self, pool: BodyBytes, tenant: str, most: int) -> None:
+        self.pool, self.tenant, self.most, self.taken = pool, tenant, most, 0
+
+    def take(self, size: int) -> None:
+        held = self.pool.held.get(self.tenant, 0) + size
+        if held > self.most:
+            raise TooManyBodyBytes(
+                f"This tenant's request bodies still arriving at the gateway already hold "
+                f"its limit of {self.most} bytes; retry when they are sent."
+            )
+        self.pool.held[self.tenant] = held
+        self.taken += size
+
+    def release(self) -> None:
+        left = self.pool.held.get(self.tenant, 0) - self.taken
+        self.taken = 0
+        if left > 0:
+            self.pool.held[self.tenant] = left
+        else:
+            self.pool.held.pop(self.tenant, None)
+
+
+async def read_body(
+    request: Request, limit: int, timeout_s: float, share: TenantBody | None = None
+) -> bytes:
+    """The whole body, within `limit` bytes and `timeout_s` seconds; each chunk taken
+    from the tenant's `share` while the body arrives (all given back when it is read, or
+    refused)."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isascii() and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"Request body is over the gateway's limit of {limit} bytes.")
     chunks = []
     size = 0
     try:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise PayloadTooLarge(f"Request body is over the gateway's limit of {limit} bytes.")
-            chunks.append(chunk)
+        async with asyncio.timeout(timeout_s):
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > limit:
+                    raise PayloadTooLarge(
+                        f"Request body is over the gateway's limit of {limit} bytes."
+                    )
+                if share is not None:
+                    share.take(len(chunk))
+                chunks.append(chunk)
+    except TimeoutError as exc:
+        raise RequestTimeout(
+            f"The request body was not sent within the gateway's {timeout_s:g} seconds."
+        ) from exc
     except ClientDisconnect as exc:
         raise ClientClosedRequest("The client closed the connection mid-request.") from exc
+    finally:
+        if share is not None:
+            share.release()
     return b"".join(chunks)
 
 
-def json_object(raw: bytes) -> dict[str, Any]:
+# A body orjson would parse as JSON (its first byte, past whitespace, opens an array or
+# an object); a multipart upload's `[` and `{` bytes are never counted.
+_JSON_START = re.compile(rb"[ \t\r\n]*[\[{]")
+
+
+def check_containers(raw: bytes, most: int) -> None:
+    """Refuses a JSON body of more than `most` arrays and objects before it is parsed,
+    counted as its `[` and `{` bytes at C speed (those inside strings too: an overcount,
+    so `most` is set far above what real calls hold). Each takes two bytes at least, so
+    a body of up to `2 * most` bytes is never counted."""
+    if len(raw) // 2 <= most or not _JSON_START.match(raw):
+        return
+    if raw.count(b"[") + raw.count(b"{") > most:
+        raise InvalidRequest(
+            f"Request body holds more than the gateway's limit of {most} JSON arrays and "
+            "objects (counted as its '[' and '{' characters).",
+            code="too_many_json_containers",
+        )
+
+
+def json_object(raw: bytes, most_containers: int) -> dict[str, Any]:
+    """A client's body as a JSON object, its size in arrays and objects
+    (`check_containers`) and its depth checked."""
+    check_containers(raw, most_containers)
     try:
-        body = orjson.loads(raw)
+        body = offload.loads(raw)
     except orjson.JSONDecodeError as exc:
         raise InvalidRequest(
             f"Request body is not valid JSON: {exc.args[0]}", code="invalid_json"
@@ -65,7 +151,7 @@ def json_object_or_none(raw: bytes) -> dict[str, Any] | None:
     """A body's JSON object, or None when it is not one (no error: for bodies the
     gateway only reads from, such as an upstream's reply)."""
     try:
-        obj = orjson.loads(raw) if raw else None
+        obj = offload.loads(raw) if raw else None
     except orjson.JSONDecodeError:
         return None
     return obj if isinstance(obj, dict) else None

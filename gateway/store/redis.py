@@ -626,7 +626,7 @@ def rate_use(flat: list[int], counters: int) -> RateUse:
 
 
 def _doc(fields: Mapping[bytes | str, bytes | str]) -> dict[str, Any] | None:
-    return {_s(k): orjson.loads(v) for k, v in fields.items()} if fields else None
+    return {_s(k): offload.loads(v) for k, v in fields.items()} if fields else None
 
 
 async def _decoded(fields: Mapping[bytes | str, bytes | str]) -> dict[str, Any] | None:

@@ -23,6 +23,7 @@ from typing import Any
 
 import orjson
 
+from gateway import offload
 from gateway.store.records import legacy_doc
 from gateway.store.sqlite_threads import rollback, transaction
 
@@ -60,7 +61,7 @@ def setup(conn: sqlite3.Connection) -> None:
     try:
         if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'docs'").fetchone():
             for kind, tenant, key, body in conn.execute("SELECT * FROM docs").fetchall():
-                new_key, fields = legacy_doc(kind, key, dict(orjson.loads(body)))
+                new_key, fields = legacy_doc(kind, key, dict(offload.loads(body)))
                 ident = (kind, tenant, new_key)  # several may become one document
                 _apply(conn, ident, _layout(conn, ident), fields, ())
             conn.execute("DROP TABLE docs")
@@ -89,10 +90,10 @@ def _document(rows: Sequence[tuple[str, bytes]]) -> dict[str, Any] | None:
     doc: dict[str, Any] = {}
     for field, body in rows:
         if field == PACK:
-            doc.update(orjson.loads(body))
+            doc.update(offload.loads(body))
             doc.pop(_OWN, None)
         else:
-            doc[field] = orjson.loads(body)
+            doc[field] = offload.loads(body)
     return dict(sorted(doc.items())) if doc else None
 
 
@@ -110,7 +111,7 @@ class _Layout:
         row = conn.execute(
             f"SELECT body FROM doc_field WHERE {_WHERE} AND field = ?", (*ident, name)
         ).fetchone()
-        return None if row is None else orjson.loads(row[0])
+        return None if row is None else offload.loads(row[0])
 
 
 def _layout(conn: sqlite3.Connection, ident: tuple[str, str, str]) -> _Layout:
@@ -118,7 +119,7 @@ def _layout(conn: sqlite3.Connection, ident: tuple[str, str, str]) -> _Layout:
         f"SELECT body FROM doc_field WHERE {_WHERE} AND field = ?", (*ident, PACK)
     ).fetchone()
     if row is not None:
-        pack = orjson.loads(row[0])
+        pack = offload.loads(row[0])
         return _Layout(pack, set(pack.pop(_OWN, ())), row[0])
     # No pack: a new document, or one written a row per field (before the pack).
     names = conn.execute(f"SELECT field FROM doc_field WHERE {_WHERE}", ident).fetchall()
