@@ -20,6 +20,8 @@ from tests.servers import GatewayProc, free_port, start_redis, stop, write_confi
 
 SHORT: list[ChatCompletionMessageParam] = [{"role": "user", "content": "hi"}]
 
+ONE_MESSAGE = b'{"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}'
+
 
 def _error(response: httpx2.Response, status: int, code: str | None = None) -> dict[str, Any]:
     assert response.status_code == status, response.text
@@ -75,6 +77,11 @@ def test_an_unknown_report_format_is_refused_not_answered_in_json(
         (b'{"model": "gpt-4o-mini"}', "messages"),
         (b'{"model": "gpt-4o-mini", "messages": "hello"}', "messages"),
         (b'{"messages": []}', "model"),
+        (b'{"model": "gpt-4o-mini", "messages": []}', "messages"),
+        (b'{"model": "gpt-4o-mini", "messages": [null]}', "messages[0]"),
+        (b'{"model": "m", "messages": [{"role": "user", "content": "a"}, 5]}', "messages[1]"),
+        (b'{"model": "gpt-4o-mini", "messages": [{"content": "no role"}]}', "messages[0]"),
+        (b'{"model": "gpt-4o-mini", "messages": [{"role": 7, "content": "a"}]}', "messages[0]"),
     ],
 )
 def test_malformed_bodies_name_the_field(
@@ -250,9 +257,7 @@ def test_upstream_unreachable_and_timing_out(tmp_path: Path) -> None:
     dead = f"http://127.0.0.1:{free_port()}/v1"
     gw = start_inprocess(tmp_path, f"sqlite:///{tmp_path}/g.db", upstream_url=dead)
     try:
-        err = _error(
-            _post(gw, b'{"model": "gpt-4o-mini", "messages": []}'), 502, "upstream_unreachable"
-        )
+        err = _error(_post(gw, ONE_MESSAGE), 502, "upstream_unreachable")
         assert dead.removesuffix("/v1") in err["message"]  # the host, never the path
         with pytest.raises(openai.InternalServerError):
             gw.openai().models.list()
@@ -264,9 +269,7 @@ def test_upstream_timeout(tmp_path: Path) -> None:
     gw = start_inprocess(tmp_path, f"sqlite:///{tmp_path}/g.db", upstream={"timeout_s": 0.3})
     try:
         err = _error(
-            _post(
-                gw, b'{"model": "gpt-4o-mini", "messages": []}', **{"x-simulator-delay-ms": "1500"}
-            ),
+            _post(gw, ONE_MESSAGE, **{"x-simulator-delay-ms": "1500"}),
             504,
             "upstream_timeout",
         )
