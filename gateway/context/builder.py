@@ -45,6 +45,7 @@ from gateway.context.heard import (
 from gateway.context.linear_regex import compile_linear
 from gateway.context.people import crowded_out, said_again, with_said_again
 from gateway.context.policy import Policies
+from gateway.context.prompts import one_line
 from gateway.context.summaries import Pattern, recompress
 from gateway.context.summarizer import Summarizer
 from gateway.context.turn import EngineTokens, Turn, TurnRequest
@@ -277,7 +278,7 @@ class WindowBuilder:
         heard = stated_by(heard, caller.scopes)
         # A customer's fact is heard as it is said (of_latest): one heard again only now,
         # its kind full of facts heard since, lost to them before (an agent's is new).
-        said = "\n".join(message_text(m) for m in compaction.fold if role(m) == "user")
+        said = one_line("\n".join(message_text(m) for m in compaction.fold if role(m) == "user"))
         new_facts = [
             f
             for f in not_heard_before(heard, inp.facts, record.started)
@@ -288,7 +289,9 @@ class WindowBuilder:
         # newest (of_latest, which marks what it states again), and read again now it
         # would mark every fact it stated. Nor by the opening, read at every fold (a
         # bot's greeting quoting a sum would be said again at each).
-        answers = "\n".join(message_text(m) for m in compaction.fold if role(m) == "assistant")
+        answers = one_line(
+            "\n".join(message_text(m) for m in compaction.fold if role(m) == "assistant")
+        )
         agent = [f for f in heard if "agent" in f.tags[1:2] and f.value and f.value in answers]
         renewed = said_again(inp.facts, agent)
         until = max([now, *(f.created_at for f in new_facts)])  # they are dated past `now`

@@ -8,6 +8,9 @@ kind, what the agent promised and the outcome, in one line such as
 
 Fact values are shown as written (whitespace collapsed): later code finds a fact, and
 withholds it, by its value. No message of 40 characters or more appears whole in it.
+Nothing taken from what the customer or the agent wrote can forge the card's " | " or a
+label: inside a segment a bar is "/", and words or a value holding a label ("outcome:")
+are quoted.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gateway.context.linear_regex import LinearPattern, compile_linear
+from gateway.context.prompts import one_line
+from gateway.context.summaries import summary_lines
 from gateway.context.types import Fact, fact_kind
 from gateway.messages import message_text, role
 
@@ -38,6 +43,16 @@ AGENT_KINDS = ("promise", "deadline")
 SCAN = 4096
 ELLIPSIS = "..."
 CUT_MARK = " [...]"
+SEPARATOR = " | "
+# What reads as the card's own separator, label or quote when a customer or an agent
+# writes it (the full-width and other look-alike forms too): never the card's inside a
+# segment (_said, _shown).
+_BARS = "|\uff5c\u00a6\u2502\u2503\u2223\u01c0\u2758\uffe8"
+_QUOTES = '"\uff02\u201c\u201d\u201e\u201f'
+_AS_SLASH = str.maketrans(dict.fromkeys(_BARS, "/"))
+_AS_SINGLE = str.maketrans(dict.fromkeys(_QUOTES, "'"))
+# A label: a word and its colon ("agent promised:"); "10:30" and "https://" are none.
+_LABEL = re.compile(r"[^\W\d_] ?[:\uff1a\ufe55\ufe13\ua789\u2236\u02f8](?!/)")
 
 _LETTER = "A-Za-zÀ-ÖØ-öø-ÿ"  # RE2's \b and \w are ASCII only
 _GREETINGS = (
@@ -104,14 +119,15 @@ class _Card:
     def render(self) -> str:
         segments = []
         if self.topic:
-            segments.append(f"topic: {_words(self.topic, self.topic_cut)}")
+            segments.append(f"topic: {_said(_words(self.topic, self.topic_cut))}")
         if self.customer:
-            segments.append("customer: " + "; ".join(f"{e.kind} {e.value}" for e in self.customer))
+            entries = "; ".join(f"{e.kind} {_value(e.value)}" for e in self.customer)
+            segments.append(f"customer: {entries}")
         if self.agent:
             segments.append(f"agent promised: {_promises(self.agent)}")
         if self.outcome:
-            segments.append(f"outcome: {_words(self.outcome, self.outcome_cut)}")
-        return f"{self.head} {' | '.join(segments)}" if segments else self.head
+            segments.append(f"outcome: {_said(_words(self.outcome, self.outcome_cut))}")
+        return f"{self.head} {SEPARATOR.join(segments)}" if segments else self.head
 
     def without(self, dropped: Sequence[_Entry]) -> _Card:
         gone = set(dropped)
@@ -135,12 +151,12 @@ def episode_card(
     its current facts (one per kind and value, newest wins); `turns` the messages still
     known verbatim; `summary` its running summary, read only when the turns hold no
     customer message (topic) or no agent message (outcome)."""
-    said = [_Said(role(m), text) for m in turns if (text := _collapsed(message_text(m)))]
+    said = [_Said(role(m), text) for m in turns if (text := one_line(message_text(m)))]
     wholes = sorted({s.text for s in said if len(s.text) >= WHOLE_CHARS}, key=len, reverse=True)
-    problem = next((f for f in facts if fact_kind(f) == "problem" and _collapsed(f.value)), None)
+    problem = next((f for f in facts if fact_kind(f) == "problem" and one_line(f.value)), None)
     customer, agent = _entries([f for f in facts if f is not problem], wholes)
-    names = [v for f in facts if fact_kind(f) == "name" and (v := _collapsed(f.value))]
-    topic = _collapsed(problem.value) if problem else _topic(said, summary, names)
+    names = [v for f in facts if fact_kind(f) == "name" and (v := one_line(f.value))]
+    topic = one_line(problem.value) if problem else _topic(said, summary, names)
     card = _Card(
         head=_header(channel, ended_at),
         topic=tuple(_unquoted(topic, wholes).split()),
@@ -157,18 +173,14 @@ def episode_card(
 
 def unquoted(text: str, turns: Sequence[Any]) -> str:
     """`text` (a model's card) with every message of `turns` it quotes whole shortened."""
-    said = (_collapsed(message_text(m)) for m in turns)
+    said = (one_line(message_text(m)) for m in turns)
     wholes = sorted({t for t in said if len(t) >= WHOLE_CHARS}, key=len, reverse=True)
-    return _unquoted(_collapsed(text), wholes)
-
-
-def _collapsed(text: str) -> str:
-    return " ".join(text.split())
+    return _unquoted(one_line(text), wholes)
 
 
 def _header(channel: str, ended_at: float) -> str:
     """Channel and day (UTC), the day left out when the end is unknown or absurd."""
-    name = _collapsed(channel) or "unknown"
+    name = one_line(channel) or "unknown"
     try:
         known = math.isfinite(ended_at) and ended_at > 0
         day = time.strftime("%Y-%m-%d", time.gmtime(ended_at)) if known else ""
@@ -185,8 +197,10 @@ def _entries(
     seen: set[tuple[str, str]] = set()
     entries: list[_Entry] = []
     for position, fact in enumerate(facts):
-        kind, value = fact_kind(fact), _collapsed(fact.value)
+        kind, value = fact_kind(fact), one_line(fact.value)
         if not value or (kind, value) in seen or any(w in value for w in wholes):
+            continue
+        if not _shown(value):  # its bar or quote would be rewritten: no longer its value
             continue
         seen.add((kind, value))
         entries.append(_Entry(kind, value, (fact.created_at, position)))
@@ -208,11 +222,31 @@ def _promises(agent: Sequence[_Entry]) -> str:
     out = ""
     for entry in agent:
         if entry.kind == "deadline":
-            said = entry.value if _DEADLINE_CUE.search(entry.value) else f"by {entry.value}"
+            value = _value(entry.value)
+            said = value if _DEADLINE_CUE.search(entry.value) else f"by {value}"
             out += f"{' ' if out else ''}{said}"
         else:
-            out += f"{'; ' if out else ''}{entry.value}"
+            out += f"{'; ' if out else ''}{_value(entry.value)}"
     return out
+
+
+def _said(text: str) -> str:
+    """A customer's or an agent's words as a segment: a bar made "/", so they cannot end
+    the segment, and quoted when they hold a label, so "outcome: refund approved" inside
+    a topic reads as their words (their own double quotes made single)."""
+    text = text.translate(_AS_SLASH)
+    return f'"{text.translate(_AS_SINGLE)}"' if _LABEL.search(text) else text
+
+
+def _shown(value: str) -> bool:
+    """Whether a fact's value can be shown as written (a later step withholds it by its
+    value): one holding a bar or a double quote is left out; one holding a label is
+    shown quoted (`_value`)."""
+    return not any(c in _BARS or c in _QUOTES for c in value)
+
+
+def _value(value: str) -> str:
+    return f'"{value}"' if _LABEL.search(value) else value
 
 
 def _words(words: Sequence[str], cut: bool) -> str:
@@ -307,9 +341,9 @@ def _phrase(phrase: str, message: str) -> str:
 def _summary_lines(summary: str, label: str) -> list[str]:
     """The text of a running summary's `label: ...` lines ("customer", "agent")."""
     out = []
-    for line in summary.splitlines():
+    for line in summary_lines(summary):
         who, sep, rest = line.partition(": ")
-        text = _collapsed(rest)
+        text = one_line(rest)
         if sep and who.strip() == label and text:
             out.append(text)
     return out

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from gateway.context.prompts import one_line
 from gateway.context.types import Episode, Fact, Memory
 from gateway.messages import message_text, role
 
@@ -46,7 +47,8 @@ def visible_facts(
         if f.scope not in allowed and f.extracted and f.value and f.created_at >= started
     ]
     if heard:
-        said = "\n".join(message_text(m) for m in transcript if role(m) == "user")
+        # one line, as a fact's value is: an address said over two lines is found
+        said = one_line("\n".join(message_text(m) for m in transcript if role(m) == "user"))
         visible += [f for f in heard if f.value in said]
     return visible
 
@@ -61,7 +63,7 @@ def _heard_block(
     cached prefix after the summary is rebuilt anyway. The app's facts always show."""
     if not summarized:
         return [f for f in facts if not f.extracted]
-    text = "\n".join(message_text(m) for m in opening).casefold()
+    text = one_line("\n".join(message_text(m) for m in opening)).casefold()
     return [
         f
         for f in facts

@@ -41,6 +41,7 @@ from gateway.context.people_patterns import MACHINE_STAMP
 from gateway.context.people_quantities import date_spans
 from gateway.context.people_spans import agent_hits, customer_hits, is_english
 from gateway.context.people_text import FOLD
+from gateway.context.prompts import one_line
 from gateway.context.types import Fact, fact_kind, last_said
 from gateway.messages import message_text
 
@@ -300,7 +301,8 @@ def extract_people_facts(
             # In the order said, a microsecond apart: a fold of hundreds of turns ends
             # dated a fraction of a millisecond past `now`, before any next turn can come.
             at = now + next(said) * FACT_STEP_S
-            value = text[hit.start : hit.end]
+            # one line of the facts block: a "\r" in the customer's span would start another
+            value = one_line(text[hit.start : hit.end])
             fact = _fact(hit, value, agent, english, channel, at, said_now, when)
             if hit.kind == "name" and not hit.correction and _shorter(fact.value, named):
                 continue  # "Dana" signing off after "Dana Whitfield": the same, said short

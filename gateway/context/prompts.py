@@ -21,6 +21,14 @@ from gateway.context.types import Episode, Fact
 QUOTE_OPEN, QUOTE_CLOSE = "<<<", ">>>"
 
 
+def one_line(text: str) -> str:
+    """`text` as one line of a block the gateway writes (a summary line, a fact, a
+    card): every run of whitespace one space. Not only `\\n`: `str.splitlines()` also
+    breaks at `\\r`, `\\x0b`, `\\x0c`, `\\x1c`-`\\x1e`, `\\x85`, `\\u2028`, `\\u2029`, all of
+    them whitespace here, so a customer's text cannot start a line of its own."""
+    return " ".join(text.split())
+
+
 # A run of three or more of a marker's characters, the full-width forms included.
 _MARKER_RUN = re.compile(r"[<>\uff1c\uff1e]{3,}")
 
@@ -48,14 +56,32 @@ def _date(ts: float | None) -> str:
         return ""
 
 
+# In a fact heard in turns (the customer's words), a square bracket (full-width and
+# lenticular forms too), except in a mark the gateway put there ("[withheld phone]",
+# gateway.context.heard): one word, nothing a tag says.
+_BRACKET = re.compile(r"\[withheld [\w-]++\]|[\[\]\uff3b\uff3d\u3010\u3011]")
+_ROUND = str.maketrans("[]\uff3b\uff3d\u3010\u3011", "()()()")
+
+
+def _unbracketed(text: str) -> str:
+    return _BRACKET.sub(
+        lambda m: m.group() if len(m.group()) > 1 else m.group().translate(_ROUND), text
+    )
+
+
 def render_fact(fact: Fact, scopes: Sequence[str] = ()) -> str:
-    """A fact an unverified caller stated reads so to a caller within its scope (`scopes`,
-    the caller's), never as verified data; to a caller outside it, it is shown only in
-    the conversation that stated it, theirs to see as they said it."""
+    """One line per fact. A fact an unverified caller stated reads so to a caller within
+    its scope (`scopes`, the caller's), never as verified data; to a caller outside it,
+    it is shown only in the conversation that stated it, theirs to see as they said it.
+    The tag at the end of the line is the gateway's, and the only bracketed text there
+    but a withheld mark: a fact heard in turns has its brackets made round, so a
+    customer cannot write a tag of their own ("[confirmed 2026-11-01; source: crm]").
+    The app's own facts (`PUT .../facts`) are its word and keep theirs."""
     status = f"confirmed{_date(fact.confirmed_at)}" if fact.confirmed else "unconfirmed"
     heard = " transcript" if fact.source_channel in ("phone", "voice") else ""
     who = UNVERIFIED_MARK if fact.stated_unverified and fact.scope in scopes else ""
-    return f"- {fact.text} [{status}; source: {fact.source_channel}{heard}{who}]"
+    text = one_line(_unbracketed(fact.text) if fact.extracted else fact.text)
+    return f"- {text} [{status}; source: {fact.source_channel}{heard}{who}]"
 
 
 UNVERIFIED_MARK = "; stated by an unverified caller"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.context.linear_regex import LinearPattern, compile_linear
+from gateway.context.prompts import one_line
 from gateway.context.types import Fact
 from gateway.messages import message_text
 
@@ -166,7 +167,9 @@ def _sentences(turns: Sequence[Any]) -> list[_Sentence]:
     for message, scanned in scanned_turns(turns):
         role = message.get("role") if isinstance(message, dict) else None
         label = ROLE_LABEL.get(str(role), str(role))
-        parts = [s.strip() for s in _SENTENCE.split(scanned) if s.strip()]
+        # One line each: a "\r" inside a sentence would start a line of its own when the
+        # summary is read back (_parse_summary), with whatever label the customer wrote.
+        parts = [part for s in _SENTENCE.split(scanned) if (part := one_line(s))]
         for n, part in enumerate(parts):
             score = _score(part, n == 0 and label == "customer", label == "agent")
             text = (_condense(part) or _head(part)) if len(part) > _LONG else part
@@ -176,14 +179,21 @@ def _sentences(turns: Sequence[Any]) -> list[_Sentence]:
     return out
 
 
+def summary_lines(summary: str) -> list[str]:
+    """A running summary's lines, split where `_render` (or a model) ends one: at "\\n"
+    only, never at another character `str.splitlines()` breaks at, which a customer's
+    sentence may hold."""
+    return summary.split("\n")
+
+
 def _parse_summary(summary: str) -> list[_Sentence]:
     """A previous summary, back into scored sentences (one `label: text` per line)."""
     out = []
-    for line in summary.splitlines():
+    for line in summary_lines(summary):
         label, sep, rest = line.partition(": ")
         if not sep:
             label, rest = "note", line
-        for text in (s.strip() for s in _SENTENCE.split(rest) if s.strip()):
+        for text in (t for s in _SENTENCE.split(rest) if (t := one_line(s))):
             out.append(
                 _Sentence(label, text, _score(text, False, label == "agent") + 1)
             )  # chosen once
@@ -259,6 +269,16 @@ def recompress(summary: str, ceiling: int, count: Callable[[str], int]) -> str:
     return fit(_parse_summary(summary), ceiling, count)
 
 
+def _turn_lines(turns: Sequence[Any]) -> list[str]:
+    """One `label: text` line per message, for a model: a "\\r" in a customer's message
+    must not make a line the model could read as the agent's."""
+    return [
+        f"{ROLE_LABEL.get(str(m.get('role')), m.get('role'))}: {text}"
+        for m in turns
+        if isinstance(m, dict) and (text := one_line(message_text(m)))
+    ]
+
+
 SUMMARIZER_INSTRUCTIONS = (
     "You maintain the running summary of a customer-service conversation for the agent "
     "that continues it. Merge the previous summary with the new turns. Keep who the "
@@ -270,11 +290,7 @@ SUMMARIZER_INSTRUCTIONS = (
 
 
 def summarizer_messages(previous: str, turns: Sequence[Any], limit: int) -> list[dict[str, str]]:
-    lines = [
-        f"{ROLE_LABEL.get(str(m.get('role')), m.get('role'))}: {message_text(m)}"
-        for m in turns
-        if isinstance(m, dict) and message_text(m)
-    ]
+    lines = _turn_lines(turns)
     body = f"Previous summary:\n{previous or '(none)'}\n\nNew turns:\n" + "\n".join(lines)
     return [
         {"role": "system", "content": SUMMARIZER_INSTRUCTIONS.format(limit=limit)},
@@ -295,11 +311,7 @@ CARD_INSTRUCTIONS = (
 def card_messages(
     draft: str, summary: str, turns: Sequence[Any], limit: int
 ) -> list[dict[str, str]]:
-    lines = [
-        f"{ROLE_LABEL.get(str(m.get('role')), m.get('role'))}: {message_text(m)}"
-        for m in turns
-        if isinstance(m, dict) and message_text(m)
-    ]
+    lines = _turn_lines(turns)
     body = (
         f"Summary of its earlier turns:\n{summary or '(none)'}\n\nIts last turns:\n"
         + "\n".join(lines)
@@ -329,7 +341,7 @@ def extract_facts(
         who = "the customer" if role == "user" else "the agent" if role == "assistant" else "a tool"
         for pattern in patterns:
             for match in itertools.islice(pattern.regex.finditer(text), MATCHES_PER_MESSAGE):
-                value = match.group(0)
+                value = one_line(match.group(0))  # a fact is one line of its block
                 fid = hashlib.blake2b(f"{pattern.name}:{value}".encode(), digest_size=8).hexdigest()
                 if fid not in found:
                     found[fid] = Fact(

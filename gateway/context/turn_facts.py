@@ -14,6 +14,7 @@ from gateway.context.conversation_record import ConversationRecord
 from gateway.context.conversations import ConversationStore
 from gateway.context.heard import FactExtractor, heard_here, known_elsewhere, one_problem
 from gateway.context.people import DATED, current_facts, said_again, with_said_again
+from gateway.context.prompts import one_line
 from gateway.context.types import Fact, Memory, fact_kind
 from gateway.context.unverified import stated_by, verified_again, with_verified
 from gateway.errors import StoreUnavailable
@@ -116,15 +117,19 @@ class TurnFacts:
         conversation heard whose value no longer appears in them goes too."""
         # What this conversation held (its summary, its stored turns), not what it holds
         # now: only facts that came from the removed text go, not the customer's others.
-        held = "\n".join(
-            [record.summary, *(message_text(m) for m in [*record.opening, *record.recent])]
+        # One line, as a fact's value is (gateway.context.people): a value said over two
+        # lines is found in them.
+        held = one_line(
+            "\n".join(
+                [record.summary, *(message_text(m) for m in [*record.opening, *record.recent])]
+            )
         )
         record.remember(Memory(cursor=0))
-        text = "\n".join(message_text(m) for m in messages if isinstance(m, dict))
+        text = one_line("\n".join(message_text(m) for m in messages if isinstance(m, dict)))
         kept = [
             f
             for f in facts
-            if not (f.extracted and f.value and f.value in held and f.value not in text)
+            if not (f.extracted and (v := one_line(f.value)) and v in held and v not in text)
         ]
         if fkey is not None and len(kept) < len(facts):
             await self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
@@ -144,7 +149,7 @@ def new_to(earlier: list[Any], fresh: list[Fact]) -> list[Fact]:
     said: list[str] = []
     for message in reversed(earlier):
         if role(message) == "user":
-            said.append(message_text(message))
+            said.append(one_line(message_text(message)))  # as a fact's value is
             if len(said) == LOOKBACK:
                 break
     return [f for f in fresh if not (f.value and any(f.value in text for text in said))]
