@@ -5,6 +5,8 @@ changed, and a SQLite file of an earlier version keeps its documents."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import sqlite3
 import statistics
 import time
@@ -15,10 +17,11 @@ import orjson
 import redis
 from openai.types.chat import ChatCompletionMessageParam
 
+from gateway.ops.cli import cli_logic
 from gateway.store import open_store
 from gateway.store.redis import doc_key
 from tests.inprocess import InProcessGateway, running
-from tests.servers import redis_client, start_redis, stop
+from tests.servers import redis_client, start_redis, stop, write_config
 
 DAY = 86_400
 
@@ -48,6 +51,25 @@ def test_documents_expire_and_a_patch_keeps_the_other_fields(store_url: str) -> 
             assert [d["d"] for d in await store.list_docs("conversation", "acme", "c/")] == [4]
             assert await store.delete_doc("conversation", "acme", "c/1")
             assert not await store.delete_doc("conversation", "acme", "c/1")
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+
+
+def test_a_renewal_restarts_a_live_documents_expiry_and_makes_none(store_url: str) -> None:
+    async def scenario() -> None:
+        store = open_store(store_url)
+        try:
+            await store.put_doc("facts", "acme", "conversation:c1", {"f:a": {"id": "a"}}, 0.3)
+            await store.put_doc("facts", "acme", "conversation:c2", {"f:b": {"id": "b"}}, 0.3)
+            assert await store.renew_doc("facts", "acme", "conversation:c1", 60)
+            assert not await store.renew_doc("facts", "acme", "conversation:c3", 60)  # absent
+            await asyncio.sleep(0.5)
+            assert await store.get_doc("facts", "acme", "conversation:c1") == {"f:a": {"id": "a"}}
+            assert not await store.renew_doc("facts", "acme", "conversation:c2", 60)  # expired
+            wanted = [("facts", "conversation:c2"), ("facts", "conversation:c3")]
+            assert await store.get_docs("acme", wanted) == [None, None]
         finally:
             await store.close()
 
@@ -101,6 +123,90 @@ def test_a_customer_keeps_their_newest_conversations_and_each_document_its_expir
             assert 180 * DAY - 60 < index <= 180 * DAY  # the file's default
             assert facts == -1  # a customer's facts stay until deleted
             assert any(f["value"] for f in export["facts"])
+
+
+def _retention(root: Path, idle_s: float, episodes_s: float) -> None:
+    """A retention of seconds (in days, as the file states it)."""
+    (root / "policies").mkdir(parents=True, exist_ok=True)
+    (root / "policies" / "retention.yaml").write_text(
+        f"conversation_idle_days: {idle_s / DAY!r}\nepisodes_days: {episodes_s / DAY!r}\n"
+    )
+
+
+def _keep_talking(
+    gw: InProcessGateway, headers: dict[str, str], lines: list[str], for_s: float
+) -> None:
+    """`lines`, then "Any news?" every 0.25 s for `for_s` seconds: one conversation kept
+    active past its documents' first expiry."""
+    api = gw.openai()
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": "You are the support agent of an online store."}
+    ]
+    end = time.monotonic() + for_s
+    while lines or time.monotonic() < end:
+        messages.append({"role": "user", "content": lines.pop(0) if lines else "Any news?"})
+        reply = api.chat.completions.create(
+            model="gpt-4o-mini", messages=messages, extra_headers=headers
+        )
+        messages.append({"role": "assistant", "content": reply.choices[0].message.content or ""})
+        time.sleep(0.25)
+
+
+def test_an_erasure_finds_a_conversation_that_outlived_its_first_index_expiry(
+    tmp_path: Path, store_url: str
+) -> None:
+    """The customer's episode index, through which an erasure and an export find their
+    conversations, lives as long as a conversation it lists: a conversation kept going
+    past `episodes_days` restarts its expiry."""
+    _retention(tmp_path, idle_s=1.0, episodes_s=1.5)
+    for gw in running(tmp_path, store_url):
+        headers = {"X-Customer-Id": "ines", "X-Conversation-Id": "thread-ines"}
+        opening = ["Hi, Ines Avelar here: ines.avelar@example.com, order 4471902 is late."]
+        _keep_talking(gw, headers, opening, for_s=2.0)  # past the index's first expiry
+        auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+        export = gw.http.get(f"{gw.v1}/customers/ines/export", headers=auth).json()
+        assert [c["id"] for c in export["conversations"]] == ["thread-ines"]
+        erased = gw.http.delete(f"{gw.v1}/customers/ines", headers=auth).json()
+        assert erased["conversations"] == 1
+        assert _status(gw, "thread-ines") == 404
+
+
+def test_a_conversations_own_facts_live_as_long_as_it(tmp_path: Path, store_url: str) -> None:
+    """A conversation the app names without a customer keeps its facts under its own id;
+    turns that learn nothing new still keep them as long as the conversation's record."""
+    _retention(tmp_path, idle_s=1.0, episodes_s=1.0)
+    for gw in running(tmp_path, store_url):
+        opening = ["My email is bruno.maia@example.com and order 5520318 never arrived."]
+        _keep_talking(gw, {"X-Conversation-Id": "chat-bruno"}, opening, for_s=1.5)
+        assert _status(gw, "chat-bruno") == 200
+
+        async def facts() -> dict[str, Any] | None:
+            store = open_store(store_url)
+            try:
+                return await store.get_doc("facts", "acme", "conversation:chat-bruno")
+            finally:
+                await store.close()
+
+        held = orjson.dumps(asyncio.run(facts()))
+        assert b"bruno.maia@example.com" in held and b"5520318" in held
+
+
+def test_check_config_refuses_an_episode_index_shorter_lived_than_a_conversation(
+    tmp_path: Path,
+) -> None:
+    """Such an index would expire under a conversation it lists, hiding it from the
+    customer's erasure: refused, naming the file and the plan (reload reads it so too)."""
+    write_config(tmp_path, "simulator", "sqlite:///a.db")
+    path = tmp_path / "policies" / "retention.yaml"
+    path.write_text("episodes_days: 60\nplans: {basic: {conversation_idle_days: 90}}\n")
+    out = io.StringIO()
+    config = ["check-config", "--config", str(tmp_path / "config.yaml")]
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        assert cli_logic(config) != 0
+    assert "retention.yaml" in out.getvalue() and "plans.basic: episodes_days" in out.getvalue()
+    path.write_text("episodes_days: 60\nplans: {basic: {conversation_idle_days: 60}}\n")
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert cli_logic(config) == 0
 
 
 def _net_in(client: redis.Redis) -> int:

@@ -215,6 +215,7 @@ class WindowBuilder:
             caller, record, inp, engine_tokens, model, now, fkey, facts_write
         )
         learned += heard
+        record.facts_held = bool(facts) or learned > 0  # those of its own expire with it
         if window is None:
             window = await _assembled(inp, engine_tokens)
         squeezed = evicted_now if reason == "quota" else 0  # a cold cache's: no quota hit

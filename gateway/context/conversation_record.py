@@ -66,9 +66,14 @@ class ConversationRecord:
     # of its text]. A fold reads an answer as said then ("tomorrow" gets its day), if the
     # app sent it back unchanged.
     relayed: dict[str, list[float]] = field(default_factory=dict)
+    # The wall-clock time (s) until which its customer's episode index is known to live,
+    # as this conversation last restarted or registered it (ConversationStore.save).
+    index_until: float = 0.0
     degraded: bool = False  # built while the store was down: not persisted
     # Each stored field as last read or written (orjson): a save writes what differs.
     stored: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
+    # Not stored: whether this turn read or learned any facts (None: not known).
+    facts_held: bool | None = field(default=None, repr=False, compare=False)
 
     def relay(self, place: int, reply: str, now: float) -> None:
         """The answer at `place` (of the messages after the leading system ones, as the
@@ -147,6 +152,7 @@ class ConversationRecord:
             "last_reply",
             "last_reply_at",
             "relayed",
+            "index_until",
         ):
             doc.pop(private)
         doc["class"] = doc.pop("conversation_class")
@@ -182,7 +188,8 @@ def relay_entries(value: Any) -> dict[int, tuple[float, int]]:
     return out
 
 
-RECORD_FIELDS = tuple(f for f in dataclasses.fields(ConversationRecord) if f.name != "stored")
+_UNSTORED = ("stored", "facts_held")
+RECORD_FIELDS = tuple(f for f in dataclasses.fields(ConversationRecord) if f.name not in _UNSTORED)
 RECORD_NAMES = frozenset(f.name for f in RECORD_FIELDS)
 
 

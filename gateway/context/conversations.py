@@ -27,7 +27,7 @@ from urllib.parse import quote
 import orjson
 
 from gateway import offload
-from gateway.context.conversation_record import RECORD_FIELDS, ConversationRecord
+from gateway.context.conversation_record import RECORD_FIELDS, ConversationRecord, is_anonymous
 from gateway.context.facts_limit import FactsLimit, within_limit
 from gateway.context.people import current_facts, with_said_again
 from gateway.context.record_merge import merge
@@ -138,6 +138,9 @@ def customer_key(customer: str) -> str:
 SAVE_TRIES = 16
 SAVE_PATIENCE_S = 2.0  # the answer waits on the turn's save (a JSON body, a stream's end)
 _SAVE_PAUSE_S = 0.05  # the longest random pause between two tries
+# How far one replica's clock may trail another's: a customer's episode index is restarted
+# this long before the conversation's record could outlive it (`ConversationRecord.index_until`).
+CLOCK_SKEW_S = 60.0
 
 
 class _Saving:
@@ -182,9 +185,36 @@ class ConversationStore:
             if stored is not None and saving.version > record.version and not record.replacing:
                 theirs = {k: offload.loads(v) for k, v in stored.items()}
                 self._rebase(record, {**theirs, "version": saving.version})
-            lost = await self._save(record)
+            await self._keep_index(record)
+            own = _own_facts_key(record)
+            if own is None or record.facts_held is False:  # False: the turn read none
+                lost = await self._save(record)
+            else:  # its facts expire with it: restarted beside the record's write
+                ttl = self.retention.of(record.plan).conversation_s
+                renewing = self._store.renew_doc(FACTS, record.tenant, own, ttl)
+                lost, _ = await asyncio.gather(self._save(record), renewing)
             saving.version, saving.stored = record.version, record.stored
             return lost
+
+    async def _keep_index(self, record: ConversationRecord) -> None:
+        """The customer's episode index outlives this record (which this save keeps for
+        `conversation_s`): an erasure or an export finds the record through it. Its expiry
+        is restarted only when it could come first: about once per `episodes_s` less
+        `conversation_s` of the conversation's life. An index found gone lists the
+        conversation again, unless the customer was just erased."""
+        if not record.customer or not record.version:
+            return  # not a customer's, or its first save: the turn's end lists it (register)
+        kept = self.retention.of(record.plan)
+        now = time.time()
+        # Moved to another plan: its index_until was counted with the old plan's retention.
+        moved = record.stored.get("plan") != orjson.dumps(record.plan)
+        if not moved and record.index_until - CLOCK_SKEW_S >= now + kept.conversation_s:
+            return
+        key = customer_key(record.customer)
+        if await self._store.renew_doc(EPISODES, record.tenant, key, kept.episodes_s):
+            record.index_until = now + kept.episodes_s
+        elif not await self.erased(record):
+            await self.register(record)
 
     async def load(self, tenant: str, conversation: str) -> ConversationRecord | None:
         doc = await self._store.get_doc(CONVERSATION, tenant, conversation)
@@ -272,6 +302,7 @@ class ConversationStore:
             return
         kept = self.retention.of(record.plan)
         key = customer_key(record.customer)
+        now = time.time()
         index = await self._store.get_doc(EPISODES, record.tenant, key) or {}
         others = sorted((c for c in index if c != record.id), key=lambda c: _entry_at(index[c]))
         forgotten = others[: max(0, len(others) + 1 - kept.episodes)]
@@ -285,6 +316,7 @@ class ConversationStore:
         await self._store.patch_doc(
             EPISODES, record.tenant, key, {record.id: entry}, forgotten, kept.episodes_s
         )
+        record.index_until = now + kept.episodes_s
         for conversation in forgotten:
             await self._store.delete_doc(CONVERSATION, record.tenant, conversation)
             await self._store.delete_doc(FACTS, record.tenant, conversation_facts_key(conversation))
@@ -422,6 +454,13 @@ class ConversationStore:
         ttl = self.retention.of(plan).episodes_s
         key = customer_key(customer)
         await self._store.patch_doc(EPISODES, tenant, key, {episode.conversation: entry}, (), ttl)
+
+
+def _own_facts_key(record: ConversationRecord) -> str | None:
+    """Where a conversation the app named without a customer keeps its facts (`facts_key`)."""
+    if record.customer or is_anonymous(record):
+        return None
+    return conversation_facts_key(record.id)
 
 
 def _entry_at(entry: dict[str, Any]) -> tuple[float, str]:

@@ -149,6 +149,10 @@ class Store(Protocol):
         absent or expired document is version 0), setting it to `version` + 1, in one
         atomic step; False, writing nothing, when another write came first."""
 
+    async def renew_doc(self, kind: str, tenant: str, key: str, ttl_s: float) -> bool:
+        """Restart the expiry of a live document, writing nothing else: it expires
+        `ttl_s` from now. False, writing nothing, when it is absent or expired."""
+
     async def delete_doc(self, kind: str, tenant: str, key: str) -> bool: ...
 
     async def list_docs(self, kind: str, tenant: str, prefix: str) -> list[dict[str, Any]]:

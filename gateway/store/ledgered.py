@@ -152,6 +152,9 @@ class LedgeredStore:
     ) -> bool:
         return await self.hot.swap_doc(kind, tenant, key, changed, removed, ttl_s, version)
 
+    async def renew_doc(self, kind: str, tenant: str, key: str, ttl_s: float) -> bool:
+        return await self.hot.renew_doc(kind, tenant, key, ttl_s)
+
     async def delete_doc(self, kind: str, tenant: str, key: str) -> bool:
         return await self.hot.delete_doc(kind, tenant, key)
 

@@ -407,6 +407,11 @@ class RedisStore:
                 pipe.pexpire(name, max(1, int(ttl_s * 1000)))
             await pipe.execute()
 
+    async def renew_doc(self, kind: str, tenant: str, key: str, ttl_s: float) -> bool:
+        async with self._call():
+            ms = max(1, int(ttl_s * 1000))
+            return bool(await self._redis.pexpire(doc_key(kind, tenant, key), ms))
+
     async def delete_doc(self, kind: str, tenant: str, key: str) -> bool:
         async with self._call():
             return bool(await self._redis.delete(doc_key(kind, tenant, key)))

@@ -327,6 +327,11 @@ class SQLiteStore:
             self._purge_at = now + _PURGE_EVERY_S
             await self._run(lambda conn: sqlite_docs.purge(conn, now))
 
+    async def renew_doc(self, kind: str, tenant: str, key: str, ttl_s: float) -> bool:
+        now = time.time()
+        ident = (kind, tenant, key)
+        return await self._write(lambda conn: sqlite_docs.renew(conn, ident, ttl_s, now))
+
     async def delete_doc(self, kind: str, tenant: str, key: str) -> bool:
         return await self._write(lambda conn: sqlite_docs.delete(conn, (kind, tenant, key)))
 

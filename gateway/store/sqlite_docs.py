@@ -222,6 +222,16 @@ def swap(
     return True
 
 
+def renew(conn: sqlite3.Connection, ident: tuple[str, str, str], ttl_s: float, now: float) -> bool:
+    """The live document expires `ttl_s` from `now`; False when absent or expired."""
+    with transaction(conn):
+        held = conn.execute(f"SELECT 1 FROM doc_field WHERE {_WHERE} LIMIT 1", ident).fetchone()
+        if held is None or _expired(conn, ident, now):
+            return False
+        _expires(conn, ident, ttl_s, now)
+    return True
+
+
 def delete(conn: sqlite3.Connection, ident: tuple[str, str, str]) -> bool:
     with transaction(conn):
         return _drop(conn, ident) > 0
