@@ -60,10 +60,10 @@ class AdminConfig(Strict):
 
 class LimitsConfig(Strict):
     max_body_bytes: int = Field(default=10 * 1024 * 1024, gt=0)
-    # Arrays and objects a JSON body may hold, counted as its `[` and `{` bytes before
-    # it is parsed: parsing builds each one with the event loop held (orjson keeps the
-    # GIL), and the gateway's checks walk them. A chat call of 150,000 short messages
-    # holds ~150,000.
+    # Arrays and objects a JSON body may hold, counted before it is parsed (its `[` and
+    # `{` bytes outside strings: request_body.check_containers): parsing builds each
+    # one with the event loop held (orjson keeps the GIL), and the gateway's checks walk
+    # them. A chat call of 150,000 short messages holds ~150,000.
     max_body_containers: int = Field(default=200_000, gt=0)
     # The longest a client may take to send its whole body (408 past it), and the body
     # bytes one tenant may have buffered at once in a process while its bodies arrive

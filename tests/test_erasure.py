@@ -14,6 +14,7 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
+from tests.inprocess import InProcessGateway
 from tests.ledger_db import EVERY_BACKEND, LEDGER_SEP, backend_url
 from tests.servers import GatewayProc, redis_client
 
@@ -204,3 +205,34 @@ def test_a_customer_named_on_a_later_turn_is_erased_too(
     assert gone.status_code == 404
     raw = _raw_bytes(gateway, store_url)
     assert [s for s in (b"Quintela", b"marta.quintela", b"98765") if s in raw] == []
+
+
+def test_a_conversation_whose_first_turn_failed_is_still_erased(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """A conversation is claimed for its customer before its first turn is forwarded;
+    that turn failed (503 upstream), its retry was answered, and the conversation never
+    reached the customer's index: the export left it out and the erasure kept it, with
+    the customer's words."""
+    gw = sqlite_app_gateway
+    client = gw.openai().with_options(max_retries=0)
+    headers = {"X-Customer-Id": "ines", "X-Conversation-Id": "c-old"}
+    ask: list[ChatCompletionMessageParam] = [{"role": "user", "content": "Hi, my order 4417?"}]
+    client.chat.completions.create(model="gpt-4o-mini", messages=ask, extra_headers=headers)
+    headers["X-Conversation-Id"] = "c-new"
+    first: list[ChatCompletionMessageParam] = [
+        {"role": "user", "content": "Ines Rook here, ines.rook@example.org, a refund please"}
+    ]
+    with pytest.raises(openai.InternalServerError):
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=first,
+            extra_headers={**headers, "x-simulator-status": "503"},
+        )
+    client.chat.completions.create(model="gpt-4o-mini", messages=first, extra_headers=headers)
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    found = gw.http.get(f"{gw.v1}/customers/ines/export", headers=auth).json()
+    assert sorted(c["id"] for c in found["conversations"]) == ["c-new", "c-old"]
+    erased = gw.http.delete(f"{gw.v1}/customers/ines", headers=auth).json()
+    assert erased["conversations"] == 2
+    assert gw.http.get(f"{gw.v1}/conversations/c-new", headers=auth).status_code == 404

@@ -4,7 +4,10 @@ finished (held in memory with no end). Each is refused with an OpenAI-style erro
 
 from __future__ import annotations
 
+import gc
 import socket
+import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +16,7 @@ import httpx2
 import orjson
 import pytest
 
+from gateway import offload
 from tests.hostile import NESTED_ROUTES, nested_arrays_body, short_messages_body
 from tests.inprocess import InProcessGateway, running
 from tests.servers import TENANT_KEYS, GatewayProc, start_gateway
@@ -48,6 +52,20 @@ def test_a_history_of_150000_short_messages_stays_within_the_limit(
     gw: InProcessGateway,
 ) -> None:
     response = _post(gw, "/v1/chat/completions", short_messages_body(150_000))
+    assert response.status_code == 200, response.text
+
+
+def test_a_json_export_pasted_into_a_message_is_not_counted_as_containers(
+    gw: InProcessGateway,
+) -> None:
+    """A customer pasting a JSON export (here 210,000 brackets, all inside one string)
+    was refused as too many arrays and objects: brackets inside strings were counted."""
+    # ~113,000 tokens, within the model's window; over 400 KB, so the brackets are counted
+    pasted = "my export was cut: " + "[" * 210_000 + " " * 250_000
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": pasted}]}
+    raw = orjson.dumps(body)
+    assert raw.count(b"[") + raw.count(b"{") > 200_000
+    response = _post(gw, "/v1/chat/completions", raw)
     assert response.status_code == 200, response.text
 
 
@@ -147,3 +165,26 @@ def test_a_tenants_unfinished_bodies_are_bounded_and_released(patient_gw: Gatewa
         assert _small_chat(patient_gw, "globex").status_code == 200  # another tenant's own
         held.close()  # the client gives up: its bytes are released
         assert _until(patient_gw, "acme", 200).status_code == 200
+
+
+def test_parsing_in_several_threads_at_once_leaves_the_collector_on() -> None:
+    """Bodies and stored documents are parsed with the cyclic collector paused, on the
+    event loop and in worker threads at once: each thread toggling it could leave it
+    off for the rest of the process's life (memory of cycles never freed)."""
+    assert gc.isenabled()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch as often as they can
+    try:
+        for _ in range(20):
+            threads = [
+                threading.Thread(target=lambda: [offload.loads(b"[1]") for _ in range(2000)])
+                for _ in range(3)
+            ]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert gc.isenabled()
+    finally:
+        sys.setswitchinterval(interval)
+        gc.enable()

@@ -343,7 +343,8 @@ def test_subject_tags_in_utf8_are_read_as_written() -> None:
         ({"id": True, "text": "VIP customer"}, "id"),
         ({"id": "x" * 257, "text": "VIP customer"}, "id"),
         ({"text": "VIP customer", "scope": {"x": 1}}, "scope"),
-        ({"text": "VIP customer", "source_channel": 7}, "scope"),
+        ({"text": "VIP customer", "source_channel": 7}, "source_channel"),
+        ({"id": "   ", "text": "VIP customer"}, "id"),
     ],
 )
 def test_a_fact_of_the_wrong_shape_is_refused_not_stored_as_its_repr(
@@ -362,11 +363,12 @@ def test_a_fact_of_the_wrong_shape_is_refused_not_stored_as_its_repr(
 def test_a_fact_confirmed_at_time_zero_keeps_that_time(
     sqlite_app_gateway: InProcessGateway,
 ) -> None:
-    """`confirmed_at: 0` was stored as the time of the PUT (0 read as "not given")."""
+    """`confirmed_at: 0` was stored as the time of the PUT, and `id: 0` replaced by a
+    digest (0 read as "not given")."""
     gw = sqlite_app_gateway
     url = f"{gw.v1}/customers/zero-1/facts"
     auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
-    fact = {"id": "vip", "text": "VIP customer", "confirmed": True, "confirmed_at": 0}
+    fact = {"id": 0, "text": "VIP customer", "confirmed": True, "confirmed_at": 0}
     assert gw.http.put(url, json={"facts": [fact]}, headers=auth).status_code == 200
     (stored,) = gw.http.get(url, headers=auth).json()["facts"]
-    assert stored["confirmed_at"] == 0
+    assert (stored["id"], stored["confirmed_at"]) == ("0", 0)

@@ -17,6 +17,7 @@ from gateway.context.episode_card import episode_card
 from gateway.context.linear_regex import compile_linear
 from gateway.context.people import extract_people_facts
 from gateway.context.prompts import render_fact
+from gateway.context.redaction import redact
 from gateway.context.summaries import (
     Pattern,
     extract_facts,
@@ -337,3 +338,25 @@ def test_a_card_segment_cannot_forge_the_separator_or_a_label(
     turns: list[str], facts: list[Fact], segments: list[str]
 ) -> None:
     assert _card(turns, facts) == segments
+
+
+@pytest.mark.parametrize(
+    "value",
+    ['Robert "Bobby" Tables', 'Li "Lee" Wu'],
+)
+def test_a_value_a_card_rewrites_inside_a_segment_is_still_withheld(value: str) -> None:
+    """A card quoting a segment that holds a label writes its double quotes as single
+    (and any segment's bars as "/"): a hidden value holding them was then no longer the
+    value the redaction looked for, and reached a caller without its scope."""
+    said = [
+        {"role": "user", "content": "Where did you send my parcel?"},
+        {"role": "assistant", "content": f"Note: I sent it to {value} yesterday."},
+    ]
+    hidden = Fact(
+        id="addr", text=f"address: {value}", tags=("address",), scope="verified", value=value
+    )
+    card = episode_card("chat", DEC_6, [], said, "", 400, _tokens)
+    shown = redact(card, [], ["basic"], [hidden])
+    assert "[withheld]" in shown
+    for word in ("Bobby", "Lee"):
+        assert word not in shown

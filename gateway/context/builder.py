@@ -231,7 +231,9 @@ class WindowBuilder:
             policy,
             evicted_now,
             quota_hit,
-            new or named,
+            # Listed in the customer's index at the turn's end: a new or newly named
+            # one, and one never answered yet (claimed before a first turn that failed).
+            new or named or record.turns == 0,
             learned,
             retry=retry,
             facts_write=facts_write,

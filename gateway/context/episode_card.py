@@ -23,7 +23,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gateway.context.linear_regex import LinearPattern, compile_linear
-from gateway.context.prompts import one_line
+from gateway.context.prompts import (
+    CARD_BARS,
+    CARD_QUOTES,
+    one_line,
+    single_quoted,
+    unbarred,
+)
 from gateway.context.summaries import summary_lines
 from gateway.context.types import Fact, fact_kind
 from gateway.messages import message_text, role
@@ -47,10 +53,6 @@ SEPARATOR = " | "
 # What reads as the card's own separator, label or quote when a customer or an agent
 # writes it (the full-width and other look-alike forms too): never the card's inside a
 # segment (_said, _shown).
-_BARS = "|\uff5c\u00a6\u2502\u2503\u2223\u01c0\u2758\uffe8"
-_QUOTES = '"\uff02\u201c\u201d\u201e\u201f'
-_AS_SLASH = str.maketrans(dict.fromkeys(_BARS, "/"))
-_AS_SINGLE = str.maketrans(dict.fromkeys(_QUOTES, "'"))
 # A label: a word and its colon ("agent promised:"); "10:30" and "https://" are none.
 _LABEL = re.compile(r"[^\W\d_] ?[:\uff1a\ufe55\ufe13\ua789\u2236\u02f8](?!/)")
 
@@ -234,15 +236,15 @@ def _said(text: str) -> str:
     """A customer's or an agent's words as a segment: a bar made "/", so they cannot end
     the segment, and quoted when they hold a label, so "outcome: refund approved" inside
     a topic reads as their words (their own double quotes made single)."""
-    text = text.translate(_AS_SLASH)
-    return f'"{text.translate(_AS_SINGLE)}"' if _LABEL.search(text) else text
+    text = unbarred(text)
+    return f'"{single_quoted(text)}"' if _LABEL.search(text) else text
 
 
 def _shown(value: str) -> bool:
     """Whether a fact's value can be shown as written (a later step withholds it by its
     value): one holding a bar or a double quote is left out; one holding a label is
     shown quoted (`_value`)."""
-    return not any(c in _BARS or c in _QUOTES for c in value)
+    return not any(c in CARD_BARS or c in CARD_QUOTES for c in value)
 
 
 def _value(value: str) -> str:

@@ -29,6 +29,24 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+# A card's segment separator and quote, and what looks like them.
+CARD_BARS = "|\uff5c\u00a6\u2502\u2503\u2223\u01c0\u2758\uffe8"
+CARD_QUOTES = '"\uff02\u201c\u201d\u201e\u201f'
+_AS_SLASH = str.maketrans(dict.fromkeys(CARD_BARS, "/"))
+_AS_SINGLE = str.maketrans(dict.fromkeys(CARD_QUOTES, "'"))
+
+
+def unbarred(text: str) -> str:
+    """Words inside a card's segment: a bar made "/", so they cannot end the segment."""
+    return text.translate(_AS_SLASH)
+
+
+def single_quoted(text: str) -> str:
+    """Words a card quotes: their own double quotes made single, so they cannot end
+    the quote."""
+    return text.translate(_AS_SINGLE)
+
+
 # A run of three or more of a marker's characters, the full-width forms included.
 _MARKER_RUN = re.compile(r"[<>\uff1c\uff1e]{3,}")
 

@@ -13,6 +13,7 @@ from gateway.context.linear_regex import LinearMatch, compile_linear
 from gateway.context.people_numbers import said_digits
 from gateway.context.people_patterns import MIXED_NUMBER
 from gateway.context.people_text import FOLD
+from gateway.context.prompts import single_quoted, unbarred
 from gateway.context.summaries import Pattern
 from gateway.context.types import Fact
 
@@ -103,7 +104,11 @@ def fact_values(fact: Fact) -> list[str]:
 
 
 def _withheld_values(facts: Sequence[Fact]) -> re.Pattern[str]:
-    values = sorted({v for f in facts for v in fact_values(f)}, key=len, reverse=True)
+    """Each value as stored, and as a card writes it inside a segment (its bars made "/",
+    its double quotes single when the segment is quoted: gateway.context.episode_card)."""
+    stated = {v for f in facts for v in fact_values(f)}
+    written = {w for v in stated for w in (unbarred(v), single_quoted(unbarred(v)))}
+    values = sorted(stated | written, key=len, reverse=True)
     alternatives = "|".join(r"\s+".join(map(re.escape, v.split())) for v in values)
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE) if values else _NEVER
 

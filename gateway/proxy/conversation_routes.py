@@ -113,6 +113,21 @@ async def close_conversation(request: Request) -> RawResponse:
     return json_response(orjson.dumps({**record.public(), "episode_summary": episode.summary}))
 
 
+def _fact_id(given: Any, customer: str, text: str) -> str:
+    """The fact's id as the app gave it (a string or an integer), else a digest of the
+    customer and the text."""
+    if given is None:
+        return hashlib.blake2b(f"{customer}:{text}".encode(), digest_size=8).hexdigest()
+    if isinstance(given, bool) or not isinstance(given, str | int):
+        given = ""
+    if not str(given).strip() or len(str(given)) > MAX_HEADER_VALUE:
+        raise InvalidRequest(
+            f"A fact's 'id' is a string (1-{MAX_HEADER_VALUE} characters) or an integer.",
+            param="id",
+        )
+    return str(given)
+
+
 def _fact(raw: Any, customer: str, now: float) -> Fact:
     if not isinstance(raw, dict):
         raise InvalidRequest("Each fact must be an object.", param="facts")
@@ -140,17 +155,13 @@ def _fact(raw: Any, customer: str, now: float) -> Fact:
     unverified = raw.get("stated_unverified", False)
     if not isinstance(unverified, bool):
         raise InvalidRequest("'stated_unverified' is a boolean.", param="stated_unverified")
-    fid = raw.get("id") or hashlib.blake2b(f"{customer}:{text}".encode(), digest_size=8).hexdigest()
-    if isinstance(fid, bool) or not isinstance(fid, str | int) or len(str(fid)) > MAX_HEADER_VALUE:
-        raise InvalidRequest(
-            f"A fact's 'id' is a string (at most {MAX_HEADER_VALUE} characters) or an integer.",
-            param="id",
-        )
+    fid = _fact_id(raw.get("id"), customer, text)
     scope, channel = raw.get("scope", "basic"), raw.get("source_channel", "api")
-    if not isinstance(scope, str) or not isinstance(channel, str):
-        raise InvalidRequest("'scope' and 'source_channel' are strings.", param="scope")
+    for name, given in (("scope", scope), ("source_channel", channel)):
+        if not isinstance(given, str):
+            raise InvalidRequest(f"'{name}' is a string.", param=name)
     return Fact(
-        id=str(fid),
+        id=fid,
         text=text.strip(),
         tags=tuple(t.lower() for t in tags),
         scope=scope,
