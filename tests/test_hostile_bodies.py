@@ -172,12 +172,14 @@ def test_parsing_in_several_threads_at_once_leaves_the_collector_on() -> None:
     event loop and in worker threads at once: each thread toggling it could leave it
     off for the rest of the process's life (memory of cycles never freed)."""
     assert gc.isenabled()
+    long = b"[" + b"0," * (offload.PAUSE_FROM_BYTES // 2) + b"0]"  # long enough to pause
+    bodies = [b"[1]"] * 2000 + [long] * 200
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # threads switch as often as they can
     try:
         for _ in range(20):
             threads = [
-                threading.Thread(target=lambda: [offload.loads(b"[1]") for _ in range(2000)])
+                threading.Thread(target=lambda: [offload.loads(b) for b in bodies])
                 for _ in range(3)
             ]
             for t in threads:

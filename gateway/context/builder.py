@@ -214,8 +214,10 @@ class WindowBuilder:
         evicted_now, inp, learned, window, reason = await self._compact(
             caller, record, inp, engine_tokens, model, now, fkey, facts_write
         )
+        # Its own facts expire with it: the save renews them, unless this turn wrote
+        # them (the newest message's, a fold's), which restarted their expiry already.
+        record.facts_held = bool(facts) and facts_write is None and learned == 0
         learned += heard
-        record.facts_held = bool(facts) or learned > 0  # those of its own expire with it
         if window is None:
             window = await _assembled(inp, engine_tokens)
         squeezed = evicted_now if reason == "quota" else 0  # a cold cache's: no quota hit
