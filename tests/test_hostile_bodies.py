@@ -55,6 +55,18 @@ def test_a_history_of_150000_short_messages_stays_within_the_limit(
     assert response.status_code == 200, response.text
 
 
+def test_a_flat_array_of_millions_of_numbers_is_refused_before_it_is_parsed(
+    gw: InProcessGateway,
+) -> None:
+    """4.9 million numbers in one array (4 arrays and objects in all) were parsed and
+    walked with the event loop held (/livez waited 0.9 s): values are bounded too."""
+    part = {"type": "text", "text": "hi", "x": [1] * 4_900_000}
+    body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": [part]}]}
+    response = _post(gw, "/v1/chat/completions", orjson.dumps(body))
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "too_many_json_containers"
+
+
 def test_a_json_export_pasted_into_a_message_is_not_counted_as_containers(
     gw: InProcessGateway,
 ) -> None:
