@@ -19,7 +19,7 @@ from typing import Any
 import openai
 import pytest
 
-from gateway.context.conversations import customer_facts_key
+from gateway.context.fact_docs import customer_facts_key
 from gateway.context.facts_limit import FactsLimit, stored_bytes, within_limit
 from gateway.context.types import Fact
 from tests.inprocess import InProcessGateway, SimulatorLog

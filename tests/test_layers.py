@@ -27,6 +27,7 @@ PURE = {
     "gateway.context.records",
     "gateway.context.fact_blocks",
     "gateway.context.facts_limit",
+    "gateway.context.fact_docs",
     "gateway.context.prompts",
     "gateway.context.types",
     "gateway.context.unverified",

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gateway.context.common_words import common_words, is_common, ranked_words
-from gateway.context.conversations import fact_from_json, fact_to_json
+from gateway.context.fact_docs import fact_from_json, fact_to_json
 from gateway.context.heard import merged_facts, not_heard_before
 from gateway.context.people import (
     KEEP_PER_KIND,

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from gateway.context.conversations import ConversationStore, customer_facts_key, fact_to_json
+from gateway.context.conversations import ConversationStore
+from gateway.context.fact_docs import customer_facts_key, fact_to_json
 from gateway.context.people import current_facts
 from gateway.context.prompts import render_fact
 from gateway.context.redaction import redact

@@ -12,7 +12,7 @@ import openai
 import yaml
 from openai.types.chat import ChatCompletionMessageParam
 
-from gateway.context.conversations import customer_key, facts_key
+from gateway.context.fact_docs import customer_key, facts_key
 from tests.inprocess import InProcessGateway, SimulatorLog, play_turns, start_inprocess
 
 SYSTEM = "You are the support agent of an online store. Be brief and precise."

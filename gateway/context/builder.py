@@ -22,7 +22,7 @@ from gateway.context.conversation_record import (
     repeated,
     transcript_of,
 )
-from gateway.context.conversations import ConversationStore, facts_key
+from gateway.context.conversations import ConversationStore
 from gateway.context.engine import (
     SUMMARY_LEAST_TOKENS,
     Window,
@@ -33,6 +33,7 @@ from gateway.context.engine import (
     summary_room,
 )
 from gateway.context.episodes import EpisodeBook
+from gateway.context.fact_docs import facts_key
 from gateway.context.heard import (
     FactExtractor,
     dated_after,

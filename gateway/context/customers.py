@@ -17,11 +17,8 @@ import time
 from typing import Any
 
 from gateway.context.conversation_record import ConversationRecord
-from gateway.context.conversations import (
-    CONVERSATION,
-    EPISODES,
-    FACTS,
-    ConversationStore,
+from gateway.context.conversations import CONVERSATION, EPISODES, FACTS, ConversationStore
+from gateway.context.fact_docs import (
     conversation_facts_key,
     customer_facts_key,
     customer_key,

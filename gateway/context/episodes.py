@@ -14,7 +14,8 @@ import math
 from collections.abc import Sequence
 
 from gateway.context.conversation_record import ConversationRecord
-from gateway.context.conversations import ConversationStore, fact_from_json, facts_key
+from gateway.context.conversations import ConversationStore
+from gateway.context.fact_docs import fact_from_json, facts_key
 from gateway.context.heard import FactExtractor, one_problem
 from gateway.context.people import current_facts
 from gateway.context.redaction import redact

@@ -20,7 +20,7 @@ from starlette.requests import Request
 
 from gateway.context import customers
 from gateway.context.conversation_record import ConversationRecord, is_anonymous
-from gateway.context.conversations import customer_facts_key, fact_to_json
+from gateway.context.fact_docs import customer_facts_key, fact_to_json
 from gateway.context.facts_limit import over_limit
 from gateway.context.types import LATEST_TIME, Fact
 from gateway.errors import InvalidRequest, NotFound
