@@ -234,9 +234,9 @@ class WindowBuilder:
             policy,
             evicted_now,
             quota_hit,
-            # Listed in the customer's index at the turn's end: a new or newly named
-            # one, and one never answered yet (claimed before a first turn that failed).
-            new or named or record.turns == 0,
+            # Listed in the customer's index at the turn's end: one never answered yet
+            # (new, or claimed before a first turn that failed), or newly named.
+            named or record.turns == 0,
             learned,
             retry=retry,
             facts_write=facts_write,

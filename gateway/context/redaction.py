@@ -38,7 +38,7 @@ def redact(
     hidden = [f for f in facts if f.scope not in scopes or f.stated_unverified]
     if not hidden:
         return text
-    return _withheld_values(hidden).sub("[withheld]", withhold_phones(text, hidden))
+    return _withheld_values(hidden).sub("[withheld]", _withhold_phones(text, hidden))
 
 
 _SAME_NUMBER_DIGITS = 8  # a country code or a trunk 0 aside, the digits that name it
@@ -55,7 +55,7 @@ def _readings(number: str) -> set[str]:
     return {said_digits(number, english) for english in (True, False)}
 
 
-def withhold_phones(text: str, hidden: Sequence[Fact], mark: str = "[withheld]") -> str:
+def _withhold_phones(text: str, hidden: Sequence[Fact]) -> str:
     """Each phone among `hidden`, wherever its number is written, whatever the format:
     in digits ("+14155550199" for "(415) 555-0199"), in words ("four one five, five five
     five...", "quatro um cinco...") or a mix ("415 555 zero one nine nine"). A run of
@@ -78,7 +78,7 @@ def withhold_phones(text: str, hidden: Sequence[Fact], mark: str = "[withheld]")
     for m in MIXED_NUMBER.finditer(folded):
         said = _readings(folded[m.start() : m.end()])
         if any(tail in digits for tail in tails for digits in said):
-            kept += [text[end : m.start()], mark]
+            kept += [text[end : m.start()], "[withheld]"]
             end = m.end()
     return "".join(kept) + text[end:]
 

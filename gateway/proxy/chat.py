@@ -31,6 +31,7 @@ from gateway.proxy.identity import Caller, authenticate, header_text, identify, 
 from gateway.proxy.provider_refs import check_chat
 from gateway.proxy.request_body import (
     ask_stream_usage,
+    check_messages,
     choices_field,
     json_object,
     json_object_or_none,
@@ -92,27 +93,13 @@ def parse_chat(body: dict[str, Any]) -> ChatCall:
         raise InvalidRequest("'messages' is required.", param="messages")
     if not isinstance(messages, list):
         raise InvalidRequest("'messages' must be a list of message objects.", param="messages")
-    _check_messages(messages)
+    check_messages(messages)
     check_chat(messages)
     choices_field(body, "n", MAX_CHOICES)
     stream = body.get("stream") is True
     options = body.get("stream_options")
     wants_usage = isinstance(options, dict) and options.get("include_usage") is True
     return ChatCall(body, model, messages, stream, wants_usage)
-
-
-def _check_messages(messages: list[Any]) -> None:
-    """At least one message, each an object with a string `role` (which roles the model
-    takes is the provider's to say): anything else is refused before it is held, read
-    into the conversation's record or forwarded."""
-    if not messages:
-        raise InvalidRequest("'messages' must hold at least one message.", param="messages")
-    for i, message in enumerate(messages):
-        if type(message) is not dict or type(message.get("role")) is not str:
-            raise InvalidRequest(
-                f"'messages[{i}]' must be an object with a string 'role'.",
-                param=f"messages[{i}]",
-            )
 
 
 def _read_chat(raw: bytes, limits: LimitsConfig) -> ChatCall:

@@ -238,3 +238,17 @@ def ask_stream_usage(body: dict[str, Any]) -> bool:
         "include_usage": True,
     }
     return True
+
+
+def check_messages(messages: list[Any]) -> None:
+    """A chat call's `messages`: at least one, each an object with a string `role`
+    (which roles the model takes is the provider's to say); anything else is refused
+    before it is held, read into the conversation's record or forwarded."""
+    if not messages:
+        raise InvalidRequest("'messages' must hold at least one message.", param="messages")
+    for i, message in enumerate(messages):
+        if type(message) is not dict or type(message.get("role")) is not str:
+            raise InvalidRequest(
+                f"'messages[{i}]' must be an object with a string 'role'.",
+                param=f"messages[{i}]",
+            )
