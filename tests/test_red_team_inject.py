@@ -360,3 +360,54 @@ def test_a_value_a_card_rewrites_inside_a_segment_is_still_withheld(value: str) 
     assert "[withheld]" in shown
     for word in ("Bobby", "Lee"):
         assert word not in shown
+
+
+CUT_HIDDEN = [
+    Fact("a", f"{kind}: {value}", (kind,), "verified", value=value)
+    for kind, value in (
+        ("address", "Rua das Flores 123"),
+        ("email", "ana.souza@example.org"),
+        ("phone", "415 555 0199"),
+    )
+]
+CUT_TURNS = [
+    "oi preciso trocar o endereço de entrega do meu pedido",
+    "Vou enviar para Rua das Flores 123 amanhã e avisar em ana.souza@example.org por email",
+    "e o telefone?",
+    "Vou ligar no four one five five five five zero one nine nine amanhã cedo sem falta ok",
+]
+
+
+@pytest.mark.parametrize("ceiling", range(8, 60))
+def test_a_card_cut_inside_a_hidden_value_withholds_its_head(ceiling: int) -> None:
+    """A card fitted to its ceiling cuts words, or characters: cut inside a hidden value
+    ("Rua das Flo [...]", "four one five five..."), its head reached a caller without
+    the scope, since the value is withheld by what it says whole."""
+    said = [
+        {"role": "user" if n % 2 == 0 else "assistant", "content": t}
+        for n, t in enumerate(CUT_TURNS)
+    ]
+    card = episode_card("phone", DEC_6, [], said, "", ceiling, _tokens)
+    shown = redact(card, [], ["basic"], CUT_HIDDEN)
+    for head in ("Rua das", "ana.sou", "ana.souza@", "four one five", "415"):
+        assert head not in shown, (card, shown)
+    # the caller holding the scope reads the card as made
+    assert redact(card, [], ["basic", "verified"], CUT_HIDDEN) == card
+
+
+@pytest.mark.parametrize(
+    ("card", "shown"),
+    [
+        ("outcome: sent to Rua das Flo [...]", "outcome: sent to [withheld] [...]"),
+        ("outcome: entregue na rua das flores...", "outcome: entregue na [withheld]..."),
+        ("outcome: mail ana.sou [...]", "outcome: mail [withheld] [...]"),
+        ("outcome: text four one five...", "outcome: text [withheld]..."),
+        ("outcome: a model's card cut at Rua das…", "outcome: a model's card cut at [withheld]…"),
+        # what holds no head of a hidden value stays
+        ("outcome: two orders...", None),
+        ("wait... ok, Rua Augusta [...]", None),
+        ("outcome: ruado...", None),  # "ruado" is no head of "Rua das": a word goes on
+    ],
+)
+def test_a_cut_mark_after_a_hidden_value_head_withholds_it(card: str, shown: str | None) -> None:
+    assert redact(card, [], ["basic"], CUT_HIDDEN) == (shown or card)

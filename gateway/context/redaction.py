@@ -38,7 +38,8 @@ def redact(
     hidden = [f for f in facts if f.scope not in scopes or f.stated_unverified]
     if not hidden:
         return text
-    return _withheld_values(hidden).sub("[withheld]", _withhold_phones(text, hidden))
+    text = _withheld_values(hidden).sub("[withheld]", _withhold_phones(text, hidden))
+    return _withhold_cut_heads(text, hidden)
 
 
 _SAME_NUMBER_DIGITS = 8  # a country code or a trunk 0 aside, the digits that name it
@@ -114,3 +115,66 @@ def _withheld_values(facts: Sequence[Fact]) -> re.Pattern[str]:
 
 
 _NEVER = re.compile(r"(?!x)x")
+
+# Where a card was shortened: its words cut ("..."), its text cut (" [...]"), or a
+# model's card cut its own way ("…").
+_CUT_MARK = re.compile(r"\.\.\.|\[\.\.\.\]|\u2026")
+_MIN_HEAD = 3  # characters of a value's head withheld at a cut: as _MIN_PIECE
+
+
+def _withhold_cut_heads(text: str, hidden: Sequence[Fact]) -> str:
+    """A hidden value a card was cut inside of: the head left before the cut mark ("Rua
+    das Flo [...]", "four one five five..."), which the whole value no longer finds.
+    Withheld: a head of at least _MIN_HEAD characters of the value (as stored or as a
+    card writes it, case and spacing aside) that starts a word, and a run of digits and
+    number words right before the mark whose digits a hidden phone holds."""
+    if not _CUT_MARK.search(text):
+        return text
+    stated = {v for f in hidden for v in fact_values(f)}
+    written = {w for v in stated for w in (unbarred(v), single_quoted(unbarred(v)))}
+    heads: dict[str, list[str]] = {}  # values by their first _MIN_HEAD characters
+    for value in {" ".join(v.split()).lower() for v in stated | written}:
+        heads.setdefault(value[:_MIN_HEAD], []).append(value)
+    longest = max(map(len, stated | written), default=0)
+    phones = {d for f in hidden if f.tags[:1] == ("phone",) for d in _readings(f.value)}
+    kept, end = [], 0
+    for mark in _CUT_MARK.finditer(text):
+        before = text[end : mark.start()].rstrip()
+        start = _value_head(before, heads, longest)
+        start = min(start, _phone_head(before, phones))
+        kept += [before[:start], "[withheld]" if start < len(before) else ""]
+        kept.append(text[end + len(before) : mark.start()])
+        end = mark.start()
+    return "".join(kept) + text[end:]
+
+
+def _value_head(before: str, heads: dict[str, list[str]], longest: int) -> int:
+    """Where in `before` the longest tail that is a proper head of a value starts (a
+    word's start, at least _MIN_HEAD characters); len(before) when none is. `heads`:
+    the values (spacing collapsed, lower case) by their first _MIN_HEAD characters."""
+    lowered = before.lower()
+    if len(lowered) != len(before):  # a letter whose lower case is longer: read as is
+        lowered = before
+    for start in range(max(0, len(before) - longest), len(before) - _MIN_HEAD + 1):
+        if (start and before[start - 1].isalnum()) or not before[start].isalnum():
+            continue
+        tail = lowered[start:]
+        if any(v.startswith(tail) for v in heads.get(tail[:_MIN_HEAD], ())):
+            return start
+    return len(before)
+
+
+def _phone_head(before: str, phones: set[str]) -> int:
+    """Where a run of digits and number words ending `before` starts, when its digits
+    (at least _MIN_HEAD) are part of a hidden phone's; len(before) otherwise."""
+    if not phones:
+        return len(before)
+    folded = before.translate(FOLD)
+    runs = list(MIXED_NUMBER.finditer(folded))
+    last = runs[-1] if runs else None
+    if last is None or before[last.end() :].strip(" .,;:-"):
+        return len(before)
+    said = _readings(folded[last.start() : last.end()])
+    if any(len(d) >= _MIN_HEAD and any(d in p for p in phones) for d in said):
+        return last.start()
+    return len(before)
