@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -109,6 +110,31 @@ def test_a_put_past_the_facts_limit_is_refused_whole_and_changes_nothing(
     assert len(_put(gw, "ana", AT_LIMIT)["facts"]) == 4
     assert _put(gw, "ana", [{"id": "pref-1", "text": "Prefers slot one, after 6pm"}])
     assert _stored(gw, "ana")["pref-1"] == "Prefers slot one, after 6pm"
+
+
+def test_puts_at_once_cannot_pass_the_limit_together(gw: InProcessGateway) -> None:
+    """Each PUT read the document, checked the limit and wrote: 12 PUTs at once, each of
+    two facts of its own and within the limit alone, all read an empty document and all
+    wrote, so the customer held 24 of the app's facts past a limit of 4 (and, at the
+    default limits, concurrent PUTs could again grow a document turns read whole)."""
+    client = gw.openai()
+
+    def put(n: int) -> str:
+        facts = [{"id": f"p{n}-{k}", "text": f"Preference {n}.{k}"} for k in range(2)]
+        try:
+            client.put("/customers/cid/facts", cast_to=object, body={"facts": facts})
+        except openai.BadRequestError as refused:
+            assert isinstance(refused.body, dict)
+            assert refused.body["code"] == "customer_facts_limit"
+            return "refused"
+        return "written"
+
+    with ThreadPoolExecutor(12) as pool:
+        outcomes = list(pool.map(put, range(12)))
+    stored = _stored(gw, "cid")
+    assert len(stored) <= 4, len(stored)
+    assert outcomes.count("written") == len(stored) // 2  # every answer said what happened
+    assert _put(gw, "cid", [])  # and the document is still the app's to edit
 
 
 def test_a_customer_at_the_limit_chats_and_facts_heard_in_turns_do_not_count(

@@ -33,17 +33,18 @@ from gateway.context.fact_docs import (
     conversation_facts_key,
     customer_facts_key,
     customer_key,
+    fact_changes,
     fact_from_json,
     fact_to_json,
     facts_in,
 )
-from gateway.context.facts_limit import FactsLimit, within_limit
+from gateway.context.facts_limit import FactsLimit, over_limit, within_limit
 from gateway.context.people import current_facts, with_said_again
 from gateway.context.record_merge import merge
 from gateway.context.retention import Retention
 from gateway.context.types import Episode, Fact
 from gateway.context.unverified import with_verified
-from gateway.errors import Conflict, StoreUnavailable
+from gateway.errors import Conflict, InvalidRequest, StoreUnavailable
 from gateway.store import Store
 from gateway.throttled_log import warn_throttled
 
@@ -66,6 +67,7 @@ def _erased_key(tenant: str, customer: str) -> str:
 # read-merge-write window long) a steady stream of small writes (an app posting events)
 # can beat a turn's save a dozen times in a row, and a turn lost is a turn not counted.
 SAVE_TRIES = 16
+PUT_TRIES = 16  # the app's facts: PUTs of one customer at once, read and checked again
 SAVE_PATIENCE_S = 2.0  # the answer waits on the turn's save (a JSON body, a stream's end)
 _SAVE_PAUSE_S = 0.05  # the longest random pause between two tries
 # How far one replica's clock may trail another's: a customer's episode index is restarted
@@ -317,25 +319,52 @@ class ConversationStore:
         before: list[Fact] | None = None,
     ) -> None:
         """`facts` become the document: only what differs from `before` (the facts read)
-        is written, a field per fact, so two turns that learn facts at once keep both.
-        A customer's facts are kept per the plan's `facts_days` (by default until
-        deleted); a conversation's own facts as long as the conversation."""
-        kept = self.retention.of(plan)
-        ttl = kept.conversation_s if key.startswith(CONVERSATION_FACTS) else kept.facts_s
+        is written, a field per fact, so two turns that learn facts at once keep both."""
+        ttl = self._facts_ttl(key, plan)
         if before is None:
             new = {FACT_FIELD + f.id: fact_to_json(f) for f in facts}
             await self._store.put_doc(FACTS, tenant, key, new, ttl)
             return
-        # Only the facts that changed are written (the write is O(the turn), not O(the
-        # customer's facts)); an earlier version's `facts` list is dropped, so nothing
-        # removed here comes back from it.
-        read = {f.id: f for f in before}
-        changed = {FACT_FIELD + f.id: fact_to_json(f) for f in facts if read.get(f.id) != f}
-        ids = {f.id for f in facts}
-        removed = [FACT_FIELD + f.id for f in before if f.id not in ids]
+        changed, removed = fact_changes(facts, before)
         if not changed and not removed and ttl is None:
             return  # nothing to write, no expiry to restart
         await self._store.patch_doc(FACTS, tenant, key, changed, [*removed, "facts"], ttl)
+
+    async def put_app_facts(self, tenant: str, key: str, new: list[Fact], plan: str) -> list[Fact]:
+        """The document with the app's `new` facts added (replacing theirs by id), or
+        400 `customer_facts_limit`, writing nothing, when the app's facts would then
+        pass `facts_limit`. Written only if no other PUT wrote since it was read (else
+        read and checked again): PUTs at once cannot pass the limit together."""
+        for _ in range(PUT_TRIES):
+            doc = await self._store.get_doc(FACTS, tenant, key)
+            before = await self._decoded(tenant, doc, bounded=False)
+            facts = list(({f.id: f for f in before} | {f.id: f for f in new}).values())
+            app = [f for f in facts if not f.extracted]  # heard in turns: bounded by kind
+            why = over_limit(len(app), map(fact_to_json, app), self.facts_limit)
+            if why is not None:
+                raise InvalidRequest(
+                    f"The customer's facts were not changed: {why}. Delete facts first "
+                    "(DELETE /v1/customers/{id}/facts?id=...) or raise the limit in "
+                    "config.yaml.",
+                    param="facts",
+                    code="customer_facts_limit",
+                )
+            changed, removed = fact_changes(facts, before)
+            ttl, version = self._facts_ttl(key, plan), int((doc or {}).get("version") or 0)
+            removed.append("facts")
+            if await self._store.swap_doc(FACTS, tenant, key, changed, removed, ttl, version):
+                return facts
+        raise Conflict(
+            "The customer's facts were being changed by other requests at the same time: "
+            "nothing was written; send it again.",
+            code="customer_facts_busy",
+        )
+
+    def _facts_ttl(self, key: str, plan: str) -> float | None:
+        """A customer's facts are kept per the plan's `facts_days` (by default until
+        deleted); a conversation's own facts as long as the conversation."""
+        kept = self.retention.of(plan)
+        return kept.conversation_s if key.startswith(CONVERSATION_FACTS) else kept.facts_s
 
     async def delete_facts(self, tenant: str, key: str) -> bool:
         return await self._store.delete_doc(FACTS, tenant, key)

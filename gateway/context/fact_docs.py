@@ -5,6 +5,7 @@ under, quoted so that no id can pose as another. Pure."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
@@ -23,6 +24,16 @@ def facts_in(doc: dict[str, Any] | None) -> list[dict[str, Any]]:
         {k.removeprefix(FACT_FIELD): v for k, v in doc.items() if k.startswith(FACT_FIELD)}
     )
     return sorted(found.values(), key=lambda f: (f.get("created_at") or 0.0, str(f["id"])))
+
+
+def fact_changes(facts: Sequence[Fact], before: Sequence[Fact]) -> tuple[dict[str, Any], list[str]]:
+    """The fields to write and to drop for a facts document read as `before` to hold
+    `facts`: only the facts that changed (a write is O(what changed), not O(the
+    customer's facts)). An earlier version's `facts` list is for the caller to drop."""
+    read = {f.id: f for f in before}
+    changed = {FACT_FIELD + f.id: fact_to_json(f) for f in facts if read.get(f.id) != f}
+    ids = {f.id for f in facts}
+    return changed, [FACT_FIELD + f.id for f in before if f.id not in ids]
 
 
 def fact_to_json(fact: Fact) -> dict[str, Any]:

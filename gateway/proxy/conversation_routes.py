@@ -21,7 +21,6 @@ from starlette.requests import Request
 from gateway.context import customers
 from gateway.context.conversation_record import ConversationRecord, is_anonymous
 from gateway.context.fact_docs import customer_facts_key, fact_to_json
-from gateway.context.facts_limit import over_limit
 from gateway.context.types import LATEST_TIME, Fact
 from gateway.errors import InvalidRequest, NotFound
 from gateway.loops.state import LoopState, progressed
@@ -187,23 +186,9 @@ async def put_facts(request: Request) -> RawResponse:
         raise InvalidRequest("'facts' must be a list of fact objects.", param="facts")
     now = gw.turn_clock()
     new = [_fact(f, customer, now) for f in raw_facts]
-    store = gw.windows.conversations
-    key = customer_facts_key(customer)
-    before = await store.facts(caller.tenant.name, key)
-    known = {f.id: f for f in before}
-    known.update({f.id: f for f in new})  # the app's version of a fact wins
-    put = [f for f in known.values() if not f.extracted]  # heard in turns: bounded by kind
-    why = over_limit(len(put), map(fact_to_json, put), store.facts_limit)
-    if why is not None:
-        raise InvalidRequest(
-            f"The customer's facts were not changed: {why}. Delete facts first "
-            "(DELETE /v1/customers/{id}/facts?id=...) or raise the limit in config.yaml.",
-            param="facts",
-            code="customer_facts_limit",
-        )
-    tenant = caller.tenant
-    await store.save_facts(tenant.name, key, list(known.values()), tenant.plan, before)
-    return json_response(orjson.dumps({"facts": [fact_to_json(f) for f in known.values()]}))
+    tenant, key = caller.tenant, customer_facts_key(customer)
+    facts = await gw.windows.conversations.put_app_facts(tenant.name, key, new, tenant.plan)
+    return json_response(orjson.dumps({"facts": [fact_to_json(f) for f in facts]}))
 
 
 async def get_facts(request: Request) -> RawResponse:
