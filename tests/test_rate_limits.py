@@ -343,3 +343,28 @@ def test_a_call_over_the_limit_is_refused_before_any_work_is_done_for_it(
         assert answer.status_code == 404, answer.text  # no window built, nothing saved
     finally:
         gw.stop()
+
+
+def test_a_call_the_spend_guard_refuses_uses_no_request_of_the_limit(tmp_path: Path) -> None:
+    """A call refused 400 `model_not_priced` (a tenant under a ceiling naming a model
+    with no price: it cannot be held against the ceiling) was counted against the rpm
+    first: a tenant's typo in a model name used up its minute."""
+    write_limits(tmp_path, plans={"pro": {"rpm": 100}})
+    spend = {"tenants": {"acme": {"monthly_usd": "5"}}}
+    (tmp_path / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
+    gw = start_inprocess(tmp_path, f"sqlite:///{tmp_path / 'gateway.db'}")
+    try:
+        client = gw.openai()
+        for _ in range(3):
+            with pytest.raises(openai.BadRequestError) as refused:
+                client.chat.completions.create(model="my-own-llama-9", messages=ASK)
+            assert refused.value.code == "model_not_priced"
+            with pytest.raises(openai.BadRequestError) as refused:
+                client.completions.create(model="my-own-llama-9", prompt="Where is my parcel?")
+            assert refused.value.code == "model_not_priced"
+        reply = ask(client)
+        assert reply.headers["x-ratelimit-remaining-requests"] == "99"
+        sent = client.completions.with_raw_response.create(model=MODEL, prompt="Where is it?")
+        assert sent.headers["x-ratelimit-remaining-requests"] == "98"
+    finally:
+        gw.stop()

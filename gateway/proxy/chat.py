@@ -182,7 +182,6 @@ async def chat_completions(request: Request) -> ASGIApp:
             code="context_length_exceeded",
         )
     input_estimate = await input_tokens(gw.tokens, call.model, turn.window.messages, call.body)
-    rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, input_estimate)
     factor = gw.tokens.factor(call.model)
     # Each reply may write its ceiling and be billed every predicted token it rejects.
     per_reply = turn.window.report.max_tokens + await prediction_tokens(
@@ -208,10 +207,11 @@ async def chat_completions(request: Request) -> ASGIApp:
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
     bound = cost.bound((call.model, spend.model))
     ctx = _Context(gw, caller, call, turn, spend, input_estimate, bound, tier)
-    ctx.rate = rate
     # On an error after the upstream was reached the call may be billed: book an estimate
     # (every reply's ceiling once it began answering: gateway.ledger.accounting.unread).
     async with gw.guard.held(spend, lambda: _settle(ctx, spend.model, None)) as ctx.hold:
+        # Counted once the spend guard took the call: one it refuses uses no request.
+        ctx.rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, input_estimate)
         response = await gw.upstream.send(
             "POST",
             gw.upstream.url(request.url.path, request.scope["query_string"]),

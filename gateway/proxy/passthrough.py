@@ -210,16 +210,17 @@ async def passthrough(request: Request) -> ASGIApp:
         gw.settings.config.limits.max_body_containers,
     )
     request_log.note(model=call.model)
-    rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, call.raw_input)
     asked = call.model or "unknown"
     held = call.held_input(gw.tokens.factor(asked), gw.context_window(asked))
     tier = held_tier(call.tier, gw.settings.config.upstream.default_service_tier)
     spend = await _reserve(gw, caller, call, held, tier)
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
-    booking = _Booking(gw, caller, call, spend, held, tier, rate=rate)
+    booking = _Booking(gw, caller, call, spend, held, tier)
     # On an error after the upstream was reached the call may be billed: book an estimate.
     estimate = booking.book_failed if call.estimated else None
     async with gw.guard.held(spend, estimate) as booking.hold:
+        # Counted once the spend guard took the call: one it refuses uses no request.
+        booking.rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, call.raw_input)
         response = await gw.upstream.send(
             request.method,
             gw.upstream.url(request.url.path, request.scope["query_string"]),
@@ -237,7 +238,11 @@ async def passthrough(request: Request) -> ASGIApp:
             reported, model, tier = _usage_of(obj)
             searches = web_searches_made(obj)
             await booking.book(reported, model, lambda: _output_text(obj), searches, tier)
-        headers = [*response_headers(response.headers), *degraded_headers(spend), *rate.headers]
+        headers = [
+            *response_headers(response.headers),
+            *degraded_headers(spend),
+            *booking.rate.headers,
+        ]
         return RawResponse(response.status_code, headers, content)
 
 
