@@ -16,6 +16,9 @@ class GatewayError(Exception):
     type = "api_error"
     code = "internal_error"
     reached_upstream = False  # set when the request may have been processed upstream
+    # False: sending it again cannot pass. The OpenAI SDKs retry 408, 409, 429 and 5xx
+    # answers twice by default, unless `x-should-retry: false` says so.
+    retries_help = True
 
     def __init__(self, message: str, *, param: str | None = None, code: str | None = None):
         super().__init__(message)
@@ -28,8 +31,8 @@ class GatewayError(Exception):
         return error_body(self.message, self.type, self.code, self.param)
 
     def headers(self) -> list[tuple[bytes, bytes]]:
-        """Response headers the error carries beside its body (none by default)."""
-        return []
+        """Response headers the error carries beside its body."""
+        return [] if self.retries_help else [(b"x-should-retry", b"false")]
 
 
 def error_body(message: str, type_: str, code: str | None, param: str | None = None) -> bytes:
@@ -81,6 +84,15 @@ class Conflict(GatewayError):
     status = 409
     type = "invalid_request_error"
     code = "conflict"
+    retries_help = False
+
+
+class ChangedMeanwhile(Conflict):
+    """409: what the request changes kept being changed by other requests while it ran;
+    nothing was written, and sending it again can pass."""
+
+    code = "changed_meanwhile"
+    retries_help = True
 
 
 class RateLimited(GatewayError):
@@ -151,6 +163,7 @@ class StoreRejected(GatewayError):
     not fit its column): retrying cannot help, unlike `StoreUnavailable`."""
 
     code = "store_rejected"
+    retries_help = False
 
 
 class UpstreamReplyTooLarge(GatewayError):
@@ -158,6 +171,7 @@ class UpstreamReplyTooLarge(GatewayError):
     type = "api_error"
     code = "upstream_reply_too_large"
     reached_upstream = True  # the upstream answered: the call is booked as an estimate
+    retries_help = False  # the upstream would write it again, and bill it again
 
 
 class ConfigError(Exception):

@@ -8,6 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 SYSTEM_ROLES = frozenset({"system", "developer"})
+# A tool's answer to the assistant message before it that called it (a legacy
+# `function_call` is answered by role "function"): the two are never parted.
+RESULT_ROLES = frozenset({"tool", "function"})
 
 
 def role(message: Any) -> str:

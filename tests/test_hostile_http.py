@@ -528,3 +528,92 @@ def test_the_conversation_id_is_echoed_as_the_client_sent_it(gw: GatewayProc) ->
         assert answer.status_code == 200, answer.text
         echoed = [v for k, v in answer.headers.raw if k.lower() == b"x-gateway-conversation-id"]
         assert echoed == [sent]
+
+
+# -- generated output a stream without usage carried ----------------------------------
+
+ARGUMENTS = '{"path": "/srv/notes.txt", "text": "' + "note " * 400 + '"}'
+PIECES = [ARGUMENTS[n : n + 50] for n in range(0, len(ARGUMENTS), 50)]
+CHUNK = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "gpt-4o-mini"}
+
+
+def _sse(events: list[dict[str, Any]]) -> bytes:
+    return b"".join(b"data: " + orjson.dumps(e) + b"\n\n" for e in events)
+
+
+def _chat_deltas(delta: Any) -> bytes:
+    return _sse([{**CHUNK, "choices": [{"index": 0, "delta": delta(p)}]} for p in PIECES])
+
+
+STREAMS_WITHOUT_USAGE = {
+    "chat function_call": (
+        "chat/completions",
+        _chat_deltas(lambda p: {"function_call": {"name": "write", "arguments": p}}),
+    ),
+    "chat audio transcript": (
+        "chat/completions",
+        _chat_deltas(lambda p: {"audio": {"id": "a1", "transcript": p, "data": "QUJD"}}),
+    ),
+    "responses function call": (
+        "responses",
+        _sse(
+            [
+                {"type": "response.function_call_arguments.delta", "output_index": 0, "delta": p}
+                for p in PIECES
+            ]
+        ),
+    ),
+    "responses reasoning summary": (
+        "responses",
+        _sse([{"type": "response.reasoning_summary_text.delta", "delta": p} for p in PIECES]),
+    ),
+}
+
+
+@pytest.mark.parametrize("route", STREAMS_WITHOUT_USAGE.values(), ids=list(STREAMS_WITHOUT_USAGE))
+def test_output_a_stream_ended_without_usage_carried_is_booked(
+    gw: GatewayProc, recorder: Recorder, route: tuple[str, bytes]
+) -> None:
+    """A stream that ends before its usage (the upstream broke off, the client left) is
+    booked from the output it carried. Only answer text, chat's tool calls and legacy
+    completions were read: 2,000 characters of a streamed function call's arguments
+    (the provider bills every token) were booked as 0 output tokens."""
+    path, stream = route
+    recorder.answers.append(Answer(200, stream, {"content-type": "text/event-stream"}))
+    before = gw.admin("/admin/ledger").json()["records"]
+    body: dict[str, Any] = {"model": "gpt-4o-mini", "stream": True}
+    if path == "responses":
+        body["input"] = "write the note"
+    else:
+        body["messages"] = [{"role": "user", "content": "write the note"}]
+    with httpx.stream("POST", f"{gw.v1}/{path}", json=body, headers=_auth(gw)) as answer:
+        assert answer.status_code == 200
+        relayed = b"".join(answer.iter_bytes())
+    assert relayed == stream  # the client got every event as sent
+    [record] = [r for r in gw.admin("/admin/ledger").json()["records"] if r not in before]
+    assert record["estimated"] is True
+    assert record["output_tokens"] >= 400  # "note " * 400 is 400+ tokens
+
+
+@pytest.mark.parametrize("field", ["param", "code", "type"])
+@pytest.mark.parametrize("key", [PROVIDER_KEY, "sk-proj-4fA9c2Zq81LmN0pQ"])
+def test_a_key_in_an_upstream_errors_fields_is_withheld(
+    gw: GatewayProc, recorder: Recorder, field: str, key: str
+) -> None:
+    """The message was scrubbed of key-like text, but `param`, `code` and `type` passed
+    as any short identifier: an upstream naming its key there had it relayed."""
+    error = {"message": "Invalid header.", "type": "invalid_request_error", "code": "bad_header"}
+    error["param"] = "authorization"
+    error[field] = key
+    recorder.answers.append(
+        Answer(400, orjson.dumps({"error": error}), {"content-type": "application/json"})
+    )
+    answer = _chat(gw, [{"role": "user", "content": "hi"}])
+    assert answer.status_code == 400
+    assert key not in answer.text and "sk-provider" not in answer.text
+    relayed = answer.json()["error"]
+    assert relayed["message"] == "Invalid header."
+    kept = {"param": "authorization", "code": "bad_header", "type": "invalid_request_error"}
+    for name, value in kept.items():
+        if name != field:
+            assert relayed[name] == value

@@ -52,8 +52,10 @@ def test_a_reply_too_large_to_read_is_booked_at_every_replys_ceiling(tmp_path: P
     gw = _gateway(tmp_path, limits={"max_reply_bytes": 5_000})
     try:
         log = SimulatorLog(gw)
+        # The SDK's own retries (twice by default) would have it written and billed again.
+        client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], http_client=gw.http)
         with pytest.raises(openai.APIStatusError) as info:
-            gw.openai().chat.completions.create(
+            client.chat.completions.create(
                 model="gpt-4o-mini",
                 messages=SHORT,  # type: ignore[arg-type]
                 n=4,
@@ -61,7 +63,9 @@ def test_a_reply_too_large_to_read_is_booked_at_every_replys_ceiling(tmp_path: P
                 extra_headers={"x-simulator-fill": "1"},
             )
         assert info.value.status_code == 502
-        billed = sum(e["usage"]["completion_tokens"] for e in log.since())
+        assert info.value.response.headers["x-should-retry"] == "false"
+        [sent] = log.since()  # written once
+        billed = sent["usage"]["completion_tokens"]
         [record] = ledger(gw)
     finally:
         gw.stop()
@@ -220,6 +224,8 @@ def test_a_conversation_id_of_one_customer_is_refused_for_another(gw: InProcessG
     with pytest.raises(openai.ConflictError) as info:
         say("I'm Robert Smith, order ORD-555123 was charged twice", "kiosk-7", "bob")
     assert info.value.code == "conversation_customer_mismatch"
+    # the same request again cannot pass: the SDKs, which retry a 409, are told so
+    assert info.value.response.headers["x-should-retry"] == "false"
     say("Hello again, about the opening hours", "alice-2", "alice")
     sent = json.dumps(log.since()[-1])
     assert "Robert" not in sent and "555123" not in sent

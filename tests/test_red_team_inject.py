@@ -411,3 +411,54 @@ def test_a_card_cut_inside_a_hidden_value_withholds_its_head(ceiling: int) -> No
 )
 def test_a_cut_mark_after_a_hidden_value_head_withholds_it(card: str, shown: str | None) -> None:
     assert redact(card, [], ["basic"], CUT_HIDDEN) == (shown or card)
+
+
+def test_a_function_result_stays_after_the_call_it_answers(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """An agent loop answering legacy `function_call`s (role "function") beside tool
+    calls: compaction could start the kept turns on a function result, whose call had
+    been summarized away (the upstream got "system, user, summary, function, ..."), as
+    it never did for a tool result."""
+    gw = sqlite_app_gateway
+    client = gw.openai()
+    log = SimulatorLog(gw)
+    messages: list[Any] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "Look up everything about my orders please"},
+    ]
+    for n in range(24):
+        if n % 2 == 0:
+            call = {"name": "lookup", "arguments": f'{{"order": "ORD-{n:04d}"}}'}
+            messages += [
+                {"role": "assistant", "content": None, "function_call": call},
+                {"role": "function", "name": "lookup", "content": _filler(160)},
+            ]
+        else:
+            calls = [
+                {
+                    "id": f"call_{n}_{k}",
+                    "type": "function",
+                    "function": {"name": "stock", "arguments": f'{{"sku": "SKU-{n}{k}"}}'},
+                }
+                for k in range(2)
+            ]
+            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+            messages += [
+                {"role": "tool", "tool_call_id": c["id"], "content": _filler(80)} for c in calls
+            ]
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={"X-Conversation-Id": "agent-loop", "X-Simulator-Log-Messages": "1"},
+        )
+    sent = [entry["messages"] for entry in log.since()]
+    assert any(len(m) < len(messages) for m in sent[-6:])  # the window did compact
+    for window in sent:
+        for n, message in enumerate(window):
+            if message["role"] == "function":
+                assert window[n - 1].get("function_call", {}).get("name") == "lookup", [
+                    m["role"] for m in window
+                ]
+            if message["role"] == "tool":
+                assert window[n - 1]["role"] in ("assistant", "tool")

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gateway.proxy.streaming import UsageTap
+from tests.inprocess import InProcessGateway
 
 
 def event(obj: dict[str, Any]) -> bytes:
@@ -123,3 +124,19 @@ def test_the_answer_shown_is_choice_zeros_content_without_reasoning() -> None:
     tap = UsageTap(hide_usage=True)
     relay(tap, [event(chunk("Let me check.")), event(call), b"data: [DONE]\n\n"])
     assert tap.answer_text() == ""
+
+
+def test_the_sdks_response_stream_helper_reads_the_simulated_stream(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """`client.responses.stream()` rebuilds the response from its events: the simulator
+    sent text deltas with no item or part added before them, and the helper raised
+    "Received a content event for output index None before receiving its output item"."""
+    client = sqlite_app_gateway.openai()
+    with client.responses.stream(model="gpt-4o-mini", input="Where is my parcel?") as stream:
+        deltas = [e.delta for e in stream if e.type == "response.output_text.delta"]
+        final = stream.get_final_response()
+    assert final.output_text == "".join(deltas) and final.output_text
+    assert final.usage is not None and final.usage.output_tokens > 0
+    [record] = sqlite_app_gateway.admin("/admin/ledger").json()["records"]
+    assert record["output_tokens"] == final.usage.output_tokens

@@ -68,7 +68,19 @@ def sentence(draw: Any) -> str:
 @st.composite
 def turn(draw: Any, n: int) -> list[dict[str, Any]]:
     user = {"role": "user", "content": " ".join(draw(st.lists(sentence(), min_size=1, max_size=4)))}
-    if draw(st.integers(0, 4)) == 0:  # a tool round trip
+    kind = draw(st.integers(0, 9))
+    if kind == 0:  # a legacy function call and its result
+        return [
+            user,
+            {
+                "role": "assistant",
+                "content": None,
+                "function_call": {"name": "lookup_order", "arguments": '{"id": "ORD-1234"}'},
+            },
+            {"role": "function", "name": "lookup_order", "content": draw(sentence())},
+            {"role": "assistant", "content": draw(sentence())},
+        ]
+    if kind <= 2:  # a tool round trip
         call_id = f"call_{n}"
         return [
             user,
@@ -213,12 +225,14 @@ def check_window(
     for fact in sc["facts"]:
         if fact.scope not in sc["scopes"] and render_fact(fact) not in allowed:
             assert render_fact(fact) not in text
-    # no tool result without its call, and the kept turns never start on a tool result
+    # no tool or function result without its call; kept turns never start on a result
     calls = {c["id"] for m in out if m.get("tool_calls") for c in m["tool_calls"]}
     for n, m in enumerate(out):
         if m["role"] == "tool":
             assert m["tool_call_id"] in calls
             assert out[n - 1]["role"] in ("assistant", "tool")
+        if m["role"] == "function":  # right after the call it answers
+            assert out[n - 1].get("function_call", {}).get("name") == m["name"]
     # every message left out is covered by the persisted summary
     left_out = [m for m in transcript if not any(m is o for o in out)]
     head_end = transcript.index(first_user) + 1

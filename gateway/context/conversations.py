@@ -44,7 +44,7 @@ from gateway.context.record_merge import merge
 from gateway.context.retention import Retention
 from gateway.context.types import Episode, Fact
 from gateway.context.unverified import with_verified
-from gateway.errors import Conflict, InvalidRequest, StoreUnavailable
+from gateway.errors import ChangedMeanwhile, Conflict, InvalidRequest, StoreUnavailable
 from gateway.store import Store
 from gateway.throttled_log import warn_throttled
 
@@ -354,7 +354,7 @@ class ConversationStore:
             removed.append("facts")
             if await self._store.swap_doc(FACTS, tenant, key, changed, removed, ttl, version):
                 return facts
-        raise Conflict(
+        raise ChangedMeanwhile(
             "The customer's facts were being changed by other requests at the same time: "
             "nothing was written; send it again.",
             code="customer_facts_busy",

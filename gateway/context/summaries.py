@@ -70,7 +70,7 @@ SCAN_TAIL = 4 * 1024
 # newest messages up to half of this each. The summary keeps a few KB of it anyway.
 SCAN_TOTAL = 256 * 1024
 MATCHES_PER_MESSAGE = 100  # per pattern: a message naming more is a paste, not facts
-ROLE_LABEL = {"user": "customer", "assistant": "agent", "tool": "tool"}
+ROLE_LABEL = {"user": "customer", "assistant": "agent", "tool": "tool", "function": "tool"}
 
 
 def scanned_text(message: Any) -> str:

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from gateway.context.anchors import anchored
 from gateway.context.prompts import summary_message
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
-from gateway.messages import leading_system, role
+from gateway.messages import RESULT_ROLES, leading_system, role
 
 SUMMARY_LEAST_TOKENS = 40  # what a summary keeps when the quota leaves it no room
 
@@ -66,14 +66,16 @@ def split(messages: Sequence[Any], memory: Memory) -> Segments:
     valid = (
         memory.summary
         and head_end < cursor <= len(transcript)
-        and (cursor == len(transcript) or role(transcript[cursor]) != "tool")
+        and (cursor == len(transcript) or role(transcript[cursor]) not in RESULT_ROLES)
         and anchored(transcript, head_end, cursor, memory.anchor)
     )
     if not valid:
         memory = Memory(cursor=head_end)
-    # A unit never separates an assistant's tool calls from their results, so a kept
-    # transcript never starts on a tool result.
-    starts = [i for i in range(memory.cursor, len(transcript)) if role(transcript[i]) != "tool"]
+    # A unit never separates an assistant's tool calls (or legacy function call) from
+    # their results, so a kept transcript never starts on a result.
+    starts = [
+        i for i in range(memory.cursor, len(transcript)) if role(transcript[i]) not in RESULT_ROLES
+    ]
     return Segments(system, transcript, head_end, tuple(starts), memory)
 
 

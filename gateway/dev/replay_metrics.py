@@ -30,7 +30,7 @@ from typing import Any
 from gateway.context.engine import SUMMARY_LEAST_TOKENS
 from gateway.context.people import CONTACT
 from gateway.context.prompts import summary_message
-from gateway.messages import leading_system
+from gateway.messages import RESULT_ROLES, leading_system
 
 FAR_TOKENS = 8000
 LAST_MESSAGES = 4
@@ -207,7 +207,7 @@ def _head_tail(rest: Sequence[Any], keep_last: int) -> tuple[int, int]:
     never without the call: the window keeps whole units)."""
     head = next((i + 1 for i, m in enumerate(rest) if m.get("role") == "user"), 0)
     tail = max(head, len(rest) - keep_last)
-    while tail > head and rest[tail].get("role") == "tool":
+    while tail > head and rest[tail].get("role") in RESULT_ROLES:
         tail -= 1
     return head, tail
 

@@ -216,13 +216,37 @@ def _web_search_calls(request: Request, body: dict[str, Any], rid: str) -> list[
 
 
 def _response_events(done: dict[str, Any], text: str) -> Iterator[bytes]:
-    def event(kind: str, data: dict[str, Any]) -> bytes:
-        return f"event: {kind}\ndata: ".encode() + orjson.dumps({"type": kind, **data}) + b"\n\n"
+    """As the API streams a response: the message item added, its text part, the text
+    in deltas, each closed in turn, then the response completed (the SDKs' stream
+    helpers rebuild the response from these)."""
+    number = iter(range(1 << 30))
 
+    def event(kind: str, data: dict[str, Any]) -> bytes:
+        payload = {"type": kind, "sequence_number": next(number), **data}
+        return f"event: {kind}\ndata: ".encode() + orjson.dumps(payload) + b"\n\n"
+
+    message = done["output"][-1]
+    at = {"item_id": message["id"], "output_index": len(done["output"]) - 1}
+    part = {"type": "output_text", "text": "", "annotations": []}
     started = {**done, "status": "in_progress", "output": [], "usage": None}
     yield event("response.created", {"response": started})
+    yield event("response.in_progress", {"response": started})
+    for index, item in enumerate(done["output"][:-1]):  # the searches made first
+        yield event("response.output_item.added", {"output_index": index, "item": item})
+        yield event("response.output_item.done", {"output_index": index, "item": item})
+    added = {**message, "status": "in_progress", "content": []}
+    yield event("response.output_item.added", {"output_index": at["output_index"], "item": added})
+    yield event("response.content_part.added", {**at, "content_index": 0, "part": part})
     words = text.split(" ")
     for n, word in enumerate(words):
         delta = word if n == len(words) - 1 else word + " "
-        yield event("response.output_text.delta", {"item_id": f"msg_{done['id']}", "delta": delta})
+        yield event(
+            "response.output_text.delta", {**at, "content_index": 0, "delta": delta, "logprobs": []}
+        )
+    yield event(
+        "response.output_text.done", {**at, "content_index": 0, "text": text, "logprobs": []}
+    )
+    whole = message["content"][0]
+    yield event("response.content_part.done", {**at, "content_index": 0, "part": whole})
+    yield event("response.output_item.done", {"output_index": at["output_index"], "item": message})
     yield event("response.completed", {"response": done})

@@ -33,6 +33,9 @@ _KEY_LIKE = re.compile(
 )
 _NAME_OF_KEY = re.compile(_KEY_NAME)
 _SHORT_FIELD = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+# A field that reads as a prefixed key ("sk-proj-1a2B..."): a code such as
+# "proj_limit_exceeded" has no digit.
+_KEY_FIELD = re.compile(r"(?i)\b(?:sk|pk|rk|gk|ak|org|proj)[-_](?=\S*\d)")
 
 
 def scrub(text: str, secrets: Sequence[str]) -> str:
@@ -48,11 +51,16 @@ def _withhold(match: re.Match[str]) -> str:
     return (name.group(0) if name else "") + WITHHELD
 
 
-def _field(value: Any) -> str | None:
-    """`type`, `code`, `param`: short identifiers, or nothing."""
+def _field(value: Any, secrets: Sequence[str]) -> str | None:
+    """`type`, `code`, `param`: short identifiers, or nothing; never one holding a
+    secret of the gateway's or reading as a key."""
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
-    return value if isinstance(value, str) and _SHORT_FIELD.match(value) else None
+    if not isinstance(value, str) or not _SHORT_FIELD.match(value):
+        return None
+    if _KEY_FIELD.search(value) or any(secret in value for secret in secrets if secret):
+        return None
+    return value
 
 
 def _generic(status: int) -> bytes:
@@ -79,7 +87,7 @@ def scrubbed_error(status: int, body: bytes, secrets: Sequence[str]) -> bytes:
     fallback = "invalid_request_error" if status < 500 else "api_error"
     return error_body(
         scrub(message, secrets)[:MAX_MESSAGE_CHARS],
-        _field(error.get("type")) or fallback,
-        _field(error.get("code")),
-        _field(error.get("param")),
+        _field(error.get("type"), secrets) or fallback,
+        _field(error.get("code"), secrets),
+        _field(error.get("param"), secrets),
     )
