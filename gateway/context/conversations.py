@@ -9,7 +9,8 @@ Documents in the store (`Store.get_doc` / `patch_doc`), each with the expiry of
   episodes     / {customer, quoted}   the customer's index: one field per conversation
                                       (its channel and card), the newest N kept
   facts        / customer:{quoted id} the customer's durable facts (or conversation:{id}),
-                                      a field per fact (gateway.context.fact_docs)
+                                      a field per fact (gateway.context.fact_docs), read
+                                      and written by gateway.context.facts_documents
 """
 
 from __future__ import annotations
@@ -20,37 +21,23 @@ import logging
 import random
 import time
 import weakref
-from collections.abc import Sequence
 from typing import Any
 
 import orjson
 
 from gateway import offload
 from gateway.context.conversation_record import RECORD_FIELDS, ConversationRecord, is_anonymous
-from gateway.context.fact_docs import (
-    CONVERSATION_FACTS,
-    FACT_FIELD,
-    conversation_facts_key,
-    customer_facts_key,
-    customer_key,
-    fact_changes,
-    fact_from_json,
-    fact_to_json,
-    facts_in,
-)
-from gateway.context.facts_limit import FactsLimit, over_limit, within_limit
-from gateway.context.people import current_facts, with_said_again
+from gateway.context.fact_docs import conversation_facts_key, customer_key, fact_to_json
+from gateway.context.facts_documents import FACTS, FactsDocuments
+from gateway.context.facts_limit import FactsLimit
 from gateway.context.record_merge import merge
 from gateway.context.retention import Retention
 from gateway.context.types import Episode, Fact
-from gateway.context.unverified import with_verified
-from gateway.errors import ChangedMeanwhile, Conflict, InvalidRequest, StoreUnavailable
+from gateway.errors import Conflict, StoreUnavailable
 from gateway.store import Store
-from gateway.throttled_log import warn_throttled
 
 CONVERSATION = "conversation"
 EPISODES = "episodes"
-FACTS = "facts"
 
 
 log = logging.getLogger("gateway.context.conversations")
@@ -67,7 +54,6 @@ def _erased_key(tenant: str, customer: str) -> str:
 # read-merge-write window long) a steady stream of small writes (an app posting events)
 # can beat a turn's save a dozen times in a row, and a turn lost is a turn not counted.
 SAVE_TRIES = 16
-PUT_TRIES = 16  # the app's facts: PUTs of one customer at once, read and checked again
 SAVE_PATIENCE_S = 2.0  # the answer waits on the turn's save (a JSON body, a stream's end)
 _SAVE_PAUSE_S = 0.05  # the longest random pause between two tries
 # How far one replica's clock may trail another's: a customer's episode index is restarted
@@ -84,7 +70,7 @@ class _Saving:
         self.stored: dict[str, bytes] | None = None
 
 
-class ConversationStore:
+class ConversationStore(FactsDocuments):
     """Typed access to the documents above, with the retention of each plan."""
 
     def __init__(
@@ -93,10 +79,7 @@ class ConversationStore:
         retention: Retention | None = None,
         facts_limit: FactsLimit | None = None,
     ) -> None:
-        self._store = store
-        self.retention = retention or Retention()
-        # What the app may put in a customer's facts document, and what a turn reads of it.
-        self.facts_limit = facts_limit or FactsLimit()
+        super().__init__(store, retention, facts_limit)
         # One save at a time per conversation in this process: concurrent turns of one
         # conversation then lose at most one race each here (to another replica's write
         # only), instead of retrying against each other.
@@ -265,133 +248,6 @@ class ConversationStore:
         conv, facts = docs[0], (docs[1] if len(docs) > 1 else None)
         record = None if conv is None else ConversationRecord.from_fields(conv)
         return record, await self._decoded(tenant, facts, bounded=True)
-
-    async def facts(self, tenant: str, key: str) -> list[Fact]:
-        """Every fact of the document: what the app reads, edits and deletes."""
-        doc = await self._store.get_doc(FACTS, tenant, key)
-        return await self._decoded(tenant, doc, bounded=False)
-
-    async def facts_for_turn(self, tenant: str, key: str) -> list[Fact]:
-        """The facts a turn reads: all of a document within `facts_limit`, the limit's
-        worth of one stored past it (gateway.context.facts_limit.within_limit). A turn
-        writes back only what it changed of these: the rest stays stored as it is."""
-        doc = await self._store.get_doc(FACTS, tenant, key)
-        return await self._decoded(tenant, doc, bounded=True)
-
-    async def customer_facts(self, tenant: str, customer: str) -> list[Fact]:
-        """The customer's facts as a turn reads them (`facts_for_turn`)."""
-        return await self.facts_for_turn(tenant, customer_facts_key(customer))
-
-    async def _decoded(
-        self, tenant: str, doc: dict[str, Any] | None, *, bounded: bool
-    ) -> list[Fact]:
-        """A stored facts document as facts, oldest first. One holding more facts than a
-        document within the limit can (the app's and those heard in turns, up to
-        `facts_limit.facts` each: stored before the limit existed) is sorted and decoded
-        in a worker thread: tens of thousands of them took the event loop a second."""
-        if doc and len(doc) > 2 * self.facts_limit.facts:
-            facts, held = await asyncio.to_thread(self._facts_of, doc, bounded)
-        else:
-            facts, held = self._facts_of(doc, bounded)
-        if held > len(facts):
-            warn_throttled(
-                log,
-                "a facts document of tenant %r holds %d facts, past limits.max_customer_facts"
-                " or _bytes (stored before the limit): a turn reads %d of them",
-                tenant,
-                held,
-                len(facts),
-            )
-        return facts
-
-    def _facts_of(self, doc: dict[str, Any] | None, bounded: bool) -> tuple[list[Fact], int]:
-        """(the facts read, how many the document holds)."""
-        held = facts_in(doc)
-        raw = within_limit(held, self.facts_limit) if bounded else held
-        return [fact_from_json(f) for f in raw], len(held)
-
-    async def save_facts(
-        self,
-        tenant: str,
-        key: str,
-        facts: list[Fact],
-        plan: str = "",
-        before: list[Fact] | None = None,
-    ) -> None:
-        """`facts` become the document: only what differs from `before` (the facts read)
-        is written, a field per fact, so two turns that learn facts at once keep both."""
-        ttl = self._facts_ttl(key, plan)
-        if before is None:
-            new = {FACT_FIELD + f.id: fact_to_json(f) for f in facts}
-            await self._store.put_doc(FACTS, tenant, key, new, ttl)
-            return
-        changed, removed = fact_changes(facts, before)
-        if not changed and not removed and ttl is None:
-            return  # nothing to write, no expiry to restart
-        await self._store.patch_doc(FACTS, tenant, key, changed, [*removed, "facts"], ttl)
-
-    async def put_app_facts(self, tenant: str, key: str, new: list[Fact], plan: str) -> list[Fact]:
-        """The document with the app's `new` facts added (replacing theirs by id), or
-        400 `customer_facts_limit`, writing nothing, when the app's facts would then
-        pass `facts_limit`. Written only if no other PUT wrote since it was read (else
-        read and checked again): PUTs at once cannot pass the limit together."""
-        for _ in range(PUT_TRIES):
-            doc = await self._store.get_doc(FACTS, tenant, key)
-            before = await self._decoded(tenant, doc, bounded=False)
-            facts = list(({f.id: f for f in before} | {f.id: f for f in new}).values())
-            app = [f for f in facts if not f.extracted]  # heard in turns: bounded by kind
-            why = over_limit(len(app), map(fact_to_json, app), self.facts_limit)
-            if why is not None:
-                raise InvalidRequest(
-                    f"The customer's facts were not changed: {why}. Delete facts first "
-                    "(DELETE /v1/customers/{id}/facts?id=...) or raise the limit in "
-                    "config.yaml.",
-                    param="facts",
-                    code="customer_facts_limit",
-                )
-            changed, removed = fact_changes(facts, before)
-            ttl, version = self._facts_ttl(key, plan), int((doc or {}).get("version") or 0)
-            removed.append("facts")
-            if await self._store.swap_doc(FACTS, tenant, key, changed, removed, ttl, version):
-                return facts
-        raise ChangedMeanwhile(
-            "The customer's facts were being changed by other requests at the same time: "
-            "nothing was written; send it again.",
-            code="customer_facts_busy",
-        )
-
-    def _facts_ttl(self, key: str, plan: str) -> float | None:
-        """A customer's facts are kept per the plan's `facts_days` (by default until
-        deleted); a conversation's own facts as long as the conversation."""
-        kept = self.retention.of(plan)
-        return kept.conversation_s if key.startswith(CONVERSATION_FACTS) else kept.facts_s
-
-    async def delete_facts(self, tenant: str, key: str) -> bool:
-        return await self._store.delete_doc(FACTS, tenant, key)
-
-    async def add_facts(
-        self,
-        tenant: str,
-        key: str,
-        new: list[Fact],
-        plan: str = "",
-        renewed: Sequence[Fact] = (),
-        verified: Sequence[Fact] = (),
-    ) -> int:
-        """Merge facts by id; a fact already known (perhaps confirmed) is kept as it is,
-        but for when it was last said (`renewed`: gateway.context.people.said_again) and
-        whether an unverified caller stated it (`verified`: gateway.context.unverified).
-        What a newer fact supersedes (a corrected city, a fifth order number) leaves the
-        document: it stays small (gateway.context.people.current_facts)."""
-        if not new and not renewed and not verified:
-            return 0
-        read = await self.facts_for_turn(tenant, key)
-        known = with_verified(with_said_again(read, renewed), verified)
-        ids = {f.id for f in known}
-        added = [f for f in new if f.id not in ids]
-        if added or known != read:
-            await self.save_facts(tenant, key, current_facts(known + added), plan, read)
-        return len(added)
 
     async def episode_index(self, tenant: str, customer: str) -> list[dict[str, Any]]:
         """The customer's conversations, oldest first."""

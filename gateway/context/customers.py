@@ -17,13 +17,14 @@ import time
 from typing import Any
 
 from gateway.context.conversation_record import ConversationRecord
-from gateway.context.conversations import CONVERSATION, EPISODES, FACTS, ConversationStore
+from gateway.context.conversations import CONVERSATION, EPISODES, ConversationStore
 from gateway.context.fact_docs import (
     conversation_facts_key,
     customer_facts_key,
     customer_key,
     facts_in,
 )
+from gateway.context.facts_documents import FACTS
 from gateway.store.base import Store
 
 LEDGER_ROWS = 100_000  # an export's ledger rows, oldest first
