@@ -6,10 +6,11 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from genai_prices import Usage, calc_price
+from genai_prices import Usage, calc_price, data_snapshot
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gateway.ledger.tokens import MAX_FACTORS, TokenCounter
 from gateway.ledger.usage import TokenUsage
 from gateway.spend.files import worst_input
 from gateway.spend.images import beyond_count, image_cost, images_anywhere, images_in
@@ -159,3 +160,24 @@ def test_the_images_of_chat_and_responses_inputs_are_found() -> None:
         map(str, [("low", 0), (None, 0), ("high", 0), (None, 0)])
     )
     assert beyond_count("gpt-4o-mini", images_in(chat)) == 2833 + 8 * 5667 - 85
+
+
+def test_model_names_from_clients_do_not_grow_the_process_without_bound() -> None:
+    """Every model name a client sent stayed in memory for the life of the process:
+    genai-prices' lookup caches kept each one asked about (a tenant sending 50,000
+    random names, each refused 400 model_not_priced, grew a worker by ~12 MB), and the
+    token counter kept a factor for every name an upstream answered for."""
+    snapshot = data_snapshot.get_snapshot()
+    pricer = Pricer({})
+    names = [f"my-model-{n}" for n in range(10_200)]
+    for name in names:
+        assert not pricer.knows(name) and pricer.context_window(name) is None
+    held = sum(len(getattr(snapshot, c)) for c in ("_provider_cache", "_provider_misses"))
+    assert held <= 2_000, held  # forgotten with the pricer's own caches, past 10,000
+    assert pricer.knows("gpt-4o-mini")  # and known models still priced
+    counter = TokenCounter()
+    for name in names[:3000]:
+        counter.learn(name, 100, 130)
+    counter.learn("gpt-4o-mini", 100, 120)
+    assert len(counter._factor) <= MAX_FACTORS
+    assert counter.factor("gpt-4o-mini") == pytest.approx(1.2)

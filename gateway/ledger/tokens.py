@@ -141,10 +141,15 @@ class TokenCounter:
             return
         low, high = _FACTOR_BOUNDS
         ratio = min(max(reported / raw_estimate, low), high)
-        old = self._factor.get(model)
+        old = self._factor.pop(model, None)  # and put back last: the least learned go first
         self._factor[model] = (
             ratio if old is None else old * _FACTOR_DECAY + ratio * (1 - _FACTOR_DECAY)
         )
+        if len(self._factor) > MAX_FACTORS:  # model names come from clients (and upstreams)
+            del self._factor[next(iter(self._factor))]
+
+
+MAX_FACTORS = 1_000  # models whose factor is kept: the ones learned most recently
 
 
 def _message_key(encoding: str, message: Any) -> int:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
-from genai_prices import Usage, calc_price
+from genai_prices import Usage, calc_price, data_snapshot
 from pydantic import Field
 
 from gateway.ledger.usage import TokenUsage
@@ -98,6 +98,7 @@ class Pricer:
             return self._windows[model]
         if len(self._windows) > 10_000:  # model names come from clients
             self._windows.clear()
+            _forget_lookups()
         calc = self._calc(model)
         window = getattr(calc.model, "context_window", None) if calc is not None else None
         found = self._windows[model] = window if isinstance(window, int) else None
@@ -217,6 +218,7 @@ class Pricer:
                 self._model_prices.clear()
                 self._tier_prices.clear()
                 self._rates.clear()
+                _forget_lookups()
             calc = self._calc(model)
             found = calc.model_price if calc is not None else None
             self._model_prices[model] = found
@@ -224,6 +226,18 @@ class Pricer:
             if rates is not None:
                 self._rates[model] = rates
         return found
+
+
+def _forget_lookups() -> None:
+    """genai-prices remembers every model name it was asked about, priced or not, for
+    the life of the process (its snapshot's lookup caches): with model names from
+    clients that grew the process without bound (50,000 names refused 400
+    model_not_priced: 12 MB). Forgotten with the gateway's own caches."""
+    snapshot = data_snapshot.get_snapshot()
+    for name in ("_lookup_cache", "_provider_cache", "_provider_misses"):
+        cache = getattr(snapshot, name, None)
+        if isinstance(cache, dict | set):
+            cache.clear()
 
 
 def _quantized(cost: Decimal) -> Decimal:
