@@ -14,6 +14,7 @@ import yaml
 
 from gateway.config import TenantsFile, load_settings
 from gateway.errors import ConfigError
+from gateway.proxy.app import create_app_from_env
 from tests.servers import write_config
 
 REPO = Path(__file__).resolve().parents[1]
@@ -87,3 +88,47 @@ def test_the_command_says_what_it_is_and_its_version() -> None:
     usage = run("--help")
     assert usage.returncode == 0 and "gateway demo" in usage.stdout
     assert "cli_logic" not in usage.stdout  # a user's description, not a developer's note
+
+
+DUPLICATED = {
+    "config.yaml": "store_failure: fail_closed\nstore: sqlite:///g.db\nstore_failure: fail_open\n",
+    "policies/spend.yaml": "tenants:\n  acme: {monthly_usd: 10}\n  acme: {monthly_usd: 100000}\n",
+}
+
+
+@pytest.mark.parametrize("name", list(DUPLICATED))
+def test_a_key_given_twice_is_a_config_error(tmp_path: Path, name: str) -> None:
+    """PyYAML keeps the last of two equal keys: `check-config` said ok and the gateway
+    ran on the second value (a ceiling 10,000 times higher, fail_open)."""
+    config = write_config(tmp_path, "http://127.0.0.1:9/v1", f"sqlite:///{tmp_path / 'g.db'}")
+    path = tmp_path / name
+    path.write_text(DUPLICATED[name])
+    with pytest.raises(ConfigError) as info:
+        load_settings(config)
+    [line] = info.value.lines()
+    assert str(path) in line and "given twice (lines" in line
+    checked = subprocess.run(
+        [str(Path(sys.executable).parent / "gateway"), "check-config", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 1 and "given twice" in checked.stderr
+
+
+def test_a_config_that_cannot_be_read_is_listed_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A config path that is a folder ended `check-config` and `serve` in a traceback
+    (IsADirectoryError); a worker restarted on a broken file logged a traceback too."""
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    with pytest.raises(ConfigError) as info:
+        load_settings(folder)
+    assert f"{folder}: -: is a directory, not a file" in info.value.lines()
+    monkeypatch.setenv("GATEWAY_CONFIG", str(folder))
+    with pytest.raises(SystemExit) as ended:
+        create_app_from_env()
+    assert ended.value.code == 1
+    assert f"config: {folder}: -: is a directory, not a file" in caplog.text
+    assert "Traceback" not in caplog.text

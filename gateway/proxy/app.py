@@ -21,7 +21,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from gateway.config import SIMULATOR, Settings, load_settings
-from gateway.errors import GatewayError, NotFound
+from gateway.errors import ConfigError, GatewayError, NotFound
 from gateway.ops import admin, admin_page, tracing
 from gateway.ops import tenant_routes as tenants
 from gateway.ops.reload import reload_on_signal
@@ -218,5 +218,13 @@ def create_app(settings: Settings) -> GatewayApp:
 
 
 def create_app_from_env() -> GatewayApp:
-    """uvicorn factory (`--factory`): the config path comes from $GATEWAY_CONFIG."""
-    return create_app(load_settings(Path(os.environ.get(CONFIG_ENV, "config.yaml"))))
+    """uvicorn factory (`--factory`): the config path comes from $GATEWAY_CONFIG. A
+    config with problems ends the process with them listed, not with a traceback (a
+    worker that `--workers N` restarts on edited files, the master keeping the old)."""
+    try:
+        settings = load_settings(Path(os.environ.get(CONFIG_ENV, "config.yaml")))
+    except ConfigError as exc:
+        for line in exc.lines():
+            log.error("config: %s", line)
+        raise SystemExit(1) from None
+    return create_app(settings)
