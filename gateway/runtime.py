@@ -26,7 +26,7 @@ from gateway.ledger.accounting import Accountant
 from gateway.ledger.booking import Bookkeeper
 from gateway.ledger.tokens import TokenCounter
 from gateway.loops.escalation import Escalations
-from gateway.ops.metrics import GatewayMetrics
+from gateway.ops.metrics import GatewayMetrics, forget_gone_workers, worker_stopped
 from gateway.proxy.request_body import BodyBytes, read_body
 from gateway.proxy.transport import HTTP11Transport
 from gateway.proxy.upstream import Upstream
@@ -150,6 +150,7 @@ class Gateway:
         await self.escalations.aclose()
         await self.upstream.aclose()
         await self.store.close()
+        worker_stopped()
 
 
 def open_configured_store(config: Config) -> Store:
@@ -169,6 +170,7 @@ async def build_gateway(
     settings: Settings, upstream_url: str, registry: CollectorRegistry | None = None
 ) -> Gateway:
     config = settings.config
+    forget_gone_workers()
     metrics = GatewayMetrics(registry or CollectorRegistry())
     metrics.set_config(settings.sha)
     # Loading encodings and the city, name and word lists reads a few MB from disk: off the

@@ -11,9 +11,12 @@ traffic, and hold every metric the dashboard and the alert rules name. The rules
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -379,3 +382,63 @@ def test_config_info_names_only_the_config_running_now() -> None:
     read = metrics.registry.get_sample_value
     assert read("gateway_config_info", {"sha": "b" * 12}) == 1
     assert read("gateway_config_info", {"sha": "a" * 12}) is None
+
+
+def _shas(gw: GatewayProc) -> dict[str, float]:
+    return {
+        sample.labels["sha"]: float(sample.value)
+        for family in text_string_to_metric_families(gw.admin("/metrics").text)
+        for sample in family.samples
+        if sample.name == "gateway_config_info"
+    }
+
+
+def _workers(master: int) -> set[int]:
+    """The worker processes of a `gateway serve --workers N` (uvicorn spawns them)."""
+    found = subprocess.run(
+        ["pgrep", "-P", str(master), "-f", "spawn_main"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return {int(p) for p in found.stdout.split()}
+
+
+def _until(done: Any, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.2)
+
+
+def test_two_workers_metrics_forget_the_workers_that_are_gone(
+    tmp_path: Path, simulator_url: str, redis_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Under --workers N each worker writes its metrics to files; a worker restarted on
+    a reload (SIGHUP) or killed left its live gauges there: /metrics showed the old and
+    the new config sha both at 1 (replicas "not all reloaded"), and a killed worker's
+    pending bookings for good."""
+    folder = tmp_path / "metrics"
+    folder.mkdir()
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(folder))
+    gw = start_gateway(tmp_path, simulator_url, redis_url, workers=2)
+    try:
+        [first] = _shas(gw)
+        _until(lambda: len(_workers(gw.proc.pid)) == 2)
+        spend = {"tenants": {"acme": {"monthly_usd": "50"}}}
+        (tmp_path / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
+        old = _workers(gw.proc.pid)
+        gw.proc.send_signal(signal.SIGHUP)  # uvicorn restarts its workers on the new files
+        _until(lambda: len(_workers(gw.proc.pid) - old) == 2)
+        _until(lambda: first not in _shas(gw))
+        [(second, value)] = _shas(gw).items()
+        assert second != first and value == 1
+        victim = min(_workers(gw.proc.pid))
+        os.kill(victim, signal.SIGKILL)
+        _until(lambda: len(_workers(gw.proc.pid) - {victim}) == 2)  # uvicorn starts another
+        _until(lambda: httpx.get(f"{gw.url}/healthz").status_code == 200)
+        _until(lambda: not list(folder.glob(f"gauge_live*_{victim}.db")))
+        assert _shas(gw) == {second: 1}
+    finally:
+        gw.stop()
+    assert not list(folder.glob("gauge_live*.db"))  # every worker dropped its own at exit

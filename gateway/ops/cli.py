@@ -143,24 +143,31 @@ def _serve(args: argparse.Namespace) -> int:
     if _check_config(args.config) != 0 or _check_schema(args.config) != 0:
         return 1
     os.environ["GATEWAY_CONFIG"] = str(Path(args.config).resolve())
+    made = None
     if args.workers > 1 and "PROMETHEUS_MULTIPROC_DIR" not in os.environ:
         # Each worker writes its metrics to files here; /metrics sums them all.
         import tempfile
 
-        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="gateway-metrics-")
+        made = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="gateway-metrics-")
     from gateway.proxy.request_log import logging_config
 
     access = args.access_log or load_settings(Path(args.config)).config.logging.access_log
-    uvicorn.run(
-        "gateway.proxy.app:create_app_from_env",
-        factory=True,
-        host=args.host,
-        port=args.port,
-        workers=args.workers,
-        access_log=False,  # the gateway's own access line replaces uvicorn's
-        log_config=logging_config(access),
-        log_level="info",
-    )
+    try:
+        uvicorn.run(
+            "gateway.proxy.app:create_app_from_env",
+            factory=True,
+            host=args.host,
+            port=args.port,
+            workers=args.workers,
+            access_log=False,  # the gateway's own access line replaces uvicorn's
+            log_config=logging_config(access),
+            log_level="info",
+        )
+    finally:
+        if made is not None:  # the folder this run made: its metrics end with it
+            import shutil
+
+            shutil.rmtree(made, ignore_errors=True)
     return 0
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import (
@@ -44,6 +45,37 @@ TOKEN_KINDS = (
     ("cache_write", "cache_write_tokens"),
     ("output", "output_tokens"),
 )
+
+
+def forget_gone_workers() -> None:
+    """Under PROMETHEUS_MULTIPROC_DIR (`gateway serve --workers N`): the live gauges
+    (`gateway_config_info`, `gateway_pending_bookings`) of workers no longer running,
+    dropped. A worker killed, or restarted on a reload, left its files, and /metrics
+    showed its config sha and its pending bookings for good. Called as a worker starts;
+    a worker that stops drops its own (`worker_stopped`)."""
+    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not folder:
+        return
+    for path in Path(folder).glob("gauge_live*_*.db"):
+        pid = path.stem.rsplit("_", 1)[-1]
+        if pid.isdigit() and not _running(int(pid)):
+            multiprocess.mark_process_dead(int(pid), folder)  # type: ignore[no-untyped-call]
+
+
+def worker_stopped() -> None:
+    """This worker's live gauges dropped as it stops (see `forget_gone_workers`)."""
+    if folder := os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        multiprocess.mark_process_dead(os.getpid(), folder)  # type: ignore[no-untyped-call]
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process by now: not a worker of this folder
+        return False
+    return True
 
 
 def turn_bucket(turn: int) -> str:
@@ -93,7 +125,7 @@ class GatewayMetrics:
             "gateway_config_info",
             "1 for the sha of the configuration this process runs.",
             ["sha"],
-            multiprocess_mode="max",
+            multiprocess_mode="livemax",  # a worker gone (restarted on reload) runs nothing
             registry=registry,
         )
 
