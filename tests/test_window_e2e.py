@@ -1069,3 +1069,55 @@ def test_a_sum_in_a_bots_greeting_is_not_said_again_at_every_fold(
     _send(client, history, headers)
     promises = _promises(gw, "cust-greeting")
     assert "R$ 15,00" in promises and "R$ 99,00" not in promises, promises
+
+
+WORDS = ("parcel", "refund", "window", "courier", "label", "invoice", "address", "delay")
+
+
+def _rambling(n: int) -> str:
+    return " ".join(WORDS[(n * 7 + k * 3) % len(WORDS)] for k in range(120))
+
+
+def test_an_instruction_the_app_adds_mid_conversation_survives_compaction(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """An app added a system (or developer) message partway through ("identity
+    verified: from now on reply in formal Spanish"): once its turn was folded it was
+    gone, in neither the window nor the summary, and the model stopped following it.
+    Kept verbatim after the summary, counted as system, within system_budget; a long
+    one (a document sent as a system message) is folded with its turn, as before."""
+    gw = sqlite_app_gateway
+    client = gw.openai()
+    log = SimulatorLog(gw)
+    verified = "Identity verified by the app. From now on reply only in formal Spanish."
+    pasted = "Catalog excerpt: " + " ".join(f"item {n} costs {n}.99" for n in range(400))
+    messages: list[Any] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "Hello, I need help with my account."},
+        {"role": "assistant", "content": "Sure, can you verify your identity?"},
+        {"role": "user", "content": "Yes, it's me."},
+        {"role": "developer", "content": verified},
+        {"role": "system", "content": pasted},
+    ]
+    evicted = []
+    for n in range(16):
+        messages.append({"role": "user", "content": f"Question {n}: {_rambling(n)}"})
+        reply = client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={
+                "X-Conversation-Id": "mid-instruction",
+                "X-Customer-Id": "mi",
+                "X-Simulator-Log-Messages": "1",
+            },
+        )
+        evicted.append(int(reply.headers["x-gateway-evicted-turns"]))
+        messages.append({"role": "assistant", "content": reply.parse().choices[0].message.content})
+        sent = log.since()[-1]["messages"]
+        assert [m["role"] for m in sent].count("developer") == 1, n
+        assert any(m["content"] == verified for m in sent)
+    assert evicted[-1] > 0  # the turns around it were folded
+    assert not any(m["content"] == pasted for m in sent)  # the long one was folded too
+    # after the summary, before the recent turns; the opening request stays first
+    roles = [m["role"] for m in sent]
+    assert roles[:2] == ["system", "user"] and roles.index("developer") > 2

@@ -5,7 +5,8 @@ and hands the rest on, none takes from an earlier one (one bound excepted: facts
 episodes take at most what the current episode's verbatim least, its opening request
 and last messages, leaves of the quota):
 
-  system (the app's own, never cut) -> operational state -> durable facts ->
+  system (the app's own, never cut; its later instructions within system_budget) ->
+  operational state -> durable facts ->
   episode summaries -> current episode (opening turn + running summary + recent turns)
   -> output reserve (the reply's max_tokens ceiling)
 
@@ -42,6 +43,7 @@ from gateway.context.transcript import (
     Tokens,
     WindowInput,
     cost,
+    kept_instructions,
     split,
 )
 from gateway.context.types import Memory
@@ -188,10 +190,15 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
         out.append(context)
     out += t[:h]
     summary_tokens = 0
+    system_tokens = cost(seg.system, tokens)
     if summarized:
         message = summary_message(seg.memory.summary, h, cursor)
         summary_tokens = tokens.message(message)
         out.append(message)
+    # The app's later instructions stay, as its opening one does (counted as system).
+    kept = kept_instructions(seg, p.system_budget - system_tokens, tokens)
+    out += kept
+    system_tokens += cost(kept, tokens)
     if learned is not None:
         out.append(learned)
     out += t[cursor:]
@@ -199,7 +206,6 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
         out.append(op_message(alloc.operational_state))
     transcript_tokens = cost(t[:h], tokens) + cost(t[cursor:], tokens)
     history = alloc.op_tokens + context_tokens + summary_tokens + transcript_tokens
-    system_tokens = cost(seg.system, tokens)
     input_tokens = system_tokens + history + 3
     ceiling = min(p.output_reserve, max(p.context_window - input_tokens, 1))
     client = inp.client_max_tokens
@@ -216,7 +222,7 @@ def assemble(inp: WindowInput, tokens: Tokens) -> Window:
             "transcript": transcript_tokens,
         },
         history_tokens=history,
-        evicted_messages=cursor - h,
+        evicted_messages=cursor - h - len(kept),
         over_quota=history > p.quota_tokens,
         at_ceiling=history >= 0.95 * p.quota_tokens,
         max_tokens=ceiling,

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from gateway.context.anchors import anchored
 from gateway.context.prompts import summary_message
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
-from gateway.messages import RESULT_ROLES, leading_system, role
+from gateway.messages import RESULT_ROLES, SYSTEM_ROLES, leading_system, role
 
 SUMMARY_LEAST_TOKENS = 40  # what a summary keeps when the quota leaves it no room
 
@@ -81,6 +81,22 @@ def split(messages: Sequence[Any], memory: Memory) -> Segments:
 
 def cost(messages: Sequence[Any], tokens: Tokens) -> int:
     return sum(tokens.message(m) for m in messages)
+
+
+def kept_instructions(seg: Segments, room: int, tokens: Tokens) -> list[Any]:
+    """The app's system or developer messages among the folded turns ("identity
+    verified: from now on reply in formal Spanish") that are sent on verbatim, in their
+    order: the newest first that fit in `room` (what the app's opening system
+    message(s) leave of `system_budget`). The others are folded with their turns, as a
+    pasted document sent as a system message each turn must be."""
+    if not seg.summarized:
+        return []
+    kept = []
+    for message in reversed(seg.transcript[seg.head_end : seg.memory.cursor]):
+        if role(message) in SYSTEM_ROLES and (need := tokens.message(message)) <= room:
+            kept.append(message)
+            room -= need
+    return kept[::-1]
 
 
 def least_transcript(seg: Segments, p: WindowPolicy, tokens: Tokens) -> int:
