@@ -365,6 +365,43 @@ def test_a_reasoning_model_gets_room_to_reason(
     assert app_log.since()[-1]["max_tokens"] == 16000
 
 
+def test_a_lower_max_tokens_beside_max_completion_tokens_stands(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """A client sending both keys had `max_completion_tokens` read alone: its
+    `max_tokens: 50` was raised to the reserve (800) in both keys."""
+    client = sqlite_app_gateway.openai()
+    raw = client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": "Say hi."}],
+        max_tokens=50,
+        max_completion_tokens=4000,
+    )
+    assert "x-gateway-max-tokens-capped" not in raw.headers
+    sent = app_log.since()[-1]
+    assert sent["max_tokens"] == 50 and sent["ceiling_keys"] == [
+        "max_completion_tokens",
+        "max_tokens",
+    ]
+
+
+def test_a_reasoning_model_named_with_its_provider_gets_its_key_and_room(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """ "openai/o3-mini" got `max_tokens: 800`: a key o-series models refuse, and a
+    reserve its hidden reasoning spends."""
+    client = sqlite_app_gateway.openai()
+    for model, key, ceiling in (
+        ("openai/o3-mini", "max_completion_tokens", 16000),
+        ("o4-mini", "max_completion_tokens", 16000),
+        ("gpt-4o-mini", "max_tokens", 800),
+        ("openai/gpt-4o-mini", "max_tokens", 800),
+    ):
+        client.chat.completions.create(model=model, messages=[{"role": "user", "content": "Hi"}])
+        sent = app_log.since()[-1]
+        assert (sent["ceiling_keys"], sent["max_tokens"]) == ([key], ceiling), model
+
+
 def test_the_reserve_is_settable_per_model_pattern(tmp_path: Path) -> None:
     policies = load_policies(_policy_file(tmp_path, {"output_reserves_by_model": {"o3*": 4000}}))
     assert policies.resolve("-", "default", "o3-mini").output_reserve == 4000

@@ -118,6 +118,8 @@ async def chat_completions(request: Request) -> Response:
             "stream": stream,
             "headers": logged_headers(request),
             "max_tokens": limit,
+            # the reply ceiling's keys as sent (o-series models refuse max_tokens)
+            "ceiling_keys": sorted(k for k in ("max_tokens", "max_completion_tokens") if k in body),
             "messages": messages if request.headers.get("x-simulator-log-messages") else None,
         }
     )

@@ -78,10 +78,10 @@ class ChatCall:
 
     @property
     def client_max_tokens(self) -> int | None:
-        for key in ("max_completion_tokens", "max_tokens"):
-            if (value := positive_int(self.body.get(key))) is not None:
-                return value
-        return None
+        """The client's reply ceiling: the lower of `max_completion_tokens` and
+        `max_tokens` when it sent both (both are sent on with the window's ceiling)."""
+        values = [positive_int(self.body.get(k)) for k in ("max_completion_tokens", "max_tokens")]
+        return min((v for v in values if v is not None), default=None)
 
 
 def parse_chat(body: dict[str, Any]) -> ChatCall:
@@ -113,8 +113,9 @@ def upstream_payload(call: ChatCall, turn: Turn, model: str) -> bytes:
     body["model"] = model
     body["messages"] = turn.window.messages
     keys = [k for k in ("max_tokens", "max_completion_tokens") if k in body]
-    if not keys:  # reasoning models refuse max_tokens
-        keys = ["max_completion_tokens" if model.startswith(REASONING) else "max_tokens"]
+    if not keys:  # reasoning models refuse max_tokens ("openai/o3-mini" is one too)
+        reasoning = model.rsplit("/", 1)[-1].lower().startswith(REASONING)
+        keys = ["max_completion_tokens" if reasoning else "max_tokens"]
     for key in keys:
         body[key] = turn.window.report.max_tokens
     if call.stream:
