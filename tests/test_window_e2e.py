@@ -1121,3 +1121,42 @@ def test_an_instruction_the_app_adds_mid_conversation_survives_compaction(
     # after the summary, before the recent turns; the opening request stays first
     roles = [m["role"] for m in sent]
     assert roles[:2] == ["system", "user"] and roles.index("developer") > 2
+
+
+def test_a_fact_of_a_message_the_app_edited_is_forgotten(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """A customer typed the wrong order number, then edited the message and sent it
+    again (a chat UI's "edit message"): the history no longer held ORD-99999, but the
+    fact heard in the first version stayed, and the model was later told the customer
+    mentioned both orders."""
+    gw = sqlite_app_gateway
+    client = gw.openai()
+    head = {"X-Conversation-Id": "edit-1", "X-Customer-Id": "ced"}
+    base: list[Any] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "Hi, I have a problem with a delivery."},
+        {"role": "assistant", "content": "Sure, what is the order number?"},
+    ]
+
+    def orders() -> set[str]:
+        got: Any = client.get("/customers/ced/facts", cast_to=object)
+        return {f["value"] for f in got["facts"] if "order" in f["tags"]}
+
+    typo = [*base, {"role": "user", "content": "It's order ORD-99999."}]
+    client.chat.completions.create(model="gpt-4o-mini", messages=typo, extra_headers=head)
+    assert orders() == {"ORD-99999"}
+    fixed = [*base, {"role": "user", "content": "It's order ORD-12345."}]
+    answer = client.chat.completions.create(
+        model="gpt-4o-mini", messages=fixed, extra_headers=head
+    )
+    assert orders() == {"ORD-12345"}
+    # a regenerated answer (the same message sent again) forgets nothing
+    client.chat.completions.create(model="gpt-4o-mini", messages=fixed, extra_headers=head)
+    assert orders() == {"ORD-12345"}
+    # nor does a next turn that holds the earlier ones where they were
+    reply = answer.choices[0].message.content
+    nxt = [*fixed, {"role": "assistant", "content": reply}]
+    nxt.append({"role": "user", "content": "Also ORD-55555 please."})
+    client.chat.completions.create(model="gpt-4o-mini", messages=nxt, extra_headers=head)
+    assert orders() == {"ORD-12345", "ORD-55555"}

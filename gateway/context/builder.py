@@ -191,6 +191,8 @@ class WindowBuilder:
         policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
         if edited_within(messages, record.memory):
             facts = await self._turn_facts.forget_edited(record, messages, facts, fkey)
+        elif not new:
+            facts = await self._turn_facts.forget_unsent(record, messages, facts, fkey)
         facts, heard, facts_write = await self._turn_facts.newest(
             record, messages, facts, fkey, now, caller.scopes
         )

@@ -10,7 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from gateway.context.conversation_record import ConversationRecord
+from gateway.context.conversation_record import ConversationRecord, transcript_of
 from gateway.context.conversations import ConversationStore
 from gateway.context.heard import FactExtractor, heard_here, known_elsewhere, one_problem
 from gateway.context.people import DATED, current_facts, said_again, with_said_again
@@ -125,15 +125,62 @@ class TurnFacts:
             )
         )
         record.remember(Memory(cursor=0))
+        return await self._forget_unsaid(record, held, messages, facts, fkey, heard_only=False)
+
+    async def forget_unsent(
+        self, record: ConversationRecord, messages: list[Any], facts: list[Fact], fkey: str | None
+    ) -> list[Fact]:
+        """The app edited or deleted the customer's message the last answered turn ended
+        on (a UI's "edit message": "ORD-99999" resent as "ORD-12345"): a fact this
+        conversation heard in it whose value no longer appears in the history goes."""
+        gone = unsent_last(record, messages)
+        if not gone:
+            return facts
+        return await self._forget_unsaid(record, gone, messages, facts, fkey, heard_only=True)
+
+    async def _forget_unsaid(
+        self,
+        record: ConversationRecord,
+        held: str,
+        messages: list[Any],
+        facts: list[Fact],
+        fkey: str | None,
+        *,
+        heard_only: bool,
+    ) -> list[Fact]:
+        """`facts` without those extracted (of this conversation's, `heard_only`) whose
+        value `held` states and the messages no longer do; the document written so."""
         text = one_line("\n".join(message_text(m) for m in messages if isinstance(m, dict)))
+        here = {f.id for f in heard_here(facts, record.started)} if heard_only else None
         kept = [
             f
             for f in facts
-            if not (f.extracted and (v := one_line(f.value)) and v in held and v not in text)
+            if not (
+                f.extracted
+                and (here is None or f.id in here)
+                and (v := one_line(f.value))
+                and v in held
+                and v not in text
+            )
         ]
         if fkey is not None and len(kept) < len(facts):
             await self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
         return kept
+
+
+def unsent_last(record: ConversationRecord, messages: list[Any]) -> str:
+    """The text (one line) of the customer's message the last answered turn ended on,
+    when this request, with the same opening, no longer holds it at its place (edited or
+    deleted); "" otherwise (the same message, a retry, or another history)."""
+    if not record.recent or record.last_reply_at <= 0 or role(record.recent[-1]) != "user":
+        return ""
+    transcript = transcript_of(messages)
+    place = record.recent_at + len(record.recent) - 1
+    if place < len(transcript) and transcript[place] == record.recent[-1]:
+        return ""
+    if transcript[: len(record.opening)] != record.opening:
+        return ""
+    return one_line(message_text(record.recent[-1]))
 
 
 def new_to(earlier: list[Any], fresh: list[Fact]) -> list[Fact]:
