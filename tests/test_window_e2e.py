@@ -1147,9 +1147,7 @@ def test_a_fact_of_a_message_the_app_edited_is_forgotten(
     client.chat.completions.create(model="gpt-4o-mini", messages=typo, extra_headers=head)
     assert orders() == {"ORD-99999"}
     fixed = [*base, {"role": "user", "content": "It's order ORD-12345."}]
-    answer = client.chat.completions.create(
-        model="gpt-4o-mini", messages=fixed, extra_headers=head
-    )
+    answer = client.chat.completions.create(model="gpt-4o-mini", messages=fixed, extra_headers=head)
     assert orders() == {"ORD-12345"}
     # a regenerated answer (the same message sent again) forgets nothing
     client.chat.completions.create(model="gpt-4o-mini", messages=fixed, extra_headers=head)
@@ -1160,3 +1158,52 @@ def test_a_fact_of_a_message_the_app_edited_is_forgotten(
     nxt.append({"role": "user", "content": "Also ORD-55555 please."})
     client.chat.completions.create(model="gpt-4o-mini", messages=nxt, extra_headers=head)
     assert orders() == {"ORD-12345", "ORD-55555"}
+
+
+def test_a_customers_next_session_without_a_conversation_id_starts_anew(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """An app sending X-Customer-Id but no X-Conversation-Id, every session opening
+    "Hi": five days after a dispute, the next session shared the dispute's record (the
+    same fingerprint), kept its class and turn count, and escalated on its first
+    message. It starts anew now, and sees the dispute as an earlier episode."""
+    gw = sqlite_app_gateway
+    clock = [1_790_000_000.0]
+    gw.gateway.turn_clock = lambda: clock[0]
+    client = gw.openai()
+    log = SimulatorLog(gw)
+    head = {"X-Customer-Id": "cust-x", "X-Simulator-Log-Messages": "1"}
+
+    def ask(history: list[Any]) -> Any:
+        return client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini", messages=history, extra_headers=head
+        )
+
+    first: list[Any] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Hi"}]
+    said = ["I did not authorize this $80 charge on order ORD-771204, I want a chargeback"]
+    said += ["still nothing", "hello?", "answer me", "?"]
+    for text in said:
+        ask(first)
+        first += [
+            {"role": "assistant", "content": "Let me check."},
+            {"role": "user", "content": text},
+        ]
+    dispute = ask(first)
+    assert dispute.headers["x-gateway-class"] == "dispute"
+    clock[0] += 5 * 86400
+    second: list[Any] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Hi"}]
+    answer = ask(second)
+    assert answer.headers["x-gateway-class"] != "dispute"
+    assert "x-gateway-escalation" not in answer.headers
+    sent = log.since()[-1]["messages"]
+    cards = "\n".join(m["content"] for m in sent if "Earlier conversations" in m["content"])
+    assert "ORD-771204" in cards  # the dispute, as a card
+    second += [{"role": "assistant", "content": "Hello! How can I help?"}]
+    second += [{"role": "user", "content": "What are your opening hours on Saturday?"}]
+    answer = ask(second)
+    assert "x-gateway-escalation" not in answer.headers
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    record = gw.http.get(
+        f"{gw.v1}/conversations/{answer.headers['x-gateway-conversation-id']}", headers=auth
+    ).json()
+    assert record["turns"] == 2  # its own turns only

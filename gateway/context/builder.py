@@ -20,6 +20,7 @@ from gateway.context.conversation_record import (
     continued,
     conversation_fingerprint,
     repeated,
+    started_over,
     transcript_of,
 )
 from gateway.context.conversations import ConversationStore
@@ -164,6 +165,9 @@ class WindowBuilder:
         record, facts = await self.conversations.load_with_facts(tenant.name, conv_id, fkey)
         _check_customer(record, caller)
         stored, record = record, continued(record, messages, req.retried)  # anonymous: its own
+        if record is not None and started_over(record, messages):
+            await self._archive(caller, record, model, now)
+            record = None  # the next session takes the fingerprint's record, anew
         now = dated_after(now, record.facts_until if record else 0.0, facts)
         new = record is None
         retry = record is not None and req.retried and repeated(record, messages)
@@ -243,6 +247,19 @@ class WindowBuilder:
             retry=retry,
             facts_write=facts_write,
         )
+
+    async def _archive(
+        self, caller: Caller, record: ConversationRecord, model: str, now: float
+    ) -> None:
+        """The customer's previous session under a fingerprint kept as a closed
+        conversation of its own (`{fingerprint}@{its start}`) with its card in the
+        customer's episode index, so the next session, which takes the fingerprint,
+        inherits none of its class, counters or loops, and sees it as an earlier episode."""
+        doc = {**record.to_fields(), "id": f"{record.id}@{int(record.started)}", "closed": True}
+        archived = ConversationRecord.from_fields(doc)
+        archived.version, archived.stored = 0, {}  # a document of its own, new
+        await self.conversations.save(archived)
+        await self.episodes.make(caller, archived, model, now, before=now)
 
     async def written(self, turn: Turn) -> None:
         """The turn's facts write is done (a failed one was logged: the call is already

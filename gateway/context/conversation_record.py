@@ -237,6 +237,18 @@ def repeated(record: ConversationRecord, messages: Sequence[Any]) -> bool:
     return transcript[:head] == record.opening and transcript[record.recent_at :] == record.recent
 
 
+def started_over(record: ConversationRecord | None, messages: Sequence[Any]) -> bool:
+    """A customer's conversation known by its fingerprint (the app sends X-Customer-Id,
+    no X-Conversation-Id) whose app now sends a history shorter than the last answered
+    one by more than a message: the customer's next session, opening the same way
+    ("Hi"), not this one's next turn (an edited or regenerated last message is one
+    message shorter at most)."""
+    if record is None or not record.customer or not record.id.startswith(FINGERPRINT_PREFIX):
+        return False
+    last = record.recent_at + len(record.recent)
+    return bool(record.recent) and len(transcript_of(messages)) < last - 1
+
+
 def continued(
     record: ConversationRecord | None, messages: list[Any], retried: bool = False
 ) -> ConversationRecord | None:
