@@ -1158,6 +1158,12 @@ def test_a_fact_of_a_message_the_app_edited_is_forgotten(
     nxt.append({"role": "user", "content": "Also ORD-55555 please."})
     client.chat.completions.create(model="gpt-4o-mini", messages=nxt, extra_headers=head)
     assert orders() == {"ORD-12345", "ORD-55555"}
+    # an app that sends its opening and the last exchange only drops earlier messages
+    # as a rule: that is no edit, and the facts stay (a review found them deleted)
+    tail = [*base[:2], {"role": "assistant", "content": "Thanks, let me look."}]
+    tail.append({"role": "user", "content": "When will they arrive?"})
+    client.chat.completions.create(model="gpt-4o-mini", messages=tail, extra_headers=head)
+    assert orders() == {"ORD-12345", "ORD-55555"}
 
 
 def test_a_customers_next_session_without_a_conversation_id_starts_anew(
@@ -1207,3 +1213,48 @@ def test_a_customers_next_session_without_a_conversation_id_starts_anew(
         f"{gw.v1}/conversations/{answer.headers['x-gateway-conversation-id']}", headers=auth
     ).json()
     assert record["turns"] == 2  # its own turns only
+
+
+CALL = {"role": "assistant", "content": None}
+
+
+def _tool_round(n: int) -> list[Any]:
+    function = {"name": "lookup_order", "arguments": '{"id": "ORD-1"}'}
+    call: dict[str, Any] = {"id": f"call_{n}", "type": "function", "function": function}
+    return [
+        {**CALL, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call["id"], "content": "shipped"},
+    ]
+
+
+def test_a_regenerate_or_an_app_dropping_tool_messages_stays_one_session(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """The session split (X-Customer-Id, no X-Conversation-Id) counted messages: a
+    regenerate after a tool round (two messages shorter) and an app that keeps only the
+    final answer of its tool rounds each started a new session, its counters reset (a
+    review of the split)."""
+    gw = sqlite_app_gateway
+    client = gw.openai()
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+
+    def ask(history: list[Any]) -> str:
+        raw = client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini", messages=history, extra_headers={"X-Customer-Id": "cust-t"}
+        )
+        return raw.headers["x-gateway-conversation-id"]
+
+    def turns(conversation: str) -> int:
+        found: int = gw.http.get(f"{gw.v1}/conversations/{conversation}", headers=auth).json()[
+            "turns"
+        ]
+        return found
+
+    h: list[Any] = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Hi"}]
+    first = ask(h)
+    h += [{"role": "assistant", "content": "Hello"}, {"role": "user", "content": "Where is ORD-1?"}]
+    ask(h)
+    ask([*h, *_tool_round(1), *_tool_round(2)])
+    assert ask(h) == first and turns(first) == 4  # regenerated: the same session
+    h += [{"role": "assistant", "content": "It shipped."}, {"role": "user", "content": "When?"}]
+    assert ask(h) == first and turns(first) == 5  # the tool rounds dropped: the same

@@ -166,7 +166,7 @@ class WindowBuilder:
         _check_customer(record, caller)
         stored, record = record, continued(record, messages, req.retried)  # anonymous: its own
         if record is not None and started_over(record, messages):
-            await self._archive(caller, record, model, now)
+            await self._archive(record)
             record = None  # the next session takes the fingerprint's record, anew
         now = dated_after(now, record.facts_until if record else 0.0, facts)
         new = record is None
@@ -248,9 +248,7 @@ class WindowBuilder:
             facts_write=facts_write,
         )
 
-    async def _archive(
-        self, caller: Caller, record: ConversationRecord, model: str, now: float
-    ) -> None:
+    async def _archive(self, record: ConversationRecord) -> None:
         """The customer's previous session under a fingerprint kept as a closed
         conversation of its own (`{fingerprint}@{its start}`) with its card in the
         customer's episode index, so the next session, which takes the fingerprint,
@@ -259,7 +257,9 @@ class WindowBuilder:
         archived = ConversationRecord.from_fields(doc)
         archived.version, archived.stored = 0, {}  # a document of its own, new
         await self.conversations.save(archived)
-        await self.episodes.make(caller, archived, model, now, before=now)
+        # Listed, its card made when first asked for (EpisodeBook.of_customer: by this
+        # very turn, with the facts dated before it began): never made twice.
+        await self.conversations.register(archived)
 
     async def written(self, turn: Turn) -> None:
         """The turn's facts write is done (a failed one was logged: the call is already

@@ -239,14 +239,13 @@ def repeated(record: ConversationRecord, messages: Sequence[Any]) -> bool:
 
 def started_over(record: ConversationRecord | None, messages: Sequence[Any]) -> bool:
     """A customer's conversation known by its fingerprint (the app sends X-Customer-Id,
-    no X-Conversation-Id) whose app now sends a history shorter than the last answered
-    one by more than a message: the customer's next session, opening the same way
-    ("Hi"), not this one's next turn (an edited or regenerated last message is one
-    message shorter at most)."""
+    no X-Conversation-Id), answered past its opening, whose app now sends its opening
+    alone: the customer's next session, opening the same way ("Hi"), not a turn of this
+    one (an edited, regenerated or shortened later message keeps more than the opening;
+    a retry of the opening turn is before any answer past it)."""
     if record is None or not record.customer or not record.id.startswith(FINGERPRINT_PREFIX):
         return False
-    last = record.recent_at + len(record.recent)
-    return bool(record.recent) and len(transcript_of(messages)) < last - 1
+    return bool(record.recent) and len(transcript_of(messages)) <= len(record.opening)
 
 
 def continued(

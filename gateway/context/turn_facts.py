@@ -170,15 +170,20 @@ class TurnFacts:
 
 def unsent_last(record: ConversationRecord, messages: list[Any]) -> str:
     """The text (one line) of the customer's message the last answered turn ended on,
-    when this request, with the same opening, no longer holds it at its place (edited or
-    deleted); "" otherwise (the same message, a retry, or another history)."""
+    when this request has an edit's shape: the same opening and turns up to that
+    message's place, and there another customer message, its last ("edit message" in a
+    chat UI); "" otherwise (the same message, a next turn, or another history: an app
+    that sends its opening and a last exchange drops earlier messages as a rule)."""
     if not record.recent or record.last_reply_at <= 0 or role(record.recent[-1]) != "user":
         return ""
     transcript = transcript_of(messages)
     place = record.recent_at + len(record.recent) - 1
-    if place < len(transcript) and transcript[place] == record.recent[-1]:
+    if len(transcript) != place + 1 or role(transcript[place]) != "user":
         return ""
-    if transcript[: len(record.opening)] != record.opening:
+    if transcript[place] == record.recent[-1]:
+        return ""
+    same = transcript[: len(record.opening)] == record.opening
+    if not same or transcript[record.recent_at : place] != record.recent[:-1]:
         return ""
     return one_line(message_text(record.recent[-1]))
 
