@@ -617,3 +617,86 @@ def test_a_key_in_an_upstream_errors_fields_is_withheld(
     for name, value in kept.items():
         if name != field:
             assert relayed[name] == value
+
+
+JSON_WITHOUT_USAGE = {
+    "chat function_call": (
+        "chat/completions",
+        {
+            "object": "chat.completion",
+            "model": "gpt-4o-mini",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {
+                        "role": "assistant",
+                        "content": None,
+                        "function_call": {"name": "write", "arguments": ARGUMENTS},
+                    },
+                    "finish_reason": "function_call",
+                }
+            ],
+        },
+    ),
+    "chat audio transcript": (
+        "chat/completions",
+        {
+            "object": "chat.completion",
+            "model": "gpt-4o-mini",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "audio": {"id": "a", "transcript": ARGUMENTS}},
+                    "finish_reason": "stop",
+                }
+            ],
+        },
+    ),
+    "responses function call": (
+        "responses",
+        {
+            "object": "response",
+            "model": "gpt-4o-mini",
+            "output": [
+                {"type": "function_call", "call_id": "c", "name": "write", "arguments": ARGUMENTS}
+            ],
+        },
+    ),
+    "responses reasoning summary": (
+        "responses",
+        {
+            "object": "response",
+            "model": "gpt-4o-mini",
+            "output": [
+                {
+                    "type": "reasoning",
+                    "id": "r",
+                    "summary": [{"type": "summary_text", "text": ARGUMENTS}],
+                }
+            ],
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("route", JSON_WITHOUT_USAGE.values(), ids=list(JSON_WITHOUT_USAGE))
+def test_output_a_json_reply_without_usage_carried_is_booked(
+    gw: GatewayProc, recorder: Recorder, route: tuple[str, dict[str, Any]]
+) -> None:
+    """The same for a JSON reply (a review of the stream's fix): a legacy function call,
+    an audio transcript, a Responses call's arguments or reasoning summary counted as no
+    output when the upstream reported no usage."""
+    path, reply = route
+    answer = Answer(200, orjson.dumps(reply), {"content-type": "application/json"})
+    recorder.answers.append(answer)
+    before = gw.admin("/admin/ledger").json()["records"]
+    body: dict[str, Any] = {"model": "gpt-4o-mini"}
+    if path == "responses":
+        body["input"] = "write the note"
+    else:
+        body["messages"] = [{"role": "user", "content": "write the note"}]
+    got = httpx.post(f"{gw.v1}/{path}", json=body, headers=_auth(gw), timeout=30)
+    assert got.status_code == 200
+    [record] = [r for r in gw.admin("/admin/ledger").json()["records"] if r not in before]
+    assert record["estimated"] is True
+    assert record["output_tokens"] >= 400

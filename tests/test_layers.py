@@ -56,6 +56,7 @@ PURE = {
     "gateway.loops.state",
     "gateway.loops.words",
     "gateway.messages",
+    "gateway.proxy.reply_text",
 }
 PURE_MAY_IMPORT = {
     "gateway.context.anchors",
@@ -88,6 +89,7 @@ PURE_MAY_IMPORT = {
     "gateway.context.first_names",
     "gateway.context.common_words",
     "gateway.messages",
+    "gateway.proxy.reply_text",
 }
 # The loop detector's words: Snowball stemmers and the stop-word lists (packaged data).
 PURE_THIRD_PARTY = {"orjson", "re2", "snowballstemmer", "stop_words"}

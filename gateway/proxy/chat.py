@@ -29,6 +29,7 @@ from gateway.proxy.chat_cost import chat_cost, input_tokens, prediction_tokens
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, header_text, identify, sent_id
 from gateway.proxy.provider_refs import check_chat
+from gateway.proxy.reply_text import reply_text
 from gateway.proxy.request_body import (
     ask_stream_usage,
     check_messages,
@@ -330,7 +331,7 @@ async def _json(ctx: _Context, response: httpx.Response, before_upstream: float)
             ctx,
             model or ctx.spend.model,
             obj.get("usage"),
-            lambda: _reply_text(obj),
+            lambda: reply_text(obj),
             lambda: _answer(obj),
             obj.get("service_tier"),
         )
@@ -341,19 +342,6 @@ async def _json(ctx: _Context, response: httpx.Response, before_upstream: float)
         *ctx.rate.headers,
     ]
     return RawResponse(response.status_code, headers, body)
-
-
-def _reply_text(obj: dict[str, Any]) -> str:
-    """The reply's text, to estimate output tokens when the upstream reported none."""
-    parts = []
-    for choice in obj.get("choices") or ():
-        message = choice.get("message") if isinstance(choice, dict) else None
-        if isinstance(message, dict):
-            parts += [v for k in ("content", "refusal") if isinstance(v := message.get(k), str)]
-            for call in message.get("tool_calls") or ():
-                if isinstance(call, dict) and isinstance(call.get("function"), dict):
-                    parts.append(str(call["function"].get("arguments", "")))
-    return "".join(parts)
 
 
 def _answer(obj: dict[str, Any]) -> str:

@@ -26,6 +26,7 @@ from gateway.proxy import request_log
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
 from gateway.proxy.passthrough_cost import PassCall, read_call
+from gateway.proxy.reply_text import reply_text
 from gateway.proxy.request_body import json_object_or_none
 from gateway.proxy.streaming import StreamRelay, UsageTap
 from gateway.proxy.upstream import degraded_headers, response_headers
@@ -237,7 +238,7 @@ async def passthrough(request: Request) -> ASGIApp:
             obj = _json_object(content)
             reported, model, tier = _usage_of(obj)
             searches = web_searches_made(obj)
-            await booking.book(reported, model, lambda: _output_text(obj), searches, tier)
+            await booking.book(reported, model, lambda: reply_text(obj), searches, tier)
         headers = [
             *response_headers(response.headers),
             *degraded_headers(spend),
@@ -274,18 +275,8 @@ def _stream(booking: _Booking, response: httpx.Response) -> StreamRelay:
 
 
 def _json_object(content: bytes) -> Any:
-    if b'"usage"' not in content and b'"text"' not in content:
+    """The reply as JSON when it may say what was used or generated (a file's bytes, a
+    model list, need no parse)."""
+    if not any(key in content for key in (b'"usage"', b'"choices"', b'"output"')):
         return None
     return json_object_or_none(content)
-
-
-def _output_text(obj: Any) -> str:
-    """A reply's text (completions `choices[].text`, Responses `output[].content[].text`),
-    to estimate output tokens when the upstream reported none."""
-    if not isinstance(obj, dict):
-        return ""
-    parts = [c.get("text") for c in obj.get("choices") or () if isinstance(c, dict)]
-    for item in obj.get("output") or ():
-        if isinstance(item, dict):
-            parts += [c.get("text") for c in item.get("content") or () if isinstance(c, dict)]
-    return "".join(p for p in parts if isinstance(p, str))

@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from gateway.errors import GatewayError, UpstreamReplyTooLarge
 from gateway.ledger.usage import web_searches_made
+from gateway.proxy.reply_text import generated_delta, message_texts
 
 log = logging.getLogger("gateway.proxy.streaming")
 
@@ -145,7 +146,7 @@ class UsageTap:
         for obj in self._objects():
             if not isinstance(obj, dict):
                 continue
-            if _generated_delta(obj.get("type")) and isinstance(obj.get("delta"), str):
+            if generated_delta(obj.get("type")) and isinstance(obj.get("delta"), str):
                 parts.append(obj["delta"])  # Responses API: text, arguments, reasoning...
             for choice in obj.get("choices") or ():
                 if not isinstance(choice, dict):
@@ -153,7 +154,7 @@ class UsageTap:
                 if isinstance(choice.get("text"), str):  # legacy completions
                     parts.append(choice["text"])
                 if isinstance(choice.get("delta"), dict):
-                    parts.extend(_delta_texts(choice["delta"]))
+                    parts.extend(message_texts(choice["delta"]))
         return "".join(parts)
 
     def _objects(self) -> list[Any]:
@@ -175,31 +176,6 @@ class UsageTap:
                 if isinstance(delta.get("content"), str):
                     parts.append(delta["content"])
         return "".join(parts)
-
-
-def _generated_delta(kind: Any) -> bool:
-    """A Responses event carrying generated output in its `delta`: the answer's text, a
-    refusal, a function call's or a custom tool's arguments, reasoning and its summary,
-    an audio transcript. Not the audio itself (base64, billed as audio, not text)."""
-    return isinstance(kind, str) and kind.endswith(".delta") and kind != "response.audio.delta"
-
-
-def _delta_texts(delta: dict[str, Any]) -> list[str]:
-    """A chat chunk's generated text: content, reasoning, a refusal, tool calls' and a
-    legacy function call's name and arguments, an audio reply's transcript."""
-    texts = [
-        v for k in ("content", "reasoning_content", "refusal") if isinstance(v := delta.get(k), str)
-    ]
-    calls = [
-        call.get("function") for call in delta.get("tool_calls") or () if isinstance(call, dict)
-    ]
-    for fn in [*calls, delta.get("function_call")]:
-        if isinstance(fn, dict):
-            texts += [v for k in ("name", "arguments") if isinstance(v := fn.get(k), str)]
-    audio = delta.get("audio")
-    if isinstance(audio, dict) and isinstance(audio.get("transcript"), str):
-        texts.append(audio["transcript"])
-    return texts
 
 
 class StreamRelay:
