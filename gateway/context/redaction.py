@@ -116,18 +116,23 @@ def _withheld_values(facts: Sequence[Fact]) -> re.Pattern[str]:
 
 _NEVER = re.compile(r"(?!x)x")
 
-# Where a card was shortened: its words cut ("..."), its text cut (" [...]"), or a
-# model's card cut its own way ("…").
-_CUT_MARK = re.compile(r"\.\.\.|\[\.\.\.\]|\u2026")
+# Where a card was shortened: its words cut ("..."), its text cut (" [...]", maybe
+# inside a word), or a model's card cut its own way ("…").
+_CUT_MARK = re.compile(r"\[\.\.\.\]|\.\.\.|\u2026")
+_CHAR_CUT = "[...]"
 _MIN_HEAD = 3  # characters of a value's head withheld at a cut: as _MIN_PIECE
 
 
 def _withhold_cut_heads(text: str, hidden: Sequence[Fact]) -> str:
     """A hidden value a card was cut inside of: the head left before the cut mark ("Rua
-    das Flo [...]", "four one five five..."), which the whole value no longer finds.
-    Withheld: a head of at least _MIN_HEAD characters of the value (as stored or as a
-    card writes it, case and spacing aside) that starts a word, and a run of digits and
-    number words right before the mark whose digits a hidden phone holds."""
+    das Flo [...]", "four one five five five..."), which the whole value no longer
+    finds. Withheld: a head of the value (as stored or as a card writes it, case and
+    spacing aside) that starts a word and says something of it (two words or more, a
+    digit or an "@"; or, cut between characters, ending inside one of its words); and
+    a run of number words (digits among them or not) before the mark whose digits, 3
+    or more, a hidden phone holds ("four one five..."; a run of digits alone is withheld
+    by the pieces of the value, above). A word that only begins a value ("the..." for
+    "Theodore Marsh") is left as it is."""
     if not _CUT_MARK.search(text):
         return text
     stated = {v for f in hidden for v in fact_values(f)}
@@ -140,7 +145,7 @@ def _withhold_cut_heads(text: str, hidden: Sequence[Fact]) -> str:
     kept, end = [], 0
     for mark in _CUT_MARK.finditer(text):
         before = text[end : mark.start()].rstrip()
-        start = _value_head(before, heads, longest)
+        start = _value_head(before, heads, longest, mark.group(0) == _CHAR_CUT)
         start = min(start, _phone_head(before, phones))
         kept += [before[:start], "[withheld]" if start < len(before) else ""]
         kept.append(text[end + len(before) : mark.start()])
@@ -148,10 +153,11 @@ def _withhold_cut_heads(text: str, hidden: Sequence[Fact]) -> str:
     return "".join(kept) + text[end:]
 
 
-def _value_head(before: str, heads: dict[str, list[str]], longest: int) -> int:
-    """Where in `before` the longest tail that is a proper head of a value starts (a
-    word's start, at least _MIN_HEAD characters); len(before) when none is. `heads`:
-    the values (spacing collapsed, lower case) by their first _MIN_HEAD characters."""
+def _value_head(before: str, heads: dict[str, list[str]], longest: int, inside_words: bool) -> int:
+    """Where in `before` the longest tail that is a telling head of a value starts (see
+    `_withhold_cut_heads`); len(before) when none is. `heads`: the values (spacing
+    collapsed, lower case) by their first _MIN_HEAD characters; `inside_words`: the cut
+    may have ended inside a word."""
     lowered = before.lower()
     if len(lowered) != len(before):  # a letter whose lower case is longer: read as is
         lowered = before
@@ -159,13 +165,22 @@ def _value_head(before: str, heads: dict[str, list[str]], longest: int) -> int:
         if (start and before[start - 1].isalnum()) or not before[start].isalnum():
             continue
         tail = lowered[start:]
-        if any(v.startswith(tail) for v in heads.get(tail[:_MIN_HEAD], ())):
-            return start
+        for value in heads.get(tail[:_MIN_HEAD], ()):
+            if value.startswith(tail) and _telling(tail, value, inside_words):
+                return start
     return len(before)
 
 
+def _telling(head: str, value: str, inside_words: bool) -> bool:
+    """Whether `head`, a head of `value`, says something of it."""
+    cut_in_word = len(head) < len(value) and value[len(head)].isalnum()
+    if cut_in_word and not inside_words:
+        return False  # a whole word before "...": one that only begins the value
+    return cut_in_word or " " in head or any(c.isdigit() or c == "@" for c in head)
+
+
 def _phone_head(before: str, phones: set[str]) -> int:
-    """Where a run of digits and number words ending `before` starts, when its digits
+    """Where a run of number words (and digits) ending `before` starts, when its digits
     (at least _MIN_HEAD) are part of a hidden phone's; len(before) otherwise."""
     if not phones:
         return len(before)
@@ -175,6 +190,8 @@ def _phone_head(before: str, phones: set[str]) -> int:
     if last is None or before[last.end() :].strip(" .,;:-"):
         return len(before)
     said = _readings(folded[last.start() : last.end()])
+    if not any(c.isalpha() for c in folded[last.start() : last.end()]):
+        return len(before)  # digits alone: withheld by the value's pieces when they are
     if any(len(d) >= _MIN_HEAD and any(d in p for p in phones) for d in said):
         return last.start()
     return len(before)
