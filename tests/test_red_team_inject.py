@@ -468,3 +468,25 @@ def test_a_function_result_stays_after_the_call_it_answers(
                 ]
             if message["role"] == "tool":
                 assert window[n - 1]["role"] in ("assistant", "tool")
+
+
+def test_a_cut_card_keeps_words_and_amounts_that_only_resemble_a_hidden_value() -> None:
+    """The review's cases: with "Theodore Marsh", "Main Street 5" and "+1 415 555 0100"
+    hidden, "the...", "main..." and "$100 ..." were withheld at a cut."""
+    hidden = [
+        Fact("n", "name: Theodore Marsh", ("name",), "verified", value="Theodore Marsh"),
+        Fact("a", "address: Main Street 5", ("address",), "verified", value="Main Street 5"),
+        Fact("p", "phone: +1 415 555 0100", ("phone",), "verified", value="+1 415 555 0100"),
+    ]
+    for card in (
+        "outcome: refund for the...",
+        "outcome: delivery to the main...",
+        "outcome: customer paid $100 ...",
+    ):
+        assert redact(card, [], ["basic"], hidden) == card
+    assert redact("outcome: sent to Main Street...", [], ["basic"], hidden) == (
+        "outcome: sent to [withheld]..."
+    )
+    assert redact("outcome: for Theod [...]", [], ["basic"], hidden) == (
+        "outcome: for [withheld] [...]"
+    )
