@@ -1258,3 +1258,43 @@ def test_a_regenerate_or_an_app_dropping_tool_messages_stays_one_session(
     assert ask(h) == first and turns(first) == 4  # regenerated: the same session
     h += [{"role": "assistant", "content": "It shipped."}, {"role": "user", "content": "When?"}]
     assert ask(h) == first and turns(first) == 5  # the tool rounds dropped: the same
+
+
+def test_an_instruction_sent_each_turn_is_kept_once_not_once_per_turn(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """An app that adds "Current time: ..." as a system message every turn had every
+    folded one sent on, up to system_budget (a review of the mid-conversation
+    instructions): only the newest of a kind counts, and none when one is still in the
+    recent turns."""
+    gw = sqlite_app_gateway
+    client = gw.openai()
+    log = SimulatorLog(gw)
+    verified = "Identity verified by the app. From now on reply only in formal Spanish."
+    messages: list[Any] = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "Hello, I need help with my account."},
+        {"role": "assistant", "content": "Sure, can you verify your identity?"},
+        {"role": "user", "content": "Yes, it's me."},
+        {"role": "system", "content": verified},
+    ]
+    for n in range(30):
+        messages.append({"role": "system", "content": f"Current time: 2026-12-06 10:{n:02d}"})
+        messages.append({"role": "user", "content": f"Question {n}: {_rambling(n)}"})
+        reply = client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={
+                "X-Conversation-Id": "per-turn-time",
+                "X-Customer-Id": "pt",
+                "X-Simulator-Log-Messages": "1",
+            },
+        )
+        messages.append({"role": "assistant", "content": "Let me check."})
+    assert int(reply.headers["x-gateway-evicted-turns"]) > 20
+    sent = log.since()[-1]["messages"]
+    times = [m["content"] for m in sent[1:] if m["content"].startswith("Current time")]
+    # those of the recent turns only, in their places: none of the folded ones again
+    last = [f"Current time: 2026-12-06 10:{n:02d}" for n in range(30 - len(times), 30)]
+    assert times == last and len(times) < 10, times
+    assert sum(m["content"] == verified for m in sent) == 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +31,7 @@ from gateway.throttled_log import warn_throttled
 
 FACTS = "facts"  # the documents' kind
 PUT_TRIES = 16  # the app's facts: PUTs of one customer at once, read and checked again
+PUT_PAUSE_S = 0.05  # the longest random pause between two tries
 
 log = logging.getLogger("gateway.context.facts_documents")
 
@@ -136,6 +138,7 @@ class FactsDocuments:
             removed.append("facts")
             if await self._store.swap_doc(FACTS, tenant, key, changed, removed, ttl, version):
                 return facts
+            await asyncio.sleep(random.uniform(0, PUT_PAUSE_S))  # the writers fall apart
         raise ChangedMeanwhile(
             "The customer's facts were being changed by other requests at the same time: "
             "nothing was written; send it again.",

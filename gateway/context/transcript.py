@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from gateway.context.anchors import anchored
 from gateway.context.prompts import summary_message
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
-from gateway.messages import RESULT_ROLES, SYSTEM_ROLES, leading_system, role
+from gateway.messages import RESULT_ROLES, SYSTEM_ROLES, leading_system, message_text, role
 
 SUMMARY_LEAST_TOKENS = 40  # what a summary keeps when the quota leaves it no room
 
@@ -87,16 +87,28 @@ def kept_instructions(seg: Segments, room: int, tokens: Tokens) -> list[Any]:
     """The app's system or developer messages among the folded turns ("identity
     verified: from now on reply in formal Spanish") that are sent on verbatim, in their
     order: the newest first that fit in `room` (what the app's opening system
-    message(s) leave of `system_budget`). The others are folded with their turns, as a
-    pasted document sent as a system message each turn must be."""
+    message(s) leave of `system_budget`). One that a later one of the same kind replaces
+    (the same first two words: "Current time: ...", "Relevant documents: ..." sent each
+    turn) is not kept, nor one that does not fit (a pasted document): both are folded
+    with their turns."""
     if not seg.summarized:
         return []
+    t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
+    seen = {_kind(m) for m in t[cursor:] if role(m) in SYSTEM_ROLES}
     kept = []
-    for message in reversed(seg.transcript[seg.head_end : seg.memory.cursor]):
-        if role(message) in SYSTEM_ROLES and (need := tokens.message(message)) <= room:
+    for message in reversed(t[h:cursor]):
+        if role(message) not in SYSTEM_ROLES or (kind := _kind(message)) in seen:
+            continue
+        seen.add(kind)
+        if (need := tokens.message(message)) <= room:
             kept.append(message)
             room -= need
     return kept[::-1]
+
+
+def _kind(message: Any) -> tuple[str, ...]:
+    """An instruction's kind: its first two words (lower case)."""
+    return tuple(message_text(message).lower().split()[:2])
 
 
 def least_transcript(seg: Segments, p: WindowPolicy, tokens: Tokens) -> int:
