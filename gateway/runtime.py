@@ -24,6 +24,7 @@ from gateway.context.summarizer import Summarizer
 from gateway.errors import StoreUnavailable
 from gateway.ledger.accounting import Accountant
 from gateway.ledger.booking import Bookkeeper
+from gateway.ledger.inflight import InFlight, left_behind
 from gateway.ledger.tokens import TokenCounter
 from gateway.loops.escalation import Escalations
 from gateway.ops.metrics import GatewayMetrics, forget_gone_workers, worker_stopped
@@ -62,6 +63,7 @@ class Gateway:
     registry: Registry
     rates: RateGuard  # reads the rate limits of `settings` per call: a reload applies at once
     pricer: Pricer
+    inflight: InFlight  # the calls forwarded and not yet booked, on disk
     # The conversations' clock: when a turn arrives and ends (facts' dates, the pause
     # since the last turn). `gateway replay --clock workload` sets it to the turns' times.
     turn_clock: Callable[[], float] = time.time
@@ -100,11 +102,26 @@ class Gateway:
         return max(configured, self.pricer.context_window(model) or 0)
 
     async def start(self) -> None:
+        self._book_left_behind()
         self.bookkeeper.load_spill()
         with contextlib.suppress(StoreUnavailable):  # run() keeps trying
             await self.registry.refresh(force=True)
         self._tasks.append(asyncio.create_task(self.bookkeeper.run(), name="bookkeeper"))
         self._tasks.append(asyncio.create_task(self.registry.run(), name="registry"))
+
+    def _book_left_behind(self) -> None:
+        """The calls a killed process of this gateway journaled in flight, as bookings:
+        written to the spill file first (durable), then queued from it as any spilled
+        booking is, and their journals removed."""
+        entries, journals = left_behind(self.inflight.folder, self.inflight.stem)
+        records = [r for e in entries if (r := self.accountant.left_behind(e)) is not None]
+        if records and not self.bookkeeper.spill(records):
+            log.error("%d calls in flight at a kill not booked: no spill file", len(records))
+            return  # the journals stay for the next start
+        if records:
+            log.warning("booking %d calls a killed process left in flight", len(records))
+        for path in journals:
+            path.unlink(missing_ok=True)
 
     def reconfigured(self, settings: Settings) -> Gateway:
         """This gateway under reloaded policies and tenants: a new generation that shares
@@ -150,6 +167,7 @@ class Gateway:
         await self.escalations.aclose()
         await self.upstream.aclose()
         await self.store.close()
+        self.inflight.close()
         worker_stopped()
 
 
@@ -201,8 +219,14 @@ async def build_gateway(
     upstream.observe = metrics.observe_upstream
     pricer = Pricer(config.prices, config.upstream.provider, upstream_url)
     accountant = Accountant(tokens, pricer, bookkeeper, metrics)
+    inflight = InFlight(spill.parent)
     guard = SpendGuard(
-        store, settings.spend, pricer, metrics, fail_open=config.store_failure == "fail_open"
+        store,
+        settings.spend,
+        pricer,
+        metrics,
+        fail_open=config.store_failure == "fail_open",
+        inflight=inflight,
     )
     summarizer = Summarizer(upstream, accountant, tokens, settings.policies, guard)
     gateway = Gateway(
@@ -218,6 +242,7 @@ async def build_gateway(
         registry=Registry(store, settings.tenants_by_hash, settings.known_plans),
         rates=RateGuard(store, fail_open=config.store_failure == "fail_open"),
         pricer=pricer,
+        inflight=inflight,
         windows=WindowBuilder(
             ConversationStore(store, settings.retention, config.limits.facts_limit()),
             tokens,

@@ -3,6 +3,7 @@ upstreams that break off mid-stream."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import threading
 import time
@@ -11,8 +12,10 @@ from typing import Any
 
 import httpx
 import openai
+import orjson
 from openai.types.chat import ChatCompletionMessageParam
 
+from gateway.ledger.inflight import InFlight, left_behind
 from tests.conftest import UpstreamLog
 from tests.servers import GatewayProc, start_gateway
 
@@ -157,3 +160,80 @@ def test_missing_usage_is_estimated_and_flagged(
         r for r in sqlite_gateway.admin("/admin/spend").json()["tenants"] if r["tenant"] == "acme"
     ]
     assert spend[0]["estimated_requests"] == 1
+
+
+def test_calls_in_flight_at_a_kill_are_booked_at_the_next_start(
+    tmp_path: Path, simulator_url: str
+) -> None:
+    """A gateway killed outright (kill -9, the OOM killer) while calls were upstream:
+    the provider billed them, nobody booked them (a red-team read lost 5 of 2,464 calls
+    killing one of two workers). They are journaled in flight now, and the next start
+    books each, estimated, at its input and its whole output ceiling; a call booked
+    before the kill is not booked again."""
+    gw = start_gateway(tmp_path, simulator_url, f"sqlite:///{tmp_path / 'gateway.db'}")
+    stats = simulator_url.removesuffix("/v1") + "/sim/stats"
+    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
+    client.chat.completions.create(
+        model="gpt-4o-mini", messages=SHORT, extra_headers={"X-Conversation-Id": "done-1"}
+    )
+    received = httpx.get(stats).json()["delayed_received"]
+
+    def slow(n: int) -> None:
+        with contextlib.suppress(openai.APIError, httpx.HTTPError):  # died under it
+            client.chat.completions.create(
+                model="gpt-4o-mini",
+                messages=SHORT,
+                max_tokens=300,
+                stream=n == 1,
+                extra_headers={"X-Conversation-Id": f"flying-{n}", "x-simulator-delay-ms": "8000"},
+            )
+
+    threads = [threading.Thread(target=slow, args=(n,)) for n in range(3)]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + 20
+    while httpx.get(stats).json()["delayed_received"] < received + 3:  # all three upstream
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    gw.stop(signal.SIGKILL)
+    for t in threads:
+        t.join(timeout=20)
+    assert list(tmp_path.glob("gateway-inflight-*.jsonl"))  # left behind by the kill
+    gw.start()  # same config, same SQLite file
+    records = _wait_for(gw, 4)
+    gw.stop()
+    by_conversation = {r["conversation"]: r for r in records}
+    assert len(records) == 4 and set(by_conversation) == {
+        "done-1",
+        *(f"flying-{n}" for n in range(3)),
+    }
+    assert by_conversation["done-1"]["estimated"] is False
+    for n in range(3):
+        record = by_conversation[f"flying-{n}"]
+        assert record["estimated"] is True and record["output_tokens"] == 300
+        assert record["fresh_input_tokens"] > 0 and float(record["cost_usd"]) > 0
+    assert not list(tmp_path.glob("gateway-inflight-*"))  # taken, and a clean stop's gone
+
+
+def test_a_journal_is_read_once_its_process_is_gone(tmp_path: Path) -> None:
+    """What `left_behind` takes: the calls begun and never ended in journals of
+    processes not running (a line a kill cut short skipped), each journal once; this
+    process's own journal is never taken."""
+    own = InFlight(tmp_path)
+    first = own.begin({"tenant": "acme", "input": 10, "output": 20})
+    assert left_behind(tmp_path) == ([], [])  # ours: running
+    gone = tmp_path / "gateway-inflight-999999999-1.jsonl"
+    lines = [
+        {"begun": "a", "tenant": "acme"},
+        {"begun": "b", "tenant": "acme"},
+        {"ended": "a"},
+        {"begun": "c", "tenant": "acme"},
+    ]
+    gone.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines) + b'{"begun": "d", "ten')
+    entries, journals = left_behind(tmp_path)
+    assert sorted(e["begun"] for e in entries) == ["b", "c"]
+    assert not gone.exists() and len(journals) == 1 and journals[0].exists()
+    assert left_behind(tmp_path)[0] == []  # taken once
+    own.end(first)
+    own.close()
+    assert not own.path.exists()  # a clean stop with nothing open leaves no journal

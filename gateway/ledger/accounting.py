@@ -110,9 +110,11 @@ class Accountant:
         fallback_model: str | None = None,
         tier: str | None = None,
         held_tier: str | None = None,
+        record_id: str | None = None,
     ) -> UsageRecord:
         """Book `usage` of `model`, priced at its service `tier`'s rates (the tier that
-        served the call, gateway.spend.pricing); `held_tier`: the tier it was held at."""
+        served the call, gateway.spend.pricing); `held_tier`: the tier it was held at.
+        `record_id`: the call's id in the in-flight journal (gateway.ledger.inflight)."""
         # A call that bills nothing costs nothing, priced or not (no "unpriced" warning).
         cost = self._price(model, usage, tier, held_tier) if usage.billed else Decimal(0)
         if cost is None and fallback_model and fallback_model != model:
@@ -124,7 +126,7 @@ class Accountant:
         if usage.estimated:
             self._metrics.estimated.labels(route).inc()
         record = UsageRecord(
-            id=new_id(),
+            id=record_id or new_id(),
             ts=self._clock(),
             tenant=caller.tenant.name,
             plan=caller.tenant.plan,
@@ -139,6 +141,40 @@ class Accountant:
         )
         await self._bookkeeper.book(record)
         return record
+
+    def left_behind(self, entry: dict[str, Any]) -> UsageRecord | None:
+        """A call a killed process journaled in flight (gateway.ledger.inflight), as its
+        booking: its input and its whole output ceiling, estimated (the provider may
+        have billed that much), under the id it would have been booked with; None for an
+        entry that cannot be read."""
+        try:
+            usage = TokenUsage(
+                fresh_input=int(entry["input"]),
+                output=int(entry["output"]),
+                web_searches=int(entry.get("web_searches") or 0),
+                estimated=True,
+            )
+            model, tier = str(entry["model"]), entry.get("tier")
+            cost = self._price(model, usage, tier, tier)
+            if cost is None and isinstance(entry.get("priced_as"), str):
+                cost = self._price(entry["priced_as"], usage, tier, tier)
+            self._metrics.estimated.labels(str(entry.get("route", "chat"))).inc()
+            return UsageRecord(
+                id=str(entry["begun"]),
+                ts=float(entry["at"]),
+                tenant=str(entry["tenant"]),
+                plan=str(entry.get("plan") or ""),
+                model=model,
+                usage=usage,
+                cost_units=None if cost is None else to_units(cost),
+                customer=entry.get("customer"),
+                conversation=entry.get("conversation"),
+                route=str(entry.get("route", "chat")),
+                budgets=tuple(str(b) for b in entry.get("budgets") or ()),
+                reservation=entry.get("reservation"),
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
 
     def _price(
         self, model: str, usage: TokenUsage, tier: str | None, held_tier: str | None

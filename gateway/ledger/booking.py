@@ -195,6 +195,11 @@ class Bookkeeper:
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
 
+    def spill(self, records: Iterable[UsageRecord]) -> bool:
+        """Append the records to the spill file, to be queued from it (`load_spill`);
+        False when the disk refuses."""
+        return self._spill(records)
+
     def _spill(self, records: Iterable[UsageRecord]) -> bool:
         """Append the records to the spill file; False when the disk refuses."""
         try:

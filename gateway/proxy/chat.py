@@ -211,7 +211,19 @@ async def chat_completions(request: Request) -> ASGIApp:
     ctx = _Context(gw, caller, call, turn, spend, input_estimate, bound, tier)
     # On an error after the upstream was reached the call may be billed: book an estimate
     # (every reply's ceiling once it began answering: gateway.ledger.accounting.unread).
-    async with gw.guard.held(spend, lambda: _settle(ctx, spend.model, None)) as ctx.hold:
+    # Journaled until booked: a process killed meanwhile leaves it to be booked at this.
+    journal = {
+        "tenant": caller.tenant.name,
+        "plan": caller.tenant.plan,
+        "customer": caller.customer,
+        "conversation": turn.record.id,
+        "route": ROUTE,
+        "input": cost.held_input,
+        "output": worst.output_tokens,
+        "web_searches": cost.searches,
+        "tier": tier,
+    }
+    async with gw.guard.held(spend, lambda: _settle(ctx, spend.model, None), journal) as ctx.hold:
         # Counted once the spend guard took the call: one it refuses uses no request.
         ctx.rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, input_estimate)
         response = await gw.upstream.send(
@@ -301,6 +313,7 @@ async def _settle(
                 fallback_model=ctx.spend.priced_as,
                 tier=tier_of(served_tier) or ctx.tier,
                 held_tier=ctx.tier,
+                record_id=ctx.hold.call if ctx.hold is not None else None,
             )
         request_log.note_usage(model, usage, record.cost_units)
         if ctx.hold is not None:

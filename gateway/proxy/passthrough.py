@@ -152,6 +152,7 @@ class _Booking:
             fallback_model=self.spend.priced_as,
             tier=tier or self.tier,
             held_tier=self.tier,
+            record_id=self.hold.call if self.hold is not None else None,
         )
         request_log.note_usage(model, usage, record.cost_units)
         if self.hold is not None:
@@ -219,7 +220,21 @@ async def passthrough(request: Request) -> ASGIApp:
     booking = _Booking(gw, caller, call, spend, held, tier)
     # On an error after the upstream was reached the call may be billed: book an estimate.
     estimate = booking.book_failed if call.estimated else None
-    async with gw.guard.held(spend, estimate) as booking.hold:
+    # Journaled until booked: a process killed meanwhile leaves it to be booked at this.
+    journal = None
+    if call.estimated:
+        journal = {
+            "tenant": caller.tenant.name,
+            "plan": caller.tenant.plan,
+            "customer": caller.customer,
+            "conversation": caller.conversation,
+            "route": call.route,
+            "input": held,
+            "output": call.held_output,
+            "web_searches": call.web_searches,
+            "tier": tier,
+        }
+    async with gw.guard.held(spend, estimate, journal) as booking.hold:
         # Counted once the spend guard took the call: one it refuses uses no request.
         booking.rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, call.raw_input)
         response = await gw.upstream.send(

@@ -18,6 +18,7 @@ from typing import Any
 
 from gateway.errors import GatewayError, StoreBusy, StoreUnavailable
 from gateway.ids import new_id
+from gateway.ledger.inflight import InFlight
 from gateway.ledger.usage import TokenUsage
 from gateway.ops.metrics import GatewayMetrics
 from gateway.proxy.identity import Caller
@@ -95,8 +96,10 @@ class SpendGuard:
         pricer: Pricer,
         metrics: GatewayMetrics,
         fail_open: bool = True,
+        inflight: InFlight | None = None,
     ) -> None:
         self._fail_open = fail_open
+        self._inflight = inflight
         self._store = store
         self._rules = rules
         self._pricer = pricer
@@ -328,14 +331,29 @@ class SpendGuard:
         self,
         reservation: Reservation,
         book_estimate: Callable[[], Awaitable[None]] | None = None,
+        journal: dict[str, Any] | None = None,
     ) -> AsyncIterator[Hold]:
         """One reservation lifecycle: renewed while the call runs; released on every exit
         unless the call was settled (`hold.settled()`) or handed to a stream relay
         (`hold.hand_over()`, whose end settles it). On a `GatewayError` that says the
         upstream may have processed the call, `book_estimate` books it instead (the
-        provider may bill it): `hold.book_estimate = None` once an answer shows it did not."""
+        provider may bill it): `hold.book_estimate = None` once an answer shows it did not.
+        `journal`: the call's worst case (gateway.ledger.inflight), journaled until the
+        hold ends, so a process killed meanwhile leaves it to be booked; its booking
+        takes `hold.call` as its id."""
         hold = Hold(reservation, self.release, self.renew, self._freed, self._rules.ttl_s / 3)
         hold.book_estimate = book_estimate
+        if journal is not None and self._inflight is not None:
+            hold.call = self._inflight.begin(
+                {
+                    **journal,
+                    "model": reservation.model,
+                    "priced_as": reservation.priced_as,
+                    "budgets": list(reservation.budgets),
+                    "reservation": reservation.id,
+                }
+            )
+            hold.ended = self._inflight.end
         try:
             yield hold
         except GatewayError as exc:

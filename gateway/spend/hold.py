@@ -46,6 +46,10 @@ class Hold:
     ) -> None:
         self.reservation = reservation
         self.book_estimate: Callable[[], Awaitable[None]] | None = None
+        # The call's id in the in-flight journal (gateway.ledger.inflight), which its
+        # booking takes; `ended` is told it when the hold ends, booked or released.
+        self.call: str | None = None
+        self.ended: Callable[[str | None], None] | None = None
         self.handed_over = False
         self.done = False
         self._release = release
@@ -102,6 +106,8 @@ class Hold:
 
     def _end(self) -> None:
         self.done = True
+        if self.ended is not None:
+            self.ended(self.call)
         if self._renewer is not None:
             self._renewer.cancel()
             self._renewer = None
