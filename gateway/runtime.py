@@ -112,16 +112,17 @@ class Gateway:
     def _book_left_behind(self) -> None:
         """The calls a killed process of this gateway journaled in flight, as bookings:
         written to the spill file first (durable), then queued from it as any spilled
-        booking is, and their journals removed."""
+        booking is, and their journals removed (kept for the next start when the spill
+        file cannot be written)."""
         entries, journals = left_behind(self.inflight.folder, self.inflight.stem)
         records = [r for e in entries if (r := self.accountant.left_behind(e)) is not None]
-        if records and not self.bookkeeper.spill(records):
-            log.error("%d calls in flight at a kill not booked: no spill file", len(records))
-            return  # the journals stay for the next start
-        if records:
+        spilled = not records or self.bookkeeper.spill(records)
+        if records and spilled:
             log.warning("booking %d calls a killed process left in flight", len(records))
-        for path in journals:
-            path.unlink(missing_ok=True)
+        if not spilled:
+            log.error("%d calls in flight at a kill not booked: no spill file", len(records))
+        for journal in journals:
+            journal.remove() if spilled else journal.keep()
 
     def reconfigured(self, settings: Settings) -> Gateway:
         """This gateway under reloaded policies and tenants: a new generation that shares

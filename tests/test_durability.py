@@ -4,6 +4,7 @@ upstreams that break off mid-stream."""
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import threading
 import time
@@ -216,13 +217,13 @@ def test_calls_in_flight_at_a_kill_are_booked_at_the_next_start(
 
 
 def test_a_journal_is_read_once_its_process_is_gone(tmp_path: Path) -> None:
-    """What `left_behind` takes: the calls begun and never ended in journals of
-    processes not running (a line a kill cut short skipped), each journal once; this
-    process's own journal is never taken."""
+    """What `left_behind` takes: the calls begun and never ended in journals no live
+    process holds locked (a line a kill cut short skipped), each journal once; a live
+    process's journal (this one's) is never taken, whatever its name says."""
     own = InFlight(tmp_path)
     first = own.begin({"tenant": "acme", "input": 10, "output": 20})
-    assert left_behind(tmp_path) == ([], [])  # ours: running
-    gone = tmp_path / "gateway-inflight-999999999-1.jsonl"
+    assert left_behind(tmp_path) == ([], [])  # ours: locked while we live
+    gone = tmp_path / "gateway-inflight-999999999-dead.jsonl"
     lines = [
         {"begun": "a", "tenant": "acme"},
         {"begun": "b", "tenant": "acme"},
@@ -231,9 +232,32 @@ def test_a_journal_is_read_once_its_process_is_gone(tmp_path: Path) -> None:
     ]
     gone.write_bytes(b"".join(orjson.dumps(x) + b"\n" for x in lines) + b'{"begun": "d", "ten')
     entries, journals = left_behind(tmp_path)
-    assert sorted(e["begun"] for e in entries) == ["b", "c"]
-    assert not gone.exists() and len(journals) == 1 and journals[0].exists()
-    assert left_behind(tmp_path)[0] == []  # taken once
+    assert sorted(e["begun"] for e in entries) == ["b", "c"] and len(journals) == 1
+    assert left_behind(tmp_path) == ([], [])  # held by its taker meanwhile
+    journals[0].keep()  # its calls could not be spilled: the next start takes it again
+    entries, journals = left_behind(tmp_path)
+    assert len(entries) == 2
+    journals[0].remove()
+    assert not gone.exists() and left_behind(tmp_path) == ([], [])
     own.end(first)
     own.close()
     assert not own.path.exists()  # a clean stop with nothing open leaves no journal
+
+
+def test_a_journal_stays_as_small_as_the_calls_open_in_it(tmp_path: Path) -> None:
+    """Cut back only when no call was open, a busy worker's journal grew without end
+    (50,000 calls, five always open: 25 MB, a review); it is written again with the
+    open calls past COMPACT_LINES lines, and a starter still finds each of them."""
+    journal = InFlight(tmp_path)
+    waiting = [journal.begin({"tenant": "acme", "input": 1, "output": 2}) for _ in range(5)]
+    for _ in range(12_000):
+        journal.end(journal.begin({"tenant": "acme", "input": 1, "output": 2}))
+        waiting.append(journal.begin({"tenant": "acme", "input": 1, "output": 2}))
+        journal.end(waiting.pop(0))
+    size = journal.path.stat().st_size
+    assert size < 10_000 * 200, size  # 24,000 calls and 48,000 lines written
+    assert journal._fd is not None
+    os.close(journal._fd)  # as if killed: the lock goes with the descriptor
+    entries, taken = left_behind(tmp_path)
+    assert sorted(e["begun"] for e in entries) == sorted(waiting)
+    taken[0].remove()

@@ -1277,6 +1277,9 @@ def test_an_instruction_sent_each_turn_is_kept_once_not_once_per_turn(
         {"role": "assistant", "content": "Sure, can you verify your identity?"},
         {"role": "user", "content": "Yes, it's me."},
         {"role": "system", "content": verified},
+        # two that open alike and replace nothing (a review found the first dropped)
+        {"role": "system", "content": "The customer is a verified VIP: waive the fee."},
+        {"role": "developer", "content": "The customer prefers replies in Spanish."},
     ]
     for n in range(30):
         messages.append({"role": "system", "content": f"Current time: 2026-12-06 10:{n:02d}"})
@@ -1298,3 +1301,5 @@ def test_an_instruction_sent_each_turn_is_kept_once_not_once_per_turn(
     last = [f"Current time: 2026-12-06 10:{n:02d}" for n in range(30 - len(times), 30)]
     assert times == last and len(times) < 10, times
     assert sum(m["content"] == verified for m in sent) == 1
+    assert any(m["content"].startswith("The customer is a verified VIP") for m in sent)
+    assert any(m["content"] == "The customer prefers replies in Spanish." for m in sent)

@@ -127,8 +127,7 @@ def _withhold_cut_heads(text: str, hidden: Sequence[Fact]) -> str:
     """A hidden value a card was cut inside of: the head left before the cut mark ("Rua
     das Flo [...]", "four one five five five..."), which the whole value no longer
     finds. Withheld: a head of the value (as stored or as a card writes it, case and
-    spacing aside) that starts a word and says something of it (two words or more, a
-    digit or an "@"; or, cut between characters, ending inside one of its words); and
+    spacing aside) of 3 characters or more that starts a word (`_telling`); and
     a run of number words (digits among them or not) before the mark whose digits, 3
     or more, a hidden phone holds ("four one five..."; a run of digits alone is withheld
     by the pieces of the value, above). A word that only begins a value ("the..." for
@@ -172,11 +171,12 @@ def _value_head(before: str, heads: dict[str, list[str]], longest: int, inside_w
 
 
 def _telling(head: str, value: str, inside_words: bool) -> bool:
-    """Whether `head`, a head of `value`, says something of it."""
-    cut_in_word = len(head) < len(value) and value[len(head)].isalnum()
-    if cut_in_word and not inside_words:
-        return False  # a whole word before "...": one that only begins the value
-    return cut_in_word or " " in head or any(c.isdigit() or c == "@" for c in head)
+    """Whether `head`, a head of `value`, is to be withheld: after a cut between
+    characters, any (3+ characters); after one between words ("..."), one that ends
+    where a word of the value ends ("Theodore..." of "Theodore Marsh", "jdoe..." of
+    "jdoe@example.com", "Rua das Flores..."), not a word of the text that only begins
+    one of the value's ("the..." of "Theodore")."""
+    return inside_words or len(head) == len(value) or not value[len(head)].isalnum()
 
 
 def _phone_head(before: str, phones: set[str]) -> int:

@@ -87,17 +87,20 @@ def kept_instructions(seg: Segments, room: int, tokens: Tokens) -> list[Any]:
     """The app's system or developer messages among the folded turns ("identity
     verified: from now on reply in formal Spanish") that are sent on verbatim, in their
     order: the newest first that fit in `room` (what the app's opening system
-    message(s) leave of `system_budget`). One that a later one of the same kind replaces
-    (the same first two words: "Current time: ...", "Relevant documents: ..." sent each
-    turn) is not kept, nor one that does not fit (a pasted document): both are folded
-    with their turns."""
+    message(s) leave of `system_budget`). One that a later one replaces (the same label,
+    "Current time: ...", "Relevant documents: ..." sent each turn, or the same text) is
+    not kept, nor one that does not fit (a pasted document): both are folded with their
+    turns."""
     if not seg.summarized:
         return []
     t, h, cursor = seg.transcript, seg.head_end, seg.memory.cursor
     seen = {_kind(m) for m in t[cursor:] if role(m) in SYSTEM_ROLES}
     kept = []
     for message in reversed(t[h:cursor]):
-        if role(message) not in SYSTEM_ROLES or (kind := _kind(message)) in seen:
+        if role(message) not in SYSTEM_ROLES:
+            continue
+        kind = _kind(message)
+        if kind is not None and kind in seen:
             continue
         seen.add(kind)
         if (need := tokens.message(message)) <= room:
@@ -106,9 +109,15 @@ def kept_instructions(seg: Segments, room: int, tokens: Tokens) -> list[Any]:
     return kept[::-1]
 
 
-def _kind(message: Any) -> tuple[str, ...]:
-    """An instruction's kind: its first two words (lower case)."""
-    return tuple(message_text(message).lower().split()[:2])
+def _kind(message: Any) -> str | None:
+    """What a later instruction replaces: one headed by a label ("Current time: ...",
+    "Relevant documents: ...", the label within its first four words) by the next
+    with that label; any other by the same text again. None for one without text."""
+    text = " ".join(message_text(message).lower().split())
+    if not text:
+        return None
+    head, colon, _ = text.partition(":")
+    return head + ":" if colon and len(head.split()) <= 4 else text
 
 
 def least_transcript(seg: Segments, p: WindowPolicy, tokens: Tokens) -> int:

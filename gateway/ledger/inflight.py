@@ -1,18 +1,23 @@
 """Calls in flight, journaled on disk: a call forwarded and not yet booked is a line
-of this process's journal (`gateway-inflight-<pid>.jsonl`, beside the spill file), its
-end another. A process killed outright (kill -9, the OOM killer) leaves the calls it
-was serving there, which the provider bills and nobody booked: the next start of the
-gateway books each of them, estimated, at its input and its whole output ceiling (what
-the provider may have billed), under the id the call would have been booked with, so a
-call booked just before the kill is not booked twice (both stores ignore an id they
+of this process's journal (`gateway-inflight-<pid>-<nonce>.jsonl`, beside the spill
+file), its end another. A process killed outright (kill -9, the OOM killer) leaves the
+calls it was serving there, which the provider bills and nobody booked: the next start
+of the gateway books each of them, estimated, at its input and its whole output ceiling
+(what the provider may have billed), under the id the call would have been booked with,
+so a call booked just before the kill is not booked twice (the stores ignore an id they
 hold). A clean stop ends every call first, and removes the journal.
 
-The writes are appends of one line to a file opened once, to the page cache: they
-survive the process being killed (not the machine going down), at a few microseconds a
-call, and need no store round trip on the request path."""
+A journal is held under an exclusive `flock` by the process writing it, for its whole
+life: a starting process takes only journals it can lock, so never a live one's, even
+in another container sharing the folder (where pids say nothing). The writes append one
+line to a file opened once, to the page cache: they survive the process being killed,
+not the machine going down, at a few microseconds a call. Past COMPACT_LINES lines the
+journal is written again holding only the calls still open."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import logging
 import os
 import time
@@ -25,7 +30,8 @@ from gateway.ids import new_id
 from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.ledger.inflight")
-COMPACT_LINES = 10_000  # with no call open, a journal this long starts over
+COMPACT_LINES = 10_000  # a journal this long is written again with the calls still open
+RETRY_S = 10.0  # after a write the disk refused, the journal is tried again this late
 
 
 class InFlight:
@@ -33,73 +39,84 @@ class InFlight:
 
     def __init__(self, folder: Path, stem: str = "gateway-inflight") -> None:
         self.folder, self.stem = folder, stem
-        self.path = folder / f"{stem}-{_tag(os.getpid())}.jsonl"
+        self.path = folder / f"{stem}-{os.getpid()}-{new_id()[:12]}.jsonl"
         self._fd: int | None = None
-        self._broken = False
-        self._open: set[str] = set()
+        self._open: dict[str, bytes] = {}  # each open call's line, to write them again
         self._lines = 0
+        self._retry_at = 0.0
 
     def begin(self, entry: dict[str, Any]) -> str:
         """Journal a call about to be forwarded (`entry`: what booking it at its ceiling
         needs: gateway.ledger.accounting.Accountant.left_behind); its booking's id."""
-        call = new_id()  # the booking's id (gateway.ids: no system call)
-        self._open.add(call)
-        self._write({"begun": call, "at": time.time(), **entry})
+        call = new_id()  # gateway.ids: no system call
+        line = orjson.dumps({"begun": call, "at": time.time(), **entry}) + b"\n"
+        self._open[call] = line
+        self._write(line)
         return call
 
     def end(self, call: str | None) -> None:
-        """The call was booked, or released without reaching the upstream."""
-        if call is None or call not in self._open:
+        """The call was booked, or released without being billed."""
+        if call is None or self._open.pop(call, None) is None:
             return
-        self._open.discard(call)
-        self._write({"ended": call})
-        if not self._open and self._lines >= COMPACT_LINES and self._fd is not None:
-            os.ftruncate(self._fd, 0)
-            self._lines = 0
+        self._write(orjson.dumps({"ended": call}) + b"\n")
+        if self._lines >= COMPACT_LINES:
+            self._rewrite()
 
     def close(self) -> None:
         """At a clean stop: the journal goes once no call is open in it."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
         if not self._open:
             self.path.unlink(missing_ok=True)
+        if self._fd is not None:
+            os.close(self._fd)  # the lock goes with it
+            self._fd = None
 
-    def _write(self, doc: dict[str, Any]) -> None:
-        if self._broken:
+    def _write(self, line: bytes) -> None:
+        if self._retry_at > time.monotonic():
             return
         try:
             if self._fd is None:
-                flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-                self._fd = os.open(self.path, flags, 0o600)
-            os.write(self._fd, orjson.dumps(doc) + b"\n")
-            self._lines += 1
+                self._rewrite()  # made under its lock, then named: never seen unlocked
+            else:
+                os.write(self._fd, line)
+                self._lines += 1
         except OSError as exc:
-            self._broken = True  # calls go on; a kill then loses them, as without it
+            # Calls go on; a kill meanwhile loses them, as without a journal.
+            self._retry_at = time.monotonic() + RETRY_S
             warn_throttled(log, "cannot write the in-flight journal %s: %s", self.path, exc)
+
+    def _rewrite(self) -> None:
+        """The journal as the open calls alone: a new file, locked, written, then put in
+        the old one's place (the lock moves with it)."""
+        fresh = self.path.with_name(f"{self.path.name}.new")
+        fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            os.write(fd, b"".join(self._open.values()))
+            os.replace(fresh, self.path)
+        except OSError:
+            os.close(fd)
+            raise
+        if self._fd is not None:
+            os.close(self._fd)
+        self._fd, self._lines = fd, len(self._open)
 
 
 def left_behind(
     folder: Path, stem: str = "gateway-inflight"
-) -> tuple[list[dict[str, Any]], list[Path]]:
+) -> tuple[list[dict[str, Any]], list[Journal]]:
     """The calls journaled by processes no longer running and never ended, and the
-    journals they were read from (to remove once the calls are booked or spilled).
-    Each journal is taken once (renamed first: two starting workers do not both take
-    it). Unreadable lines (a write the kill cut short) are skipped."""
+    journals they were read from, held locked (`Journal.remove` once the calls are
+    booked or spilled, `Journal.keep` to leave them for the next start). Unreadable
+    lines (a write the kill cut short) are skipped; a journal that cannot be read is
+    left where it is."""
     found: list[dict[str, Any]] = []
-    taken_paths: list[Path] = []
+    taken: list[Journal] = []
     for path in sorted(folder.glob(f"{stem}-*.jsonl")):
-        tag = path.stem.removeprefix(f"{stem}-")
-        pid = tag.split("-", 1)[0]
-        if not pid.isdigit() or _tag(int(pid)) == tag:
-            continue  # a process running now (this one too)
-        taken = path.with_name(f"{path.stem}.taken-{os.getpid()}")
-        try:
-            path.rename(taken)
-        except FileNotFoundError:
-            continue  # another worker took it
+        journal = Journal.take(path)
+        if journal is None:
+            continue  # a live process's, or already taken
         begun: dict[str, dict[str, Any]] = {}
-        for line in taken.read_bytes().splitlines():
+        for line in journal.lines:
             try:
                 doc = orjson.loads(line)
             except orjson.JSONDecodeError:
@@ -109,22 +126,41 @@ def left_behind(
             elif isinstance(doc, dict) and isinstance(doc.get("ended"), str):
                 begun.pop(doc["ended"], None)
         found += begun.values()
-        taken_paths.append(taken)
-    return found, taken_paths
+        taken.append(journal)
+    return found, taken
 
 
-def _tag(pid: int) -> str:
-    """A process as its journal names it: its pid and, on Linux, when it started (a
-    restarted container's process has its predecessor's pid); "" when not running."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return ""
-    except PermissionError:
-        pass
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return str(pid)
-    # the fields after the command (in parentheses, which may hold spaces): 22nd is start
-    return f"{pid}-{stat.rsplit(')', 1)[-1].split()[19]}"
+class Journal:
+    """A dead process's journal, locked by the process taking it."""
+
+    def __init__(self, path: Path, fd: int, lines: list[bytes]) -> None:
+        self.path, self._fd, self.lines = path, fd, lines
+
+    @classmethod
+    def take(cls, path: Path) -> Journal | None:
+        """The journal, locked and read; None when its writer lives (it holds the lock),
+        when another starting process took it first, or when it cannot be read."""
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if os.fstat(fd).st_ino != os.stat(path).st_ino:
+                raise FileNotFoundError(path)  # removed (or rewritten) meanwhile
+            with open(fd, "rb", closefd=False) as fh:
+                lines = fh.read().splitlines()
+        except OSError as exc:
+            os.close(fd)
+            if not isinstance(exc, BlockingIOError | FileNotFoundError):
+                warn_throttled(log, "cannot read the in-flight journal %s: %s", path, exc)
+            return None
+        return cls(path, fd, lines)
+
+    def remove(self) -> None:
+        with contextlib.suppress(OSError):
+            self.path.unlink(missing_ok=True)
+        self.keep()
+
+    def keep(self) -> None:
+        os.close(self._fd)

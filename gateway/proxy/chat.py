@@ -211,7 +211,7 @@ async def chat_completions(request: Request) -> ASGIApp:
     ctx = _Context(gw, caller, call, turn, spend, input_estimate, bound, tier)
     # On an error after the upstream was reached the call may be billed: book an estimate
     # (every reply's ceiling once it began answering: gateway.ledger.accounting.unread).
-    # Journaled until booked: a process killed meanwhile leaves it to be booked at this.
+    # Its worst case, journaled once forwarded: a process killed meanwhile leaves it booked at this.
     journal = {
         "tenant": caller.tenant.name,
         "plan": caller.tenant.plan,
@@ -226,6 +226,7 @@ async def chat_completions(request: Request) -> ASGIApp:
     async with gw.guard.held(spend, lambda: _settle(ctx, spend.model, None), journal) as ctx.hold:
         # Counted once the spend guard took the call: one it refuses uses no request.
         ctx.rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, input_estimate)
+        ctx.hold.forwarded()  # journaled in flight until booked
         response = await gw.upstream.send(
             "POST",
             gw.upstream.url(request.url.path, request.scope["query_string"]),

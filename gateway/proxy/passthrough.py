@@ -220,7 +220,7 @@ async def passthrough(request: Request) -> ASGIApp:
     booking = _Booking(gw, caller, call, spend, held, tier)
     # On an error after the upstream was reached the call may be billed: book an estimate.
     estimate = booking.book_failed if call.estimated else None
-    # Journaled until booked: a process killed meanwhile leaves it to be booked at this.
+    # Its worst case, journaled once forwarded: a process killed meanwhile leaves it booked at this.
     journal = None
     if call.estimated:
         journal = {
@@ -237,6 +237,7 @@ async def passthrough(request: Request) -> ASGIApp:
     async with gw.guard.held(spend, estimate, journal) as booking.hold:
         # Counted once the spend guard took the call: one it refuses uses no request.
         booking.rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, call.raw_input)
+        booking.hold.forwarded()  # journaled in flight until booked
         response = await gw.upstream.send(
             request.method,
             gw.upstream.url(request.url.path, request.scope["query_string"]),

@@ -338,22 +338,20 @@ class SpendGuard:
         (`hold.hand_over()`, whose end settles it). On a `GatewayError` that says the
         upstream may have processed the call, `book_estimate` books it instead (the
         provider may bill it): `hold.book_estimate = None` once an answer shows it did not.
-        `journal`: the call's worst case (gateway.ledger.inflight), journaled until the
-        hold ends, so a process killed meanwhile leaves it to be booked; its booking
-        takes `hold.call` as its id."""
+        `journal`: the call's worst case (gateway.ledger.inflight), journaled from
+        `hold.forwarded()` until the hold ends, so a process killed meanwhile leaves it
+        to be booked; its booking takes `hold.call` as its id."""
         hold = Hold(reservation, self.release, self.renew, self._freed, self._rules.ttl_s / 3)
         hold.book_estimate = book_estimate
         if journal is not None and self._inflight is not None:
-            hold.call = self._inflight.begin(
-                {
-                    **journal,
-                    "model": reservation.model,
-                    "priced_as": reservation.priced_as,
-                    "budgets": list(reservation.budgets),
-                    "reservation": reservation.id,
-                }
-            )
-            hold.ended = self._inflight.end
+            entry = {
+                **journal,
+                "model": reservation.model,
+                "priced_as": reservation.priced_as,
+                "budgets": list(reservation.budgets),
+                "reservation": reservation.id,
+            }
+            hold.journal = (self._inflight, entry)
         try:
             yield hold
         except GatewayError as exc:

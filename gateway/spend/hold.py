@@ -10,9 +10,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
+
+if TYPE_CHECKING:
+    from gateway.ledger.inflight import InFlight
 
 T = TypeVar("T")
 
@@ -46,10 +49,10 @@ class Hold:
     ) -> None:
         self.reservation = reservation
         self.book_estimate: Callable[[], Awaitable[None]] | None = None
-        # The call's id in the in-flight journal (gateway.ledger.inflight), which its
-        # booking takes; `ended` is told it when the hold ends, booked or released.
+        # The call's worst case, journaled in flight from `forwarded()` until the hold
+        # ends (gateway.ledger.inflight); `call`, its id there, its booking's id too.
+        self.journal: tuple[InFlight, dict[str, Any]] | None = None
         self.call: str | None = None
-        self.ended: Callable[[str | None], None] | None = None
         self.handed_over = False
         self.done = False
         self._release = release
@@ -67,6 +70,12 @@ class Hold:
         while True:
             await asyncio.sleep(every_s)
             await self._renew(self.reservation)
+
+    def forwarded(self) -> None:
+        """The call is about to go upstream: journaled in flight until the hold ends."""
+        if self.journal is not None and self.call is None and not self.done:
+            inflight, entry = self.journal
+            self.call = inflight.begin(entry)
 
     def hand_over(self) -> None:
         """A stream relay now owns the end: leaving `held()` does not release."""
@@ -106,8 +115,8 @@ class Hold:
 
     def _end(self) -> None:
         self.done = True
-        if self.ended is not None:
-            self.ended(self.call)
+        if self.journal is not None:
+            self.journal[0].end(self.call)
         if self._renewer is not None:
             self._renewer.cancel()
             self._renewer = None
