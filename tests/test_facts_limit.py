@@ -278,3 +278,31 @@ def test_the_store_reads_a_big_document_within_the_limit_for_a_turn_and_whole_fo
     turn, whole = asyncio.run(scenario())
     assert [f.id for f in turn] == ["old-37", "old-38", "old-39"]
     assert len(whole) == 40
+
+
+def test_a_put_that_read_before_a_delete_cannot_pass_the_limit(gw: InProcessGateway) -> None:
+    """A whole DELETE removed the facts document, its version back to 0: a PUT that read
+    the document before it (at version 2, the limit nearly full) could then write once
+    other PUTs brought the version back to 2, its limit check made on what it read (a
+    review, by reading). The DELETE keeps the version now: the stale PUT reads again."""
+    client = gw.openai()
+    _put(gw, "abc", AT_LIMIT[:2])
+    _put(gw, "abc", AT_LIMIT[2:3])  # version 2, three facts
+    store = gw.gateway.windows.conversations
+    key = customer_facts_key("abc")
+
+    async def version() -> int:
+        doc = await store._store.get_doc("facts", "acme", key)
+        return int((doc or {}).get("version") or 0)
+
+    async def stale_swap() -> bool:  # a PUT's write at the version it read before
+        return await store._store.swap_doc("facts", "acme", key, {"f:x": {}}, [], None, 2)
+
+    portal = gw.http.portal  # the app's own event loop, where the store lives
+    assert portal is not None and portal.call(version) == 2
+    got: Any = client.delete("/customers/abc/facts", cast_to=object)
+    assert got == {"deleted": 3} and _stored(gw, "abc") == {}
+    _put(gw, "abc", AT_LIMIT[:2])  # two PUTs since: a deleted document would be at 2 again
+    _put(gw, "abc", AT_LIMIT[2:4])
+    assert portal.call(stale_swap) is False  # the document moved on: read again
+    assert set(_stored(gw, "abc")) == {f["id"] for f in AT_LIMIT}

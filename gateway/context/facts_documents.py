@@ -151,8 +151,27 @@ class FactsDocuments:
         kept = self.retention.of(plan)
         return kept.conversation_s if key.startswith(CONVERSATION_FACTS) else kept.facts_s
 
-    async def delete_facts(self, tenant: str, key: str) -> bool:
-        return await self._store.delete_doc(FACTS, tenant, key)
+    async def delete_facts(self, tenant: str, key: str, plan: str = "") -> int:
+        """Every fact of the document gone (how many there were). The document itself
+        stays, holding its version alone: deleted, it would start again at version 0,
+        and a PUT that read it before could then pass its limit check on what it read,
+        once other PUTs brought the version back to the one it saw."""
+        for _ in range(PUT_TRIES):
+            doc = await self._store.get_doc(FACTS, tenant, key)
+            if not doc:
+                return 0
+            fields = [k for k in doc if k != "version"]
+            held = len(facts_in(doc))
+            version = int(doc.get("version") or 0)
+            ttl = self._facts_ttl(key, plan)
+            if await self._store.swap_doc(FACTS, tenant, key, {}, fields, ttl, version):
+                return held
+            await asyncio.sleep(random.uniform(0, PUT_PAUSE_S))
+        raise ChangedMeanwhile(
+            "The customer's facts were being changed by other requests at the same time: "
+            "nothing was deleted; send it again.",
+            code="customer_facts_busy",
+        )
 
     async def add_facts(
         self,

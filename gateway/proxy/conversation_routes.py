@@ -205,8 +205,7 @@ async def delete_facts(request: Request) -> RawResponse:
     key, store = customer_facts_key(_customer(request)), gw.windows.conversations
     one = request.query_params.get("id")
     if one is None:
-        deleted = len(await store.facts(caller.tenant.name, key))
-        await store.delete_facts(caller.tenant.name, key)
+        deleted = await store.delete_facts(caller.tenant.name, key, caller.tenant.plan)
     else:
         facts = await store.facts(caller.tenant.name, key)
         kept = [f for f in facts if f.id != one]
