@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import threading
 import time
@@ -14,6 +15,7 @@ from typing import Any
 import httpx
 import openai
 import orjson
+import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
 from gateway.ledger.inflight import InFlight, left_behind
@@ -260,4 +262,32 @@ def test_a_journal_stays_as_small_as_the_calls_open_in_it(tmp_path: Path) -> Non
     os.close(journal._fd)  # as if killed: the lock goes with the descriptor
     entries, taken = left_behind(tmp_path)
     assert sorted(e["begun"] for e in entries) == sorted(waiting)
+    taken[0].remove()
+
+
+def test_a_journal_the_disk_refuses_never_breaks_a_call(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A rewrite the disk refused (no file descriptor left, a full disk) raised out of
+    the hold's end: its reservation never released, its renewer left running (a third
+    review). The journal never raises now; the lines skipped while the disk refused
+    are written whole at the next write it takes."""
+    from gateway.ledger import inflight
+
+    folder = tmp_path / "journals"
+    folder.mkdir()
+    journal = InFlight(folder)
+    monkeypatch.setattr(inflight, "COMPACT_LINES", 3)
+    monkeypatch.setattr(inflight, "RETRY_S", 0.0)
+    first = journal.begin({"tenant": "acme", "input": 1, "output": 2})
+    shutil.rmtree(folder)  # the next rewrite cannot make its file: refused
+    calls = [journal.begin({"tenant": "acme", "input": 1, "output": 2}) for _ in range(4)]
+    journal.end(first)  # no exception, however often the disk refuses
+    journal.end(calls.pop(0))
+    folder.mkdir()  # the disk takes writes again: the open calls, whole
+    calls.append(journal.begin({"tenant": "acme", "input": 1, "output": 2}))
+    assert journal._fd is not None
+    os.close(journal._fd)  # as if killed
+    entries, taken = left_behind(folder)
+    assert sorted(e["begun"] for e in entries) == sorted(calls)
     taken[0].remove()

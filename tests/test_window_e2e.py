@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -9,10 +10,13 @@ from typing import Any
 
 import httpx2
 import openai
+import pytest
 import yaml
 from openai.types.chat import ChatCompletionMessageParam
 
 from gateway.context.fact_docs import customer_key, facts_key
+from gateway.context.transcript import kept_instructions, split
+from gateway.context.types import Memory
 from tests.inprocess import InProcessGateway, SimulatorLog, play_turns, start_inprocess
 
 SYSTEM = "You are the support agent of an online store. Be brief and precise."
@@ -1303,3 +1307,41 @@ def test_an_instruction_sent_each_turn_is_kept_once_not_once_per_turn(
     assert sum(m["content"] == verified for m in sent) == 1
     assert any(m["content"].startswith("The customer is a verified VIP") for m in sent)
     assert any(m["content"] == "The customer prefers replies in Spanish." for m in sent)
+
+
+@pytest.mark.parametrize(
+    ("older", "later", "both"),
+    [
+        ("Current time: 10:01", "Current time: 10:02", False),
+        ("Relevant documents: refund policy v1", "Relevant documents: policy v2", False),
+        ("Same words here.", "Same words here.", False),
+        ("Note: the customer is a VIP.", "Note: reply in Spanish.", True),
+        ("At 10:30 the store closes.", "At 10:45 the courier leaves.", True),
+        ("Use https://kb.example/a for refunds.", "Use https://kb.example/b for returns.", True),
+        ("Escalation policy: call a manager.", "Refund policy: 30 days.", True),
+    ],
+)
+def test_which_folded_instruction_a_later_one_replaces(older: str, later: str, both: bool) -> None:
+    """A label replaces a label ("Current time: ..." sent each turn); "Note:", a time, a
+    link replace nothing (a third review found them merged by the first label rule)."""
+    transcript = [
+        {"role": "user", "content": "Hi"},
+        {"role": "system", "content": older},
+        {"role": "user", "content": "question"},
+        {"role": "assistant", "content": "answer"},
+        {"role": "system", "content": later},
+        {"role": "user", "content": "next"},
+    ]
+    memory = Memory(summary="customer: hi", cursor=len(transcript))
+    seg = split(transcript, memory)
+    seg = dataclasses.replace(seg, memory=memory)
+    kept = [m["content"] for m in kept_instructions(seg, 1000, _Count())]
+    assert kept == ([older, later] if both else [later])
+
+
+class _Count:
+    def message(self, message: Any) -> int:
+        return len(str(message.get("content")).split()) + 4
+
+    def text(self, text: str) -> int:
+        return len(text.split())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from gateway.context.common_words import common_words
 from gateway.context.linear_regex import LinearMatch, compile_linear
 from gateway.context.people_numbers import said_digits
 from gateway.context.people_patterns import MIXED_NUMBER
@@ -175,8 +176,13 @@ def _telling(head: str, value: str, inside_words: bool) -> bool:
     characters, any (3+ characters); after one between words ("..."), one that ends
     where a word of the value ends ("Theodore..." of "Theodore Marsh", "jdoe..." of
     "jdoe@example.com", "Rua das Flores..."), not a word of the text that only begins
-    one of the value's ("the..." of "Theodore")."""
-    return inside_words or len(head) == len(value) or not value[len(head)].isalnum()
+    one of the value's ("the..." of "Theodore"), nor one common word ("will..." of
+    "Will Turner", "support..." of "support@acme-shop.com": any text says them)."""
+    if inside_words:
+        return True
+    if len(head) < len(value) and value[len(head)].isalnum():
+        return False
+    return " " in head or not head.strip(".,;:!?-'\"").isalpha() or head not in common_words()
 
 
 def _phone_head(before: str, phones: set[str]) -> int:

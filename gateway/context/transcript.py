@@ -110,14 +110,16 @@ def kept_instructions(seg: Segments, room: int, tokens: Tokens) -> list[Any]:
 
 
 def _kind(message: Any) -> str | None:
-    """What a later instruction replaces: one headed by a label ("Current time: ...",
-    "Relevant documents: ...", the label within its first four words) by the next
-    with that label; any other by the same text again. None for one without text."""
+    """What a later instruction replaces: one headed by a label of two to four words
+    and no digit, its colon followed by a space ("Current time: ...", "Relevant
+    documents: ...") by the next with that label; any other ("Note: ...", "At 10:30
+    ...", a link) by the same text again. None for one without text."""
     text = " ".join(message_text(message).lower().split())
     if not text:
         return None
-    head, colon, _ = text.partition(":")
-    return head + ":" if colon and len(head.split()) <= 4 else text
+    head, colon, rest = text.partition(":")
+    label = colon and rest[:1] == " " and 2 <= len(head.split()) <= 4
+    return head + ":" if label and not any(c.isdigit() for c in head) else text
 
 
 def least_transcript(seg: Segments, p: WindowPolicy, tokens: Tokens) -> int:

@@ -44,6 +44,7 @@ class InFlight:
         self._open: dict[str, bytes] = {}  # each open call's line, to write them again
         self._lines = 0
         self._retry_at = 0.0
+        self._stale = True  # the file is not the open calls' lines: write them again
 
     def begin(self, entry: dict[str, Any]) -> str:
         """Journal a call about to be forwarded (`entry`: what booking it at its ceiling
@@ -55,12 +56,10 @@ class InFlight:
         return call
 
     def end(self, call: str | None) -> None:
-        """The call was booked, or released without being billed."""
+        """The call was booked, or released without being billed. Never raises."""
         if call is None or self._open.pop(call, None) is None:
             return
         self._write(orjson.dumps({"ended": call}) + b"\n")
-        if self._lines >= COMPACT_LINES:
-            self._rewrite()
 
     def close(self) -> None:
         """At a clean stop: the journal goes once no call is open in it."""
@@ -71,17 +70,23 @@ class InFlight:
             self._fd = None
 
     def _write(self, line: bytes) -> None:
+        """`line` appended; or the whole journal written again, with the open calls
+        alone, when it is new, past its length (COMPACT_LINES, or twice the calls open),
+        or a write failed since (the lines skipped meanwhile are in it then). A write
+        the disk refuses is not tried again for RETRY_S: calls go on, and a kill
+        meanwhile loses them, as without a journal."""
         if self._retry_at > time.monotonic():
+            self._stale = True
             return
         try:
-            if self._fd is None:
-                self._rewrite()  # made under its lock, then named: never seen unlocked
-            else:
-                os.write(self._fd, line)
+            if self._stale or self._lines >= max(COMPACT_LINES, 2 * len(self._open)):
+                self._rewrite()
+            elif self._fd is not None and os.write(self._fd, line) == len(line):
                 self._lines += 1
+            else:
+                raise OSError("a short write")
         except OSError as exc:
-            # Calls go on; a kill meanwhile loses them, as without a journal.
-            self._retry_at = time.monotonic() + RETRY_S
+            self._stale, self._retry_at = True, time.monotonic() + RETRY_S
             warn_throttled(log, "cannot write the in-flight journal %s: %s", self.path, exc)
 
     def _rewrite(self) -> None:
@@ -91,14 +96,17 @@ class InFlight:
         fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            os.write(fd, b"".join(self._open.values()))
+            lines = b"".join(self._open.values())
+            if os.write(fd, lines) != len(lines):
+                raise OSError("a short write")
             os.replace(fresh, self.path)
         except OSError:
             os.close(fd)
+            fresh.unlink(missing_ok=True)
             raise
         if self._fd is not None:
             os.close(self._fd)
-        self._fd, self._lines = fd, len(self._open)
+        self._fd, self._lines, self._stale = fd, len(self._open), False
 
 
 def left_behind(
@@ -111,6 +119,9 @@ def left_behind(
     left where it is."""
     found: list[dict[str, Any]] = []
     taken: list[Journal] = []
+    for path in folder.glob(f"{stem}-*.jsonl.new"):  # a rewrite a kill cut short
+        if (left := Journal.take(path)) is not None:
+            left.remove()  # the journal it was to replace is whole: read below
     for path in sorted(folder.glob(f"{stem}-*.jsonl")):
         journal = Journal.take(path)
         if journal is None:
@@ -141,7 +152,7 @@ class Journal:
         """The journal, locked and read; None when its writer lives (it holds the lock),
         when another starting process took it first, or when it cannot be read."""
         try:
-            fd = os.open(path, os.O_RDONLY)
+            fd = os.open(path, os.O_RDWR)  # an exclusive lock over NFS needs it
         except OSError:
             return None
         try:

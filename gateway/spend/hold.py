@@ -115,8 +115,8 @@ class Hold:
 
     def _end(self) -> None:
         self.done = True
-        if self.journal is not None:
-            self.journal[0].end(self.call)
         if self._renewer is not None:
             self._renewer.cancel()
             self._renewer = None
+        if self.journal is not None:
+            self.journal[0].end(self.call)  # never raises
