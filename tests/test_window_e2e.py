@@ -1133,8 +1133,11 @@ def test_a_fact_of_a_message_the_app_edited_is_forgotten(
     """A customer typed the wrong order number, then edited the message and sent it
     again (a chat UI's "edit message"): the history no longer held ORD-99999, but the
     fact heard in the first version stayed, and the model was later told the customer
-    mentioned both orders."""
+    mentioned both orders. A turn sent beside the other at once (two tabs) has an
+    edit's shape too: it began before the other was answered, and forgets nothing."""
     gw = sqlite_app_gateway
+    clock = [1_790_000_000.0]
+    gw.gateway.turn_clock = lambda: clock[0]
     client = gw.openai()
     head = {"X-Conversation-Id": "edit-1", "X-Customer-Id": "ced"}
     base: list[Any] = [
@@ -1147,27 +1150,37 @@ def test_a_fact_of_a_message_the_app_edited_is_forgotten(
         got: Any = client.get("/customers/ced/facts", cast_to=object)
         return {f["value"] for f in got["facts"] if "order" in f["tags"]}
 
+    def ask(history: list[Any], wait_s: float = 20.0) -> Any:
+        clock[0] += wait_s  # a person reads, edits, sends: seconds pass between turns
+        return client.chat.completions.create(
+            model="gpt-4o-mini", messages=history, extra_headers=head
+        )
+
     typo = [*base, {"role": "user", "content": "It's order ORD-99999."}]
-    client.chat.completions.create(model="gpt-4o-mini", messages=typo, extra_headers=head)
+    ask(typo)
     assert orders() == {"ORD-99999"}
     fixed = [*base, {"role": "user", "content": "It's order ORD-12345."}]
-    answer = client.chat.completions.create(model="gpt-4o-mini", messages=fixed, extra_headers=head)
+    answer = ask(fixed)
     assert orders() == {"ORD-12345"}
     # a regenerated answer (the same message sent again) forgets nothing
-    client.chat.completions.create(model="gpt-4o-mini", messages=fixed, extra_headers=head)
+    ask(fixed)
     assert orders() == {"ORD-12345"}
-    # nor does a next turn that holds the earlier ones where they were
+    # nor a turn sent at once beside it, from another tab (the same clock: begun
+    # before the other was answered, though it has an edit's shape)
+    ask([*base, {"role": "user", "content": "And ORD-77777 too."}], wait_s=0.0)
+    assert orders() == {"ORD-12345", "ORD-77777"}
+    # nor a next turn that holds the earlier ones where they were
     reply = answer.choices[0].message.content
     nxt = [*fixed, {"role": "assistant", "content": reply}]
     nxt.append({"role": "user", "content": "Also ORD-55555 please."})
-    client.chat.completions.create(model="gpt-4o-mini", messages=nxt, extra_headers=head)
-    assert orders() == {"ORD-12345", "ORD-55555"}
+    ask(nxt)
+    assert orders() == {"ORD-12345", "ORD-77777", "ORD-55555"}
     # an app that sends its opening and the last exchange only drops earlier messages
     # as a rule: that is no edit, and the facts stay (a review found them deleted)
     tail = [*base[:2], {"role": "assistant", "content": "Thanks, let me look."}]
     tail.append({"role": "user", "content": "When will they arrive?"})
-    client.chat.completions.create(model="gpt-4o-mini", messages=tail, extra_headers=head)
-    assert orders() == {"ORD-12345", "ORD-55555"}
+    ask(tail)
+    assert orders() == {"ORD-12345", "ORD-77777", "ORD-55555"}
 
 
 def test_a_customers_next_session_without_a_conversation_id_starts_anew(

@@ -64,6 +64,8 @@ from gateway.proxy.identity import Caller
 from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.context.builder")
+# A request that began this long after the last turn ended may edit its message.
+EDIT_AFTER_S = 1.0
 LAST_REPLY_CHARS = 8000  # of the answer relayed, kept for the episode card
 
 
@@ -195,7 +197,9 @@ class WindowBuilder:
         policy = self._policies.resolve(tenant.plan, record.conversation_class, model)
         if edited_within(messages, record.memory):
             facts = await self._turn_facts.forget_edited(record, messages, facts, fkey)
-        elif not new:
+        elif not new and req.now > record.last_seen + EDIT_AFTER_S:
+            # An edit is sent once the turn it edits was answered; a turn sent beside it
+            # (two tabs, a double send) began before and has an edit's shape too.
             facts = await self._turn_facts.forget_unsent(record, messages, facts, fkey)
         facts, heard, facts_write = await self._turn_facts.newest(
             record, messages, facts, fkey, now, caller.scopes
