@@ -1075,6 +1075,19 @@ def test_a_sum_in_a_bots_greeting_is_not_said_again_at_every_fold(
     assert "R$ 15,00" in promises and "R$ 99,00" not in promises, promises
 
 
+def _logged_turn(client: Any, messages: list[Any], conversation: str, customer: str) -> Any:
+    """One turn of a customer's conversation, its prompt logged by the simulator."""
+    return client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini",
+        messages=messages,
+        extra_headers={
+            "X-Conversation-Id": conversation,
+            "X-Customer-Id": customer,
+            "X-Simulator-Log-Messages": "1",
+        },
+    )
+
+
 WORDS = ("parcel", "refund", "window", "courier", "label", "invoice", "address", "delay")
 
 
@@ -1106,15 +1119,7 @@ def test_an_instruction_the_app_adds_mid_conversation_survives_compaction(
     evicted = []
     for n in range(16):
         messages.append({"role": "user", "content": f"Question {n}: {_rambling(n)}"})
-        reply = client.chat.completions.with_raw_response.create(
-            model="gpt-4o-mini",
-            messages=messages,
-            extra_headers={
-                "X-Conversation-Id": "mid-instruction",
-                "X-Customer-Id": "mi",
-                "X-Simulator-Log-Messages": "1",
-            },
-        )
+        reply = _logged_turn(client, messages, "mid-instruction", "mi")
         evicted.append(int(reply.headers["x-gateway-evicted-turns"]))
         messages.append({"role": "assistant", "content": reply.parse().choices[0].message.content})
         sent = log.since()[-1]["messages"]
@@ -1301,15 +1306,7 @@ def test_an_instruction_sent_each_turn_is_kept_once_not_once_per_turn(
     for n in range(30):
         messages.append({"role": "system", "content": f"Current time: 2026-12-06 10:{n:02d}"})
         messages.append({"role": "user", "content": f"Question {n}: {_rambling(n)}"})
-        reply = client.chat.completions.with_raw_response.create(
-            model="gpt-4o-mini",
-            messages=messages,
-            extra_headers={
-                "X-Conversation-Id": "per-turn-time",
-                "X-Customer-Id": "pt",
-                "X-Simulator-Log-Messages": "1",
-            },
-        )
+        reply = _logged_turn(client, messages, "per-turn-time", "pt")
         messages.append({"role": "assistant", "content": "Let me check."})
     assert int(reply.headers["x-gateway-evicted-turns"]) > 20
     sent = log.since()[-1]["messages"]

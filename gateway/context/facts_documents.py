@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 from gateway.context.fact_docs import (
     CONVERSATION_FACTS,
@@ -32,6 +32,10 @@ from gateway.throttled_log import warn_throttled
 FACTS = "facts"  # the documents' kind
 PUT_TRIES = 16  # the app's facts: PUTs of one customer at once, read and checked again
 PUT_PAUSE_S = 0.05  # the longest random pause between two tries
+T = TypeVar("T")
+# A change of a facts document: the fields to set (None: nothing to write), to drop,
+# and what the change answers.
+_Change = tuple[dict[str, Any] | None, list[str], T]
 
 log = logging.getLogger("gateway.context.facts_documents")
 
@@ -119,8 +123,8 @@ class FactsDocuments:
         400 `customer_facts_limit`, writing nothing, when the app's facts would then
         pass `facts_limit`. Written only if no other PUT wrote since it was read (else
         read and checked again): PUTs at once cannot pass the limit together."""
-        for _ in range(PUT_TRIES):
-            doc = await self._store.get_doc(FACTS, tenant, key)
+
+        async def added(doc: dict[str, Any] | None) -> _Change[list[Fact]]:
             before = await self._decoded(tenant, doc, bounded=False)
             facts = list(({f.id: f for f in before} | {f.id: f for f in new}).values())
             app = [f for f in facts if not f.extracted]  # heard in turns: bounded by kind
@@ -134,16 +138,9 @@ class FactsDocuments:
                     code="customer_facts_limit",
                 )
             changed, removed = fact_changes(facts, before)
-            ttl, version = self._facts_ttl(key, plan), int((doc or {}).get("version") or 0)
-            removed.append("facts")
-            if await self._store.swap_doc(FACTS, tenant, key, changed, removed, ttl, version):
-                return facts
-            await asyncio.sleep(random.uniform(0, PUT_PAUSE_S))  # the writers fall apart
-        raise ChangedMeanwhile(
-            "The customer's facts were being changed by other requests at the same time: "
-            "nothing was written; send it again.",
-            code="customer_facts_busy",
-        )
+            return changed, [*removed, "facts"], facts
+
+        return await self._swapped(tenant, key, plan, added)
 
     def _facts_ttl(self, key: str, plan: str) -> float | None:
         """A customer's facts are kept per the plan's `facts_days` (by default until
@@ -156,20 +153,37 @@ class FactsDocuments:
         stays, holding its version alone: deleted, it would start again at version 0,
         and a PUT that read it before could then pass its limit check on what it read,
         once other PUTs brought the version back to the one it saw."""
+
+        async def emptied(doc: dict[str, Any] | None) -> _Change[int]:
+            if not doc:
+                return None, [], 0
+            return {}, [k for k in doc if k != "version"], len(facts_in(doc))
+
+        return await self._swapped(tenant, key, plan, emptied)
+
+    async def _swapped(
+        self,
+        tenant: str,
+        key: str,
+        plan: str,
+        change: Callable[[dict[str, Any] | None], Awaitable[_Change[T]]],
+    ) -> T:
+        """`change` of the document as read (fields to set, to drop, and its result;
+        None to set: nothing to write), written only if no other write of the app's
+        came first (the document's version), else read and changed again: 409
+        `customer_facts_busy` after PUT_TRIES."""
         for _ in range(PUT_TRIES):
             doc = await self._store.get_doc(FACTS, tenant, key)
-            if not doc:
-                return 0
-            fields = [k for k in doc if k != "version"]
-            held = len(facts_in(doc))
-            version = int(doc.get("version") or 0)
-            ttl = self._facts_ttl(key, plan)
-            if await self._store.swap_doc(FACTS, tenant, key, {}, fields, ttl, version):
-                return held
-            await asyncio.sleep(random.uniform(0, PUT_PAUSE_S))
+            changed, removed, result = await change(doc)
+            if changed is None:
+                return result
+            version, ttl = int((doc or {}).get("version") or 0), self._facts_ttl(key, plan)
+            if await self._store.swap_doc(FACTS, tenant, key, changed, removed, ttl, version):
+                return result
+            await asyncio.sleep(random.uniform(0, PUT_PAUSE_S))  # the writers fall apart
         raise ChangedMeanwhile(
             "The customer's facts were being changed by other requests at the same time: "
-            "nothing was deleted; send it again.",
+            "nothing was changed; send it again.",
             code="customer_facts_busy",
         )
 

@@ -39,8 +39,10 @@ def redact(
     hidden = [f for f in facts if f.scope not in scopes or f.stated_unverified]
     if not hidden:
         return text
-    text = _withheld_values(hidden).sub("[withheld]", _withhold_phones(text, hidden))
-    return _withhold_cut_heads(text, hidden)
+    values = _values(hidden)
+    phones = {d for f in hidden if f.tags[:1] == ("phone",) for d in _readings(f.value)}
+    text = _withheld_values(values).sub("[withheld]", _withhold_phones(text, phones))
+    return _withhold_cut_heads(text, values, phones)
 
 
 _SAME_NUMBER_DIGITS = 8  # a country code or a trunk 0 aside, the digits that name it
@@ -57,21 +59,16 @@ def _readings(number: str) -> set[str]:
     return {said_digits(number, english) for english in (True, False)}
 
 
-def _withhold_phones(text: str, hidden: Sequence[Fact]) -> str:
-    """Each phone among `hidden`, wherever its number is written, whatever the format:
-    in digits ("+14155550199" for "(415) 555-0199"), in words ("four one five, five five
-    five...", "quatro um cinco...") or a mix ("415 555 zero one nine nine"). A run of
+def _withhold_phones(text: str, phones: set[str]) -> str:
+    """Each hidden phone (`phones`: the digits each reads as), wherever its number is
+    written, whatever the format: in digits ("+14155550199" for "(415) 555-0199"), in
+    words ("four one five, five five five...", "quatro um cinco...") or a mix ("415
+    555 zero one nine nine"). A run of
     digits and number words holding its last eight digits (all of them when it has
     fewer) is withheld whole, a number written next to it too ("07700900123 - 2
     attempts" is one run); number words that do not hold them ("two orders and one
     refund") stay. Nothing is read when no phone is hidden."""
-    numbers = {
-        d
-        for f in hidden
-        if f.tags[:1] == ("phone",)
-        for d in _readings(f.value)
-        if len(d) >= _PHONE_DIGITS
-    }
+    numbers = {d for d in phones if len(d) >= _PHONE_DIGITS}
     if not numbers:
         return text
     tails = {n[-_SAME_NUMBER_DIGITS:] for n in numbers}
@@ -105,12 +102,17 @@ def fact_values(fact: Fact) -> list[str]:
     return [p for p in (p.strip() for p in pieces) if len(p) >= _MIN_PIECE]
 
 
-def _withheld_values(facts: Sequence[Fact]) -> re.Pattern[str]:
-    """Each value as stored, and as a card writes it inside a segment (its bars made "/",
-    its double quotes single when the segment is quoted: gateway.context.episode_card)."""
+def _values(facts: Sequence[Fact]) -> set[str]:
+    """Each value of `facts` as stored, and as a card writes it inside a segment (its
+    bars made "/", its double quotes single when the segment is quoted:
+    gateway.context.episode_card)."""
     stated = {v for f in facts for v in fact_values(f)}
-    written = {w for v in stated for w in (unbarred(v), single_quoted(unbarred(v)))}
-    values = sorted(stated | written, key=len, reverse=True)
+    return stated | {w for v in stated for w in (unbarred(v), single_quoted(unbarred(v)))}
+
+
+def _withheld_values(found: set[str]) -> re.Pattern[str]:
+    """Any of the values `found`, a whole word or more of the text."""
+    values = sorted(found, key=len, reverse=True)
     alternatives = "|".join(r"\s+".join(map(re.escape, v.split())) for v in values)
     return re.compile(rf"(?<!\w)(?:{alternatives})(?!\w)", re.IGNORECASE) if values else _NEVER
 
@@ -124,7 +126,7 @@ _CHAR_CUT = "[...]"
 _MIN_HEAD = 3  # characters of a value's head withheld at a cut: as _MIN_PIECE
 
 
-def _withhold_cut_heads(text: str, hidden: Sequence[Fact]) -> str:
+def _withhold_cut_heads(text: str, values: set[str], phones: set[str]) -> str:
     """A hidden value a card was cut inside of: the head left before the cut mark ("Rua
     das Flo [...]", "four one five five five..."), which the whole value no longer
     finds. Withheld: a head of the value (as stored or as a card writes it, case and
@@ -135,13 +137,10 @@ def _withhold_cut_heads(text: str, hidden: Sequence[Fact]) -> str:
     "Theodore Marsh") is left as it is."""
     if not _CUT_MARK.search(text):
         return text
-    stated = {v for f in hidden for v in fact_values(f)}
-    written = {w for v in stated for w in (unbarred(v), single_quoted(unbarred(v)))}
     heads: dict[str, list[str]] = {}  # values by their first _MIN_HEAD characters
-    for value in {" ".join(v.split()).lower() for v in stated | written}:
+    for value in {" ".join(v.split()).lower() for v in values}:
         heads.setdefault(value[:_MIN_HEAD], []).append(value)
-    longest = max(map(len, stated | written), default=0)
-    phones = {d for f in hidden if f.tags[:1] == ("phone",) for d in _readings(f.value)}
+    longest = max(map(len, values), default=0)
     kept, end = [], 0
     for mark in _CUT_MARK.finditer(text):
         before = text[end : mark.start()].rstrip()

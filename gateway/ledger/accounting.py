@@ -115,12 +115,7 @@ class Accountant:
         """Book `usage` of `model`, priced at its service `tier`'s rates (the tier that
         served the call, gateway.spend.pricing); `held_tier`: the tier it was held at.
         `record_id`: the call's id in the in-flight journal (gateway.ledger.inflight)."""
-        # A call that bills nothing costs nothing, priced or not (no "unpriced" warning).
-        cost = self._price(model, usage, tier, held_tier) if usage.billed else Decimal(0)
-        if cost is None and fallback_model and fallback_model != model:
-            # The upstream named a model we cannot price (e.g. a dated variant): the
-            # requested model's price is the honest guess, and what was reserved.
-            cost = self._price(fallback_model, usage, tier, held_tier)
+        cost = self._cost(model, usage, tier, held_tier, fallback_model)
         if cost is None:
             self._metrics.count_unpriced(model)
         if usage.estimated:
@@ -155,9 +150,8 @@ class Accountant:
                 estimated=True,
             )
             model, tier = str(entry["model"]), entry.get("tier")
-            cost = self._price(model, usage, tier, tier)
-            if cost is None and isinstance(entry.get("priced_as"), str):
-                cost = self._price(entry["priced_as"], usage, tier, tier)
+            priced_as = entry.get("priced_as")
+            cost = self._cost(model, usage, tier, tier, str(priced_as) if priced_as else None)
             self._metrics.estimated.labels(str(entry.get("route", "chat"))).inc()
             return UsageRecord(
                 id=str(entry["begun"]),
@@ -175,6 +169,25 @@ class Accountant:
             )
         except (KeyError, TypeError, ValueError):
             return None
+
+    def _cost(
+        self,
+        model: str,
+        usage: TokenUsage,
+        tier: str | None,
+        held_tier: str | None,
+        fallback_model: str | None,
+    ) -> Decimal | None:
+        """The price of `usage`: nothing for a call that bills nothing, priced or not
+        (no "unpriced" warning); else at `model`'s rates, or `fallback_model`'s when the
+        upstream named a model there is no price for (e.g. a dated variant): the
+        requested model's price is the honest guess, and what was reserved."""
+        if not usage.billed:
+            return Decimal(0)
+        cost = self._price(model, usage, tier, held_tier)
+        if cost is None and fallback_model and fallback_model != model:
+            cost = self._price(fallback_model, usage, tier, held_tier)
+        return cost
 
     def _price(
         self, model: str, usage: TokenUsage, tier: str | None, held_tier: str | None

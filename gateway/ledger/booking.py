@@ -78,7 +78,7 @@ class Bookkeeper:
 
     async def book(self, record: UsageRecord) -> None:
         """Queue the record; return once it is written, or at once while the store is down."""
-        if len(self._queue) >= self._max_pending and self._spill([record]):
+        if len(self._queue) >= self._max_pending and self.spill([record]):
             # Memory stays bounded and the record is not dropped: it is queued again
             # from the spill file once the store has taken the rest.
             self._metrics.bookings_spilled.inc()
@@ -198,10 +198,6 @@ class Bookkeeper:
     def spill(self, records: Iterable[UsageRecord]) -> bool:
         """Append the records to the spill file, to be queued from it (`load_spill`);
         False when the disk refuses."""
-        return self._spill(records)
-
-    def _spill(self, records: Iterable[UsageRecord]) -> bool:
-        """Append the records to the spill file; False when the disk refuses."""
         try:
             # One write per record line; readers skip a line a crash may have cut short.
             with self._spill_path.open("ab") as fh:
@@ -253,7 +249,7 @@ class Bookkeeper:
     def _spill_queue(self) -> None:
         if not self._queue:
             return
-        if not self._spill(self._queue):
+        if not self.spill(self._queue):
             log.error("%d bookings lost at shutdown: no spill file", len(self._queue))
         else:
             self._forget_replayed()  # their records are in the spill file now
