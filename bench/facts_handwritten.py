@@ -34,7 +34,7 @@ for path in (ROOT, ROOT / "bench"):
 
 from facts_on_chitchat import heard, shipped_patterns  # noqa: E402
 
-from gateway.context.prompts import render_fact  # noqa: E402
+from gateway.context.prompts import fact_line  # noqa: E402
 from gateway.context.types import fact_kind  # noqa: E402
 from gateway.dev.replay_metrics import fact_present, normalized  # noqa: E402
 
@@ -55,7 +55,7 @@ def score(row: dict[str, Any], patterns: list[Any]) -> dict[str, Any]:
     """One conversation: planted facts kept / missed / stale, and facts heard unplanted."""
     conv = [{"role": t["role"], "content": t["content"], "at": t.get("at")} for t in row["turns"]]
     _, known = heard(conv, patterns, row.get("channel", "chat"))
-    shown = [normalized(render_fact(f)) for f in known]
+    shown = [normalized(fact_line(f)) for f in known]
     text = "\n".join(shown)
     planted = [f for f in row["facts"] if not f.get("episode")]  # this conversation's
     out: dict[str, Any] = {"kept": [], "missed": [], "stale": [], "unplanted": []}

@@ -19,7 +19,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from gateway.context.conversations import ConversationStore
 from gateway.context.fact_docs import customer_facts_key, fact_to_json
 from gateway.context.people import current_facts
-from gateway.context.prompts import render_fact
+from gateway.context.prompts import fact_tag, facts_block
 from gateway.context.redaction import redact
 from gateway.context.types import Fact
 from gateway.context.unverified import as_stored, stated_by, verified_again, with_verified
@@ -55,7 +55,14 @@ def _facts(gw: InProcessGateway) -> dict[str, dict[str, Any]]:
 
 
 def _lines_with(prompt: str, value: str) -> list[str]:
-    return [line for line in prompt.splitlines() if value in line]
+    """The lines holding `value`, a fact's read with the tag line it is shown under."""
+    out, tag = [], ""
+    for line in prompt.splitlines():
+        if line.startswith("[") and line.endswith("]") and "; source: " in line:
+            tag = line  # (a card's line opens with its "[channel, date]")
+        elif value in line:
+            out.append(f"{line} {tag}" if line.startswith("- ") else line)
+    return out
 
 
 def test_an_email_an_unverified_caller_states_is_no_verified_data_in_a_later_session(
@@ -177,8 +184,10 @@ def test_the_conversation_that_stated_it_keeps_it_once_its_turn_is_folded(
     )
     sent = log.since()[-1]["messages"]
     assert f"My new email is {EVIL}." not in [m["content"] for m in sent]  # folded
-    (line,) = [x for x in _lines_with(_last_prompt(log), EVIL) if x.startswith("- email: ")]
-    assert line.endswith("[unconfirmed; source: phone transcript]")  # theirs, unmarked here
+    lines = _last_prompt(log).split("\n")
+    (at,) = [i for i, x in enumerate(lines) if x.startswith("- email: ") and EVIL in x]
+    tag = next(x for x in reversed(lines[:at]) if x.startswith("["))
+    assert tag == "[unconfirmed; source: phone transcript]"  # theirs, unmarked here
 
 
 def test_a_verified_caller_stating_the_value_makes_it_verified(
@@ -280,11 +289,13 @@ def test_what_an_unverified_caller_states_is_kept_apart(
 def test_a_marked_fact_reads_so_only_to_a_caller_within_its_scope() -> None:
     """In the conversation that stated it, a caller without the scope sees it as said; a
     caller within the scope (another session, or this one once verified) sees the mark."""
-    assert MARK not in render_fact(PLANTED, ("basic",))
-    assert render_fact(PLANTED, ("basic", "verified")).endswith(
-        "[unconfirmed; source: phone transcript; stated by an unverified caller]"
-    )
-    assert MARK not in render_fact(PHONE_1, ("basic", "verified"))
+    assert MARK not in fact_tag(PLANTED, ("basic",))
+    assert facts_block([PLANTED, PHONE_1], ("basic", "verified")) == [
+        "[unconfirmed; source: phone transcript; stated by an unverified caller]",
+        f"- {PLANTED.text}",
+        "[unconfirmed; source: phone transcript]",
+        f"- {PHONE_1.text}",
+    ]
 
 
 def test_a_card_withholds_what_an_unverified_caller_stated_from_every_caller() -> None:

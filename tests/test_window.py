@@ -18,7 +18,7 @@ from gateway.context.engine import (
     summary_room,
 )
 from gateway.context.policy import DEFAULT_POLICY, load_policies
-from gateway.context.prompts import render_fact
+from gateway.context.prompts import fact_line
 from gateway.context.summaries import extractive_summary, recompress
 from gateway.context.turn import EngineTokens
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
@@ -221,10 +221,11 @@ def check_window(
     # no fact above the customer's scopes (one that reads exactly as a fact in scope
     # cannot be told apart from it in the text)
     text = "\n".join(str(m.get("content")) for m in out)
-    allowed = {render_fact(f) for f in sc["facts"] if f.scope in sc["scopes"]}
+    lines = set(text.split("\n"))
+    allowed = {fact_line(f) for f in sc["facts"] if f.scope in sc["scopes"]}
     for fact in sc["facts"]:
-        if fact.scope not in sc["scopes"] and render_fact(fact) not in allowed:
-            assert render_fact(fact) not in text
+        if fact.scope not in sc["scopes"] and fact_line(fact) not in allowed:
+            assert fact_line(fact) not in lines
     # no tool or function result without its call; kept turns never start on a result
     calls = {c["id"] for m in out if m.get("tool_calls") for c in m["tool_calls"]}
     for n, m in enumerate(out):
@@ -302,18 +303,20 @@ def test_no_in_scope_fact_dropped_while_under_the_ceiling(
     )
     out = "\n".join(str(m["content"]) for m in assemble(inp, t).messages)
     visible = [f for f in all_facts if f.scope in scopes]
-    assert sum(t.text(render_fact(f)) + 1 for f in visible) <= p.facts_ceiling
+    assert sum(t.text(fact_line(f)) + 1 for f in visible) <= p.facts_ceiling
+    lines = set(out.split("\n"))
     for fact in visible:
-        assert render_fact(fact) in out
+        assert fact_line(fact) in lines
 
 
 def test_facts_beyond_the_ceiling_are_chosen_by_relevance_not_age() -> None:
     t = tokens()
-    p = shipped_policy(quota_tokens=6000, facts_floor=0, facts_ceiling=30, transcript_floor=500)
     old_relevant = Fact("a", "Order ORD-1 was lost by the courier", ("delivery",), created_at=1.0)
     new_irrelevant = Fact(
         "b", "Prefers blue jackets in size M please", ("fashion",), created_at=9.0
     )
+    one = max(t.text(fact_line(f)) + 1 for f in (old_relevant, new_irrelevant))  # not two
+    p = shipped_policy(quota_tokens=6000, facts_floor=0, facts_ceiling=one, transcript_floor=500)
     inp = WindowInput(
         messages=[{"role": "user", "content": "where is it?"}],
         memory=Memory(),
@@ -330,11 +333,12 @@ def test_facts_beyond_the_ceiling_of_equal_relevance_go_by_when_last_said() -> N
     """An order heard long ago that a later turn stated again is as fresh as that turn:
     it is shown before one heard later and said once."""
     t = tokens()
-    p = shipped_policy(quota_tokens=6000, facts_floor=0, facts_ceiling=20, transcript_floor=500)
     asked_after = Fact(
         "a", "order: 7781342", ("order",), created_at=1.0, value="7781342", said_again_at=9.0
     )
     said_once = Fact("b", "order: 7790415", ("order",), created_at=5.0, value="7790415")
+    one = t.text(fact_line(asked_after)) + 1  # room for one of the two
+    p = shipped_policy(quota_tokens=6000, facts_floor=0, facts_ceiling=one, transcript_floor=500)
     inp = WindowInput(
         messages=[{"role": "user", "content": "where is it?"}],
         memory=Memory(),

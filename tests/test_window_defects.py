@@ -19,7 +19,7 @@ from gateway.context.engine import (
     plan_compaction,
 )
 from gateway.context.policy import DEFAULT_POLICY, POLICY_FILE, load_policies
-from gateway.context.prompts import render_episode, render_fact
+from gateway.context.prompts import fact_line, render_episode
 from gateway.context.summaries import extractive_summary, recompress
 from gateway.context.turn import EngineTokens
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
@@ -205,7 +205,7 @@ def test_a_fact_that_fits_beside_the_least_is_shown() -> None:
         TOKENS,
     )
     text = "\n".join(str(m.get("content")) for m in window.messages)
-    assert render_fact(relevant) in text and not window.report.over_quota
+    assert fact_line(relevant) in text.split("\n") and not window.report.over_quota
     assert window.report.slices["facts"] < policy.facts_floor  # the floor is not held here
 
 
@@ -223,7 +223,7 @@ def test_a_short_transcript_takes_nothing_from_facts_or_episodes() -> None:
         transcript_floor=2000,
     )
     facts = [_fact(n, scope="basic") for n in range(20)]
-    facts_cost = sum(TOKENS.text(render_fact(f)) + 1 for f in facts)
+    facts_cost = sum(TOKENS.text(fact_line(f)) + 1 for f in facts)
     episode = Episode("earlier", "phone", "the courier " * 120, 1.0)
     assert 900 < facts_cost <= 1200 and TOKENS.text(render_episode(episode)) > 200
     window = _window(
@@ -462,7 +462,7 @@ def test_without_scopes_a_customer_still_sees_what_they_said_here(
     )
     text = "\n".join(str(m["content"]) for m in window.messages)
     assert said not in text
-    assert (render_fact(fact) in text) is shown
+    assert (fact_line(fact) in text.split("\n")) is shown
 
 
 def test_facts_said_in_this_conversation_reach_its_prompt_without_scopes(

@@ -203,8 +203,10 @@ def test_facts_respect_scopes_and_say_where_they_came_from(
     )
     prompt = _prompt_text(app_log.since()[-1])
     assert "Card ending 4242" not in prompt  # above the customer's verified scope
-    assert "Rua Augusta 100 [unconfirmed; source: phone transcript]" in prompt
-    assert "VIP customer since 2019 [confirmed 2026-09-21; source: crm]" in prompt
+    # each fact under its tag's line (a run of one tag shares it)
+    heard = "[unconfirmed; source: phone transcript]\n- Delivery address is Rua Augusta 100"
+    assert heard in prompt
+    assert "[confirmed 2026-09-21; source: crm]\n- VIP customer since 2019" in prompt
     bad = sqlite_app_gateway.http.put(
         f"{sqlite_app_gateway.v1}/customers/cust-9/facts",
         headers=auth,

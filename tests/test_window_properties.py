@@ -20,8 +20,8 @@ from gateway.context.anchors import span_anchor
 from gateway.context.engine import SUMMARY_LEAST_TOKENS, Window, WindowInput, assemble
 from gateway.context.prompts import (
     context_message,
+    fact_line,
     render_episode,
-    render_fact,
     split_overhead,
     summary_message,
 )
@@ -198,7 +198,7 @@ def conversations(draw: Any, more: list[Any] | None = None) -> Case:
             least = _least(longer)
         op = case.window().report.slices["operational_state"]
         shown = [f for f in _visible(case) if _showable(case, f)]
-        wanted = min(p.facts_ceiling, sum(_cost(t, render_fact(f)) for f in shown)) + min(
+        wanted = min(p.facts_ceiling, sum(_cost(t, fact_line(f)) for f in shown)) + min(
             p.facts_ceiling + p.episodes_ceiling, sum(_cost(t, render_episode(e)) for e in es)
         )
         quota = op + least + draw(st.integers(0, wanted + SPLIT))
@@ -351,13 +351,14 @@ def test_each_slice_filled_in_order_within_its_budget(case: Case) -> None:
     )
     assert slices["episodes"] <= episodes_budget
     visible = _visible(case)
-    shown = [f for f in visible if render_fact(f) in text]
+    lines = set(text.split("\n"))  # a fact's line, not one it begins (order 1, order 12)
+    shown = [f for f in visible if fact_line(f) in lines]
     cards = [e for e in case.inp.episodes if render_episode(e) in text]
     for fact in case.inp.facts:
         if fact not in visible or not _showable(case, fact):
-            assert render_fact(fact) not in text, fact
+            assert fact_line(fact) not in lines, fact
         elif fact not in shown:
-            cost = _cost(case.tokens, render_fact(fact))
+            cost = _cost(case.tokens, fact_line(fact))
             with_it = _charged(case, [*shown, fact], cards)
             assert slices["facts"] + cost > facts_budget or with_it > room, fact
     for episode in case.inp.episodes:

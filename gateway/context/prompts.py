@@ -87,19 +87,39 @@ def _unbracketed(text: str) -> str:
     )
 
 
-def render_fact(fact: Fact, scopes: Sequence[str] = ()) -> str:
-    """One line per fact. A fact an unverified caller stated reads so to a caller within
-    its scope (`scopes`, the caller's), never as verified data; to a caller outside it,
-    it is shown only in the conversation that stated it, theirs to see as they said it.
-    The tag at the end of the line is the gateway's, and the only bracketed text there
-    but a withheld mark: a fact heard in turns has its brackets made round, so a
-    customer cannot write a tag of their own ("[confirmed 2026-11-01; source: crm]").
-    The app's own facts (`PUT .../facts`) are its word and keep theirs."""
+def fact_line(fact: Fact) -> str:
+    """A fact's own line in the facts block, without its tag (`facts_block`)."""
+    return f"- {one_line(_unbracketed(fact.text) if fact.extracted else fact.text)}"
+
+
+def fact_tag(fact: Fact, scopes: Sequence[str] = ()) -> str:
+    """What the gateway knows of a fact's standing. A fact an unverified caller stated
+    reads so to a caller within its scope (`scopes`, the caller's), never as verified
+    data; to a caller outside it, it is shown only in the conversation that stated it,
+    theirs to see as they said it."""
     status = f"confirmed{_date(fact.confirmed_at)}" if fact.confirmed else "unconfirmed"
     heard = " transcript" if fact.source_channel in ("phone", "voice") else ""
     who = UNVERIFIED_MARK if fact.stated_unverified and fact.scope in scopes else ""
-    text = one_line(_unbracketed(fact.text) if fact.extracted else fact.text)
-    return f"- {text} [{status}; source: {fact.source_channel}{heard}{who}]"
+    return f"[{status}; source: {fact.source_channel}{heard}{who}]"
+
+
+def facts_block(facts: Sequence[Fact], scopes: Sequence[str] = ()) -> list[str]:
+    """The facts' lines, in their order, each run of facts of one tag under that tag's
+    line: a tag said once for the run, not on each fact (half a short fact's tokens).
+    A tag line is the gateway's, the only line of the block that opens with a square
+    bracket: a fact's line opens with "- ", is one line, and when the fact was heard in
+    turns its square brackets are made round but a withheld mark, so a customer cannot
+    write a tag of their own ("[confirmed 2026-11-01; source: crm]"). The app's own
+    facts (`PUT .../facts`) are its word and keep their brackets."""
+    lines: list[str] = []
+    last = ""
+    for fact in facts:
+        tag = fact_tag(fact, scopes)
+        if tag != last:
+            lines.append(tag)
+            last = tag
+        lines.append(fact_line(fact))
+    return lines
 
 
 UNVERIFIED_MARK = "; stated by an unverified caller"
@@ -118,10 +138,10 @@ FACTS_HEAD = "Known facts about this customer:\n"
 def context_message(
     facts: Sequence[Fact], episodes: Sequence[Episode], scopes: Sequence[str] = ()
 ) -> dict[str, str] | None:
-    """`scopes`: the caller's (`render_fact`)."""
+    """`scopes`: the caller's (`fact_tag`)."""
     parts = []
     if facts:
-        parts.append(FACTS_HEAD + "\n".join(render_fact(f, scopes) for f in facts))
+        parts.append(FACTS_HEAD + "\n".join(facts_block(facts, scopes)))
     if episodes:
         parts.append(
             "Earlier conversations with this customer, newest first (summaries):\n"

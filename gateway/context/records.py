@@ -11,9 +11,9 @@ from typing import Any
 from gateway.context.fact_blocks import showable, subject_words, visible_facts
 from gateway.context.prompts import (
     context_message,
+    fact_line,
     op_message,
     render_episode,
-    render_fact,
     split_overhead,
 )
 from gateway.context.transcript import Segments, Tokens, WindowInput, least_transcript
@@ -142,7 +142,8 @@ def allocate(
         opening = seg.transcript[: seg.head_end]
         visible = showable(visible, inp.started, seg.memory, opening, seg.summarized)
     # once, not per pass
-    cost = {id(f): tokens.text(render_fact(f, inp.scopes)) + 1 for f in visible}
+    # a fact's line; the tag line over each run of one tag is charged with the block
+    cost = {id(f): tokens.text(fact_line(f)) + 1 for f in visible}
     newest = sorted(inp.episodes, key=lambda e: -e.ended_at)
     episode_costs = [tokens.text(render_episode(e)) + 1 for e in newest]
 

@@ -34,7 +34,7 @@ import httpx
 
 from gateway.config import Settings, load_settings, pricer_for
 from gateway.context.policy import POLICY_FILE
-from gateway.context.prompts import render_fact
+from gateway.context.prompts import facts_block
 from gateway.dev.replay_metrics import (
     Played,
     QuotaTurn,
@@ -217,7 +217,7 @@ class GatewaySide:
         for customer in sorted({str(c["customer_id"]) for c in conversations}):
             facts = await store.customer_facts(TENANT, customer)
             out.append(
-                (len(facts), self.tokens.count_text(self.model, "\n".join(map(render_fact, facts))))
+                (len(facts), self.tokens.count_text(self.model, "\n".join(facts_block(facts))))
             )
         return out
 
