@@ -171,6 +171,29 @@ def test_an_erasure_finds_a_conversation_that_outlived_its_first_index_expiry(
         assert _status(gw, "thread-ines") == 404
 
 
+def test_an_id_reused_after_its_record_expired_is_the_new_customers_alone(
+    tmp_path: Path, store_url: str
+) -> None:
+    """Ana's conversation X idles out; the app reuses X for Bruno. Ana's index still
+    lists X: her export held Bruno's record (his name, phone and order), and her erasure
+    deleted his live conversation. Neither touches it now."""
+    _retention(tmp_path, idle_s=1.0, episodes_s=60.0)
+    for gw in running(tmp_path, store_url):
+        _say(gw, "ana", "X", ["Hi, I'm Ana Lima, order ORD-10001 is late."])
+        time.sleep(1.5)  # X's record expires
+        bruno = "Hello, I'm Bruno Reis, my phone is +44 7700 900123, order ORD-20002 broke."
+        _say(gw, "bruno", "X", [bruno])
+        auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+        export = gw.http.get(f"{gw.v1}/customers/ana/export", headers=auth).json()
+        assert "Bruno" not in orjson.dumps(export).decode()
+        assert [e["conversation"] for e in export["episodes"]] == ["X"]  # her entry stays
+        erased = gw.http.delete(f"{gw.v1}/customers/ana", headers=auth).json()
+        assert erased["conversations"] == 0
+        assert _status(gw, "X") == 200  # Bruno's conversation goes on
+        theirs = gw.http.get(f"{gw.v1}/customers/bruno/export", headers=auth).json()
+        assert [c["id"] for c in theirs["conversations"]] == ["X"]
+
+
 def test_a_conversations_own_facts_live_as_long_as_it(tmp_path: Path, store_url: str) -> None:
     """A conversation the app names without a customer keeps its facts under its own id;
     turns that learn nothing new still keep them as long as the conversation's record."""

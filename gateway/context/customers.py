@@ -35,12 +35,28 @@ def _ids(index: list[dict[str, Any]]) -> list[str]:
     return [str(entry["conversation"]) for entry in index if entry.get("conversation")]
 
 
+async def _theirs(
+    store: Store, tenant: str, customer: str, ids: list[str]
+) -> list[tuple[str, dict[str, Any] | None]]:
+    """The listed conversations that are still the customer's, with their records (None:
+    gone). An id the app reused for another customer once the record expired is listed
+    in the first one's index still, but it holds the other's conversation now: that one
+    is neither exported nor erased with this customer."""
+    records = await store.get_docs(tenant, [(CONVERSATION, c) for c in ids])
+    return [
+        (c, r)
+        for c, r in zip(ids, records, strict=True)
+        if r is None or r.get("customer") in (None, customer)
+    ]
+
+
 async def documents(
-    conversations: ConversationStore, tenant: str, customer: str
+    store: Store, conversations: ConversationStore, tenant: str, customer: str
 ) -> list[tuple[str, str]]:
     """Every (kind, key) document that holds something of the customer."""
     found = [(FACTS, customer_facts_key(customer)), (EPISODES, customer_key(customer))]
-    for conversation in _ids(await conversations.episode_index(tenant, customer)):
+    ids = _ids(await conversations.episode_index(tenant, customer))
+    for conversation, _ in await _theirs(store, tenant, customer, ids):
         found += [(CONVERSATION, conversation), (FACTS, conversation_facts_key(conversation))]
     return found
 
@@ -49,7 +65,7 @@ async def erase(
     store: Store, conversations: ConversationStore, tenant: str, customer: str
 ) -> dict[str, Any]:
     alias = "erased-" + secrets.token_hex(8)
-    wanted = await documents(conversations, tenant, customer)
+    wanted = await documents(store, conversations, tenant, customer)
     # First, so a turn in flight that ends after the erasure finds it and writes nothing.
     await conversations.mark_erased(tenant, customer, time.time())
     erased = await store.erase_customer(tenant, customer, alias, wanted)
@@ -72,24 +88,21 @@ async def export(
 ) -> dict[str, Any]:
     """The customer's documents as stored, and the ledger rows naming them."""
     index = await conversations.episode_index(tenant, customer)
-    ids = _ids(index)
+    theirs = await _theirs(store, tenant, customer, _ids(index))
+    ids = [c for c, _ in theirs]
     wanted = [
         (FACTS, customer_facts_key(customer)),
-        *((CONVERSATION, c) for c in ids),
         *((FACTS, conversation_facts_key(c)) for c in ids),
     ]
     docs = await store.get_docs(tenant, wanted)
-    facts, records = docs[0], docs[1 : 1 + len(ids)]
     ledger = [r.to_json() for r in await store.customer_ledger(tenant, customer, LEDGER_ROWS)]
     return {
         "customer": customer,
-        "facts": facts_in(facts),
+        "facts": facts_in(docs[0]),
         "episodes": index,
         "conversations": [
-            ConversationRecord.from_fields(r).to_json() for r in records if r is not None
+            ConversationRecord.from_fields(r).to_json() for _, r in theirs if r is not None
         ],
-        "conversation_facts": {
-            c: facts_in(d) for c, d in zip(ids, docs[1 + len(ids) :], strict=True) if d
-        },
+        "conversation_facts": {c: facts_in(d) for c, d in zip(ids, docs[1:], strict=True) if d},
         "ledger": ledger,
     }
