@@ -999,6 +999,42 @@ def test_a_failed_turn_does_not_use_up_the_escalation(tmp_path: Path) -> None:
         gw.stop()
 
 
+def test_a_loop_noticed_before_a_long_pause_is_not_acted_on_after_it(tmp_path: Path) -> None:
+    """A loop is recorded once its last turn is answered, its action pending for the
+    next turn. The customer came back five days later about something else ("the refund
+    came, now my address") and got the loop's action: its signal, or with `handoff` the
+    canned handoff text and no answer. Past an hour the pending action is dropped."""
+    gw = start_inprocess(tmp_path, f"sqlite:///{tmp_path}/g.db")
+    try:
+        clock = [1_790_000_000.0]
+        gw.gateway.turn_clock = lambda: clock[0]
+        client = gw.openai()
+        conv = {"X-Conversation-Id": "loop-pause"}
+        messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+        for ask, answer in zip(LOOP_ASKS[:3], SAME_ANSWER[:3], strict=True):
+            messages.append({"role": "user", "content": ask})
+            reply = client.chat.completions.create(
+                model="gpt-4o-mini",
+                messages=messages,
+                extra_headers={**conv, "x-simulator-reply": answer},
+            )
+            messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+            clock[0] += 30
+        auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+        state = gw.http.get(f"{gw.v1}/conversations/loop-pause", headers=auth).json()
+        assert state["escalations"] == 1 and state["escalation_pending"] == "loop"
+        clock[0] += 5 * 86_400
+        messages.append({"role": "user", "content": "It arrived, thanks! Can I add a gift note?"})
+        later = client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini", messages=messages, extra_headers=conv
+        )
+        assert "x-gateway-escalation" not in later.headers
+        state = gw.http.get(f"{gw.v1}/conversations/loop-pause", headers=auth).json()
+        assert state["escalations"] == 1 and state["escalation_pending"] is None
+    finally:
+        gw.stop()
+
+
 # --- pt rewording (loops-pt branch) ---
 # An agent's long notice, said after each short answer: a formula from its second time on
 # (written for these tests, not taken from any workload).

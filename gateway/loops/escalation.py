@@ -51,6 +51,10 @@ WHY = {
 }
 _RETRIES = (0.5, 2.0, 8.0)
 SECRET_ENV = "GATEWAY_WEBHOOK_SECRET"
+# A loop noticed at the end of a turn is acted on at the next turn if it comes within
+# this long; after a longer pause the customer is back about something else (the refund
+# came, a new order) and the detector reads the new turn afresh.
+PENDING_FOR_S = 3600.0
 SIGNATURE_HEADER = "x-gateway-signature"
 
 
@@ -83,10 +87,14 @@ class Escalations:
     def _settings(self, record: ConversationRecord) -> LoopSettings:
         return self._policies.loop(record.plan, record.conversation_class or "default")
 
-    def check(self, record: ConversationRecord, policy: WindowPolicy) -> str | None:
+    def check(self, record: ConversationRecord, policy: WindowPolicy, now: float) -> str | None:
         """Start of a turn: does this turn escalate? A loop noticed at the end of the last
-        turn does; else the stored counters decide. Changes nothing: `commit` records it,
-        once the turn is answered (a turn that fails is retried and escalates then)."""
+        turn does, unless this turn comes more than PENDING_FOR_S after it (its action is
+        dropped then); else the stored counters decide. Changes nothing else: `commit`
+        records it, once the turn is answered (a turn that fails is retried and escalates
+        then)."""
+        if record.escalation_pending and now - record.last_seen > PENDING_FOR_S:
+            record.escalation_pending = None
         if record.escalation_pending:
             return record.escalation_pending
         decision = decide(

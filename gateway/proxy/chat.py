@@ -165,7 +165,7 @@ async def chat_completions(request: Request) -> ASGIApp:
         )
     if caller.conversation:  # the record's id: echoed as the client's header sent it
         turn.sent_id = sent_id(request.headers, "x-conversation-id")
-    turn.escalation = gw.escalations.check(turn.record, turn.policy)
+    turn.escalation = gw.escalations.check(turn.record, turn.policy, gw.turn_clock())
     request_log.note(
         model=call.model,
         conversation_class=turn.record.conversation_class,
