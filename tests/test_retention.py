@@ -125,6 +125,26 @@ def test_a_customer_keeps_their_newest_conversations_and_each_document_its_expir
             assert any(f["value"] for f in export["facts"])
 
 
+def test_the_conversation_forgotten_is_the_one_idle_longest_not_the_one_begun_first(
+    tmp_path: Path, store_url: str
+) -> None:
+    """Two kept (plan pro): a thread begun first and still going, a one-turn chat begun
+    after it, then a third conversation. The thread was forgotten (its summary, counters
+    and loop state) because it began first; the chat idle since is forgotten now."""
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "retention.yaml").write_text("plans: {pro: {episodes_kept: 2}}\n")
+    for gw in running(tmp_path, store_url):
+        thread = ["My order 400123 has not arrived. My name is Marta."]
+        _say(gw, "marta", "thread", thread)
+        time.sleep(0.01)
+        _say(gw, "marta", "chat", ["Do you ship to Madeira?"])
+        time.sleep(0.01)
+        _say(gw, "marta", "thread", [*thread, "Any news on it?"])  # the thread goes on
+        time.sleep(0.01)
+        _say(gw, "marta", "new", ["Can I change the colour of order 400777?"])
+        assert [_status(gw, c) for c in ("thread", "chat", "new")] == [200, 404, 200]
+
+
 def _retention(root: Path, idle_s: float, episodes_s: float) -> None:
     """A retention of seconds (in days, as the file states it)."""
     (root / "policies").mkdir(parents=True, exist_ok=True)

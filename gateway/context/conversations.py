@@ -219,8 +219,15 @@ class ConversationStore(FactsDocuments):
         key = customer_key(record.customer)
         now = time.time()
         index = await self._store.get_doc(EPISODES, record.tenant, key) or {}
-        others = sorted((c for c in index if c != record.id), key=lambda c: _entry_at(index[c]))
-        forgotten = others[: max(0, len(others) + 1 - kept.episodes)]
+        others = [c for c in index if c != record.id]
+        forgotten: list[str] = []
+        if len(others) + 1 > kept.episodes:
+            # The oldest by last activity: an entry holds its conversation's start until
+            # its card is made, and a thread kept going for days outlives newer ones.
+            records = await self._store.get_docs(record.tenant, [(CONVERSATION, c) for c in others])
+            active = {c: _active_at(index[c], r) for c, r in zip(others, records, strict=True)}
+            others.sort(key=active.__getitem__)
+            forgotten = others[: len(others) + 1 - kept.episodes]
         entry = {
             "conversation": record.id,
             "channel": record.channel,
@@ -276,6 +283,13 @@ def _own_facts_key(record: ConversationRecord) -> str | None:
     if record.customer or is_anonymous(record):
         return None
     return conversation_facts_key(record.id)
+
+
+def _active_at(entry: dict[str, Any], record: dict[str, Any] | None) -> tuple[float, str]:
+    """An index entry's place by its conversation's last turn when its record holds it."""
+    at, conversation = _entry_at(entry)
+    last = record.get("last_seen") if record is not None else None
+    return max(at, float(last) if isinstance(last, (int, float)) else 0.0), conversation
 
 
 def _entry_at(entry: dict[str, Any]) -> tuple[float, str]:
