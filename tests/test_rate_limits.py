@@ -23,6 +23,7 @@ from starlette.testclient import TestClient
 from gateway.config import SIMULATOR, Tenant, load_settings
 from gateway.errors import ConfigError
 from gateway.proxy.app import create_app
+from gateway.spend.ceilings import SpendFile, SpendRules
 from gateway.spend.rate_limits import (
     Counter,
     RateLimitsFile,
@@ -130,6 +131,29 @@ def test_limits_merge_plan_tenant_and_key() -> None:
     own = {(c.scope, c.kind): c.limit for c in rules.counters("acme", "pro", "k1", 3, 7)}
     assert own[("key", "requests")] == 3 and own[("key", "tokens")] == 7
     assert rules.counters("globex", "basic", "k2") == ()  # absent: unlimited
+
+
+def test_a_tenant_set_to_null_is_unlimited_whatever_its_plan() -> None:
+    """limits.yaml and spend.yaml say "absent means unlimited" and a tenant's entry
+    overrides its plan's: a VIP on a capped plan given `rpm: null` / `monthly_usd: null`
+    stayed capped (a null was read as not said)."""
+    rules = RateRules(
+        RateLimitsFile.model_validate(
+            {"plans": {"basic": {"rpm": 10, "tpm": 900}}, "tenants": {"vip": {"rpm": None}}}
+        )
+    )
+    found = {(c.scope, c.kind): c.limit for c in rules.counters("vip", "basic", "k1")}
+    assert found == {("tenant", "tokens"): 900}  # its plan's tpm still holds
+    spend = SpendRules(
+        SpendFile.model_validate(
+            {
+                "plans": {"basic": {"monthly_usd": 50, "daily_usd": 5}},
+                "tenants": {"vip": {"monthly_usd": None}},
+            }
+        )
+    )
+    guarded = spend.policy("vip", "basic", None, 1_790_000_000.0).guarded
+    assert [b.period for b in guarded] == ["day"]
 
 
 def test_the_shipped_schema_is_the_model() -> None:

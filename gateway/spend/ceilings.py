@@ -109,7 +109,7 @@ def _merge(plan: Ceiling | None, tenant: Ceiling | None) -> Ceiling:
     values: dict[str, object] = {}
     for layer in (plan, tenant):
         if layer is not None:
-            values.update(layer.model_dump(exclude_none=True, exclude={"schema_ref"}))
+            values.update(layer.model_dump(exclude_unset=True, exclude={"schema_ref"}))
     return Ceiling.model_validate(values)
 
 

@@ -87,7 +87,7 @@ def _merge(plan: RateLimit | None, tenant: RateLimit | None) -> RateLimit:
     values: dict[str, object] = {}
     for layer in (plan, tenant):
         if layer is not None:
-            values.update(layer.model_dump(exclude_none=True, exclude={"schema_ref"}))
+            values.update(layer.model_dump(exclude_unset=True, exclude={"schema_ref"}))
     return RateLimit.model_validate(values)
 
 
