@@ -349,3 +349,22 @@ def test_a_verified_value_stated_again_ends_an_older_unverified_one() -> None:
     assert [f.id for f in current_facts([own, planted])] == ["p1"]
     later = replace(planted, created_at=4.0)
     assert [f.id for f in current_facts([own, later])] == ["p1", "p2"]
+
+
+def test_a_customer_keeps_one_email_the_newest_they_gave(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """The packaged email pattern read every address as a "contact" fact, a kind of the
+    operator's that keeps eight: three addresses given in turn were all kept, and the
+    next conversation's card showed the two stale ones as current. An email is one
+    value per customer: the newest given."""
+    gw = sqlite_app_gateway
+    asks = [f"Please update my email to ann.lee{n}@example.com, thanks." for n in range(3)]
+    _say(gw, "app-1", "webchat", asks, **VERIFIED)
+    emails = [v for v, f in _facts(gw).items() if "@" in v]
+    assert emails == ["ann.lee2@example.com"], emails
+    log = SimulatorLog(gw)
+    _say(gw, "app-2", "webchat", ["Which email do you have for me?"], **VERIFIED)
+    prompt = _last_prompt(log)
+    assert "ann.lee2@example.com" in prompt
+    assert "ann.lee0@" not in prompt and "ann.lee1@" not in prompt
