@@ -174,15 +174,31 @@ def test_responses_web_searches_are_bounded_held_and_booked(searching: InProcess
     [record] = ledger(gw)
     assert Decimal(record["cost_usd"]) == priced(record, "gpt-4o-mini", web_searches=2)
     assert Decimal(record["cost_usd"]) <= SEARCH_CEILING
-    # no ceiling for globex: the upstream stops at the added bound
+    # no ceiling for globex: its call goes as written, its searches booked as made
     other = gw.openai("globex")
     search(other, 50)
     search(other, 3, stream=True)
     first, second = (r for r in ledger(gw) if r["tenant"] == "globex")
     assert {Decimal(first["cost_usd"]), Decimal(second["cost_usd"])} == {
-        priced(first, "gpt-4o-mini", web_searches=10),
+        priced(first, "gpt-4o-mini", web_searches=50),
         priced(second, "gpt-4o-mini", web_searches=3),
     }
+
+
+def test_a_responses_call_is_bounded_only_under_a_ceiling(searching: InProcessGateway) -> None:
+    """The output ceiling a Responses call names none of is added (4,096, spend.yaml's
+    `default_max_output_tokens`) so a ceiling's worst case holds. Without a ceiling to
+    guard, it was added all the same: a tenant with no spend.yaml got every long or
+    reasoning answer cut at 4,096 tokens. Such a call goes as the client wrote it."""
+    fill = {"x-simulator-fill": "1"}
+    capped = searching.openai("acme").responses.create(
+        model="gpt-4o-mini", input="Write it all.", extra_headers=fill
+    )
+    assert capped.usage is not None and capped.usage.output_tokens == 4096
+    whole = searching.openai("globex").responses.create(
+        model="gpt-4o-mini", input="Write it all.", extra_headers=fill
+    )
+    assert whole.usage is not None and whole.usage.output_tokens > 4096
 
 
 @pytest.mark.parametrize("tool", [{"type": "image_generation"}, {"type": "code_interpreter"}])

@@ -210,6 +210,7 @@ async def passthrough(request: Request) -> ASGIApp:
         defaults.default_max_output_tokens,
         defaults.default_max_tool_calls,
         gw.settings.config.limits.max_body_containers,
+        gw.guard.guards(caller),
     )
     request_log.note(model=call.model)
     asked = call.model or "unknown"

@@ -2,11 +2,13 @@
 
 Token-billed routes (embeddings, completions, responses) count their input the way chat
 does and take their output ceiling from the body; where the client named none, the
-route's default (`default_max_output_tokens` in spend.yaml) is added to the forwarded
-body, so the reservation is a true worst case rather than a guess; a Responses call that
-may search the web gets `max_tool_calls` the same way (`default_max_tool_calls`), which
-bounds its searches (gateway.spend.tool_fees), and each search may bring the model's
-context window in again as input (gateway.spend.files). Free routes (models,
+route's default (`default_max_output_tokens` in spend.yaml) is held, and under a ceiling
+added to the forwarded body, so the reservation is a true worst case rather than a guess
+(with no ceiling to guard the call goes as the client wrote it, and the default is only
+its estimate); a Responses call that may search the web gets `max_tool_calls` the same
+way (`default_max_tool_calls`), which bounds its searches (gateway.spend.tool_fees), and
+each search may bring the model's context window in again as input
+(gateway.spend.files). Free routes (models,
 moderations) hold nothing; the rest (audio, images, and Responses tools billed by what
 the model does with them) are billed per image or second and cannot be bounded from
 tokens.
@@ -97,7 +99,10 @@ def read_call(
     defaults: Mapping[str, int],
     max_tool_calls: int,
     most_containers: int,
+    bound: bool = True,
 ) -> PassCall:
+    """`bound`: a ceiling guards the call, so the ceilings it holds are written into the
+    body where the client wrote none."""
     if route not in TOKEN_ROUTES:  # read for its model; JSON of too many arrays refused
         check_containers(body, most_containers)
         model = model_of(json_object_or_none(body))
@@ -114,21 +119,29 @@ def read_call(
     key = _OUTPUT_KEY[route]
     ceiling = positive_int(obj.get(key))
     if ceiling is None:
-        ceiling = obj[key] = defaults.get(route, 1)
+        ceiling = defaults.get(route, 1)
+        if bound:
+            obj[key] = ceiling
     if route == "responses":
-        return _responses(tokens, model, obj, ceiling, max_tool_calls)
+        return _responses(tokens, model, obj, ceiling, max_tool_calls, bound)
     return _completions(tokens, model, obj, ceiling)
 
 
 def _responses(
-    tokens: TokenCounter, model: str, obj: dict[str, Any], ceiling: int, max_tool_calls: int
+    tokens: TokenCounter,
+    model: str,
+    obj: dict[str, Any],
+    ceiling: int,
+    max_tool_calls: int,
+    bound: bool,
 ) -> PassCall:
     check_responses(obj)
     items, tools = obj.get("input"), obj.get("tools")
     searches = 0
     if may_search(tools):  # every built-in tool call may be a search
         searches = positive_int(obj.get("max_tool_calls")) or max_tool_calls
-        obj["max_tool_calls"] = searches
+        if bound:
+            obj["max_tool_calls"] = searches
     return PassCall(
         "responses",
         model,

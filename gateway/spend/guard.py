@@ -144,6 +144,12 @@ class SpendGuard:
         policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, time.time())
         return Reservation(new_id(), model, policy.keys, ())
 
+    def guards(self, caller: Caller) -> bool:
+        """Whether a ceiling holds this caller's calls (the tenant's or its customer's)."""
+        tenant = caller.tenant
+        policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, time.time())
+        return bool(policy.guarded)
+
     async def reserve(
         self,
         caller: Caller,
