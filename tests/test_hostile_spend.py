@@ -28,6 +28,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from gateway.config import SIMULATOR
 from gateway.ops.cli import cli_logic
 from gateway.store import open_store
+from gateway.store.redis_keys import budget_keys
 from tests.conftest import UpstreamLog
 from tests.inprocess import running
 from tests.servers import GatewayProc, free_port, start_gateway, write_config
@@ -469,3 +470,29 @@ def test_renewing_a_reservation_keeps_it_past_its_ttl(store_url: str) -> None:
             await store.close()
 
     asyncio.run(scenario())
+
+
+def test_a_budget_whose_calls_all_failed_expires_like_a_booked_one(redis_url: str) -> None:
+    """A customer-day whose every call failed upstream (reserved, released, never
+    booked) leaves its budget in Redis for as long as a booked one stays, not for ever;
+    so do the holds of a replica that died holding them. Never a hold's short TTL: the
+    budget lives out its period."""
+    budget = "globex|customer:c-1|day|2026-11-03"
+
+    async def scenario() -> None:
+        store = open_store(redis_url)
+        try:
+            assert await store.reserve("failed", [(budget, 10**9)], 60, 30) is None
+            await store.release("failed", [budget])
+            assert await store.budgets([budget]) == {budget: (0, 0)}
+            assert await store.reserve("died", [(budget, 10**9)], 60, 30) is None
+        finally:
+            await store.close()
+
+    asyncio.run(scenario())
+    client = redis.Redis.from_url(redis_url)
+    try:
+        ttls = [client.ttl(key) for key in budget_keys(budget)]
+    finally:
+        client.close()
+    assert all(ttl > 40 * 86400 for ttl in ttls), ttls  # -1: kept for ever

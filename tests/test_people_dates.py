@@ -209,3 +209,51 @@ def test_a_correction_naming_a_day_keeps_the_other_dates() -> None:
     shown = [f.text for f in current_facts(facts) if f.tags[0] == "date"]
     assert any("(2025-03-03)" in t for t in shown), shown
     assert sum("(2025-03-08)" in t for t in shown) == 1, shown
+
+
+def test_next_friday_said_on_a_friday_is_a_week_on_and_a_bare_friday_that_day() -> None:
+    """ "next Friday", "sexta que vem", "el próximo viernes" said on a Friday name the
+    Friday a week on; a bare "Friday" (or a deadline "até sexta") said that Friday is
+    that day (a review found "next Friday" dated the day it was said)."""
+    friday = at("2026-12-11")
+    for said, english in (
+        ("next Friday", True),
+        ("the coming Friday", True),
+        ("sexta que vem", False),
+        ("próxima sexta", False),
+        ("el próximo viernes", False),
+        ("el viernes siguiente", False),
+    ):
+        for ahead in (False, True):
+            assert resolve(said, friday, english, ahead) == "2026-12-18", (said, ahead)
+    assert resolve("até sexta", friday, False, True) == "2026-12-11"
+    assert resolve("this Friday", friday, True, False) == "2026-12-11"
+    assert resolve("last Friday", friday, True, False) == "2026-12-04"
+    assert resolve("next Monday", friday, True, False) == "2026-12-14"  # not a week more
+    agent = "Your refund will be processed by next Friday."
+    assert _dated(agent, "assistant", "2026-12-11") == [
+        "deadline: by next Friday (2026-12-18) (the agent said)"
+    ]
+    assert _dated("I'm away until next Friday", on="2026-12-11") == [
+        "date: next Friday (2026-12-18)"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("said", "on", "ahead", "day"),
+    [
+        ("on the 31st", "2026-03-01", False, "2026-01-31"),  # February has no 31st
+        ("dia 31", "2027-03-01", False, "2027-01-31"),
+        ("on the 31st", "2026-03-01", True, "2026-03-31"),  # a deadline lies ahead
+        ("on the 31st", "2024-03-01", False, "2024-03-31"),  # a tie: the day ahead
+        ("on the 31st", "2026-05-01", False, "2026-05-31"),  # nearer ahead than behind
+        ("dia 30", "2026-03-01", False, "2026-03-30"),
+    ],
+)
+def test_a_day_some_months_lack_is_the_nearest_month_that_has_it(
+    said: str, on: str, ahead: bool, day: str
+) -> None:
+    """ "I was charged twice on the 31st" said on 1 March is 31 January, not a day ahead
+    of it in March only because February has no 31st (a review found the 31st of March);
+    a deadline still lies ahead."""
+    assert resolve(said, at(on), not said.startswith("dia"), ahead) == day

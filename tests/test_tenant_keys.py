@@ -166,6 +166,27 @@ def test_keys_rotate_expire_and_refuse_bad_input(gw: InProcessGateway) -> None:
     assert patched.status_code == 200 and patched.json()["plan"] == "basic"
 
 
+def test_a_key_expiry_past_the_year_9999_is_refused_and_no_key_is_made(
+    gw: InProcessGateway,
+) -> None:
+    """`expires_at` is unix seconds: a JavaScript millisecond timestamp (a key expiring
+    in the year ~58,000) or 1e300 is a 400 naming the field, not a key that never
+    expires; the last second of the year 9999 is still taken."""
+    assert _api(gw, "POST", "/admin/tenants", {"name": "hooli", "plan": "pro"}).status_code == 201
+    for far in (time.time() * 1000, 1e300, 253402300800):
+        answer = _api(gw, "POST", "/admin/tenants/hooli/keys", {"expires_at": far})
+        assert answer.status_code == 400, (far, answer.text)
+        error = answer.json()["error"]
+        assert error["code"] == "invalid_request" and error["param"] == "expires_at", error
+    assert _api(gw, "GET", "/admin/tenants/hooli/keys").json()["keys"] == []
+    last = _api(gw, "POST", "/admin/tenants/hooli/keys", {"expires_at": 253402300799})
+    assert last.status_code == 201, last.text
+    # a rotation's grace period cannot push the old key's expiry past it either
+    key = _api(gw, "POST", "/admin/tenants/hooli/keys", {}).json()["id"]
+    rotated = _api(gw, "POST", f"/admin/keys/{key}/rotate", {"grace_s": 1e300})
+    assert rotated.status_code == 400 and rotated.json()["error"]["param"] == "grace_s"
+
+
 def _check_config(config: Path) -> tuple[int, str]:
     err = io.StringIO()
     with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):

@@ -7,8 +7,9 @@ UTC) is passed in.
 
 A deadline the agent gives lies ahead; a date the customer gives may lie behind ("chegou
 segunda") or ahead ("viajo dia 20"): the nearest such day is taken, a day ahead on a
-tie; "next"/"que vem"/"próxima" always ahead. None when the words name no one day
-("Easter", "next week").
+tie; "next"/"que vem"/"próxima" always ahead, and said on that weekday a week on ("next
+Friday" on a Friday), where a bare weekday (or "até sexta") is that day. None when the
+words name no one day ("Easter", "next week").
 
 The gateway knows no customer's time zone: a relative day ("ontem", "amanhã", a bare
 weekday) is read only between 08:00 and 23:00 UTC, when the date is the same from UTC-8
@@ -101,14 +102,16 @@ def _resolved(
     shift = _relative(text, words) if local else None
     if shift is not None:
         return (said + dt.timedelta(days=shift)).isoformat()
-    ahead = ahead or _AHEAD.search(text) is not None
+    told_next = _AHEAD.search(text) is not None
+    ahead = ahead or told_next
     month, day, year = _month_day(text, words, english)
     weekday = next((_WEEKDAYS[w] for w in words if w in _WEEKDAYS), None)
     if day is not None:
         return _numbered(said, (month, day, year), weekday, ahead, relative, text)
     if weekday is None or not local:
         return None
-    return _weekday(said, weekday, ahead, "last" in words or "passada" in words)
+    last = "last" in words or "passada" in words
+    return _weekday(said, weekday, ahead, last, told_next)
 
 
 def _numbered(
@@ -225,25 +228,32 @@ def _day(year: int, month: int, day: int) -> str | None:
         return None
 
 
+# Months sought behind, at and ahead of the one said: one of any two months running has
+# each day of the month (no two lack the 31st).
+_MONTHS_AROUND = (range(-1, -3, -1), range(1), range(1, 3))
+
+
 def _nearest(
     said: dt.date, month: int | None, day: int, ahead: bool, last_month: bool
 ) -> str | None:
     """The day nearest to `said` with that day (and month), ahead of it for a deadline."""
     if last_month and month is None:
         return _day(*_month_after(said, -1), day)
-    candidates: list[dt.date] = []
-    for shift in (-1, 0, 1):
-        if month is None:
-            iso = _day(*_month_after(said, shift), day)
-        else:
-            iso = _day(said.year + shift, month, day)
-        if iso:
-            candidates.append(dt.date.fromisoformat(iso))
-    return _closest(said, candidates, ahead)
+    if month is not None:
+        found = [_day(said.year + shift, month, day) for shift in (-1, 0, 1)]
+    else:  # the months around that have the day: on 1 March, the 31st is January's
+        found = [_in_months(said, day, shifts) for shifts in _MONTHS_AROUND]
+    return _closest(said, [dt.date.fromisoformat(iso) for iso in found if iso], ahead)
 
 
-def _weekday(said: dt.date, weekday: int, ahead: bool, last: bool) -> str:
-    forward = (weekday - said.weekday()) % 7
+def _in_months(said: dt.date, day: int, shifts: range) -> str | None:
+    """The day `day` of the first month `shifts` months from said's that has it."""
+    return next((iso for shift in shifts if (iso := _day(*_month_after(said, shift), day))), None)
+
+
+def _weekday(said: dt.date, weekday: int, ahead: bool, last: bool, told_next: bool) -> str:
+    """The day of `weekday` nearest `said`; `told_next` ("next Friday"): never `said`."""
+    forward = (weekday - said.weekday()) % 7 or (7 if told_next else 0)
     back = forward - 7 if forward else 0
     if last:
         return (said + dt.timedelta(days=back or -7)).isoformat()

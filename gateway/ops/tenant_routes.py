@@ -14,11 +14,14 @@ POST   /admin/reload                      re-read the policies and tenants.yaml
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
 import orjson
 from starlette.requests import Request
 
+from gateway.context.types import LATEST_TIME
 from gateway.errors import InvalidRequest, NotFound
 from gateway.ops.admin import wanted_format
 from gateway.ops.reload import reload_gateway
@@ -69,12 +72,18 @@ def _key_json(record: KeyRecord, key: str | None = None) -> dict[str, Any]:
     return out
 
 
-def _number(body: dict[str, Any], name: str) -> float | None:
+def _number(body: dict[str, Any], name: str, most: float = math.inf) -> float | None:
+    """A non-negative number of `body`, no more than `most`: a key's expiry ends by the
+    year 9999 (a JavaScript millisecond timestamp would be the year ~58,000)."""
     value = body.get(name)
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         raise InvalidRequest(f"'{name}' must be a non-negative number.", param=name)
+    if value > most:
+        raise InvalidRequest(
+            f"'{name}' must be at most {most:.0f}: seconds, ending by 9999-12-31.", param=name
+        )
     return float(value)
 
 
@@ -106,7 +115,7 @@ async def create_key(request: Request) -> RawResponse:
     record, key = await gw.registry.create_key(
         request.path_params["name"],
         body.get("name"),
-        _number(body, "expires_at"),
+        _number(body, "expires_at", LATEST_TIME),
         body.get("rpm_limit"),
         body.get("tpm_limit"),
     )
@@ -131,7 +140,7 @@ async def rotate_key(request: Request) -> RawResponse:
     gw = _admin(request)
     body = await _body(request, frozenset({"grace_s"}))
     new, key, old = await gw.registry.rotate(
-        request.path_params["key"], _number(body, "grace_s") or 0.0
+        request.path_params["key"], _number(body, "grace_s", LATEST_TIME - time.time()) or 0.0
     )
     out = _key_json(new, key)
     out["replaces"] = {"id": old.id, "revoked": old.revoked, "expires": old.expires}

@@ -194,7 +194,8 @@ class RedisStore:
         if not budgets:
             return None
         call_keys = [k for key, _ in budgets for k in keys.budget_keys(key)]
-        args: list[Any] = [reservation, amount, ttl_s, *(limit for _, limit in budgets)]
+        args: list[Any] = [reservation, amount, ttl_s, _BUDGET_TTL_S]
+        args += [limit for _, limit in budgets]
         async with self._call():
             blocked = int(await self._reserve_script(keys=call_keys, args=args))
         return None if blocked == 0 else budgets[blocked - 1][0]

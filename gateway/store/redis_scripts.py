@@ -72,9 +72,11 @@ return 1
 
 # Reserve `amount` against every budget, or against none.
 # KEYS: one (budget hash, reservation zset, amount hash) triple per guarded budget
-# ARGV[1] reservation id  ARGV[2] amount (units)  ARGV[3] ttl (s)
-# ARGV[4..] the ceiling of each budget, in KEYS order (units)
+# ARGV[1] reservation id  ARGV[2] amount (units)  ARGV[3] ttl (s)  ARGV[4] budget ttl (s)
+# ARGV[5..] the ceiling of each budget, in KEYS order (units)
 # Returns 0 when reserved, else the 1-based index of the first budget it would pass.
+# The three keys get BOOK's budget expiry here too: a budget whose calls all failed
+# (released, never booked) or whose replica died holding it is not kept for ever.
 RESERVE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
@@ -94,7 +96,7 @@ for b = 1, #KEYS, 3 do
   local spent = tonumber(redis.call('HGET', KEYS[b], 'spent') or '0')
   local open = tonumber(redis.call('HGET', KEYS[b], 'open') or '0')
   local index = (b + 2) / 3
-  if spent + open + amount > tonumber(ARGV[3 + index]) then
+  if spent + open + amount > tonumber(ARGV[4 + index]) then
     return index
   end
 end
@@ -102,6 +104,9 @@ for b = 1, #KEYS, 3 do
   redis.call('ZADD', KEYS[b + 1], now + tonumber(ARGV[3]), ARGV[1])
   redis.call('HSET', KEYS[b + 2], ARGV[1], amount)
   redis.call('HINCRBY', KEYS[b], 'open', amount)
+  for k = b, b + 2 do
+    redis.call('EXPIRE', KEYS[k], tonumber(ARGV[4]))
+  end
 end
 return 0
 """
