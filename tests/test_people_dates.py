@@ -257,3 +257,21 @@ def test_a_day_some_months_lack_is_the_nearest_month_that_has_it(
     of it in March only because February has no 31st (a review found the 31st of March);
     a deadline still lies ahead."""
     assert resolve(said, at(on), not said.startswith("dia"), ahead) == day
+
+
+@pytest.mark.parametrize(
+    ("said", "day"),
+    [
+        ("eu viajo e volto na sexta que vem", "2026-12-18"),
+        ("vuelvo el viernes que viene", "2026-12-18"),
+        ("chegou no sábado passado", "2026-12-05"),
+        ("llegó el viernes pasado", "2026-12-04"),
+        ("foi na sexta passada", "2026-12-04"),
+    ],
+)
+def test_a_weekday_told_next_or_past_after_it_is_read_with_those_words(said: str, day: str) -> None:
+    """Said on Friday 2026-12-11: "sexta que vem" was heard as "sexta", that very day;
+    "sábado passado" as the next Saturday and "viernes pasado" as today."""
+    at = dt.datetime(2026, 12, 11, 14, tzinfo=dt.UTC).timestamp()
+    facts = extract_people_facts([{"role": "user", "content": said}], "webchat", at)
+    assert [f.text.rsplit("(", 1)[-1] for f in facts if f.tags[0] == "date"] == [f"{day})"]

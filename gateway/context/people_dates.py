@@ -60,7 +60,8 @@ _RELATIVE = {
 _ISO = re.compile(r"\b(\d{4})-(\d{1,2})-(\d{1,2})\b")
 _SLASHED = re.compile(r"\b(\d{1,2})/(\d{1,2})(?:/(\d{4}|\d{2}))?\b")
 _YEAR = re.compile(r"\b(19\d\d|20\d\d)\b")
-_AHEAD = re.compile(r"\b(?:next|coming|que\s+vem|proxim[oa]|siguiente)\b")
+_AHEAD = re.compile(r"\b(?:next|coming|que\s+vem|que\s+viene|proxim[oa]|siguiente)\b")
+_PAST = frozenset({"last", "passada", "passado", "pasada", "pasado"})  # after the weekday too
 _DAY_BEFORE = re.compile(r"\b(?:anteontem|anteayer)\b|day\s+before\s+yesterday")
 LOCAL_HOURS = range(8, 23)  # UTC hours whose date is the customers' own (see above)
 Said = tuple[int | None, int | None, int | None]  # month, day, year
@@ -110,7 +111,7 @@ def _resolved(
         return _numbered(said, (month, day, year), weekday, ahead, relative, text)
     if weekday is None or not local:
         return None
-    last = "last" in words or "passada" in words
+    last = any(w in _PAST for w in words)
     return _weekday(said, weekday, ahead, last, told_next)
 
 

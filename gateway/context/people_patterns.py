@@ -54,13 +54,14 @@ _PT_DAY = r"(?:segunda|terca|quarta|quinta|sexta)"
 _WEEKEND = r"(?:sabado|domingo)"
 _ES_DAY = r"(?:lunes|martes|miercoles|jueves|viernes)"
 _WEEKDAY = (
-    rf"(?:(?:last|next|this|coming|past)\s+)?{_EN_DAY}\b"
+    rf"(?:(?:(?:last|next|this|coming|past)\s+)?{_EN_DAY}\b"
     rf"|(?:(?:proxima|ultima|nesta|nessa|esta|essa)\s+)?{_PT_DAY}"
     r"[\s-]+feira\b|(?:proxima|ultima|nesta|nessa|na|ate|desde)\s+"
     rf"{_PT_DAY}(?:[\s-]+feira)?\b"
     rf"|(?:(?:proximo|ultimo|neste|nesse|este|esse|no|el|ate|desde)\s+)?{_WEEKEND}\b"
-    rf"|(?:(?:el\s+)?(?:proximo|este)\s+)?{_ES_DAY}\b"
-    r"(?:\s+pasado\b)?"
+    rf"|(?:(?:el\s+)?(?:proximo|este)\s+)?{_ES_DAY}\b)"
+    # said after the day: "sexta que vem", "el viernes que viene", "sábado passado"
+    r"(?:\s+(?:que\s+(?:vem|viene)|passad[oa]|pasad[oa])\b)?"
 )
 # A weekday with its day of the month ("sexta, dia 27", "sábado dia sete", "Monday the
 # 16th", "el viernes 27", "Friday 6 March"): one date, which a weekday alone is not. A
