@@ -3,10 +3,15 @@ date it can see when that is ahead, unless that date is too far ahead to be a fo
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import pytest
+from openai.types.chat import ChatCompletionMessageParam
 
 from gateway.context.heard import CLOCK_LEAD_MAX, CLOCK_STEP, dated_after
 from gateway.context.types import Fact
+from tests.inprocess import start_inprocess
 
 NOW = 1_800_000_000.0
 
@@ -33,3 +38,34 @@ def test_a_turn_is_dated_just_past_the_newest_fact_it_sees(
 ) -> None:
     facts = [fact(d) for d in dates]
     assert dated_after(NOW, facts_until, facts) == pytest.approx(expected, abs=1e-6)
+
+
+def test_a_correction_heard_on_a_replica_whose_clock_is_behind_still_wins(
+    tmp_path: Path,
+) -> None:
+    """Two replicas on one store, the first's clock 3 s ahead. The customer's city said
+    on it, corrected on the other a second later: the correction was dated before the
+    value it corrects, and the old city stayed."""
+    store = f"sqlite:///{tmp_path}/g.db"
+    ahead, behind = start_inprocess(tmp_path / "a", store), start_inprocess(tmp_path / "b", store)
+    try:
+        ahead.gateway.turn_clock = lambda: time.time() + 3.0
+        headers = {"X-Customer-Id": "maria", "X-Conversation-Id": "k1"}
+        said = "Hi, my name is Maria Souza and I live in Porto, my order ORD-55501 is late."
+        messages: list[ChatCompletionMessageParam] = [{"role": "user", "content": said}]
+        reply = ahead.openai().chat.completions.create(
+            model="gpt-4o-mini", messages=messages, extra_headers=headers
+        )
+        messages += [
+            {"role": "assistant", "content": reply.choices[0].message.content or ""},
+            {"role": "user", "content": "Sorry, actually the city is Lisbon, not Porto."},
+        ]
+        behind.openai().chat.completions.create(
+            model="gpt-4o-mini", messages=messages, extra_headers=headers
+        )
+        auth = {"Authorization": f"Bearer {behind.keys['acme']}"}
+        facts = behind.http.get(f"{behind.v1}/customers/maria/facts", headers=auth).json()
+        assert [f["value"] for f in facts["facts"] if f["tags"][0] == "city"] == ["Lisbon"]
+    finally:
+        ahead.stop()
+        behind.stop()

@@ -27,7 +27,10 @@ from gateway.context.types import BASIC_SCOPE, Fact, fact_kind
 
 EXTRACTIONS_KEPT = 256  # folds remembered by content, per process
 CLOCK_STEP = 1e-3  # seconds a turn is dated past the newest fact it sees (dated_after)
-CLOCK_LEAD_MAX = 1.0  # seconds: a fact dated further ahead of the turn is not followed
+# Seconds: a fact dated further ahead of the turn is not followed. Replicas' clocks
+# differ (NTP keeps them within milliseconds; a paused VM, a drifting host, by seconds):
+# a correction heard on one a few seconds behind the last turn's was the older value.
+CLOCK_LEAD_MAX = 60.0
 
 
 def _scan(
@@ -237,7 +240,8 @@ def dated_after(now: float, facts_until: float, facts: Sequence[Fact]) -> float:
     next turn, or the customer's next conversation, that came sooner (an app replaying,
     a bot, another replica's clock a little ahead) would take its own newer facts for
     older ones, and an earlier conversation's for its own. A date further ahead than
-    CLOCK_LEAD_MAX is not followed: no fold dates that far."""
+    CLOCK_LEAD_MAX is not followed: no fold dates that far, and no replica's clock is
+    that far off one that keeps time."""
     dates = [f.created_at for f in facts]
     dates.append(facts_until)  # the conversation's last compaction (0: none)
     ahead = [d for d in dates if now <= d + CLOCK_STEP <= now + CLOCK_LEAD_MAX]
