@@ -263,14 +263,14 @@ def known_plans(policies: Policies, spend: SpendRules) -> frozenset[str]:
 
 
 def _stray_files(policies_dir: Path) -> list[tuple[str, str, str]]:
-    """A policy file under another name (`context.yml`, `Spend.yaml`) would be ignored by
-    the loaders: say so rather than run without it."""
+    """A policy file under another name (`context.yml`, `Spend.yaml`, `SPEND.YAML`) would
+    be ignored by the loaders: say so rather than run without it."""
     if not policies_dir.is_dir():
         return [(str(policies_dir), "-", "the policies folder does not exist")]
     return [
         (str(p), "-", f"not a policy file (the policy files are {', '.join(POLICY_FILES)})")
         for p in sorted(policies_dir.iterdir())
-        if p.suffix in (".yaml", ".yml") and p.name not in POLICY_FILES and p.name[0] != "."
+        if p.suffix.lower() in (".yaml", ".yml") and p.name not in POLICY_FILES and p.name[0] != "."
     ]
 
 

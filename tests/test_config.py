@@ -116,6 +116,19 @@ def test_a_key_given_twice_is_a_config_error(tmp_path: Path, name: str) -> None:
     assert checked.returncode == 1 and "given twice" in checked.stderr
 
 
+@pytest.mark.parametrize("name", ["SPEND.YAML", "x.YML", "Context.Yaml"])
+def test_a_policy_file_with_an_uppercase_extension_is_an_error(tmp_path: Path, name: str) -> None:
+    """`SPEND.YAML` in the policies folder was ignored without a word (the gateway ran
+    without the ceilings it held): only `.yaml`/`.yml` in lowercase were looked at."""
+    config = write_config(tmp_path, "http://127.0.0.1:9/v1", f"sqlite:///{tmp_path / 'g.db'}")
+    path = tmp_path / "policies" / name
+    path.write_text("plans: {basic: {monthly_usd: '1'}}\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(config)
+    [line] = info.value.lines()
+    assert line.startswith(f"{path}: -: not a policy file (the policy files are context.yaml")
+
+
 def test_a_config_that_cannot_be_read_is_listed_not_a_traceback(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -619,6 +619,45 @@ def test_a_key_in_an_upstream_errors_fields_is_withheld(
             assert relayed[name] == value
 
 
+@pytest.mark.parametrize("field", ["param", "code", "type"])
+@pytest.mark.parametrize(
+    "key", ["sk-abcdefghijklmnopqrstuvwxyz", "0123456789abcdef0123456789abcdef"]
+)
+def test_a_field_the_message_would_withhold_as_a_key_is_withheld(
+    gw: GatewayProc, recorder: Recorder, field: str, key: str
+) -> None:
+    """A key of letters only after its prefix, or a 32-hex token (an Azure key), was
+    withheld from the message but relayed as `param`, `code` or `type`: only a prefix
+    followed by a digit was dropped there. A code of words is kept, however long."""
+    error = {
+        "message": f"Invalid header {key}.",
+        "type": "invalid_request_error",
+        "code": "unsupported_country_region_territory",
+        "param": "authorization",
+    }
+    error[field] = key
+    recorder.answers.append(
+        Answer(400, orjson.dumps({"error": error}), {"content-type": "application/json"})
+    )
+    with (
+        openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0) as client,
+        pytest.raises(openai.BadRequestError) as info,
+    ):
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}]
+        )
+    assert key not in info.value.response.text
+    assert info.value.response.json()["error"]["message"] == "Invalid header [withheld]."
+    relayed = {"param": info.value.param, "code": info.value.code, "type": info.value.type}
+    kept = {
+        "param": "authorization",
+        "code": "unsupported_country_region_territory",
+        "type": "invalid_request_error",
+    }
+    dropped = {"param": None, "code": None, "type": "invalid_request_error"}  # the fallback
+    assert relayed == {**kept, field: dropped[field]}
+
+
 JSON_WITHOUT_USAGE = {
     "chat function_call": (
         "chat/completions",

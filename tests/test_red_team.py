@@ -7,6 +7,7 @@ responses, unbounded `n`."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 import openai
@@ -46,6 +47,45 @@ def test_an_id_longer_than_the_limit_is_refused_not_cut(
         headers={"Authorization": f"Bearer {sqlite_app_gateway.keys['acme']}"},
     )
     assert response.status_code == 400 and response.json()["error"]["code"] == "id_too_long"
+
+
+def test_a_conversation_id_longer_than_the_limit_is_refused_on_its_routes(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """The customer routes refused a path id over 256 characters (400 id_too_long); the
+    conversation routes looked it up as given and answered 404, as for an unknown id."""
+    gw = sqlite_app_gateway
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    url = f"{gw.v1}/conversations/{'c' * 257}"
+    for method, path, body in (
+        ("GET", "", None),
+        ("PUT", "/state", {"state": "waiting"}),
+        ("POST", "/events", {"type": "progress"}),
+        ("POST", "/close", None),
+    ):
+        answer = gw.http.request(method, url + path, json=body, headers=auth)
+        assert answer.status_code == 400, (method, path, answer.text)
+        error = answer.json()["error"]
+        assert (error["code"], error["param"]) == ("id_too_long", "conversation"), error
+        assert "256" in error["message"]
+
+
+def test_a_conversation_shows_its_cost_in_usd_as_the_other_routes_do(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """GET /v1/conversations/{id} showed only `cost_units` (integers of 1e-10 USD) where
+    every other route shows `cost_usd`, a decimal string."""
+    gw = sqlite_app_gateway
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    for text in ("Where is order 48213?", "It was sent to Lisbon."):
+        assert _chat(gw, text, **{"X-Conversation-Id": "priced"}).status_code == 200
+    shown = gw.http.get(f"{gw.v1}/conversations/priced", headers=auth).json()
+    [spent] = [t for t in gw.admin("/admin/spend").json()["tenants"] if t["tenant"] == "acme"]
+    assert shown["cost_usd"] == spent["cost_usd"] and Decimal(shown["cost_usd"]) > 0
+    assert Decimal(shown["cost_usd"]) == Decimal(shown["cost_units"]) / 10**10
+    first = Decimal(shown["first_turn_cost_usd"])
+    assert 0 < first < Decimal(shown["cost_usd"])
+    assert first == Decimal(shown["first_turn_cost_units"]) / 10**10
 
 
 def test_a_verified_fact_of_an_earlier_conversation_is_not_confirmed_to_a_guess(

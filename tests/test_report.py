@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import re
 import subprocess
@@ -10,8 +12,10 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import httpx
+import pytest
 
 from gateway.context.conversation_record import ConversationRecord
+from gateway.ops.cli import cli_logic
 from gateway.ops.metrics import TURN_BUCKETS, turn_bucket
 from gateway.ops.report import as_csv, as_table, compute, figure, percentile, pyplot, top_share
 from gateway.ops.report_svg import concentration_svg, turn_cost_svg, usd_tick
@@ -142,6 +146,22 @@ def test_plot_without_matplotlib_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert run.stderr.count("\n") == 1 and "Traceback" not in run.stderr
     assert run.stderr.startswith("error: --plot needs matplotlib") and "[plot]" in run.stderr
     assert run.stdout == "" and not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize("period", ["garbage", "2026-13", "2026-1", "٢٠٢٦-01"])
+def test_a_period_the_admin_api_refuses_is_refused_by_the_command(
+    tmp_path: Path, period: str
+) -> None:
+    """`gateway report --period garbage` printed an empty report and exited 0, where
+    /admin/report answers 400 for the same period: now a one-line error naming it, exit 2
+    (as a refused `--plot`), nothing on stdout."""
+    config = write_config(tmp_path, "http://127.0.0.1:9/v1", f"sqlite:///{tmp_path / 'g.db'}")
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli_logic(["report", "--config", str(config), "--period", period])
+    assert (code, out.getvalue()) == (2, ""), err.getvalue()
+    assert err.getvalue().count("\n") == 1 and err.getvalue().startswith("error: --period ")
+    assert repr(period) in err.getvalue() and "YYYY-MM" in err.getvalue()
 
 
 def test_the_plot_names_tenant_and_period_with_percent_axes() -> None:

@@ -303,6 +303,23 @@ def test_without_tenants_yaml_no_tenant_is_declared_and_the_store_holds_them(
         assert [(t["name"], t["source"]) for t in listed] == [("acme", "api")]
 
 
+def test_check_config_says_its_tenant_count_is_of_tenants_yaml(tmp_path: Path) -> None:
+    """`ok: config.yaml (0 tenants, ...)` under a warning naming a tenant of the store:
+    the count was of tenants.yaml's tenants only, and said so nowhere."""
+    config = write_config(tmp_path, SIMULATOR, f"sqlite:///{tmp_path / 'g.db'}")
+    (tmp_path / "policies" / "tenants.yaml").unlink()
+    spend = {"plans": {"pro": {"monthly_usd": "5"}, "basic": {"monthly_usd": "1"}}}
+    (tmp_path / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
+    add = ["tenants", "add", "hooli", "--plan", "pro", "--config", str(config)]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        assert cli_logic(add) == 0
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        assert cli_logic(["check-config", "--config", str(config)]) == 0
+    assert "tenants hooli have a spend ceiling" in err.getvalue()
+    assert out.getvalue().startswith(f"ok: {config} (0 tenants in tenants.yaml, store sqlite:")
+
+
 def _metric_sha(gw: InProcessGateway) -> str:
     text = gw.http.get("/metrics", headers=ADMIN).text
     line = next(x for x in text.splitlines() if x.startswith("gateway_config_info{"))

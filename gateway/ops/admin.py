@@ -42,7 +42,12 @@ SPEND_COLUMNS = (
 
 def requested_period(request: Request) -> str:
     """The `period` query parameter, checked (YYYY-MM); this month when absent."""
-    period = request.query_params.get("period") or period_of(time.time())
+    return checked_period(request.query_params.get("period"))
+
+
+def checked_period(period: str | None) -> str:
+    """A period as YYYY-MM (`gateway report --period` too); this month when not given."""
+    period = period or period_of(time.time())
     if not _PERIOD.fullmatch(period):
         raise InvalidRequest("'period' must look like YYYY-MM.", param="period")
     return period

@@ -12,7 +12,7 @@ from typing import Any
 
 from gateway.config import Settings, load_settings
 from gateway.context.policy import packaged_entries_back
-from gateway.errors import ConfigError
+from gateway.errors import ConfigError, InvalidRequest
 from gateway.ops import tenant_cli
 
 DESCRIPTION = (
@@ -123,7 +123,8 @@ def _check_config(config: str) -> int:
             "policies apply (gateway/data/context.yaml)",
             file=sys.stderr,
         )
-    print(f"ok: {config} ({len(settings.tenants_by_hash)} tenants, store {settings.store_url})")
+    declared = len(settings.tenants_by_hash)
+    print(f"ok: {config} ({declared} tenants in tenants.yaml, store {settings.store_url})")
     return 0
 
 
@@ -215,13 +216,17 @@ def _registry(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     import asyncio
-    import time
 
     from gateway.errors import StoreUnavailable
+    from gateway.ops.admin import checked_period
     from gateway.ops.report import PlotUnavailable, gather, pyplot
     from gateway.runtime import open_configured_store
-    from gateway.store.records import period_of
 
+    try:
+        period = checked_period(args.period)
+    except InvalidRequest as exc:
+        print(f"error: --period {args.period!r}: {exc.message}", file=sys.stderr)
+        return 2
     if args.plot:  # before reading the store: a missing extra is known at once
         try:
             pyplot()
@@ -234,7 +239,6 @@ def _report(args: argparse.Namespace) -> int:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
         return 1
-    period = args.period or period_of(time.time())
 
     async def read() -> Any:
         from gateway.tenancy.registry import Registry

@@ -421,7 +421,7 @@ def _tenant_families(spend: Iterable[SpendRow]) -> Iterator[Metric]:
     )
     requests = CounterMetricFamily(
         "gateway_tenant_requests",
-        "Booked upstream calls per tenant, all periods.",
+        "Booked calls per tenant, all periods (upstream calls and handoff answers).",
         labels=["tenant", "plan"],
     )
     unpriced = CounterMetricFamily(

@@ -28,6 +28,7 @@ from gateway.proxy.http_responses import RawResponse, json_response
 from gateway.proxy.identity import MAX_HEADER_VALUE, Caller, authenticate, identify, path_id
 from gateway.proxy.request_body import json_object
 from gateway.runtime import Gateway
+from gateway.spend.money import usd_text
 
 MAX_FACT_CHARS = 2000
 
@@ -40,6 +41,25 @@ async def _caller(request: Request) -> tuple[Gateway, Caller]:
 async def _json_body(request: Request, gw: Gateway, caller: Caller, limit: int) -> dict[str, Any]:
     raw = await gw.read_body(request, caller.tenant.name, limit)
     return json_object(raw, gw.settings.config.limits.max_body_containers)
+
+
+def _conversation(request: Request) -> str:
+    """The path's conversation id, read as the customer's is (identity.path_id): one
+    over the length of an id is refused, as the header naming it would be."""
+    conversation = path_id(str(request.path_params["conversation"]), "conversation")
+    if conversation is None:
+        raise InvalidRequest("The conversation id is empty.", param="conversation")
+    return conversation
+
+
+def _shown(record: ConversationRecord) -> dict[str, Any]:
+    """The record as the tenant sees it, its costs also in USD as every other route
+    shows money (decimal strings); the integer units stay for existing readers."""
+    doc = record.public()
+    doc["cost_usd"] = usd_text(record.cost_units)
+    first = record.first_turn_cost_units
+    doc["first_turn_cost_usd"] = None if first is None else usd_text(first)
+    return doc
 
 
 async def _record(gw: Gateway, caller: Caller, conversation: str) -> ConversationRecord:
@@ -67,20 +87,21 @@ async def _addressable(gw: Gateway, caller: Caller, conversation: str) -> Conver
 
 async def get_conversation(request: Request) -> RawResponse:
     gw, caller = await _caller(request)
-    record = await _record(gw, caller, request.path_params["conversation"])
-    return json_response(orjson.dumps(record.public()))
+    record = await _record(gw, caller, _conversation(request))
+    return json_response(orjson.dumps(_shown(record)))
 
 
 async def put_state(request: Request) -> RawResponse:
     gw, caller = await _caller(request)
+    conversation = _conversation(request)
     body = await _json_body(request, gw, caller, 64 * 1024)
     state = body.get("state")
     if state is not None and not isinstance(state, str | dict):
         raise InvalidRequest("'state' must be a string, an object or null.", param="state")
-    record = await _addressable(gw, caller, request.path_params["conversation"])
+    record = await _addressable(gw, caller, conversation)
     record.operational_state = orjson.dumps(state).decode() if isinstance(state, dict) else state
     await gw.windows.conversations.save(record)
-    return json_response(orjson.dumps(record.public()))
+    return json_response(orjson.dumps(_shown(record)))
 
 
 async def post_event(request: Request) -> RawResponse:
@@ -88,28 +109,29 @@ async def post_event(request: Request) -> RawResponse:
     says the conversation moved on, which resets its loop and turn-ceiling clocks (and
     drops the action of a loop noticed at the end of the last turn)."""
     gw, caller = await _caller(request)
+    conversation = _conversation(request)
     body = await _json_body(request, gw, caller, 64 * 1024)
     kind = body.get("type")
     if kind not in ("progress", "resolved"):
         raise InvalidRequest("'type' must be 'progress' or 'resolved'.", param="type")
-    record = await _addressable(gw, caller, request.path_params["conversation"])
+    record = await _addressable(gw, caller, conversation)
     record.loop_state = progressed(LoopState.from_json(record.loop_state), record.turns).to_json()
     record.escalation_pending = None  # a loop noticed is past: its action is not applied
     record.last_event = kind
     record.events += 1
     await gw.windows.conversations.save(record)
-    return json_response(orjson.dumps(record.public()))
+    return json_response(orjson.dumps(_shown(record)))
 
 
 async def close_conversation(request: Request) -> RawResponse:
     gw, caller = await _caller(request)
-    record = await _record(gw, caller, request.path_params["conversation"])
+    record = await _record(gw, caller, _conversation(request))
     record.closed = True
     await gw.windows.conversations.save(record)
     episode = await gw.windows.episodes.closed(
         caller, record, record.model or "default", gw.turn_clock()
     )
-    return json_response(orjson.dumps({**record.public(), "episode_summary": episode.summary}))
+    return json_response(orjson.dumps({**_shown(record), "episode_summary": episode.summary}))
 
 
 def _fact_id(given: Any, customer: str, text: str) -> str:

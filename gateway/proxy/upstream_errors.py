@@ -33,9 +33,10 @@ _KEY_LIKE = re.compile(
 )
 _NAME_OF_KEY = re.compile(_KEY_NAME)
 _SHORT_FIELD = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
-# A field that reads as a prefixed key ("sk-proj-1a2B..."): a code such as
-# "proj_limit_exceeded" has no digit.
-_KEY_FIELD = re.compile(r"(?i)\b(?:sk|pk|rk|gk|ak|org|proj)[-_](?=\S*\d)")
+# A field of lowercase words ("proj_limit_exceeded", "unsupported_country_region_territory"),
+# as every OpenAI type and code reads: kept although _KEY_LIKE would withhold it from a
+# message (a prefix, or 32 characters). A key has digits, capitals or a long run of letters.
+_WORDS_FIELD = re.compile(r"[a-z]{1,16}(?:_[a-z]{1,16})*")
 
 
 def scrub(text: str, secrets: Sequence[str]) -> str:
@@ -58,7 +59,9 @@ def _field(value: Any, secrets: Sequence[str]) -> str | None:
         value = str(value)
     if not isinstance(value, str) or not _SHORT_FIELD.match(value):
         return None
-    if _KEY_FIELD.search(value) or any(secret in value for secret in secrets if secret):
+    if any(secret in value for secret in secrets if secret):
+        return None
+    if _KEY_LIKE.search(value) and not _WORDS_FIELD.fullmatch(value):
         return None
     return value
 
