@@ -658,6 +658,26 @@ def test_a_field_the_message_would_withhold_as_a_key_is_withheld(
     assert relayed == {**kept, field: dropped[field]}
 
 
+def test_a_param_naming_a_message_by_its_index_is_relayed(
+    gw: GatewayProc, recorder: Recorder
+) -> None:
+    """OpenAI names the part of a body it refuses as "messages[0].content": such a
+    `param` was dropped whole (brackets read as no field's), so the SDK user lost it."""
+    param = "messages[12].tool_calls[0].function.arguments"
+    error = {"message": "Invalid JSON.", "type": "invalid_request_error", "param": param}
+    recorder.answers.append(
+        Answer(400, orjson.dumps({"error": error}), {"content-type": "application/json"})
+    )
+    with (
+        openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0) as client,
+        pytest.raises(openai.BadRequestError) as info,
+    ):
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}]
+        )
+    assert info.value.param == param
+
+
 JSON_WITHOUT_USAGE = {
     "chat function_call": (
         "chat/completions",

@@ -32,7 +32,7 @@ _KEY_LIKE = re.compile(
     r"|\b[A-Za-z0-9_\-]{32,}\b"
 )
 _NAME_OF_KEY = re.compile(_KEY_NAME)
-_SHORT_FIELD = re.compile(r"^[A-Za-z0-9_.\-]{1,64}$")
+_SHORT_FIELD = re.compile(r"^[A-Za-z0-9_.\-\[\]]{1,64}$")  # "messages[0].content" too
 # A field of lowercase words ("proj_limit_exceeded", "unsupported_country_region_territory"),
 # as every OpenAI type and code reads: kept although _KEY_LIKE would withhold it from a
 # message (a prefix, or 32 characters). A key has digits, capitals or a long run of letters.
