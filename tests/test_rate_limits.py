@@ -156,6 +156,25 @@ def test_a_tenant_set_to_null_is_unlimited_whatever_its_plan() -> None:
     assert [b.period for b in guarded] == ["day"]
 
 
+def test_a_tenants_null_lifts_only_limits_never_the_models_its_plan_names() -> None:
+    """A null for `price_as` or `degrade_to` took the plan's model away from the plan's
+    `unpriced: price_as` / `action: degrade`: every call a 500 (the merged ceiling failed
+    its own check on the request path), or degrade to no model. Those are the plan's."""
+    spend = SpendRules(
+        SpendFile.model_validate(
+            {
+                "plans": {
+                    "basic": {"monthly_usd": 50, "unpriced": "price_as", "price_as": "gpt-4o"},
+                    "pro": {"monthly_usd": 90, "action": "degrade", "degrade_to": "gpt-4o-mini"},
+                },
+                "tenants": {"vip": {"price_as": None, "degrade_to": None}},
+            }
+        )
+    )
+    assert spend.policy("vip", "basic", None, 1_790_000_000.0).ceiling.price_as == "gpt-4o"
+    assert spend.policy("vip", "pro", None, 1_790_000_000.0).ceiling.degrade_to == "gpt-4o-mini"
+
+
 def test_the_shipped_schema_is_the_model() -> None:
     schema = json.loads((REPO / "policies" / "schema" / "limits.schema.json").read_text())
     assert schema == RateLimitsFile.model_json_schema(by_alias=True)

@@ -105,11 +105,19 @@ class SpendPolicy:
         return tuple(b.key for b in self.budgets)
 
 
+# The limits a tenant's `null` lifts (no ceiling there); its other settings (the action,
+# the models it names) are taken from its plan where it sets none, `null` included.
+LIFTED_BY_NULL = frozenset(
+    {"monthly_usd", "daily_usd", "customer_monthly_usd", "customer_daily_usd"}
+)
+
+
 def _merge(plan: Ceiling | None, tenant: Ceiling | None) -> Ceiling:
     values: dict[str, object] = {}
     for layer in (plan, tenant):
         if layer is not None:
-            values.update(layer.model_dump(exclude_unset=True, exclude={"schema_ref"}))
+            said = layer.model_dump(exclude_unset=True, exclude={"schema_ref"})
+            values.update({k: v for k, v in said.items() if v is not None or k in LIFTED_BY_NULL})
     return Ceiling.model_validate(values)
 
 
