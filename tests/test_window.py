@@ -18,7 +18,7 @@ from gateway.context.engine import (
     summary_room,
 )
 from gateway.context.policy import DEFAULT_POLICY, load_policies
-from gateway.context.prompts import fact_line
+from gateway.context.prompts import fact_line, facts_block
 from gateway.context.summaries import extractive_summary, recompress
 from gateway.context.turn import EngineTokens
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
@@ -135,6 +135,7 @@ def facts(draw: Any) -> list[Fact]:
                 scope=draw(st.sampled_from(["basic", "payment", "verified"])),
                 source_channel=draw(st.sampled_from(["phone", "webchat", "crm"])),
                 confirmed=draw(st.booleans()),
+                confirmed_at=draw(st.sampled_from([None, 1.7e9, 1.8e9])),  # tags differ
                 created_at=float(n),
             )
         )
@@ -315,7 +316,8 @@ def test_facts_beyond_the_ceiling_are_chosen_by_relevance_not_age() -> None:
     new_irrelevant = Fact(
         "b", "Prefers blue jackets in size M please", ("fashion",), created_at=9.0
     )
-    one = max(t.text(fact_line(f)) + 1 for f in (old_relevant, new_irrelevant))  # not two
+    # room for one of them with its tag line, not two
+    one = max(sum(t.text(x) + 1 for x in facts_block([f])) for f in (old_relevant, new_irrelevant))
     p = shipped_policy(quota_tokens=6000, facts_floor=0, facts_ceiling=one, transcript_floor=500)
     inp = WindowInput(
         messages=[{"role": "user", "content": "where is it?"}],
@@ -337,7 +339,7 @@ def test_facts_beyond_the_ceiling_of_equal_relevance_go_by_when_last_said() -> N
         "a", "order: 7781342", ("order",), created_at=1.0, value="7781342", said_again_at=9.0
     )
     said_once = Fact("b", "order: 7790415", ("order",), created_at=5.0, value="7790415")
-    one = t.text(fact_line(asked_after)) + 1  # room for one of the two
+    one = sum(t.text(x) + 1 for x in facts_block([asked_after]))  # one of the two, tagged
     p = shipped_policy(quota_tokens=6000, facts_floor=0, facts_ceiling=one, transcript_floor=500)
     inp = WindowInput(
         messages=[{"role": "user", "content": "where is it?"}],

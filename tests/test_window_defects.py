@@ -19,7 +19,7 @@ from gateway.context.engine import (
     plan_compaction,
 )
 from gateway.context.policy import DEFAULT_POLICY, POLICY_FILE, load_policies
-from gateway.context.prompts import fact_line, render_episode
+from gateway.context.prompts import fact_line, facts_block, render_episode
 from gateway.context.summaries import extractive_summary, recompress
 from gateway.context.turn import EngineTokens
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
@@ -223,7 +223,7 @@ def test_a_short_transcript_takes_nothing_from_facts_or_episodes() -> None:
         transcript_floor=2000,
     )
     facts = [_fact(n, scope="basic") for n in range(20)]
-    facts_cost = sum(TOKENS.text(fact_line(f)) + 1 for f in facts)
+    facts_cost = sum(TOKENS.text(line) + 1 for line in facts_block(facts))  # tag line too
     episode = Episode("earlier", "phone", "the courier " * 120, 1.0)
     assert 900 < facts_cost <= 1200 and TOKENS.text(render_episode(episode)) > 200
     window = _window(

@@ -21,6 +21,7 @@ from gateway.context.engine import SUMMARY_LEAST_TOKENS, Window, WindowInput, as
 from gateway.context.prompts import (
     context_message,
     fact_line,
+    facts_block,
     render_episode,
     split_overhead,
     summary_message,
@@ -198,7 +199,7 @@ def conversations(draw: Any, more: list[Any] | None = None) -> Case:
             least = _least(longer)
         op = case.window().report.slices["operational_state"]
         shown = [f for f in _visible(case) if _showable(case, f)]
-        wanted = min(p.facts_ceiling, sum(_cost(t, fact_line(f)) for f in shown)) + min(
+        wanted = min(p.facts_ceiling, _block(case, shown)) + min(
             p.facts_ceiling + p.episodes_ceiling, sum(_cost(t, render_episode(e)) for e in es)
         )
         quota = op + least + draw(st.integers(0, wanted + SPLIT))
@@ -287,18 +288,27 @@ def _records(window: Window) -> int:
 
 
 def _charged(case: Case, fs: list[Fact], es: list[Episode]) -> int:
-    """What records cost the quota: one block (facts by age, episodes newest first), and a
-    second block's label when a fact heard here is shown after the running summary."""
+    """What records cost the quota: one block (facts by age, episodes newest first), or,
+    once summarized, the facts heard here in a block of their own after the summary."""
     fs = sorted(fs, key=lambda f: (f.created_at, f.id))
     es = sorted(es, key=lambda e: -e.ended_at)
-    message = context_message(fs, es)
-    cost = case.tokens.message(message) if message else 0
-    if _summarized(case) and any(f.created_at >= case.inp.started for f in fs):
-        cost += SPLIT
-    return cost
+    blocks = [(fs, es)]
+    if _summarized(case):
+        here = [f for f in fs if f.created_at >= case.inp.started]
+        blocks = [([f for f in fs if f.created_at < case.inp.started], es), (here, [])]
+    messages = [context_message(f, e, case.inp.scopes) for f, e in blocks]
+    return sum(case.tokens.message(m) for m in messages if m is not None)
 
 
+# What a second records block costs beyond its facts (its label and heading): a quota
+# drawn up to what the records want, plus this, binds in a large share of cases.
 SPLIT = TOKENS.message(split_overhead())
+
+
+def _block(case: Case, fs: list[Fact]) -> int:
+    """The facts slice as shown: each fact's line and each run's tag line."""
+    fs = sorted(fs, key=lambda f: (f.created_at, f.id))
+    return sum(_cost(case.tokens, line) for line in facts_block(fs, case.inp.scopes))
 
 
 # The same examples on every run (derandomize): one fresh-clone run of the suite timed
@@ -353,14 +363,14 @@ def test_each_slice_filled_in_order_within_its_budget(case: Case) -> None:
     visible = _visible(case)
     lines = set(text.split("\n"))  # a fact's line, not one it begins (order 1, order 12)
     shown = [f for f in visible if fact_line(f) in lines]
+    assert slices["facts"] == _block(case, shown)  # tag lines within the facts' ceiling
     cards = [e for e in case.inp.episodes if render_episode(e) in text]
     for fact in case.inp.facts:
         if fact not in visible or not _showable(case, fact):
             assert fact_line(fact) not in lines, fact
         elif fact not in shown:
-            cost = _cost(case.tokens, fact_line(fact))
             with_it = _charged(case, [*shown, fact], cards)
-            assert slices["facts"] + cost > facts_budget or with_it > room, fact
+            assert _block(case, [*shown, fact]) > facts_budget or with_it > room, fact
     for episode in case.inp.episodes:
         if episode not in cards:
             cost = _cost(case.tokens, render_episode(episode))

@@ -12,9 +12,9 @@ from gateway.context.fact_blocks import showable, subject_words, visible_facts
 from gateway.context.prompts import (
     context_message,
     fact_line,
+    facts_block,
     op_message,
     render_episode,
-    split_overhead,
 )
 from gateway.context.transcript import Segments, Tokens, WindowInput, least_transcript
 from gateway.context.types import Episode, Fact, last_said
@@ -57,31 +57,43 @@ def _fill(items: Sequence[Any], costs: Sequence[int], budget: int) -> tuple[list
 
 
 def _within(
-    rank: Callable[[int], list[int]], cap: int, room: int, charged: Callable[[list[int]], int]
+    rank: Callable[[int], list[int]],
+    cap: int,
+    room: int,
+    charged: Callable[[list[int]], int],
+    measured: Callable[[list[int]], int] | None = None,
 ) -> list[int]:
     """One records slice: the seed's fill up to `cap` (`rank(cap)` gives the costs in fill
-    order), cut while the records as charged pass `room`, then topped up with what still
-    fits: a fill under a lowered cap can leave out more than it must, and a label can go
-    with the last item that needed it."""
+    order), cut while the records as charged pass `room`, or the slice as `measured`
+    (its items with what they share: the facts' tag lines) passes `cap`, then topped up
+    with what still fits: a fill under a lowered cap can leave out more than it must,
+    and a label can go with the last item that needed it."""
+
+    def over_by(picked: list[int]) -> tuple[int, int]:
+        """(by how much the picked pass room or cap, what the records are charged)."""
+        cost = charged(picked)
+        slice_over = measured(picked) - cap if measured is not None else 0
+        return max(cost - room, slice_over), cost
+
     costs = rank(cap)
     chosen, used = _fill(costs, costs, cap)
-    over = charged(chosen) - room
-    if over <= 0:
+    over, now = over_by(chosen)
+    if over <= 0 and measured is None:
         return chosen
     while over > 0 and chosen:
         lowered = used - over
         costs = rank(lowered)
         chosen, used = _fill(costs, costs, lowered)
-        over = charged(chosen) - room
+        over, now = over_by(chosen)
     # Only a candidate that can fit is rendered and counted: with thousands of the app's
     # facts, counting each beside the others would cost seconds.
-    taken, now = set(chosen), over + room  # what the last cut's records are charged
+    taken = set(chosen)
     for index, extra in enumerate(costs):
         if index in taken or used + extra > cap or now + extra > room + _JOIN_SLACK:
             continue
         grown = sorted([*chosen, index])
-        cost = charged(grown)
-        if cost <= room:
+        grown_over, cost = over_by(grown)
+        if grown_over <= 0:
             chosen, used, now = grown, used + extra, cost
             taken.add(index)
     return chosen
@@ -149,12 +161,17 @@ def allocate(
 
     def charged(facts: list[Fact], episodes: list[Episode]) -> int:
         ordered = sorted(facts, key=lambda f: (f.created_at, f.id))
-        message = context_message(ordered, episodes, inp.scopes)
-        labelled = tokens.message(message) if message else 0
-        if seg.summarized and any(f.created_at >= inp.started for f in facts):
-            # heard here, shown after the summary in a block of its own: both labels
-            labelled += tokens.message(split_overhead())
-        return labelled
+        blocks = [(ordered, episodes)]
+        if seg.summarized:  # heard here: shown after the summary, in a block of its own
+            here = [f for f in ordered if f.created_at >= inp.started]
+            blocks = [([f for f in ordered if f.created_at < inp.started], episodes), (here, [])]
+        messages = [context_message(f, e, inp.scopes) for f, e in blocks]
+        return sum(tokens.message(m) for m in messages if m is not None)
+
+    def block(picked: list[int]) -> int:
+        """The facts' lines as shown, each run's tag line with them."""
+        ordered = sorted((visible[i] for i in picked), key=lambda f: (f.created_at, f.id))
+        return sum(tokens.text(line) + 1 for line in facts_block(ordered, inp.scopes))
 
     facts_cap = min(p.facts_ceiling, room)  # room <= available
     chosen = _within(
@@ -162,9 +179,10 @@ def allocate(
         facts_cap,
         room,
         lambda picked: charged([visible[i] for i in picked], []),
+        block,
     )
     facts = sorted((visible[i] for i in chosen), key=lambda f: (f.created_at, f.id))
-    facts_tokens = sum(cost[id(f)] for f in facts)
+    facts_tokens = block(chosen)
     episodes_budget = min(
         p.episodes_ceiling + facts_cap - facts_tokens,
         available - facts_tokens,
