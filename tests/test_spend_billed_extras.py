@@ -199,6 +199,10 @@ def test_a_responses_call_is_bounded_only_under_a_ceiling(searching: InProcessGa
         model="gpt-4o-mini", input="Write it all.", extra_headers=fill
     )
     assert whole.usage is not None and whole.usage.output_tokens > 4096
+    # booked as the provider reported it: 4,096 was no ceiling of this call (the review
+    # found it read as one, the usage "implausible" and booked as a 4,096 estimate)
+    [booked] = [r for r in ledger(searching) if r["tenant"] == "globex"]
+    assert booked["output_tokens"] == whole.usage.output_tokens and not booked["estimated"]
 
 
 @pytest.mark.parametrize("tool", [{"type": "image_generation"}, {"type": "code_interpreter"}])

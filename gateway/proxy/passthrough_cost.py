@@ -17,14 +17,14 @@ tokens.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import orjson
 
 from gateway.errors import InvalidRequest
 from gateway.ledger.tokens import TokenCounter
-from gateway.ledger.usage import UsageBound
+from gateway.ledger.usage import MAX_TOKENS, UsageBound
 from gateway.proxy.provider_refs import check_responses
 from gateway.proxy.request_body import (
     ask_stream_usage,
@@ -61,6 +61,9 @@ class PassCall:
     web_searches: int = 0  # the most it may make (gateway.spend.tool_fees)
     files: bool = False  # carries a file: held at the model's context window
     tier: str | None = None  # the service tier it asks for: held at its rates
+    # False: the body names no output ceiling and none was added (no spend ceiling
+    # guards the call): `max_output` is the route's default, an estimate, not a bound.
+    ceiling_sent: bool = True
 
     @property
     def held_output(self) -> int:
@@ -81,7 +84,8 @@ class PassCall:
         case. A report past it is not believed."""
         if not self.estimated:
             return None
-        output, images = self.held_output, beyond_count(self.model or "", self.images)
+        output = self.held_output if self.ceiling_sent else MAX_TOKENS
+        images = beyond_count(self.model or "", self.images)
         if self.files or self.web_searches:
             return UsageBound(output, held_input + images, input_held=True)
         return UsageBound(output, corrected(self.raw_input, factor) + images)
@@ -122,9 +126,12 @@ def read_call(
         ceiling = defaults.get(route, 1)
         if bound:
             obj[key] = ceiling
-    if route == "responses":
-        return _responses(tokens, model, obj, ceiling, max_tool_calls, bound)
-    return _completions(tokens, model, obj, ceiling)
+    call = (
+        _responses(tokens, model, obj, ceiling, max_tool_calls, bound)
+        if route == "responses"
+        else _completions(tokens, model, obj, ceiling)
+    )
+    return replace(call, ceiling_sent=key in obj)
 
 
 def _responses(
