@@ -214,6 +214,40 @@ def test_an_id_reused_after_its_record_expired_is_the_new_customers_alone(
         assert [c["id"] for c in theirs["conversations"]] == ["X"]
 
 
+def test_an_id_reused_by_another_is_neither_exported_erased_nor_forgotten_with_hers(
+    tmp_path: Path, store_url: str
+) -> None:
+    """Ana's X idles out; the app reuses X without a customer, and Bruno's Y: Ana's export
+    held the anonymous stranger's X, her erasure deleted it, and her index, full
+    (two kept), deleted Bruno's live conversation as one of hers to forget."""
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "retention.yaml").write_text(
+        f"conversation_idle_days: {1.0 / DAY!r}\nepisodes_days: {60.0 / DAY!r}\n"
+        "plans: {pro: {episodes_kept: 2}}\n"
+    )
+    for gw in running(tmp_path, store_url):
+        _say(gw, "ana", "X", ["Hi, I'm Ana Lima, order ORD-10001 is late."])
+        _say(gw, "ana", "Y", ["And order ORD-10002 came broken."])
+        time.sleep(1.5)  # X and Y expire
+        api = gw.openai()
+        stranger = "Carlos here, my phone is +44 7700 900456."
+        api.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": stranger}],
+            extra_headers={"X-Conversation-Id": "X"},  # no customer
+        )
+        _say(gw, "bruno", "Y", ["Bruno Reis, order ORD-20002 is late."])
+        _say(gw, "ana", "Z", ["Ana again: can I change the colour of ORD-10003?"])
+        assert _status(gw, "Y") == 200  # Bruno's, not one of hers to forget
+        auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+        export = gw.http.get(f"{gw.v1}/customers/ana/export", headers=auth).json()
+        assert "Carlos" not in orjson.dumps(export).decode()
+        assert "Bruno" not in orjson.dumps(export).decode()
+        erased = gw.http.delete(f"{gw.v1}/customers/ana", headers=auth).json()
+        assert erased["conversations"] == 1  # Z
+        assert [_status(gw, c) for c in ("X", "Y", "Z")] == [200, 200, 404]
+
+
 def test_a_conversations_own_facts_live_as_long_as_it(tmp_path: Path, store_url: str) -> None:
     """A conversation the app names without a customer keeps its facts under its own id;
     turns that learn nothing new still keep them as long as the conversation's record."""

@@ -210,9 +210,10 @@ class ConversationStore(FactsDocuments):
 
     async def register(self, record: ConversationRecord) -> None:
         """List a conversation in its customer's episode index (its card made later). The
-        index keeps the customer's newest conversations: one past the plan's
-        `episodes_kept` forgets the oldest, with its record and the facts kept under its
-        id, so what is held about a customer stays bounded and findable for an erasure."""
+        index keeps the customer's conversations active last: one past the plan's
+        `episodes_kept` forgets the one idle longest, with its record and the facts kept
+        under its id, so what is held about a customer stays bounded and findable for an
+        erasure. An id another caller reused since is unlisted, its record left alone."""
         if not record.customer:
             return
         kept = self.retention.of(record.plan)
@@ -221,13 +222,9 @@ class ConversationStore(FactsDocuments):
         index = await self._store.get_doc(EPISODES, record.tenant, key) or {}
         others = [c for c in index if c != record.id]
         forgotten: list[str] = []
+        strangers: list[str] = []  # ids reused by others since: unlisted, records kept
         if len(others) + 1 > kept.episodes:
-            # The oldest by last activity: an entry holds its conversation's start until
-            # its card is made, and a thread kept going for days outlives newer ones.
-            records = await self._store.get_docs(record.tenant, [(CONVERSATION, c) for c in others])
-            active = {c: _active_at(index[c], r) for c, r in zip(others, records, strict=True)}
-            others.sort(key=active.__getitem__)
-            forgotten = others[: len(others) + 1 - kept.episodes]
+            forgotten, strangers = await self._past_kept(record, index, others, kept.episodes)
         entry = {
             "conversation": record.id,
             "channel": record.channel,
@@ -235,13 +232,38 @@ class ConversationStore(FactsDocuments):
             "summarized_at": 0.0,
             "at": record.started or record.last_seen,
         }
+        gone = [*forgotten, *strangers]
         await self._store.patch_doc(
-            EPISODES, record.tenant, key, {record.id: entry}, forgotten, kept.episodes_s
+            EPISODES, record.tenant, key, {record.id: entry}, gone, kept.episodes_s
         )
         record.index_until = now + kept.episodes_s
         for conversation in forgotten:
             await self._store.delete_doc(CONVERSATION, record.tenant, conversation)
             await self._store.delete_doc(FACTS, record.tenant, conversation_facts_key(conversation))
+
+    async def _past_kept(
+        self,
+        record: ConversationRecord,
+        index: dict[str, Any],
+        others: list[str],
+        episodes: int,
+    ) -> tuple[list[str], list[str]]:
+        """(the customer's conversations to forget: those idle longest past `episodes`,
+        the listed ids whose records are someone else's now: reused once they expired).
+        By last activity, read from each record: an entry holds its conversation's start
+        until its card is made, and its last turn then, which a customer back in that
+        conversation moves on; a thread kept going for days outlives newer ones. (One read
+        of the listed records, once per new conversation of a customer at the bound.)"""
+        found = await self._store.get_docs(record.tenant, [(CONVERSATION, c) for c in others])
+        records = dict(zip(others, found, strict=True))
+        strangers = [
+            c for c, r in records.items() if r is not None and r.get("customer") != record.customer
+        ]
+        mine = sorted(
+            (c for c in others if c not in strangers),
+            key=lambda c: _active_at(index[c], records.get(c)),
+        )
+        return mine[: max(0, len(mine) + 1 - episodes)], strangers
 
     async def load_with_facts(
         self, tenant: str, conversation: str, facts_key_: str | None

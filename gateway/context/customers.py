@@ -39,14 +39,15 @@ async def _theirs(
     store: Store, tenant: str, customer: str, ids: list[str]
 ) -> list[tuple[str, dict[str, Any] | None]]:
     """The listed conversations that are still the customer's, with their records (None:
-    gone). An id the app reused for another customer once the record expired is listed
-    in the first one's index still, but it holds the other's conversation now: that one
-    is neither exported nor erased with this customer."""
+    gone). An id the app reused once the record expired, for another customer or for
+    none, is listed in the first one's index still, but it holds another's conversation
+    now: that one is neither exported nor erased with this customer. (A listed record
+    always names its customer: it is listed at the end of a turn that named them.)"""
     records = await store.get_docs(tenant, [(CONVERSATION, c) for c in ids])
     return [
         (c, r)
         for c, r in zip(ids, records, strict=True)
-        if r is None or r.get("customer") in (None, customer)
+        if r is None or r.get("customer") == customer
     ]
 
 
