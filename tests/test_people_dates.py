@@ -267,6 +267,9 @@ def test_a_day_some_months_lack_is_the_nearest_month_that_has_it(
         ("chegou no sábado passado", "2026-12-05"),
         ("llegó el viernes pasado", "2026-12-04"),
         ("foi na sexta passada", "2026-12-04"),
+        ("A entrega foi na última sexta.", "2026-12-04"),
+        ("chegou no último sábado", "2026-12-05"),
+        ("volto na sexta que vem e pego", "2026-12-18"),
     ],
 )
 def test_a_weekday_told_next_or_past_after_it_is_read_with_those_words(said: str, day: str) -> None:
@@ -275,3 +278,18 @@ def test_a_weekday_told_next_or_past_after_it_is_read_with_those_words(said: str
     at = dt.datetime(2026, 12, 11, 14, tzinfo=dt.UTC).timestamp()
     facts = extract_people_facts([{"role": "user", "content": said}], "webchat", at)
     assert [f.text.rsplit("(", 1)[-1] for f in facts if f.tags[0] == "date"] == [f"{day})"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    ["Ele disse na segunda que vem buscar o pedido.", "Me dijo el lunes que viene a buscarlo."],
+)
+def test_que_vem_before_a_verb_of_its_own_is_no_next_weekday(said: str) -> None:
+    """ "disse na segunda que vem buscar" is what he said on Monday (that he comes): read
+    as "segunda que vem", it was next Monday."""
+    at = dt.datetime(2026, 12, 9, 14, tzinfo=dt.UTC).timestamp()  # a Wednesday
+    facts = extract_people_facts([{"role": "user", "content": said}], "webchat", at)
+    assert [f.text for f in facts if f.tags[0] == "date"] in (
+        ["date: segunda (2026-12-07)"],
+        ["date: lunes (2026-12-07)"],
+    )

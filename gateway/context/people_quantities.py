@@ -134,7 +134,29 @@ def date_spans(folded: str) -> Iterator[tuple[int, int]]:
             continue
         lead = value.split(" ", 1)[0] if " " in value else ""
         dropped = lead in ("na", "no", "on")
-        yield begin + (len(lead) + 1 if dropped else 0), end
+        yield begin + (len(lead) + 1 if dropped else 0), _coming_or_not(folded, begin, end)
+
+
+# "que vem" / "que viene" after a weekday names the next one only where the clause ends
+# there ("sexta que vem.", "... sexta que vem e pego"); before another verb it is a
+# relative clause: "disse na segunda que vem buscar" (on Monday, that he comes).
+_COMING = ("que vem", "que viene")
+_CLAUSE_GOES_ON = frozenset(
+    ["e", "ou", "y", "o", "mesmo", "ne", "ok", "entao", "entonces", "pode", "puede", "ta"]
+)
+
+
+def _coming_or_not(folded: str, begin: int, end: int) -> int:
+    """The date's end, "que vem" left out when a verb of its own follows it."""
+    value = folded[begin:end].lower()
+    said = next((c for c in _COMING if value.endswith(c)), None)
+    if said is None:
+        return end
+    after = folded[end:].lstrip()
+    word = after.split(maxsplit=1)[0].strip(".,;:!?").lower() if after else ""
+    if not after or not after[0].isalnum() or word in _CLAUSE_GOES_ON:
+        return end
+    return begin + len(value[: -len(said)].rstrip())
 
 
 def _day_month(parts: list[str]) -> bool:
