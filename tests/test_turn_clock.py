@@ -69,3 +69,59 @@ def test_a_correction_heard_on_a_replica_whose_clock_is_behind_still_wins(
     finally:
         ahead.stop()
         behind.stop()
+
+
+SMALL_WINDOW = """defaults:
+  quota_tokens: 700
+  operational_state_max: 50
+  facts: {floor: 50, ceiling: 150}
+  episodes_ceiling: 100
+  summary_ceiling: 150
+  transcript_floor: 150
+  keep_last_messages: 2
+"""
+
+
+def test_a_card_keeps_its_facts_when_its_turns_followed_a_clock_ahead(tmp_path: Path) -> None:
+    """The customer's first conversation ran on a replica 3 s ahead; the next, on one
+    keeping time, follows its facts' dates (dated_after), so its start and its facts are
+    dated ahead of its own clock. Its card kept only facts dated up to its last turn by
+    that clock plus a second: none, so no problem heard, and the greeting for a topic."""
+    store = f"sqlite:///{tmp_path}/g.db"
+    for replica in ("a", "b"):
+        (tmp_path / replica / "policies").mkdir(parents=True)
+        (tmp_path / replica / "policies" / "context.yaml").write_text(SMALL_WINDOW)
+    ahead, behind = start_inprocess(tmp_path / "a", store), start_inprocess(tmp_path / "b", store)
+    try:
+        ahead.gateway.turn_clock = lambda: time.time() + 3.0
+        hello = "Hi, my name is Maria Souza and I live in Porto."
+        ahead.openai().chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": hello}],
+            extra_headers={"X-Customer-Id": "maria", "X-Conversation-Id": "k0"},
+        )
+        headers = {"X-Customer-Id": "maria", "X-Conversation-Id": "k1"}
+        waiting = (
+            "Still waiting, this is message {}; the courier never came and nobody called me "
+            "back about the parcel, "
+        )
+        order = "My order ORD-77777 has not arrived yet, it was due last week."
+        lines = [order, *(waiting.format(n) * 3 for n in range(12))]  # it is folded
+        messages: list[ChatCompletionMessageParam] = [
+            {"role": "user", "content": "Hello, I need help with a delivery please."}
+        ]
+        for line in lines:
+            messages.append({"role": "user", "content": line})
+            reply = behind.openai().chat.completions.create(
+                model="gpt-4o-mini", messages=messages, extra_headers=headers
+            )
+            messages.append(
+                {"role": "assistant", "content": reply.choices[0].message.content or ""}
+            )
+        auth = {"Authorization": f"Bearer {behind.keys['acme']}"}
+        closed = behind.http.post(f"{behind.v1}/conversations/k1/close", headers=auth).json()
+        # the problem it heard sets the card's topic (not the greeting that opened it)
+        assert "topic: My order ORD-77777 has not arrived" in closed["episode_summary"]
+    finally:
+        ahead.stop()
+        behind.stop()

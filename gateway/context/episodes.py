@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from gateway.context.conversation_record import ConversationRecord
 from gateway.context.conversations import ConversationStore
 from gateway.context.fact_docs import fact_from_json, facts_key
-from gateway.context.heard import FactExtractor, one_problem
+from gateway.context.heard import CLOCK_LEAD_MAX, FactExtractor, one_problem
 from gateway.context.people import current_facts
 from gateway.context.redaction import redact
 from gateway.context.summaries import Pattern
@@ -129,7 +129,9 @@ class EpisodeBook:
         during = [
             f
             for f in stored
-            if record.started <= f.created_at <= record.last_seen + 1 and f.created_at < before
+            # dated by the turns' clocks, which follow facts dated ahead (heard.dated_after)
+            if record.started <= f.created_at <= record.last_seen + CLOCK_LEAD_MAX
+            and f.created_at < before
         ]
         heard = await self._heard.of_fold([], turns, record.channel, record.last_seen)
         heard = as_stored(heard, stored)
