@@ -12,10 +12,10 @@ fact in a request)? And per superseded one: is its old value still shown (stale)
 Facts heard that match no planted fact are counted per kind; `--show` prints them with
 the misses, to be judged by hand (a name the writer did not label may be a true one).
 
-    python bench/facts_handwritten.py [--split a|b|c|d|all] [--show] [--file F.jsonl]
+    python bench/facts_handwritten.py [--split a|b|c|d|e|f|all] [--show] [--file F.jsonl]
 
-Splits: `a` may be read (misses looked at, the extractor changed for them); `b` is
-held out and only scored.
+Splits: `a`, `d` and `e` may be read (misses looked at, the extractor changed for
+them); `b`, `c` and `f` are held out and only scored.
 """
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def _show(row: dict[str, Any], got: dict[str, Any]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("--split", default="a", choices=("a", "b", "c", "d", "all"))
+    parser.add_argument("--split", default="a", choices=("a", "b", "c", "d", "e", "f", "all"))
     parser.add_argument("--show", action="store_true", help="print misses, stale, unplanted")
     parser.add_argument("--file", help="another workload JSONL instead (its episodes ignored)")
     args = parser.parse_args()
