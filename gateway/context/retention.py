@@ -8,10 +8,10 @@ not by every conversation ever held.
   `episodes_days` after its last change, but never before a conversation it lists
   (an erasure finds the customer's conversations through it): a turn restarts its
   expiry when the conversation would otherwise outlive it, so `episodes_days` may not
-  be below `conversation_idle_days`. It holds their newest `episodes_kept`
-  conversations: registering one more forgets the oldest, its record and its facts;
+  be below `conversation_idle_days`. It holds the `episodes_kept` conversations active
+  last: registering one more forgets the one idle longest, its record and its facts;
 - a customer's facts document is kept until deleted (`facts_days: null`), or expires
-  `facts_days` after its last change.
+  whole `facts_days` after its last write (not fact by fact).
 A plan may override any of these (`plans: {basic: {conversation_idle_days: 7}}`).
 """
 
