@@ -2099,6 +2099,13 @@ def test_money_in_slang_is_priced_in_its_currency() -> None:
             "o endereço é rua dom pedro segundo mil cento e oitenta e sete casa dois",
             "rua dom pedro segundo mil cento e oitenta e sete casa dois",
         ),
+        # Catalan streets, floor and door as ordinals; a floor said before its word
+        (
+            "Avinguda de Catalunya 47, 1º 1ª, 08172 Sant Cugat del Vallès",
+            "Avinguda de Catalunya 47, 1º 1ª",
+        ),
+        ("carrer de Balmes 120, 3r 2a, Barcelona", "carrer de Balmes 120, 3r 2a"),
+        ("it needs to be 40 Thames St, 2nd Floor, Portland ME 04101", "40 Thames St, 2nd Floor"),
     ],
 )
 def test_an_address_keeps_its_door(text: str, address: str) -> None:

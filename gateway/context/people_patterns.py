@@ -277,6 +277,8 @@ REFERENCE_CUE = linear(
 _STREET_TYPE = (
     r"rua|r\.|avenida|av\.?|avda\.?|alameda|al\.|travessa|tv\.|estrada|rodovia|praca|calle"
     r"|carrera|cra\.?|paseo|plaza|pasaje|carretera|rambla|jiron|diagonal|transversal|calzada"
+    # Catalan, as Barcelona's and Valencia's streets are written
+    r"|avinguda|carrer|passeig|travessera|ronda"
 )
 _EN_STREET = r"street|road|avenue|lane|drive|boulevard"
 _HOUSE = r"(?:n[o.]?\.?\s*|numero\s+|nro\.?\s*|#\s*)?\d{1,5}[A-Za-z]?\b"
@@ -322,8 +324,10 @@ def _address_unit(letter: str) -> str:
         r"|pta|porta|escalera|esc)\b\.?[ \t]*(?:n[o.]?[ \t]*|#[ \t]*)?(?:\d[A-Za-z0-9/-]{0,4}"
         # or said in words on a call ("apartamento trinta e quatro", "apartment two oh six")
         rf"|{letter}|{_NUM}\b(?:[ \t-]+(?:(?:e|y|and)[ \t]+)?{_NUM}\b){{0,3}})"
-        # a Spanish floor and door: "5º A" (folded "5o A")
-        r"|\d{1,2}[oa]\.?[ \t]*(?-i:[A-Z])"
+        # a Spanish or Catalan floor and door: "5º A", "1º 1ª", "3r 2a" (folded "5o A")
+        r"|\d{1,2}[oa]\.?[ \t]*(?:(?-i:[A-Z])|\d{1,2}[oa]\b)|\d{1,2}[rnt][ \t]+\d{1,2}[oa]\b"
+        # a floor said first: "2nd Floor", "3rd floor"
+        r"|\d{1,2}(?:st|nd|rd|th)[ \t]+floor"
         # a block or tower is a letter, said in lowercase on a call ("bloco b apto 392")
         r"|(?:bloco|bl|torre|tower)\b\.?[ \t]*(?:\d[A-Za-z0-9-]{0,4}|[A-Za-z]))\b){1,3}"
     )
