@@ -652,18 +652,17 @@ def test_the_agent_gives_a_reference_to_quote(said: str, reference: str) -> None
 
 
 def test_an_agents_references_do_not_push_out_the_customers_orders() -> None:
-    """A customer's two orders, then an agent who opens five cases over the conversation:
-    the customer's orders stay, with the agent's four newest references beside them; an
-    order the agent says back is one fact."""
+    """A customer's two orders, then an agent who opens one case more than a kind keeps
+    over the conversation: the customer's orders stay, with the agent's newest references
+    beside them; an order the agent says back is one fact."""
     facts = extract("my orders are ORD-310001 and ORD-310002")
-    said = [f"Done, your case number is CS-48021{n}." for n in range(5)]
+    said = [f"Done, your case number is CS-4802{n:02}." for n in range(KEEP_PER_KIND + 1)]
     for n, text in enumerate([*said, "Your order number is ORD-310002, right?"], 1):
         turn = turns(text, role="assistant")  # each heard as its turn is, the known known
         facts = merged_facts(facts, extract_people_facts(turn, "webchat", NOW + n, facts))
     orders = sorted(f.value for f in facts if f.tags[0] == "order")
-    assert orders == [
-        "CS-480211", "CS-480212", "CS-480213", "CS-480214", "ORD-310001", "ORD-310002"
-    ], orders  # fmt: skip
+    newest = [f"CS-4802{n:02}" for n in range(1, KEEP_PER_KIND + 1)]
+    assert orders == [*newest, "ORD-310001", "ORD-310002"], orders
 
 
 @pytest.mark.parametrize(
@@ -2234,8 +2233,8 @@ def test_a_word_said_twice_in_a_transcript_is_read_once(text: str, kind: str, va
     assert (kind, value) in pairs(extract_people_facts(turns(text), "phone", NOW))
 
 
-def test_the_newest_deadline_stays_even_past_four_dated_ones() -> None:
-    facts = [fact("deadline", f"até {n} de agosto", n) for n in range(1, 5)]
+def test_the_newest_deadline_stays_even_past_a_kinds_worth_of_dated_ones() -> None:
+    facts = [fact("deadline", f"até {n} de agosto", n) for n in range(1, KEEP_PER_KIND + 1)]
     facts.append(fact("deadline", "em até 5 dias úteis", 9))
     kept = [f.value for f in current_facts(facts)]
     assert "em até 5 dias úteis" in kept and "até 1 de agosto" not in kept
@@ -2247,13 +2246,13 @@ def _said_later(facts: list[Fact], text: str, at: float, role: str = "user") -> 
     return with_said_again(facts, said_again(facts, heard))
 
 
-def test_a_promise_a_later_turn_refers_to_outlives_five_newer_ones() -> None:
+def test_a_promise_a_later_turn_refers_to_outlives_a_kinds_worth_of_newer_ones() -> None:
     """An earlier conversation's refund, asked after by the customer in this one (as an
-    amount: "e os R$ 380,00 ..."), is still among the facts after five newer promises
-    said once each; without the question it is the first to go."""
+    amount: "e os R$ 380,00 ..."), is still among the facts after as many newer promises
+    as its kind keeps, said once each; without the question it is the first to go."""
     facts = run("Combinado: vamos estornar R$ 380,00 no seu cartão.", role="assistant")
     asked = _said_later(facts, "e os R$ 380,00 que vocês iam estornar? nada ainda", NOW + 60)
-    for n in range(5):
+    for n in range(KEEP_PER_KIND + 1):
         newer = extract_people_facts(
             turns(f"Posso te reembolsar R$ {n + 11},00 do frete.", role="assistant"),
             "webchat",
@@ -2262,7 +2261,7 @@ def test_a_promise_a_later_turn_refers_to_outlives_five_newer_ones() -> None:
         facts, asked = current_facts([*facts, *newer]), current_facts([*asked, *newer])
     promises = [f.value for f in asked if f.tags[0] == "promise"]
     assert "R$ 380,00" in promises and len(promises) == KEEP_PER_KIND, promises
-    assert "R$ 15,00" in promises  # the newest stays
+    assert f"R$ {KEEP_PER_KIND + 11},00" in promises  # the newest stays
     assert "R$ 380,00" not in [f.value for f in facts if f.tags[0] == "promise"]
 
 
@@ -2280,14 +2279,16 @@ def test_only_a_few_facts_of_a_kind_are_kept_for_being_said_again() -> None:
     """Of a kind, at most KEEP_SAID_AGAIN are kept for having been said again (those
     said again last), the newest always stays, and the kind never holds more than it
     did: the facts block stays as small."""
-    facts = [fact("order", str(n), n) for n in range(1, 5)]
+    k = KEEP_PER_KIND
+    facts = [fact("order", str(n), n) for n in range(1, k + 1)]
     heard = [fact("order", str(n), 10 + n) for n in (1, 2, 3)]  # 1, 2, 3 said again
     facts = with_said_again(facts, said_again(facts, heard))
-    for n in range(5, 8):
+    for n in range(k + 1, 2 * k):
         facts = current_facts([*facts, fact("order", str(n), n + 20)])
     kept = [f.value for f in facts]
-    assert len(kept) == KEEP_PER_KIND and KEEP_SAID_AGAIN == 2, kept
-    assert kept == ["2", "3", "6", "7"]  # 1 was said again first of the three
+    assert len(kept) == k and KEEP_SAID_AGAIN == 2, kept
+    # 1 was said again first of the three; the newest fill the rest
+    assert kept == ["2", "3", *(str(n) for n in range(k + 2, 2 * k))]
 
 
 def test_said_again_marks_only_facts_a_later_turn_states_of_a_kind_that_keeps_several() -> None:

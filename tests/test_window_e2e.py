@@ -15,6 +15,7 @@ import yaml
 from openai.types.chat import ChatCompletionMessageParam
 
 from gateway.context.fact_docs import customer_key, facts_key
+from gateway.context.people import KEEP_PER_KIND
 from gateway.context.transcript import kept_instructions, split
 from gateway.context.types import Memory
 from tests.inprocess import InProcessGateway, SimulatorLog, play_turns, start_inprocess
@@ -1010,10 +1011,15 @@ def _send(
     history.append({"role": "assistant", "content": reply.choices[0].message.content})
 
 
-def _five_newer_offers_then_a_fold() -> list[ChatCompletionMessageParam]:
-    """Five offers of the agent said once each, then enough turns to fold them."""
+NEWER = KEEP_PER_KIND + 1  # newer offers than a kind keeps: the newest push older out
+NEWEST = f"R$ {NEWER + 10},00"
+
+
+def _newer_offers_then_a_fold() -> list[ChatCompletionMessageParam]:
+    """More offers of the agent than a kind keeps, said once each, then enough turns to
+    fold them."""
     offers: list[ChatCompletionMessageParam] = []
-    for n in range(5):
+    for n in range(NEWER):
         offers += [
             {"role": "user", "content": "e o frete, vocês cobrem?"},
             {"role": "assistant", "content": f"Posso te reembolsar R$ {n + 11},00 do frete."},
@@ -1025,9 +1031,9 @@ def test_a_promise_the_customer_asks_after_outlives_newer_promises(
     sqlite_app_gateway: InProcessGateway,
 ) -> None:
     """An agent's refund, folded away early in a long chat; the customer asks after it
-    ("e os R$ 380,00 ...?"); five newer offers, said once each, fold later. The refund
-    the customer referred back to is still among their facts, and a customer who never
-    asked after theirs loses it to the newer ones, as before."""
+    ("e os R$ 380,00 ...?"); more newer offers than a kind keeps, said once each, fold
+    later. The refund the customer referred back to is still among their facts, and a
+    customer who never asked after theirs loses it to the newer ones, as before."""
     gw = sqlite_app_gateway
     client = _client(gw)
     for customer, asks in (("cust-asks", True), ("cust-quiet", False)):
@@ -1046,10 +1052,11 @@ def test_a_promise_the_customer_asks_after_outlives_newer_promises(
         question = "e os R$ 380,00 que vocês iam estornar? nada ainda" if asks else "e aí?"
         history.append({"role": "user", "content": question})
         _send(client, history, headers)
-        history += _five_newer_offers_then_a_fold()
+        history += _newer_offers_then_a_fold()
         _send(client, history, headers)
         promises = _promises(gw, customer)
-        assert "R$ 15,00" in promises and len(promises) <= 4, promises  # the newer ones folded
+        # the newer ones folded
+        assert NEWEST in promises and len(promises) <= KEEP_PER_KIND, promises
         assert ("R$ 380,00" in promises) is asks, promises
 
 
@@ -1058,7 +1065,7 @@ def test_a_sum_in_a_bots_greeting_is_not_said_again_at_every_fold(
 ) -> None:
     """The opening (a bot's greeting, then the customer's first message) is read again
     at every fold: the offer the greeting quotes is not taken for one stated again each
-    time, and five newer offers push it out as they would any offer said once."""
+    time, and newer offers push it out as they would any offer said once."""
     gw = sqlite_app_gateway
     client = _client(gw)
     headers = {"X-Conversation-Id": "greeting-chat", "X-Customer-Id": "cust-greeting"}
@@ -1071,10 +1078,10 @@ def test_a_sum_in_a_bots_greeting_is_not_said_again_at_every_fold(
     ]
     _send(client, history, headers)
     assert "R$ 99,00" in _promises(gw, "cust-greeting")  # heard at the first fold
-    history += _five_newer_offers_then_a_fold()
+    history += _newer_offers_then_a_fold()
     _send(client, history, headers)
     promises = _promises(gw, "cust-greeting")
-    assert "R$ 15,00" in promises and "R$ 99,00" not in promises, promises
+    assert NEWEST in promises and "R$ 99,00" not in promises, promises
 
 
 def _logged_turn(client: Any, messages: list[Any], conversation: str, customer: str) -> Any:

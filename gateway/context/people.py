@@ -62,7 +62,7 @@ KINDS: tuple[str, ...] = (
     *("problem", "promise", "deadline"),
 )
 SINGLE_VALUED = frozenset({"name", "city", "address", "phone", "email"})
-KEEP_PER_KIND = 4  # of a multi-valued kind, those said last: a facts block stays small
+KEEP_PER_KIND = 6  # of a multi-valued kind, those said last: a facts block stays small
 # Of each kind of the operator's patterns (a "billing" amount, an "invoice"): they catch
 # what the people extractor does not read as the customer's, so they keep more.
 KEEP_PER_PATTERN = 8
