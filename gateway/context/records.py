@@ -78,7 +78,7 @@ def _within(
     costs = rank(cap)
     chosen, used = _fill(costs, costs, cap)
     over, now = over_by(chosen)
-    if over <= 0 and measured is None:
+    if over <= 0:
         return chosen
     while over > 0 and chosen:
         lowered = used - over
