@@ -201,8 +201,41 @@ def test_a_responses_call_is_bounded_only_under_a_ceiling(searching: InProcessGa
     assert whole.usage is not None and whole.usage.output_tokens > 4096
     # booked as the provider reported it: 4,096 was no ceiling of this call (the review
     # found it read as one, the usage "implausible" and booked as a 4,096 estimate)
-    [booked] = [r for r in ledger(searching) if r["tenant"] == "globex"]
-    assert booked["output_tokens"] == whole.usage.output_tokens and not booked["estimated"]
+    # max_output_tokens=None: the SDK sends a null, OpenAI's "no limit" (the second
+    # review: a null was taken for a ceiling sent, and the default bound it again)
+    unlimited = searching.openai("globex").responses.create(
+        model="gpt-4o-mini", input="Write it all.", extra_headers=fill, max_output_tokens=None
+    )
+    assert unlimited.usage is not None
+    booked = [r for r in ledger(searching) if r["tenant"] == "globex"]
+    reported = [whole.usage.output_tokens, unlimited.usage.output_tokens]
+    assert sorted(r["output_tokens"] for r in booked) == sorted(reported)
+    assert not any(r["estimated"] for r in booked)
+
+
+def test_an_unread_reply_of_a_call_with_no_ceiling_is_booked_at_the_default(
+    tmp_path: Path,
+) -> None:
+    """A call sent with no output ceiling whose reply could not be read (too large) is
+    booked at its estimate, the route's default: it was booked at the bound read as "no
+    ceiling", 100,000,000 output tokens ($60 on gpt-4o-mini; the second review)."""
+    (tmp_path / "policies").mkdir()
+    gw = InProcessGateway(
+        tmp_path,
+        SIMULATOR,
+        f"sqlite:///{tmp_path / 'gateway.db'}",
+        limits={"max_reply_bytes": 5000},
+    )
+    gw.start()
+    try:
+        with pytest.raises(openai.APIStatusError):
+            gw.openai().responses.create(
+                model="gpt-4o-mini", input="Write it all.", extra_headers={"x-simulator-fill": "1"}
+            )
+        [booked] = ledger(gw)
+    finally:
+        gw.stop()
+    assert booked["estimated"] and booked["output_tokens"] == 4096
 
 
 @pytest.mark.parametrize("tool", [{"type": "image_generation"}, {"type": "code_interpreter"}])

@@ -133,6 +133,8 @@ class _Booking:
         if not self.answering or bound is None:
             await self.book(None, None, str)
             return
+        # a call sent with no output ceiling has none to bill: its default is the estimate
+        bound = replace(bound, output=self.call.held_output)
         await self._book(model, self.gw.accountant.unread(model, self.call.raw_input, bound), None)
 
     async def _book(

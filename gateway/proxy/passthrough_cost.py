@@ -131,7 +131,8 @@ def read_call(
         if route == "responses"
         else _completions(tokens, model, obj, ceiling)
     )
-    return replace(call, ceiling_sent=key in obj)
+    # a null, a string or a float is no ceiling the gateway can hold the provider to
+    return replace(call, ceiling_sent=positive_int(obj.get(key)) is not None)
 
 
 def _responses(
