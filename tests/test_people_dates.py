@@ -293,3 +293,23 @@ def test_que_vem_before_a_verb_of_its_own_is_no_next_weekday(said: str) -> None:
         ["date: segunda (2026-12-07)"],
         ["date: lunes (2026-12-07)"],
     )
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "volto na sexta que vem\nobrigado",
+        "volto na sexta que vem pela manhã",
+        "a entrega é na sexta que vem às 10h",
+        "só consigo na sexta que vem porque viajo",
+        "vou buscar na sexta que vem pra trocar",
+        "la entrega es el viernes que viene por la mañana",
+        "chego na sexta que vem super cedo",
+    ],
+)
+def test_a_next_weekday_followed_by_more_of_its_clause_is_still_next_week(said: str) -> None:
+    """The second review: cutting "que vem" before any word made "sexta que vem pela
+    manhã" (said on a Friday) that very Friday. Only a verb of its own cuts it."""
+    at = dt.datetime(2026, 12, 11, 14, tzinfo=dt.UTC).timestamp()  # a Friday
+    facts = extract_people_facts([{"role": "user", "content": said}], "webchat", at)
+    assert [f.text.rsplit("(", 1)[-1] for f in facts if f.tags[0] == "date"] == ["2026-12-18)"]

@@ -3,6 +3,7 @@ promises, dates and deadlines, and a correction's restated value. Pure."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gateway.context.people_numbers import number_tokens
@@ -137,13 +138,14 @@ def date_spans(folded: str) -> Iterator[tuple[int, int]]:
         yield begin + (len(lead) + 1 if dropped else 0), _coming_or_not(folded, begin, end)
 
 
-# "que vem" / "que viene" after a weekday names the next one only where the clause ends
-# there ("sexta que vem.", "... sexta que vem e pego"); before another verb it is a
-# relative clause: "disse na segunda que vem buscar" (on Monday, that he comes).
+# "que vem" / "que viene" after a weekday names the next one ("sexta que vem pela manhã",
+# "... que vem pra trocar") unless a verb of its own follows it: then it is a relative
+# clause, "disse na segunda que vem buscar" (on Monday, that he comes to fetch it),
+# "el lunes que viene a buscarlo", "... que vem amanhã".
 _COMING = ("que vem", "que viene")
-_CLAUSE_GOES_ON = frozenset(
-    ["e", "ou", "y", "o", "mesmo", "ne", "ok", "entao", "entonces", "pode", "puede", "ta"]
-)
+_INFINITIVE = re.compile(r"(?:a\s+)?[a-z]{2,}(?:ar|er|ir)(?:l[oa]s?|me|te|se)?\b")
+_WHEN_IT_COMES = frozenset(["amanha", "manana", "hoje", "hoy", "aqui", "aca", "ai", "ahi"])
+_NOT_VERBS = frozenset(["super", "melhor", "qualquer", "lugar", "mulher", "cualquier"])
 
 
 def _coming_or_not(folded: str, begin: int, end: int) -> int:
@@ -152,11 +154,14 @@ def _coming_or_not(folded: str, begin: int, end: int) -> int:
     said = next((c for c in _COMING if value.endswith(c)), None)
     if said is None:
         return end
-    after = folded[end:].lstrip()
-    word = after.split(maxsplit=1)[0].strip(".,;:!?").lower() if after else ""
-    if not after or not after[0].isalnum() or word in _CLAUSE_GOES_ON:
-        return end
-    return begin + len(value[: -len(said)].rstrip())
+    after = folded[end : end + 40]
+    if "\n" in after[: len(after) - len(after.lstrip())]:
+        return end  # the line ends with it
+    rest = after.lstrip().lower()
+    word = rest.split(maxsplit=1)[0] if rest else ""
+    if (_INFINITIVE.match(rest) and word not in _NOT_VERBS) or word in _WHEN_IT_COMES:
+        return begin + len(value[: -len(said)].rstrip())
+    return end
 
 
 def _day_month(parts: list[str]) -> bool:
