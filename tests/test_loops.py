@@ -920,12 +920,17 @@ def test_a_dispute_that_keeps_bringing_new_facts_is_progressing(
 def test_a_customer_going_round_the_same_orders_is_not_progressing(
     sqlite_gateway: GatewayProc,
 ) -> None:
-    """Six orders asked about in turn, then the same six again: a kind keeps four, so
-    each one named again comes back as a fact the bound had dropped. That is nothing
-    learned: the conversation is escalated, not taken for one that moves on."""
-    said = [f"Where is my order {48211 + 7 * (n % 6)}? It was never delivered." for n in range(12)]
+    """Six orders asked about in turn, then the same six again: an order named again
+    within the customer's last ten messages is nothing learned (`turn_facts.new_to`),
+    whether or not its kind's bound dropped it meanwhile (it keeps KEEP_PER_KIND): the
+    conversation is escalated, not taken for one that moves on. (More orders than six
+    go round past the loop detector's window, where a re-asked order moves things on.)"""
+    n = 6
+    said = [
+        f"Where is my order {48211 + 7 * (t % n)}? It was never delivered." for t in range(2 * n)
+    ]
     seen = _escalations(sqlite_gateway, said, "orders-round", **{"X-Customer-Id": "cust-round"})
-    assert seen[:6] == [None] * 6 and "loop" in seen[6:]
+    assert seen[:n] == [None] * n and "loop" in seen[n:]
 
 
 def test_a_question_asked_again_with_a_new_complaint_each_time_is_a_loop() -> None:

@@ -17,6 +17,10 @@ import orjson
 import redis
 from openai.types.chat import ChatCompletionMessageParam
 
+from gateway.context import customers
+from gateway.context.conversation_record import ConversationRecord
+from gateway.context.conversations import CONVERSATION, ConversationStore
+from gateway.context.retention import Retention, RetentionFile
 from gateway.ops.cli import cli_logic
 from gateway.store import open_store
 from gateway.store.redis import doc_key
@@ -246,6 +250,39 @@ def test_an_id_reused_by_another_is_neither_exported_erased_nor_forgotten_with_h
         erased = gw.http.delete(f"{gw.v1}/customers/ana", headers=auth).json()
         assert erased["conversations"] == 1  # Z
         assert [_status(gw, c) for c in ("X", "Y", "Z")] == [200, 200, 404]
+
+
+def test_a_conversation_named_at_its_later_turn_stays_hers_while_its_save_is_pending(
+    store_url: str,
+) -> None:
+    """A conversation that named no customer at first is listed at the end of the turn
+    that names her, then saved. Another of hers registered between the two, with her
+    index full, took it (its record still of no customer) for an id reused by a
+    stranger: it was unlisted, and her erasure never found it (the second review)."""
+
+    async def run() -> list[str]:
+        store = open_store(store_url)
+        conversations = ConversationStore(store, Retention(RetentionFile(episodes_kept=2)))
+        now = time.time()
+        for i, cid in enumerate(["A", "B"]):
+            r = ConversationRecord(id=cid, tenant="acme", customer="ana", started=now - 10 + i)
+            r.last_seen = now - 10 + i
+            await conversations.register(r)
+            await conversations.save(r)
+        w = ConversationRecord(id="W", tenant="acme", started=now, last_seen=now)
+        await conversations.save(w)  # its first turn: no customer
+        w.customer, w.last_seen = "ana", now + 1
+        await conversations.register(w)  # the turn naming her ends: listed, not saved yet
+        c = ConversationRecord(id="C", tenant="acme", customer="ana", started=now + 2)
+        c.last_seen = now + 2
+        await conversations.register(c)  # another of hers, meanwhile
+        await conversations.save(c)
+        await conversations.save(w)
+        docs = await customers.documents(store, conversations, "acme", "ana")
+        await store.close()
+        return sorted(key for kind, key in docs if kind == CONVERSATION)
+
+    assert asyncio.run(run()) == ["C", "W"]
 
 
 def test_a_conversations_own_facts_live_as_long_as_it(tmp_path: Path, store_url: str) -> None:

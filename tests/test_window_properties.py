@@ -306,9 +306,17 @@ SPLIT = TOKENS.message(split_overhead())
 
 
 def _block(case: Case, fs: list[Fact]) -> int:
-    """The facts slice as shown: each fact's line and each run's tag line."""
+    """The facts slice as shown: each fact's line and each run's tag line, in each of
+    the blocks the window shows (two once summarized)."""
     fs = sorted(fs, key=lambda f: (f.created_at, f.id))
-    return sum(_cost(case.tokens, line) for line in facts_block(fs, case.inp.scopes))
+    groups = [fs]
+    if _summarized(case):
+        groups = [
+            [f for f in fs if f.created_at < case.inp.started],
+            [f for f in fs if f.created_at >= case.inp.started],
+        ]
+    lines = [line for group in groups for line in facts_block(group, case.inp.scopes)]
+    return sum(_cost(case.tokens, line) for line in lines)
 
 
 # The same examples on every run (derandomize): one fresh-clone run of the suite timed

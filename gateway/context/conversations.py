@@ -257,7 +257,7 @@ class ConversationStore(FactsDocuments):
         found = await self._store.get_docs(record.tenant, [(CONVERSATION, c) for c in others])
         records = dict(zip(others, found, strict=True))
         strangers = [
-            c for c, r in records.items() if r is not None and r.get("customer") != record.customer
+            c for c, r in records.items() if reused_by_another(index[c], r, record.customer)
         ]
         mine = sorted(
             (c for c in others if c not in strangers),
@@ -305,6 +305,23 @@ def _own_facts_key(record: ConversationRecord) -> str | None:
     if record.customer or is_anonymous(record):
         return None
     return conversation_facts_key(record.id)
+
+
+def reused_by_another(
+    entry: dict[str, Any], record: dict[str, Any] | None, customer: str | None
+) -> bool:
+    """Whether a customer's index entry's id now holds someone else's conversation: the
+    app reused it once the record expired, for another customer, or for none (a record
+    begun after the entry was made). A record of no customer begun before is theirs:
+    listed at the end of the turn that named them, and saved just after."""
+    if record is None:
+        return False
+    owner = record.get("customer")
+    if owner is not None:
+        return bool(owner != customer)
+    started = record.get("started")
+    at = entry.get("at") or 0.0
+    return isinstance(started, (int, float)) and isinstance(at, (int, float)) and started > at
 
 
 def _active_at(entry: dict[str, Any], record: dict[str, Any] | None) -> tuple[float, str]:

@@ -17,7 +17,12 @@ import time
 from typing import Any
 
 from gateway.context.conversation_record import ConversationRecord
-from gateway.context.conversations import CONVERSATION, EPISODES, ConversationStore
+from gateway.context.conversations import (
+    CONVERSATION,
+    EPISODES,
+    ConversationStore,
+    reused_by_another,
+)
 from gateway.context.fact_docs import (
     conversation_facts_key,
     customer_facts_key,
@@ -30,24 +35,25 @@ from gateway.store.base import Store
 LEDGER_ROWS = 100_000  # an export's ledger rows, oldest first
 
 
-def _ids(index: list[dict[str, Any]]) -> list[str]:
-    """The conversations an episode index lists."""
-    return [str(entry["conversation"]) for entry in index if entry.get("conversation")]
+def _listed(index: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries of an episode index that name a conversation."""
+    return [entry for entry in index if entry.get("conversation")]
 
 
 async def _theirs(
-    store: Store, tenant: str, customer: str, ids: list[str]
+    store: Store, tenant: str, customer: str, index: list[dict[str, Any]]
 ) -> list[tuple[str, dict[str, Any] | None]]:
     """The listed conversations that are still the customer's, with their records (None:
     gone). An id the app reused once the record expired, for another customer or for
     none, is listed in the first one's index still, but it holds another's conversation
-    now: that one is neither exported nor erased with this customer. (A listed record
-    always names its customer: it is listed at the end of a turn that named them.)"""
+    now (`reused_by_another`): that one is neither exported nor erased with them."""
+    entries = _listed(index)
+    ids = [str(e["conversation"]) for e in entries]
     records = await store.get_docs(tenant, [(CONVERSATION, c) for c in ids])
     return [
         (c, r)
-        for c, r in zip(ids, records, strict=True)
-        if r is None or r.get("customer") == customer
+        for c, e, r in zip(ids, entries, records, strict=True)
+        if not reused_by_another(e, r, customer)
     ]
 
 
@@ -56,8 +62,8 @@ async def documents(
 ) -> list[tuple[str, str]]:
     """Every (kind, key) document that holds something of the customer."""
     found = [(FACTS, customer_facts_key(customer)), (EPISODES, customer_key(customer))]
-    ids = _ids(await conversations.episode_index(tenant, customer))
-    for conversation, _ in await _theirs(store, tenant, customer, ids):
+    index = await conversations.episode_index(tenant, customer)
+    for conversation, _ in await _theirs(store, tenant, customer, index):
         found += [(CONVERSATION, conversation), (FACTS, conversation_facts_key(conversation))]
     return found
 
@@ -89,7 +95,7 @@ async def export(
 ) -> dict[str, Any]:
     """The customer's documents as stored, and the ledger rows naming them."""
     index = await conversations.episode_index(tenant, customer)
-    theirs = await _theirs(store, tenant, customer, _ids(index))
+    theirs = await _theirs(store, tenant, customer, index)
     ids = [c for c, _ in theirs]
     wanted = [
         (FACTS, customer_facts_key(customer)),

@@ -169,9 +169,17 @@ def allocate(
         return sum(tokens.message(m) for m in messages if m is not None)
 
     def block(picked: list[int]) -> int:
-        """The facts' lines as shown, each run's tag line with them."""
+        """The facts' lines as shown, each run's tag line with them (once summarized, in
+        the two blocks `charged` counts: a run across both says its tag twice)."""
         ordered = sorted((visible[i] for i in picked), key=lambda f: (f.created_at, f.id))
-        return sum(tokens.text(line) + 1 for line in facts_block(ordered, inp.scopes))
+        groups = [ordered]
+        if seg.summarized:
+            groups = [
+                [f for f in ordered if f.created_at < inp.started],
+                [f for f in ordered if f.created_at >= inp.started],
+            ]
+        lines = [line for group in groups for line in facts_block(group, inp.scopes)]
+        return sum(tokens.text(line) + 1 for line in lines)
 
     facts_cap = min(p.facts_ceiling, room)  # room <= available
     chosen = _within(
