@@ -636,19 +636,10 @@ def test_a_field_the_message_would_withhold_as_a_key_is_withheld(
         "param": "authorization",
     }
     error[field] = key
-    recorder.answers.append(
-        Answer(400, orjson.dumps({"error": error}), {"content-type": "application/json"})
-    )
-    with (
-        openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0) as client,
-        pytest.raises(openai.BadRequestError) as info,
-    ):
-        client.chat.completions.create(
-            model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}]
-        )
-    assert key not in info.value.response.text
-    assert info.value.response.json()["error"]["message"] == "Invalid header [withheld]."
-    relayed = {"param": info.value.param, "code": info.value.code, "type": info.value.type}
+    refused = _refused_with(gw, recorder, error)
+    assert key not in refused.response.text
+    assert refused.response.json()["error"]["message"] == "Invalid header [withheld]."
+    relayed = {"param": refused.param, "code": refused.code, "type": refused.type}
     kept = {
         "param": "authorization",
         "code": "unsupported_country_region_territory",
@@ -665,6 +656,13 @@ def test_a_param_naming_a_message_by_its_index_is_relayed(
     `param` was dropped whole (brackets read as no field's), so the SDK user lost it."""
     param = "messages[12].tool_calls[0].function.arguments"
     error = {"message": "Invalid JSON.", "type": "invalid_request_error", "param": param}
+    assert _refused_with(gw, recorder, error).param == param
+
+
+def _refused_with(
+    gw: GatewayProc, recorder: Recorder, error: dict[str, Any]
+) -> openai.BadRequestError:
+    """What the SDK raises for a chat call the upstream refuses 400 with `error`."""
     recorder.answers.append(
         Answer(400, orjson.dumps({"error": error}), {"content-type": "application/json"})
     )
@@ -675,7 +673,7 @@ def test_a_param_naming_a_message_by_its_index_is_relayed(
         client.chat.completions.create(
             model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}]
         )
-    assert info.value.param == param
+    return info.value
 
 
 JSON_WITHOUT_USAGE = {

@@ -7,6 +7,7 @@ import dataclasses
 import http.server
 import json
 import threading
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -965,6 +966,25 @@ def test_an_unreadable_stored_state_starts_again(stored: Any) -> None:
     assert len(state.turns) == 1
 
 
+def _three_loop_turns(
+    client: openai.OpenAI, conv: dict[str, str], after_each: Callable[[], None] | None = None
+) -> list[ChatCompletionMessageParam]:
+    """A loop's first three turns, answered the same each time (its second and third
+    are loop turns: recorded, the action pending); `after_each` runs after each turn."""
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    for ask, answer in zip(LOOP_ASKS[:3], SAME_ANSWER[:3], strict=True):
+        messages.append({"role": "user", "content": ask})
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={**conv, "x-simulator-reply": answer},
+        )
+        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+        if after_each is not None:
+            after_each()
+    return messages
+
+
 def test_a_failed_turn_does_not_use_up_the_escalation(tmp_path: Path) -> None:
     """The upstream times out on the turn that carries a loop's escalation: the action is
     not used up (recorded once the loop's last turn was answered, it stays pending), and
@@ -973,15 +993,7 @@ def test_a_failed_turn_does_not_use_up_the_escalation(tmp_path: Path) -> None:
     try:
         client = gw.openai()
         conv = {"X-Conversation-Id": "loop-timeout"}
-        messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
-        for ask, answer in zip(LOOP_ASKS[:3], SAME_ANSWER[:3], strict=True):
-            messages.append({"role": "user", "content": ask})
-            reply = client.chat.completions.create(
-                model="gpt-4o-mini",
-                messages=messages,
-                extra_headers={**conv, "x-simulator-reply": answer},
-            )
-            messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+        messages = _three_loop_turns(client, conv)
         messages.append({"role": "user", "content": LOOP_ASKS[3]})
         with pytest.raises(openai.APIStatusError) as failed:
             client.chat.completions.create(
@@ -1015,16 +1027,11 @@ def test_a_loop_noticed_before_a_long_pause_is_not_acted_on_after_it(tmp_path: P
         gw.gateway.turn_clock = lambda: clock[0]
         client = gw.openai()
         conv = {"X-Conversation-Id": "loop-pause"}
-        messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
-        for ask, answer in zip(LOOP_ASKS[:3], SAME_ANSWER[:3], strict=True):
-            messages.append({"role": "user", "content": ask})
-            reply = client.chat.completions.create(
-                model="gpt-4o-mini",
-                messages=messages,
-                extra_headers={**conv, "x-simulator-reply": answer},
-            )
-            messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+
+        def half_a_minute_on() -> None:
             clock[0] += 30
+
+        messages = _three_loop_turns(client, conv, half_a_minute_on)
         auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
         state = gw.http.get(f"{gw.v1}/conversations/loop-pause", headers=auth).json()
         assert state["escalations"] == 1 and state["escalation_pending"] == "loop"

@@ -259,6 +259,15 @@ def test_a_day_some_months_lack_is_the_nearest_month_that_has_it(
     assert resolve(said, at(on), not said.startswith("dia"), ahead) == day
 
 
+FRIDAY = dt.datetime(2026, 12, 11, 14, tzinfo=dt.UTC).timestamp()
+
+
+def _days(said: str, at: float) -> list[str]:
+    """The ISO days of the dates a customer's message states, said at `at`."""
+    facts = extract_people_facts([{"role": "user", "content": said}], "webchat", at)
+    return [f.text.rsplit("(", 1)[-1].rstrip(")") for f in facts if f.tags[0] == "date"]
+
+
 @pytest.mark.parametrize(
     ("said", "day"),
     [
@@ -275,9 +284,7 @@ def test_a_day_some_months_lack_is_the_nearest_month_that_has_it(
 def test_a_weekday_told_next_or_past_after_it_is_read_with_those_words(said: str, day: str) -> None:
     """Said on Friday 2026-12-11: "sexta que vem" was heard as "sexta", that very day;
     "sábado passado" as the next Saturday and "viernes pasado" as today."""
-    at = dt.datetime(2026, 12, 11, 14, tzinfo=dt.UTC).timestamp()
-    facts = extract_people_facts([{"role": "user", "content": said}], "webchat", at)
-    assert [f.text.rsplit("(", 1)[-1] for f in facts if f.tags[0] == "date"] == [f"{day})"]
+    assert _days(said, FRIDAY) == [day]
 
 
 @pytest.mark.parametrize(
@@ -310,6 +317,4 @@ def test_que_vem_before_a_verb_of_its_own_is_no_next_weekday(said: str) -> None:
 def test_a_next_weekday_followed_by_more_of_its_clause_is_still_next_week(said: str) -> None:
     """The second review: cutting "que vem" before any word made "sexta que vem pela
     manhã" (said on a Friday) that very Friday. Only a verb of its own cuts it."""
-    at = dt.datetime(2026, 12, 11, 14, tzinfo=dt.UTC).timestamp()  # a Friday
-    facts = extract_people_facts([{"role": "user", "content": said}], "webchat", at)
-    assert [f.text.rsplit("(", 1)[-1] for f in facts if f.tags[0] == "date"] == ["2026-12-18)"]
+    assert _days(said, FRIDAY) == ["2026-12-18"]

@@ -4,7 +4,7 @@ bounded by what the current episode's verbatim least leaves of the quota (pure).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -159,25 +159,24 @@ def allocate(
     newest = sorted(inp.episodes, key=lambda e: -e.ended_at)
     episode_costs = [tokens.text(render_episode(e)) + 1 for e in newest]
 
-    def charged(facts: list[Fact], episodes: list[Episode]) -> int:
+    def blocks(facts: Iterable[Fact]) -> list[list[Fact]]:
+        """The facts by age in the blocks the window shows them in: once summarized,
+        those heard here go after the summary, in a block of their own."""
         ordered = sorted(facts, key=lambda f: (f.created_at, f.id))
-        blocks = [(ordered, episodes)]
-        if seg.summarized:  # heard here: shown after the summary, in a block of its own
-            here = [f for f in ordered if f.created_at >= inp.started]
-            blocks = [([f for f in ordered if f.created_at < inp.started], episodes), (here, [])]
-        messages = [context_message(f, e, inp.scopes) for f, e in blocks]
+        if not seg.summarized:
+            return [ordered]
+        here = [f for f in ordered if f.created_at >= inp.started]
+        return [[f for f in ordered if f.created_at < inp.started], here]
+
+    def charged(facts: list[Fact], episodes: list[Episode]) -> int:
+        shown = zip(blocks(facts), [episodes, []], strict=False)  # the cards go first
+        messages = [context_message(f, e, inp.scopes) for f, e in shown]
         return sum(tokens.message(m) for m in messages if m is not None)
 
     def block(picked: list[int]) -> int:
-        """The facts' lines as shown, each run's tag line with them (once summarized, in
-        the two blocks `charged` counts: a run across both says its tag twice)."""
-        ordered = sorted((visible[i] for i in picked), key=lambda f: (f.created_at, f.id))
-        groups = [ordered]
-        if seg.summarized:
-            groups = [
-                [f for f in ordered if f.created_at < inp.started],
-                [f for f in ordered if f.created_at >= inp.started],
-            ]
+        """The facts' lines as shown, each run's tag line with them (a run across both
+        blocks says its tag twice)."""
+        groups = blocks(visible[i] for i in picked)
         lines = [line for group in groups for line in facts_block(group, inp.scopes)]
         return sum(tokens.text(line) + 1 for line in lines)
 
