@@ -84,6 +84,7 @@ PURE_MAY_IMPORT = {
     "gateway.context.people_text",
     "gateway.context.people_answers",  # a bare answer to the agent's question
     "gateway.context.people_dates",  # the day a date names when said
+    "gateway.context.people",  # a value said in words shown with its figures
     "gateway.context.summaries",  # its `Pattern`, which redaction withholds the finds of
     "gateway.context.places",
     "gateway.context.first_names",

@@ -2699,3 +2699,127 @@ def test_the_packaged_common_words_are_the_installed_lists_ranked() -> None:
     gateway.context.common_words > gateway/data/common_words.txt`)."""
     assert common_words() == ranked_words()
     assert is_common("Frozen") and is_common("obrigada") and not is_common("Itaquaquecetuba")
+
+
+@pytest.mark.parametrize(
+    ("said", "role", "kind", "shown"),
+    [
+        ("o protocolo é quatro um oito oito dois zero", "assistant", "order", "(418820)"),
+        ("o pedido é sete sete três zero dois nove um", "user", "order", "(7730291)"),
+        ("paguei trezentos e oitenta reais pelo conserto", "user", "amount", "(BRL 380.00)"),
+        (
+            "vamos estornar seiscentos e doze reais e quarenta e sete no seu cartão",
+            "assistant",
+            "promise",
+            "(BRL 612.47)",
+        ),
+        ("foram oitenta e sete reais e quarenta centavos", "user", "amount", "(BRL 87.40)"),
+        (
+            "I'm putting a credit of one hundred and fifty dollars on it",
+            "assistant",
+            "promise",
+            "(USD 150.00)",
+        ),
+    ],
+)
+def test_a_code_or_sum_said_in_words_is_shown_with_its_figures(
+    said: str, role: str, kind: str, shown: str
+) -> None:
+    """A transcript says "quatro um oito oito dois zero" or "seiscentos e doze reais e
+    quarenta e sete": the facts block shows the figures after the words, as a date shows
+    its day, the value stays as said (and its cents are part of it)."""
+    [fact] = [f for f in extract(said, role=role) if f.tags[0] == kind]
+    assert shown in fact.text and shown not in fact.value, fact
+    assert fact.text.index(fact.value) < fact.text.index(shown)
+
+
+def test_figures_said_in_pairs_are_not_made_a_number() -> None:
+    """ "one sixty nine ninety five" is $169.95 as a price and 16995 read out: no figures
+    are shown for it rather than wrong ones."""
+    [fact] = [
+        f for f in extract("it was one sixty nine ninety five dollars") if f.tags[0] == "amount"
+    ]
+    assert "(" not in fact.text, fact
+
+
+@pytest.mark.parametrize(
+    ("before", "said", "name"),
+    [
+        (
+            "lumina fibra boa tarde meu nome é wesley com quem eu falo",
+            "boa tarde wesley aqui é a rosângela tavares mendonça eu sou cliente de vocês",
+            "rosângela tavares mendonça",
+        ),
+        ("", "isso, sou eu, everton luiz paiva. a insulina é pra minha mãe", "everton luiz paiva"),
+        ("", "sí, soy yo, laura cárdenas ruiz", "laura cárdenas ruiz"),
+    ],
+)
+def test_a_name_transcribed_in_lowercase_is_heard(before: str, said: str, name: str) -> None:
+    """A phone transcript writes names in lowercase and no list holds every name
+    ("rosângela"): after a cue that introduces a person, two or three words none of
+    which is an everyday word are a full name; the agent's own name, greeted first, is
+    not the customer's."""
+    facts = extract_people_facts(turns(said), "phone", NOW, before=before)
+    assert [f.value for f in facts if f.tags[0] == "name"] == [name]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I'm lactose intolerant so no milk",
+        "sou muito grata pela ajuda",
+        "sou a mesma pessoa de ontem",
+    ],
+)
+def test_words_that_describe_the_speaker_are_no_name(said: str) -> None:
+    assert "name" not in kinds(extract(said))
+
+
+def test_a_name_the_agent_gave_as_its_own_is_not_the_customers() -> None:
+    facts = extract_people_facts(
+        turns("boa tarde wesley aqui"), "phone", NOW, before="meu nome é wesley, com quem falo?"
+    )
+    assert "name" not in kinds(facts)
+
+
+@pytest.mark.parametrize("said", ["o crédito entra em até 1 dia", "te respondemos en 1 día hábil"])
+def test_one_day_to_wait_is_no_first_of_the_month(said: str) -> None:
+    """ "em até 1 dia" is a duration: no date of the 1st is shown for it."""
+    facts = extract(said, role="assistant")
+    assert not any("-01)" in f.text for f in facts), facts
+
+
+@pytest.mark.parametrize(
+    ("said", "address"),
+    [
+        (
+            "é rua halfeld quatrocentos e doze apartamento trezentos e um centro juiz de fora",
+            "rua halfeld quatrocentos e doze apartamento trezentos e um",
+        ),
+        (
+            "ta na garagem de casa. rua marechal deodoro 89 kalilandia, feira de santana",
+            "rua marechal deodoro 89 kalilandia",
+        ),
+        ("entrega na rua das flores 12 jardim europa, curitiba", "rua das flores 12 jardim europa"),
+        ("moro na rua augusta 1500 perto, são paulo", "rua augusta 1500"),
+    ],
+)
+def test_a_spoken_door_and_a_lowercase_district_are_part_of_the_address(
+    said: str, address: str
+) -> None:
+    """A door said in words ending in "um" ("trezentos e um": not "um" = "a"), and a
+    district typed in lowercase before the city."""
+    assert ("address", address) in pairs(extract(said))
+
+
+@pytest.mark.parametrize(
+    ("said", "reference"),
+    [
+        ("Your dispute number is DSP-26-118402, covering both transactions", "DSP-26-118402"),
+        ("o crédito é vinculado à ocorrência OC-558102, sem nova solicitação", "OC-558102"),
+        ("We have your file CMHBG40217 open with the airport", "CMHBG40217"),
+    ],
+)
+def test_more_of_the_agents_words_for_a_reference(said: str, reference: str) -> None:
+    facts = [f for f in extract(said, role="assistant") if f.tags[0] == "order"]
+    assert [f.value for f in facts] == [reference], facts

@@ -23,9 +23,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gateway.context.linear_regex import LinearPattern, compile_linear
+from gateway.context.people import in_figures
 from gateway.context.prompts import (
     CARD_BARS,
     CARD_QUOTES,
+    channel_name,
     one_line,
     single_quoted,
     unbarred,
@@ -182,7 +184,7 @@ def unquoted(text: str, turns: Sequence[Any]) -> str:
 
 def _header(channel: str, ended_at: float) -> str:
     """Channel and day (UTC), the day left out when the end is unknown or absurd."""
-    name = one_line(channel) or "unknown"
+    name = channel_name(channel) or "unknown"
     try:
         known = math.isfinite(ended_at) and ended_at > 0
         day = time.strftime("%Y-%m-%d", time.gmtime(ended_at)) if known else ""
@@ -199,7 +201,8 @@ def _entries(
     seen: set[tuple[str, str]] = set()
     entries: list[_Entry] = []
     for position, fact in enumerate(facts):
-        kind, value = fact_kind(fact), one_line(fact.value)
+        kind = fact_kind(fact)
+        value = one_line(in_figures(kind, fact.value) if fact.extracted else fact.value)
         if not value or (kind, value) in seen or any(w in value for w in wholes):
             continue
         if not _shown(value):  # its bar or quote would be rewritten: no longer its value

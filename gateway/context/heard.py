@@ -48,11 +48,15 @@ def _scan(
     """`said_at`: per message of `turns`, when it was said if known (see
     `extract_people_facts`)."""
     found = extract_facts(turns, patterns, channel, now)
-    matched = {f.value.casefold() for f in found}
     times = [*(None for _ in opening), *said_at] if said_at else ()
     people = extract_people_facts(
         [*opening, *turns], channel, now, known, elsewhere, before, said_now, times
     )
+    # A sum the agent committed to is its promise, not an amount a pattern found in it
+    # ("vamos fazer o reembolso de R$ 150,00": the card says what the agent promised).
+    promised = {f.value.casefold() for f in people if fact_kind(f) == "promise"}
+    found = [f for f in found if f.scope != BASIC_SCOPE or f.value.casefold() not in promised]
+    matched = {f.value.casefold() for f in found}
     heard = [*found, *(f for f in people if f.value.casefold() not in matched)]
     return [_scoped(f, heard, patterns) for f in heard]
 
@@ -66,7 +70,7 @@ def _scoped(fact: Fact, heard: Sequence[Fact], patterns: Sequence[Pattern]) -> F
     quoted = [g for g in heard if g.scope != BASIC_SCOPE and g.value and g.value in fact.value]
     if quoted:
         value, text = fact.value, fact.text
-        for g in quoted:
+        for g in sorted(quoted, key=lambda g: len(g.value), reverse=True):  # the whole first
             mark = f"[withheld {fact_kind(g) or 'detail'}]"
             value, text = value.replace(g.value, mark), text.replace(g.value, mark)
         fact = dataclasses.replace(fact, value=value, text=text)

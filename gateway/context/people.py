@@ -34,13 +34,14 @@ from gateway.context.people_numbers import (
     MULTIPLIERS,
     NUMBERS,
     alnum_runs,
+    cardinals,
     number_groups,
     spelled_number,
 )
 from gateway.context.people_patterns import MACHINE_STAMP
 from gateway.context.people_quantities import date_spans
-from gateway.context.people_spans import agent_hits, customer_hits, is_english
-from gateway.context.people_text import FOLD
+from gateway.context.people_spans import agent_hits, customer_hits, is_english, own_names
+from gateway.context.people_text import FOLD, plain
 from gateway.context.prompts import one_line
 from gateway.context.types import Fact, fact_kind, last_said
 from gateway.messages import message_text
@@ -149,6 +150,32 @@ def _money_key(code: str, number: str, times: int, folded: str) -> str:
         return f"{code} {folded}".strip()
 
 
+_FIGURES = re.compile(r"[A-Z]{3,4} \d+(?:\.\d+)?")
+
+
+def in_figures(kind: str, value: str, english: bool | None = None) -> str:
+    """A code or a sum said in words, followed by its figures as they are written:
+    "quatro um oito oito dois zero (418820)", "trezentos e oitenta reais (BRL 380.00)",
+    as the facts block and an episode's card show it. A model quotes and compares the
+    figures; the value itself stays as said (a customer typing the figures later states
+    the same fact: its id is read off the words). `english`: read as English (where "um"
+    is no number), else as the value reads."""
+    if any(c.isdigit() for c in value) or kind not in ("order", "sku", *MONEY):
+        return value
+    folded = " ".join(value.translate(FOLD).lower().split())
+    english = is_english(folded) if english is None else english
+    if kind in MONEY:
+        money = _money(folded, english)
+        if not _FIGURES.fullmatch(money) or not cardinals(folded, english):
+            return value
+        code, number = money.split()
+        return f"{value} ({code} {Decimal(number):.2f})"
+    groups = number_groups(folded, english)
+    figures = "".join(groups)
+    digits = sum(c.isdigit() for c in figures)
+    return f"{value} ({figures})" if digits >= 3 and figures.isalnum() else value
+
+
 def _fact(
     hit: Hit,
     value: str,
@@ -164,11 +191,12 @@ def _fact(
     kind = hit.kind
     when, relative = (at, now) if said is None else (said, True)
     day = resolve(value, when, english, kind == "deadline", relative) if kind in DATED else None
+    key = f"{kind}:{_normal(kind, value, english)}"
+    shown = in_figures(kind, value, english)
     text = (
-        f"{kind}: {value}" + (f" ({day})" if day else "") + (" (the agent said)" if agent else "")
+        f"{kind}: {shown}" + (f" ({day})" if day else "") + (" (the agent said)" if agent else "")
     )
     text += " (correction)" if hit.correction else ""
-    key = f"{kind}:{_normal(kind, value, english)}"
     tags = (kind, "agent" if agent else "customer", *(("correction",) if hit.correction else ()))
     return Fact(
         id=hashlib.blake2b(key.encode(), digest_size=8).hexdigest(),
@@ -197,7 +225,7 @@ def _read(turns: Sequence[Any], said_at: Sequence[float | None] = ()) -> list[Re
     read = []
     for n, message in enumerate(turns):
         role = message.get("role") if isinstance(message, dict) else None
-        text = _scanned(message_text(message)) if role in ("user", "assistant") else ""
+        text = _scanned(plain(message_text(message))) if role in ("user", "assistant") else ""
         if text.strip():
             read.append((text, str(role), said_at[n] if n < len(said_at) else None))
     if sum(len(t) for t, _, _ in read) <= SCAN_TOTAL:
@@ -291,6 +319,8 @@ def extract_people_facts(
             asked, agent_said = asked_kinds(folded), folded
         else:
             answer_hits(folded, asked, hits, agent_said if asked else "", bool(named))
+            if agent_said:  # "boa tarde wesley", to the agent who said "meu nome é wesley"
+                hits = [h for h in hits if not _agents_name(h, folded, agent_said)]
             # a weak city of these (after an address, "here in") gives way as others do
             hits = [h for h in hits if not (h.weak and _heard_or_said(h.kind, seen, hits))]
             asked = frozenset()
@@ -323,6 +353,15 @@ def _message_hits(text: str, agent: bool) -> tuple[str, bool, tuple[Hit, ...]]:
     english = is_english(folded)
     hits = agent_hits(folded, english) if agent else customer_hits(folded, english)
     return folded, english, tuple(hits)
+
+
+def _agents_name(hit: Hit, folded: str, agent_said: str) -> bool:
+    """Whether a name the customer said is the one the agent gave as its own in the
+    message before: a greeting to the agent, not the customer's name."""
+    if hit.kind != "name":
+        return False
+    said = folded[hit.start : hit.end].lower()
+    return said in own_names(agent_said)
 
 
 def _shorter(value: str, name: str) -> bool:

@@ -71,8 +71,8 @@ _DAY_WORDS = re.compile(r"^(\d{1,2})(?:st|nd|rd|th|o)?$")
 _AFTER_TOMORROW = re.compile(r"depois\s+de\s+amanha|day\s+after\s+tomorrow|pasado\s+manana")
 # A duration names no day ("em até 5 dias úteis", "within two business days").
 _UNITS = word_set(
-    "day days dias hour hours hora horas week weeks semana semanas month months meses "
-    "minutes minutos"
+    "day days dia dias hour hours hora horas week weeks semana semanas month months mes meses "
+    "minute minutes minuto minutos year years ano anos"
 )
 _UNIT_LEADS = frozenset({"business", "working"})
 SPOKEN_WORDS = 12  # a date said in words is short: "vinte e seis de agosto"

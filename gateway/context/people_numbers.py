@@ -106,6 +106,28 @@ def compose(parts: Sequence[tuple[str, int]]) -> str:
     return "".join(out) + tens
 
 
+def cardinals(folded: str, english: bool) -> bool:
+    """Whether each run of number words in a value reads as one number ("cento e sessenta
+    e nove", "forty seven"), not as figures said in pairs ("one sixty nine ninety five",
+    which is 169.95 as a price and 16995 as digits read out)."""
+    run: list[tuple[str, int]] = []
+    for word in [*alnum_runs(folded), ""]:
+        found = number_word(word, english) if word else None
+        if found:
+            run.append(found)
+            continue
+        if word in RUN_FILLERS and word:
+            continue
+        roles = [role for role, _ in run]
+        if run and not (
+            any(r in ("mult", "hundreds") for r in roles)
+            or roles in (["unit"], ["whole"], ["tens"], ["tens", "unit"])
+        ):
+            return False
+        run = []
+    return True
+
+
 def number_tokens(
     folded: str, start: int, end: int, english: bool
 ) -> list[tuple[int, int, str, int]]:

@@ -130,14 +130,21 @@ EMAIL_CUE = linear(r"\b(?:e-?mail|correo|mail)\b")
 # ("50 centavosdigitei errado"): the cents are still said.
 _CENT_WORD = r"(?:cents|centavos|centimos|(?:cent|centavo|centimo)\b)"
 _CENTS = rf"(?:\s+(?:and|e|y|con)\s+\d{{2}}\b(?:\s+{_CENT_WORD})?)?"
+# Thousands set apart by a space, as pt-PT, es and fr write them ("1 234,56 €", a
+# no-break space made plain), before any other number.
+_SPACED = r"\d{1,3}(?: \d{3})+(?:[.,]\d{1,2})?\b"
 AMOUNT = linear(
-    r"(?:R\$|US\$|U\$|\$|€|£|\b(?:USD|BRL|EUR|GBP|MXN|ARS|COP|CLP)\b)\s?\d(?:[\d.,]*\d)?"
-    rf"|\b\d(?:[\d.,]*\d)?(?:\s?k|\s+(?:mil|thousand|milhoes|milhao|millones|millon))?\s?"
+    r"(?:R\$|US\$|U\$|\$|€|£|\b(?:USD|BRL|EUR|GBP|MXN|ARS|COP|CLP)\b)\s?"
+    rf"(?:{_SPACED}|\d(?:[\d.,]*\d)?)"
+    rf"|\b(?:{_SPACED}|\d(?:[\d.,]*\d)?)(?:\s?k|\s+(?:mil|thousand|milhoes|milhao|millones|millon))?\s?"
     rf"(?:(?:{_CURRENCY}|conto)\b|€){_CENTS}"
     # "devolver 237 e 49": units and cents said apart, only where money is spoken of
     r"|\b\d{1,5}\s+(?:e|y|and|con)\s+\d{2}\b"
     rf"|{_RUN}\s+{_CURRENCY}\b(?:\s+(?:and|e|y|con)\s+{_RUN}\s+{_CENT_WORD})?"
 )
+# The cents said after a sum in words without saying "centavos" ("seiscentos e doze reais
+# e quarenta e sete"): group 1 the number words, group 2 the word for cents if said.
+SPOKEN_CENTS = linear(rf"^\s+(?:and|e|y|con)\s+({_RUN})(\s+{_CENT_WORD})?")
 # A number right after the word for paying or costing is money, even with no currency
 # ("o orçamento deu 8.900", "paguei 350 na entrega", "it cost 450", "the quote came to
 # 1,250"): three digits or more, or thousands written out. Group 1 the amount.
@@ -272,7 +279,10 @@ CUE_KINDS = ("block", "order", "sku", "phone", "block")  # CUE's groups, in orde
 REFERENCE_CUE = linear(
     r"\b(?:protocolo|protocol|ticket|chamado|caso|case|radicado|expediente|incidencia"
     r"|reference|referencia|ref|booking|reserva|localizador|claim|sinistro|siniestro"
-    r"|order|pedido|ordem\s+de\s+servico|solicitud|solicitacao|atendimento)\b([^.!?;\n]{0,40})$"
+    r"|order|pedido|ordem\s+de\s+servico|solicitud|solicitacao|atendimento|dispute|disputa"
+    r"|contestacao|reclamacao|reclamacion|ocorrencia|incident|incidente|confirmation"
+    r"|confirmacao|confirmacion|tracking|rastreio|rastreamento|seguimiento|autorizacao"
+    r"|autorizacion|authorization|voucher|file|arquivo)\b([^.!?;\n]{0,40})$"
 )
 _STREET_TYPE = (
     r"rua|r\.|avenida|av\.?|avda\.?|alameda|al\.|travessa|tv\.|estrada|rodovia|praca|calle"
@@ -349,7 +359,7 @@ NAME = linear(
     r"|(?:voce\s+|vc\s+)?pode\s+me\s+chamar\s+de|me\s+chama\s+de|puedes?\s+llamarme|mi\s+nombre\s+(?:completo\s+)?es|me\s+llamo|(?:aqui\s+)?quem"
     # "fala" with one letter typed wrong, left out or doubled ("quem faka é Patrícia")
     r"\s+f(?:[a-z]?ala|[a-z]la|a[a-z]a|al[a-z]a?|la|al)\s+(?:e|eh)(?:\s+[ao])?|(?:le|te)\s+habla|aqui\s+habla|(?:nome|name|nombre)\s*:)"
-    r"|i'?m|i\s+am|this\s+is|(?:eu\s+)?sou(?:\s+[ao])?|(?:yo\s+)?soy(?:\s+(?:el|la))?"
+    r"|i'?m|i\s+am|this\s+is|(?:eu\s+)?sou(?:\s+eu\s*,|\s+[ao])?|(?:yo\s+)?soy(?:\s+yo\s*,|\s+(?:el|la))?"
     rf"|aqui\s+(?:e|eh)(?:\s+[ao])?|(?:you\s+can\s+|just\s+|please\s+)?call\s+me)[\s,]+{_HESITATION}{_NAMES}"
 )
 # Greetings and a vocative before "Ana Souza aqui", "it's David Moore".
@@ -373,6 +383,8 @@ _OPENING = (
     rf"^\W*(?:(?:{_HELLO}|que\s+tal|(?:i\s+)?need\s+(?:some\s+)?help|preciso\s+de\s+ajuda"
     r"|necesito\s+ayuda)\W+)*"
 )
+# "aqui" that opens the customer's "aqui é a Ana", not one that closes "Ana aqui".
+INTRODUCES = re.compile(r"\s+(?:e|eh|quem)\b")
 NAME_HERE = linear(rf"{_OPENING}({_W}(?:\s+{_W})?),?\s+(?:here|aqui)\b")
 # On the phone: "Ryan speaking", "Thiago falando"; in Spanish "aquí Sofía", "habla
 # Miguel", right after the opening. Only a first name people are given: "Technically

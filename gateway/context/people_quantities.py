@@ -15,6 +15,7 @@ from gateway.context.people_patterns import (
     MONTH_AHEAD,
     PRICED,
     SLANG_MONEY,
+    SPOKEN_CENTS,
     WEEKDAY_NUMBER,
 )
 from gateway.context.people_text import SpanMatch, first_matches, next_word
@@ -37,10 +38,12 @@ def amount_spans(folded: str, english: bool, money: bool = False) -> Iterator[tu
         start = m.start()
         if _bare_cents(folded, m, money) or _slang_unspoken(folded, m, money):
             continue
+        end = m.end()
         if not any(c.isdigit() for c in m.group(0) or ""):
-            tokens = number_tokens(folded, start, m.end(), english)
-            start = tokens[0][0] if tokens else m.end()
-        yield start, m.end()
+            tokens = number_tokens(folded, start, end, english)
+            start = tokens[0][0] if tokens else end
+            end += _spoken_cents(folded, end, english)
+        yield start, end
     for m in first_matches(PRICED, folded):
         # no currency said: the number ends its clause or a small word follows ("paguei
         # 350 na entrega"); not a count of things ("paid 40 invoices", "custou 300 horas")
@@ -50,6 +53,21 @@ def amount_spans(folded: str, english: bool, money: bool = False) -> Iterator[tu
         if (word and word not in AFTER_PRICE) or (len(number) == 4 and number[:2] in ("19", "20")):
             continue
         yield m.start(1), m.end(1)
+
+
+def _spoken_cents(folded: str, end: int, english: bool) -> int:
+    """How far the cents said after a sum in words reach past its currency word: "e
+    quarenta e sete" ends the amount, or is followed by "centavos"; not "e dois dias"
+    (a count of something else) nor a hundred or more."""
+    m = SPOKEN_CENTS.search(folded[end : end + 80])
+    if m is None:
+        return 0
+    cents = [t[3] for t in number_tokens(folded, end + m.start(1), end + m.end(1), english)]
+    if not cents or sum(cents) >= 100 or len(cents) > 2:
+        return 0
+    if m.group(2) is None and next_word(folded, end + m.end()) in UNITS:
+        return 0
+    return m.end()
 
 
 def _money_spoken(folded: str, m: SpanMatch, money: bool) -> bool:

@@ -10,6 +10,7 @@ so the steps go from the most certain shapes (an email) to the least (a name).
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
 import re
 from collections.abc import Sequence
@@ -18,7 +19,7 @@ from gateway.context.common_words import is_common
 from gateway.context.first_names import is_first_name
 from gateway.context.people_cities import big_city_hits, city_hits
 from gateway.context.people_hits import Hit, add_hit, proper
-from gateway.context.people_numbers import compose, number_tokens
+from gateway.context.people_numbers import NUMBERS, compose, number_tokens
 from gateway.context.people_patterns import (
     ADDRESS_UNIT,
     ADDRESS_UNIT_SPOKEN,
@@ -34,6 +35,7 @@ from gateway.context.people_patterns import (
     EMAIL_CUE,
     ENGLISH,
     HELLO_WORD,
+    INTRODUCES,
     NAME,
     NAME_FIRST,
     NAME_HERE,
@@ -56,7 +58,13 @@ from gateway.context.people_patterns import (
     WORD,
 )
 from gateway.context.people_quantities import amount_spans, date_spans, weekday_day
-from gateway.context.people_text import SpanMatch, first_matches, next_word, word_set
+from gateway.context.people_text import (
+    SpanMatch,
+    first_matches,
+    next_word,
+    whole_words,
+    word_set,
+)
 from gateway.context.people_words import (
     AMBIGUOUS_NUMBERS,
     CONNECTORS,
@@ -108,13 +116,18 @@ def _names(folded: str, hits: list[Hit]) -> None:
         if strong and _someone_elses(folded, m.start(1), m.group(1) or ""):
             continue
         span = proper(folded, m.start(2), m.end(2), not strong, strong)
-        if span and (strong or given_name(folded, *span)):
+        introduced = _INTRODUCED.search(folded[m.start() : m.start(2)].lower()) is not None
+        if span and (
+            strong or given_name(folded, *span) or (introduced and full_name(folded, *span))
+        ):
             add_hit(hits, "name", *span, cue=m.start())
     for pattern in (NAME_HERE, NAME_SPEAKING, NAME_LEAD, NAME_ITS, SIGN_OFF):
         found = pattern.search(folded)
         span = proper(folded, found.start(1), found.end(1), True, False) if found else None
         if not found or not span or HELLO_WORD.search(folded[slice(*span)].lower()):
             continue
+        if pattern is NAME_HERE and _introduced_after(folded, found.end(), hits):
+            continue  # "boa tarde wesley aqui é a rosângela": the agent greeted, then "aqui é"
         listed = pattern is NAME_SPEAKING or pattern is NAME_LEAD
         if not given_name(folded, *span, listed=listed):
             continue
@@ -122,6 +135,22 @@ def _names(folded: str, hits: list[Hit]) -> None:
         # that failed" names no one)
         if pattern is not NAME_ITS or span == (found.start(1), found.end(1)):
             add_hit(hits, "name", *span, cue=found.start())
+
+
+@functools.lru_cache(maxsize=256)
+def own_names(agent_said: str) -> frozenset[str]:
+    """The names an agent's message gives as its own ("meu nome é Wesley", "I'm Laura",
+    "Ryan speaking"), lowercased: what a customer greets it by."""
+    hits: list[Hit] = []
+    _names(agent_said, hits)
+    return frozenset(agent_said[h.start : h.end].lower() for h in hits)
+
+
+def _introduced_after(folded: str, end: int, hits: list[Hit]) -> bool:
+    """Whether the "aqui" ending at `end` opens "aqui é <name>", a name heard there."""
+    return INTRODUCES.match(folded, end) is not None and any(
+        h.kind == "name" and h.start >= end for h in hits
+    )
 
 
 # Whose a bare "name is" / "name's" may be when it is not the speaker's ("his name is
@@ -161,6 +190,24 @@ def given_name(folded: str, start: int, end: int, listed: bool = False) -> bool:
     first = folded[start:end].split(None, 1)[0] if end > start else ""
     given = is_first_name(first.split("-", 1)[0]) or ("-" in first and is_first_name(first))
     return given or (not listed and first[:1].isupper() and not is_common(first))
+
+
+# A weak cue that introduces a person ("sou a", "aqui é o", "soy la", "sou eu,"), not
+# one that may describe the speaker ("i'm lactose intolerant", "sou muito grata").
+_INTRODUCED = re.compile(r"(?:\b(?:[ao]|el|la|eu|yo)\W*|\baqui\s+\w+\s*)$")
+
+
+def full_name(folded: str, start: int, end: int) -> bool:
+    """Whether a name a weak cue introduced, written all in lowercase as speech is
+    transcribed and chats are typed, reads as a full name: two or three words, none an
+    everyday word ("aqui é a rosângela tavares mendonça", "sou eu, everton luiz paiva";
+    not "i'm kinda lost", "sou a mesma pessoa")."""
+    words = folded[start:end].split()
+    return (
+        len(words) >= 2
+        and all(w.islower() and w.isalpha() and len(w) >= 3 for w in words)
+        and not any(is_common(w) for w in words)
+    )
 
 
 def _street(folded: str, start: int, end: int, trim: bool) -> int | None:
@@ -217,7 +264,7 @@ def _district(folded: str, end: int) -> int:
     city (the city), a common word, a sign-off or a first name."""
     found = DISTRICT.search(folded[end : end + 48])
     if found is None:
-        return 0
+        return _district_before_city(folded, end)
     name = found.group(1) or ""
     first = name.split()[0] if name else ""
     if not first or is_city(name) or first.lower() in _NO_DISTRICT:
@@ -227,10 +274,43 @@ def _district(folded: str, end: int) -> int:
     return found.end(1)
 
 
+# A district typed or transcribed in lowercase, with no comma before it, then the city:
+# "rua marechal deodoro 89 kalilandia, feira de santana". Group 1 the district, group 2
+# what follows the comma up to the clause's end.
+_LOWER_DISTRICT = re.compile(
+    r"[ \t]+([a-z]{4,}(?:[ \t]+(?:(?:de|da|do|dos|das)[ \t]+)?[a-z]{4,}){0,2})[ \t]*,[ \t]*"
+    r"([^,.;!?\n]{3,40}?)[ \t]*(?:[,.;!?\n]|$)"
+)
+
+
+# Words that open a district's name ("jardim europa", "vila madalena", "barrio norte").
+_DISTRICTS = word_set("jardim vila parque setor bairro conjunto residencial barrio colonia villa")
+
+
+def _district_before_city(folded: str, end: int) -> int:
+    """How far a lowercase district reaches past `end`, when a big city follows it: not a
+    common word, nor a city itself."""
+    found = _LOWER_DISTRICT.match(folded[end : end + 96])
+    if found is None or not is_city(found.group(2)):
+        return 0
+    name = found.group(1)
+    first = name.split()[0]
+    if is_city(name) or first in _NO_DISTRICT or (is_common(first) and first not in _DISTRICTS):
+        return 0
+    return found.end(1)
+
+
 def _lone_ambiguous(unit: str) -> bool:
-    """A door said as one number word that is also a word ("um", "one", "uno")."""
+    """A door said as one number word that is also a word ("um", "one", "uno"); not the
+    last word of a number ("trezentos e um")."""
     words = unit.lower().split()
-    return len(words) >= 2 and words[-1] in AMBIGUOUS_NUMBERS and not words[-2].isdigit()
+    joined = len(words) >= 3 and words[-2] in ("e", "y", "and") and words[-3] in NUMBERS
+    return (
+        len(words) >= 2
+        and words[-1] in AMBIGUOUS_NUMBERS
+        and not words[-2].isdigit()
+        and not joined
+    )
 
 
 def _two_is_to(folded: str, start: int, end: int) -> bool:
@@ -246,7 +326,7 @@ def _two_is_to(folded: str, start: int, end: int) -> bool:
 
 def _emails(folded: str, hits: list[Hit]) -> None:
     for m in first_matches(EMAIL, folded):
-        add_hit(hits, "email", m.start(), m.end())
+        add_hit(hits, "email", *whole_words(folded, m.start(), m.end()))
     for m in first_matches(SAID_EMAIL, folded):
         if _said_email(folded, m):
             add_hit(hits, "email", m.start(), m.end())

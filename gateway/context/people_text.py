@@ -52,6 +52,62 @@ def _fold_table() -> dict[int, str]:
 FOLD = _fold_table()
 
 
+def _plain_table() -> dict[int, str | None]:
+    """Unicode's other spaces, dashes, digits and invisible characters as the ASCII the
+    patterns read (`plain`)."""
+    table: dict[int, str | None] = {}
+    # the BMP, the mathematical letters and digits, the tag characters
+    codes = itertools.chain(range(0x80, 0x10000), range(0x1D400, 0x1D800), range(0xE0000, 0xE0080))
+    for code in codes:
+        char = chr(code)
+        category = unicodedata.category(char)
+        compatible = unicodedata.normalize("NFKC", char)
+        if _lookalike(code) and compatible.isascii() and compatible.isprintable():
+            table[code] = compatible  # full-width, small and bold digits, letters, signs
+        elif category == "Cf":  # soft hyphen, zero-width space and joiners, marks, BOM
+            table[code] = None
+        elif code in (0x85, 0x2028, 0x2029):
+            table[code] = "\n"
+        elif category == "Zs":  # no-break, thin, narrow no-break, ideographic...
+            table[code] = " "
+        elif category == "Pd" or code == 0x2212:  # non-breaking hyphen, en dash, minus
+            table[code] = "-"
+        elif category == "Nd":  # Arabic-Indic, Devanagari... digits
+            table[code] = str(unicodedata.digit(char))
+    return table
+
+
+def _lookalike(code: int) -> bool:
+    """Forms of ASCII letters, digits and signs kept apart only for their look."""
+    return 0xFF01 <= code <= 0xFF5E or 0xFE50 <= code <= 0xFE6B or 0x1D400 <= code < 0x1D800
+
+
+_PLAIN = _plain_table()
+
+
+def whole_words(text: str, start: int, end: int) -> tuple[int, int]:
+    """A span widened to the whole words it cuts: an ASCII pattern stops at a letter it
+    does not know ("maría.souza@..." found from its "a.souza", or an email with a Cyrillic
+    letter in it), and what it finds must not leave a piece of the word behind."""
+    while start > 0 and text[start - 1].isalnum():
+        start -= 1
+    while end < len(text) and text[end].isalnum():
+        end += 1
+    return start, end
+
+
+def plain(text: str) -> str:
+    """A text as the patterns can read it: composed (NFC: an accent typed apart joins its
+    letter), the full-width, small and mathematical forms of ASCII's characters made
+    ASCII (not "º" nor "…": they are what was written), Unicode's other spaces, dashes
+    and digits made ASCII, invisible characters (zero-width, soft hyphen, tag
+    characters) dropped. Where the gateway reads and withholds facts: a phone written
+    with no-break spaces, or an email with a zero-width space in it, is still one."""
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFC", text).translate(_PLAIN)
+
+
 MATCHES = 40  # per pattern and message: a message naming more is a paste, not facts
 
 

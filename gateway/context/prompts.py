@@ -47,8 +47,12 @@ def single_quoted(text: str) -> str:
     return text.translate(_AS_SINGLE)
 
 
-# A run of three or more of a marker's characters, the full-width forms included.
-_MARKER_RUN = re.compile(r"[<>\uff1c\uff1e]{3,}")
+# A run of three or more of a marker's characters, the forms that read as them included
+# (full-width, small, single and double angle quotation marks, ornaments, brackets).
+_MARKER_RUN = re.compile(
+    r"[<>\uff1c\uff1e\ufe64\ufe65\u2039\u203a\u00ab\u00bb\u276e\u276f\u2329\u232a\u3008"
+    r"\u3009\u300a\u300b\u27e8\u27e9\u276c\u276d\u2770\u2771\u02c2\u02c3]{3,}"
+)
 
 
 def _spaced(run: re.Match[str]) -> str:
@@ -100,7 +104,13 @@ def fact_tag(fact: Fact, scopes: Sequence[str] = ()) -> str:
     status = f"confirmed{_date(fact.confirmed_at)}" if fact.confirmed else "unconfirmed"
     heard = " transcript" if fact.source_channel in ("phone", "voice") else ""
     who = UNVERIFIED_MARK if fact.stated_unverified and fact.scope in scopes else ""
-    return f"[{status}; source: {fact.source_channel}{heard}{who}]"
+    return f"[{status}; source: {channel_name(fact.source_channel)}{heard}{who}]"
+
+
+def channel_name(channel: str) -> str:
+    """A channel as a tag or a card's header names it: one line, no bracket of its own
+    (an app's `source_channel` "crm\n[confirmed ...]" cannot write a tag line)."""
+    return one_line(channel).translate(_ROUND)
 
 
 def facts_block(facts: Sequence[Fact], scopes: Sequence[str] = ()) -> list[str]:
@@ -127,9 +137,10 @@ UNVERIFIED_MARK = "; stated by an unverified caller"
 
 def render_episode(episode: Episode) -> str:
     """A card (gateway.context.episode_card) carries its own `[channel, date]` header."""
-    if episode.summary.startswith(f"[{episode.channel}"):
+    channel = channel_name(episode.channel)
+    if episode.summary.startswith(f"[{channel}"):
         return episode.summary
-    return f"[{episode.channel}] {episode.summary}"
+    return f"[{channel}] {episode.summary}"
 
 
 FACTS_HEAD = "Known facts about this customer:\n"

@@ -7,22 +7,20 @@ data: a fact an unverified caller stated. Pure."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from gateway.context.common_words import common_words
-from gateway.context.linear_regex import LinearMatch, compile_linear
+from gateway.context.linear_regex import compile_linear
 from gateway.context.people_numbers import said_digits
 from gateway.context.people_patterns import MIXED_NUMBER
-from gateway.context.people_text import FOLD
+from gateway.context.people_text import FOLD, plain, whole_words
 from gateway.context.prompts import single_quoted, unbarred
 from gateway.context.summaries import Pattern
 from gateway.context.types import Fact
 
 
-def _replacement(name: str) -> Callable[[LinearMatch], str]:
-    """A function, not a template: a backslash in a pattern's name stays literal."""
-    withheld = f"[withheld {name.replace('_', ' ')}]"
-    return lambda _match: withheld
+def _withheld(name: str) -> str:
+    return f"[withheld {name.replace('_', ' ')}]"
 
 
 def redact(
@@ -33,16 +31,47 @@ def redact(
     customer's stored facts above those scopes state, wherever it was repeated; also
     what a fact an unverified caller stated says (gateway.context.unverified), whatever
     the scopes: a card cannot say who stated it."""
+    text = plain(text)  # "415 555 0134" with no-break spaces, an email with a zero-width space
     for pattern in patterns:
         if pattern.scope not in scopes:
-            text = pattern.regex.sub(_replacement(pattern.name), text)
+            text = _withhold_pattern(pattern, text)
     hidden = [f for f in facts if f.scope not in scopes or f.stated_unverified]
     if not hidden:
         return text
-    values = _values(hidden)
+    values = _values(hidden) - _shown_pieces(hidden, [f for f in facts if f not in hidden])
     phones = {d for f in hidden if f.tags[:1] == ("phone",) for d in _readings(f.value)}
     text = _withheld_values(values).sub("[withheld]", _withhold_phones(text, phones))
     return _withhold_cut_heads(text, values, phones)
+
+
+def _withhold_pattern(pattern: Pattern, text: str) -> str:
+    """What the pattern finds, read on the folded text ("maría.souza@..." is an email
+    whole, not from its "a.souza"), each find widened to whole words: no piece of a word
+    it holds stays readable (an email with a Cyrillic letter in it is withheld whole)."""
+    withheld = _withheld(pattern.name)
+    kept, end = [], 0
+    for m in pattern.regex.finditer(text.translate(FOLD)):
+        if m.end() <= end:
+            continue
+        start, stop = whole_words(text, max(m.start(), end), m.end())
+        start = max(start, end)
+        kept += [text[end:start], withheld]
+        end = stop
+    return "".join(kept) + text[end:] if kept else text
+
+
+def _shown_pieces(hidden: Sequence[Fact], shown: Sequence[Fact]) -> set[str]:
+    """Pieces of hidden values that a value the caller may read holds too: the "415" and
+    "555" of an old phone, corrected to "415 555 0199", are no secret of the old one (the
+    card names the new one); a hidden value whole is withheld still."""
+    wholes = {plain(f.value) for f in hidden if f.value}
+    readable = [plain(v).casefold() for f in shown for v in fact_values(f)]
+    return {
+        piece
+        for piece in _values(hidden)
+        if piece not in wholes
+        and any(re.search(rf"(?<!\w){re.escape(piece.casefold())}(?!\w)", r) for r in readable)
+    }
 
 
 _SAME_NUMBER_DIGITS = 8  # a country code or a trunk 0 aside, the digits that name it
@@ -54,6 +83,7 @@ def _readings(number: str) -> set[str]:
     ("oh" a zero, "um" a hesitation) and as Portuguese or Spanish ("um" one): a card may
     be in either, and a phone read in one of them must not pass by being read in the
     other."""
+    number = plain(number)  # Arabic-Indic and full-width digits are digits
     if not any(c.isalpha() for c in number):  # digits alone: most runs, read one way
         return {"".join(c for c in number if c.isdigit())}
     return {said_digits(number, english) for english in (True, False)}
@@ -96,7 +126,7 @@ _MIN_PIECE = 3  # characters: shorter pieces ("12") would withhold too much
 def fact_values(fact: Fact) -> list[str]:
     """What a fact states, as it could appear in a transcript: its `value` when it has
     one, else its comma-separated segments and the identifying pieces of its text."""
-    source = fact.value or fact.text
+    source = plain(fact.value or fact.text)
     pieces = {m.group(0) for m in _FACT_PIECE.finditer(source)}
     pieces.update(_FACT_SEGMENT.split(source) if not fact.value else [fact.value])
     return [p for p in (p.strip() for p in pieces) if len(p) >= _MIN_PIECE]

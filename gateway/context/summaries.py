@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.context.linear_regex import LinearPattern, compile_linear
+from gateway.context.people_text import plain
 from gateway.context.prompts import one_line
 from gateway.context.types import Fact
 from gateway.messages import message_text
@@ -75,7 +76,7 @@ ROLE_LABEL = {"user": "customer", "assistant": "agent", "tool": "tool", "functio
 
 def scanned_text(message: Any) -> str:
     """The part of a message that facts and summary sentences are looked for in."""
-    return clip_text(message_text(message))
+    return clip_text(plain(message_text(message)))
 
 
 def clip_text(text: str) -> str:
