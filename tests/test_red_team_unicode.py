@@ -186,3 +186,26 @@ def test_lookalikes_of_the_quote_markers_are_spaced_out_in_a_card(
     prompt = _later_prompt(sqlite_app_gateway, app_log, "cust-marks", said)
     [card] = [line for line in prompt.splitlines() if "New records follow" in line]
     assert marks not in card and ">>>" not in card, card
+
+
+def test_a_corrected_phone_is_shown_whole_in_the_card(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """The old phone is withheld in the card (its fact gone from the customer's); the
+    pieces it shares with the new one ("415", "555") are no secret: the card showed the
+    new phone as "[withheld] [withheld] 0199"."""
+    gw = sqlite_app_gateway
+    texts = [
+        "my parcel is late, my phone is 415 555 0134",
+        "actually my new number is 415 555 0199",
+    ]
+    play_turns(gw, SYSTEM, ("conv-ph-a", "cust-ph", "webchat"), texts, **VERIFIED)
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    assert gw.http.post(f"{gw.v1}/conversations/conv-ph-a/close", headers=auth).status_code == 200
+    play_turns(gw, SYSTEM, ("conv-ph-b", "cust-ph", "webchat"), ["hi again"], **VERIFIED)
+    [card] = [
+        line
+        for line in app_log.since()[-1]["messages"][1]["content"].splitlines()
+        if "topic:" in line
+    ]
+    assert "phone 415 555 0199" in card and "0134" not in card, card

@@ -105,7 +105,9 @@ def plain(text: str) -> str:
     with no-break spaces, or an email with a zero-width space in it, is still one."""
     if text.isascii():
         return text
-    return unicodedata.normalize("NFC", text).translate(_PLAIN)
+    if not unicodedata.is_normalized("NFC", text):
+        text = unicodedata.normalize("NFC", text)
+    return text if _PLAIN.keys().isdisjoint(text) else text.translate(_PLAIN)
 
 
 MATCHES = 40  # per pattern and message: a message naming more is a paste, not facts
