@@ -83,6 +83,7 @@ def _lookalike(code: int) -> bool:
 
 
 _PLAIN = _plain_table()
+_PLAIN_CHARS = frozenset(map(chr, _PLAIN))
 
 
 def whole_words(text: str, start: int, end: int) -> tuple[int, int]:
@@ -107,7 +108,7 @@ def plain(text: str) -> str:
         return text
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
-    return text if _PLAIN.keys().isdisjoint(text) else text.translate(_PLAIN)
+    return text if _PLAIN_CHARS.isdisjoint(text) else text.translate(_PLAIN)
 
 
 MATCHES = 40  # per pattern and message: a message naming more is a paste, not facts
