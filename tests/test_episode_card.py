@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gateway.context.episode_card import NO_OUTCOME, WHOLE_CHARS, episode_card
+from gateway.context.people import extract_people_facts
 from gateway.context.types import Fact
 from gateway.ledger.tokens import TokenCounter
 
@@ -465,3 +466,16 @@ def test_a_typical_twenty_turn_conversation_is_a_card_under_120_tokens() -> None
     assert "topic: ela chegou com a tampa quebrada" in got
     assert "outcome: já registrei a troca no protocolo 2025-0042" in got
     assert all(f.value in got for f in facts)
+
+
+def test_a_heard_date_keeps_its_day_and_a_sum_said_in_words_its_figures() -> None:
+    """Weeks later "yesterday" names another day: the card shows the day it named when
+    said, as the facts block does; a sum said in words shows its figures."""
+    turns = [
+        user("the two charges were made yesterday, I never made them"),
+        agent("I'm putting a credit of three hundred twelve dollars on your card today."),
+    ]
+    heard = extract_people_facts(turns, "phone", MARCH_2 + 5 * 3600)  # 12:20 UTC: a local hour
+    said = card(heard, turns)
+    assert "yesterday (2025-03-01)" in said, said
+    assert "three hundred twelve dollars (USD 312.00)" in said, said

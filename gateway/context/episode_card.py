@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gateway.context.linear_regex import LinearPattern, compile_linear
-from gateway.context.people import in_figures
+from gateway.context.people import shown_value
 from gateway.context.prompts import (
     CARD_BARS,
     CARD_QUOTES,
@@ -202,7 +202,7 @@ def _entries(
     entries: list[_Entry] = []
     for position, fact in enumerate(facts):
         kind = fact_kind(fact)
-        value = one_line(in_figures(kind, fact.value) if fact.extracted else fact.value)
+        value = one_line(shown_value(fact) if fact.extracted else fact.value)
         if not value or (kind, value) in seen or any(w in value for w in wholes):
             continue
         if not _shown(value):  # its bar or quote would be rewritten: no longer its value

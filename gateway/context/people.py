@@ -176,6 +176,16 @@ def in_figures(kind: str, value: str, english: bool | None = None) -> str:
     return f"{value} ({figures})" if digits >= 3 and figures.isalnum() else value
 
 
+def shown_value(fact: Fact) -> str:
+    """A heard fact's value as an earlier conversation's card shows it: a code or sum
+    said in words with its figures, a date with the day it named when said ("on
+    saturday (2026-07-04)": weeks later "saturday" names another day)."""
+    kind = fact_kind(fact)
+    value = in_figures(kind, fact.value)
+    day = _day_named(fact.text) if kind in DATED else None
+    return f"{value} ({day})" if day and day not in value else value
+
+
 def _fact(
     hit: Hit,
     value: str,
