@@ -17,6 +17,7 @@ from gateway.context.anchors import edited_within
 from gateway.context.classify import Classifier, user_texts
 from gateway.context.conversation_record import (
     ConversationRecord,
+    answer_mark,
     continued,
     conversation_fingerprint,
     repeated,
@@ -179,14 +180,8 @@ class WindowBuilder:
                 record.version, record.stored = stored.version, stored.stored
                 record.replacing = True
         named = bool(caller.customer) and caller.customer != record.customer  # to index
-        record.customer = caller.customer or record.customer
-        record.channel = caller.channel or record.channel
-        record.plan, record.model, record.closed = tenant.plan, model, False
-        if new and caller.conversation and caller.customer and not record.replacing:
-            # Claimed for its customer before anything is forwarded: two first turns of
-            # one id for two customers at once would otherwise both pass the check above,
-            # and the second's save would merge into the first's record (409 instead).
-            await self.conversations.save(record)
+        record.model = model
+        claimed = await self._claimed(caller, record, new, named)
         if not new and _confirmed_since(facts, record.last_seen):
             # The app confirmed a fact of the customer's since the last turn (PUT facts):
             # the conversation moved on, before the turn ceiling is checked.
@@ -245,12 +240,36 @@ class WindowBuilder:
             evicted_now,
             quota_hit,
             # Listed in the customer's index at the turn's end: one never answered yet
-            # (new, or claimed before a first turn that failed), or newly named.
-            named or record.turns == 0,
+            # (new and not claimed, or claimed unlisted by an earlier version), or newly
+            # named.
+            named or (record.turns == 0 and not claimed),
             learned,
             retry=retry,
             facts_write=facts_write,
+            started=req.now,
+            retried=req.retried,
         )
+
+    async def _claimed(
+        self, caller: Caller, record: ConversationRecord, new: bool, named: bool
+    ) -> bool:
+        """The record made the caller's (customer, channel, plan); a new one named by the
+        app is claimed for its customer before anything is forwarded: two first turns of
+        one id for two customers at once would otherwise both pass `_check_customer`,
+        and the second's save would merge into the first's record (409 instead). It is
+        listed in their index then too: an erasure finds it while its turn runs, or
+        after that turn failed. Whether it was claimed."""
+        if caller.customer and (new or named or record.turns == 0):
+            # Its saves tell an erasure of the customer while it runs from an earlier one.
+            seen = await self.conversations.erased_at(caller.tenant.name, caller.customer)
+            record.erasure_seen = seen
+        record.customer = caller.customer or record.customer
+        record.channel = caller.channel or record.channel
+        record.plan, record.closed = caller.tenant.plan, False
+        claimed = new and bool(caller.conversation and caller.customer) and not record.replacing
+        if claimed:
+            await self.conversations.claim(record)
+        return claimed
 
     async def _archive(self, record: ConversationRecord) -> None:
         """The customer's previous session under a fingerprint kept as a closed
@@ -425,14 +444,28 @@ class WindowBuilder:
         record.recent_at = max(record.cursor, head)
         record.recent = transcript[record.recent_at :]
         record.last_reply, record.last_reply_at = reply[:LAST_REPLY_CHARS], len(transcript)
+        record.answered = answer_mark(transcript, turn.started, turn.retried)
         # numbered as the window engine numbers a fold: after the leading system messages
         record.relay(len(messages) - leading_system(messages), reply, now)
         try:
-            if turn.to_index:
-                await self.conversations.register(record)
-            await self.conversations.save(record)
+            await self._persist(turn)
         except (StoreUnavailable, Conflict) as exc:  # Conflict: taken by another customer
             warn_throttled(log, "conversation not updated this turn: %s", exc.message)
+
+    async def _persist(self, turn: Turn) -> None:
+        """The turn's record saved (and listed when `to_index`). A record this turn lists
+        is written, then looked at again: the erasure of its customer may have read
+        their index before it was listed; if one ran since the turn began, the record
+        is forgotten (a record read before is found gone by its save: not written)."""
+        record, conversations = turn.record, self.conversations
+        if turn.to_index and await conversations.erased(record):
+            log.info("a turn ended after its customer was erased: its record not saved")
+            return
+        if turn.to_index:
+            await conversations.register(record)
+        await conversations.save(record)
+        if turn.to_index and await conversations.erased(record):
+            await conversations.forget(record)
 
 
 async def _assembled(inp: WindowInput, tokens: EngineTokens) -> Window:

@@ -62,6 +62,9 @@ class ConversationRecord:
     # an episode's last answer.
     last_reply: str = ""
     last_reply_at: int = 0
+    # The attempt whose answer `last_reply` is (`answer_mark`): the history it answered,
+    # when it began, whether the client marked it a retry.
+    answered: dict[str, Any] | None = None
     # When each answer still unfolded was relayed, by its transcript place: [time, CRC-32
     # of its text]. A fold reads an answer as said then ("tomorrow" gets its day), if the
     # app sent it back unchanged.
@@ -74,6 +77,9 @@ class ConversationRecord:
     stored: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
     # Not stored: whether this turn read or learned any facts (None: not known).
     facts_held: bool | None = field(default=None, repr=False, compare=False)
+    # Not stored: when its customer was last erased as the turn began (None: not known
+    # to be), so its saves can tell an erasure that ran while it was in flight.
+    erasure_seen: float | None = field(default=None, repr=False, compare=False)
 
     def relay(self, place: int, reply: str, now: float) -> None:
         """The answer at `place` (of the messages after the leading system ones, as the
@@ -151,6 +157,7 @@ class ConversationRecord:
             "replacing",
             "last_reply",
             "last_reply_at",
+            "answered",
             "relayed",
             "index_until",
         ):
@@ -188,7 +195,7 @@ def relay_entries(value: Any) -> dict[int, tuple[float, int]]:
     return out
 
 
-_UNSTORED = ("stored", "facts_held")
+_UNSTORED = ("stored", "facts_held", "erasure_seen")
 RECORD_FIELDS = tuple(f for f in dataclasses.fields(ConversationRecord) if f.name not in _UNSTORED)
 RECORD_NAMES = frozenset(f.name for f in RECORD_FIELDS)
 
@@ -220,6 +227,14 @@ def transcript_of(messages: Sequence[Any]) -> list[dict[str, Any]]:
     """The conversation's turns as a record keeps them: every message but the app's
     system and developer instructions."""
     return [m for m in messages if isinstance(m, dict) and role(m) not in SYSTEM_ROLES]
+
+
+def answer_mark(transcript: Sequence[Any], started: float, retried: bool) -> dict[str, Any]:
+    """What `ConversationRecord.answered` holds of an attempt: the history it answered (its
+    length and a CRC-32 of its last two messages: a retry sends the same bytes), when it
+    began, and whether the client marked it a retry."""
+    tail = zlib.crc32(orjson.dumps(list(transcript[-2:]), default=str))
+    return {"history": f"{len(transcript)}:{tail}", "started": started, "retry": retried}
 
 
 def repeated(record: ConversationRecord, messages: Sequence[Any]) -> bool:

@@ -202,11 +202,47 @@ class ConversationStore(FactsDocuments):
             ERASED, tenant, _erased_key(tenant, customer), {"at": now}, ERASED_S
         )
 
+    async def erased_at(self, tenant: str, customer: str) -> float | None:
+        """When the customer was last erased, within ERASED_S (None: not erased)."""
+        doc = await self._store.get_doc(ERASED, tenant, _erased_key(tenant, customer))
+        if doc is None:
+            return None
+        at = doc.get("at")
+        return float(at) if isinstance(at, int | float) else 0.0
+
     async def erased(self, record: ConversationRecord) -> bool:
+        """Whether the record's customer was erased since its turn began (since it was
+        read: `erasure_seen`, an erasure known then, is its customer's past, not this
+        turn's: a customer back after an erasure starts anew)."""
         if not record.customer:
             return False
-        key = _erased_key(record.tenant, record.customer)
-        return await self._store.get_doc(ERASED, record.tenant, key) is not None
+        at = await self.erased_at(record.tenant, record.customer)
+        return at is not None and at != record.erasure_seen
+
+    async def claim(self, record: ConversationRecord) -> None:
+        """A new conversation saved for its customer and listed in their index before
+        its first turn is forwarded, so an erasure or an export finds it from then on
+        (also when that turn fails). One whose customer was erased meanwhile is
+        forgotten again: the erasure may have read the index before it was listed."""
+        await self.save(record)
+        await self.register(record)
+        if await self.erased(record):
+            await self.forget(record)
+
+    async def forget(self, record: ConversationRecord) -> None:
+        """A conversation written for a customer erased while its turn ran: its record
+        and its entry in their index deleted (what the erasure would have deleted)."""
+        await self._store.delete_doc(CONVERSATION, record.tenant, record.id)
+        if record.customer:
+            ttl = self.retention.of(record.plan).episodes_s
+            await self._unlist(record.tenant, record.customer, record.id, ttl)
+
+    async def _unlist(self, tenant: str, customer: str, conversation: str, ttl: float) -> None:
+        """One conversation out of the customer's index; an index left empty deleted."""
+        key = customer_key(customer)
+        await self._store.patch_doc(EPISODES, tenant, key, {}, [conversation], ttl)
+        if not await self._store.get_doc(EPISODES, tenant, key):
+            await self._store.delete_doc(EPISODES, tenant, key)
 
     async def register(self, record: ConversationRecord) -> None:
         """List a conversation in its customer's episode index (its card made later). The
@@ -298,6 +334,12 @@ class ConversationStore(FactsDocuments):
         ttl = self.retention.of(plan).episodes_s
         key = customer_key(customer)
         await self._store.patch_doc(EPISODES, tenant, key, {episode.conversation: entry}, (), ttl)
+        # A card made from a record read before the customer's erasure, written after it:
+        # its record is gone (the erasure marked before it deleted), so is its card.
+        if await self.erased_at(tenant, customer) is not None and not await self._store.get_doc(
+            CONVERSATION, tenant, episode.conversation
+        ):
+            await self._unlist(tenant, customer, episode.conversation, ttl)
 
 
 def _own_facts_key(record: ConversationRecord) -> str | None:

@@ -6,8 +6,9 @@ conversation that named them, with its card), each of those conversations' recor
 (summary, cursor, loop state) and the facts of a conversation kept under its own id,
 ledger rows naming them, and their spend counters. An erasure deletes the documents and
 gives the ledger rows and counters a random pseudonym (`erased-` and 16 hex digits): the
-costs stay booked, to no one. The pseudonym is not derived from the id, so it cannot be
-matched back to it.
+costs stay booked, to no one (the reservations of calls in flight stay under the id,
+where those calls book, so they count against its ceilings until they end). The
+pseudonym is not derived from the id, so it cannot be matched back to it.
 """
 
 from __future__ import annotations
@@ -72,9 +73,11 @@ async def erase(
     store: Store, conversations: ConversationStore, tenant: str, customer: str
 ) -> dict[str, Any]:
     alias = "erased-" + secrets.token_hex(8)
-    wanted = await documents(store, conversations, tenant, customer)
-    # First, so a turn in flight that ends after the erasure finds it and writes nothing.
+    # First, before the index is read: a write for the customer that the erasure misses
+    # (a conversation listed after the read, a card written after the delete) finds the
+    # mark once written, and takes itself back (ConversationStore.claim, forget).
     await conversations.mark_erased(tenant, customer, time.time())
+    wanted = await documents(store, conversations, tenant, customer)
     erased = await store.erase_customer(tenant, customer, alias, wanted)
     return {
         "customer": customer,

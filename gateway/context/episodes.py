@@ -65,6 +65,8 @@ class EpisodeBook:
                 other = await self.conversations.load(record.tenant, doc["conversation"])
                 if other is None or other.customer != record.customer:
                     continue  # gone, or (an id reused) someone else's
+                if not other.opening:
+                    continue  # listed as its first turn began, not answered yet: no card
                 # An older conversation's card stops where this one began; a newer one's
                 # (a customer back in an older conversation) holds all it heard.
                 before = record.started if other.started < record.started else math.inf

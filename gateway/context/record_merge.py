@@ -11,6 +11,10 @@ a field dict out.
 - verbatim messages (`m:{place}` fields) of both are kept above the summary's cursor;
 - the loop state holds both writers' turns (gateway.loops.detector.merge_states);
 - the relay times of answers (`relayed`): both writers', above the summary's cursor;
+- the answer (`last_reply`, its place, `answered`, the opening, the verbatim messages,
+  relay times): when both writers answered, the attempt that began later wins, whoever
+  saves last (a client that timed out and retried never saw the first try's answer);
+  and two answers to the same history, one of them a client's retry, are one turn;
 - any other field: the value of the writer that changed it, the second one when both
   did (an event, a close, the app's state).
 """
@@ -47,8 +51,14 @@ def merge(base: dict[str, bytes], mine: dict[str, Any], theirs: dict[str, Any]) 
     # A field the record read had not stored yet (a record of an earlier version) is null.
     changed = {k for k, v in mine.items() if base.get(k, _NULL) != orjson.dumps(v)}
     changed |= {k for k in base if k not in mine}
+    older, same_turn = _both_answered(was, mine, theirs) if "answered" in changed else (False,) * 2
+    if older:  # a later attempt's answer stands
+        changed = {k for k in changed if k not in _ANSWER and not k.startswith(MESSAGE_FIELD)}
     out = {k: v for k, v in theirs.items() if k not in _COUNTERS}
     out.update(_counters(was, mine, theirs))
+    if same_turn:  # counted, and read by the loop detector, once
+        out["turns"] -= (mine.get("turns") or 0) - (was("turns") or 0)
+        changed.discard("loop_state")
     if changed & set(_COMPACTION) and _mine_wins(was, mine, theirs):
         out.update({k: mine.get(k) for k in _COMPACTION})
     if "loop_state" in changed:
@@ -56,8 +66,8 @@ def merge(base: dict[str, bytes], mine: dict[str, Any], theirs: dict[str, Any]) 
         out["loop_state"] = merge_states(
             was("loop_state"), mine.get("loop_state"), theirs.get("loop_state"), added
         )
-    if "relayed" in changed:
-        both = [w.get("relayed") for w in (theirs, mine)]
+    if "relayed" in changed or older:
+        both = [w.get("relayed") for w in ((mine, theirs) if older else (theirs, mine))]
         out["relayed"] = {k: v for r in both if isinstance(r, dict) for k, v in r.items()}
     skip = {*_COUNTERS, *_COMPACTION, "loop_state", "relayed", "version", "last_seen", "started"}
     for name in changed - skip:
@@ -93,6 +103,22 @@ def relay_place(key: Any) -> int | None:
 
 
 _NULL = orjson.dumps(None)
+_ANSWER = ("last_reply", "last_reply_at", "answered", "opening", "relayed")
+
+
+def _both_answered(was: Any, mine: dict[str, Any], theirs: dict[str, Any]) -> tuple[bool, bool]:
+    """(this writer's attempt began before the other's, the two answered the same
+    history and one was a client's retry), when the other answered too since the base."""
+    ours, other = mine.get("answered"), theirs.get("answered")
+    if not isinstance(ours, dict) or not isinstance(other, dict) or other == was("answered"):
+        return False, False
+    same = ours.get("history") == other.get("history")
+    return _began(ours) < _began(other), same and bool(ours.get("retry") or other.get("retry"))
+
+
+def _began(answered: dict[str, Any]) -> float:
+    at = answered.get("started")
+    return float(at) if isinstance(at, int | float) else 0.0
 
 
 def _counters(was: Any, mine: dict[str, Any], theirs: dict[str, Any]) -> dict[str, int]:

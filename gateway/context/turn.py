@@ -74,6 +74,11 @@ class Turn:
     # The last answered request sent again (a retry): not a new turn for the turn count,
     # the loop detector or an escalation.
     retry: bool = False
+    # When this attempt began, and whether the client marked it a retry: its save does
+    # not replace the answer of a later attempt, and a retry of an attempt still in
+    # flight is the same turn (record_merge).
+    started: float = 0.0
+    retried: bool = False
     # The write of the facts the newest message stated, started by the build: it runs
     # while the call is forwarded, and is done before any of the answer is relayed.
     facts_write: asyncio.Future[None] | None = field(default=None, compare=False)

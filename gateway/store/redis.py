@@ -98,6 +98,7 @@ class RedisStore:
         self._release_script = self._redis.register_script(scripts.RELEASE)
         self._renew_script = self._redis.register_script(scripts.RENEW)
         self._pseudonymize_script = self._redis.register_script(scripts.PSEUDONYMIZE)
+        self._move_spent_script = self._redis.register_script(scripts.MOVE_SPENT)
         self._swap_script = self._redis.register_script(scripts.SWAP)
         self._rate_script = self._redis.register_script(scripts.RATE)
 
@@ -450,7 +451,7 @@ class RedisStore:
         self, tenant: str, customer: str, alias: str, docs: Sequence[tuple[str, str]]
     ) -> Erased:
         """Documents deleted, then each period's ledger list of the tenant rewritten
-        atomically (a script per chunk), then the customer's budget keys renamed. A
+        atomically (a script per chunk), then the customer's settled spend moved. A
         booking that lands during the erasure may still name the customer: erase once
         their traffic ends."""
         rows = 0
@@ -493,18 +494,17 @@ class RedisStore:
         return [(first, first + _ERASE_CHUNK - 1) for first in range(0, length, _ERASE_CHUNK)]
 
     async def _rename_budgets(self, tenant: str, customer: str, alias: str) -> int:
-        """The customer's budget / resv / resvamt keys, under the pseudonym (a SCAN of
-        every shard: during a resharding a slot's keys may be on two)."""
+        """The customer's settled spend, under the pseudonym (scripts.MOVE_SPENT; a SCAN
+        of every shard: during a resharding a slot's keys may be on two). Reservations of
+        calls in flight stay under the id, where those calls book."""
         renamed, stem = 0, f"{tenant}|customer:{customer}|"
-        for family in keys.BUDGET_FAMILIES:
-            pattern = keys.budget_key(family, stem)
-            head = pattern.removesuffix(stem)
-            async for raw in self._redis.scan_iter(match=_glob(pattern) + "*", count=500):
-                tail = customer_budget(_s(raw).removeprefix(head), tenant, customer)
-                if tail is not None and await self._rename(
-                    _s(raw), keys.budget_key(family, f"{tenant}|customer:{alias}|{tail}")
-                ):
-                    renamed += family == "budget"
+        pattern = keys.budget_key("budget", stem)
+        head = pattern.removesuffix(stem)
+        async for raw in self._redis.scan_iter(match=_glob(pattern) + "*", count=500):
+            tail = customer_budget(_s(raw).removeprefix(head), tenant, customer)
+            if tail is not None:
+                new = keys.budget_key("budget", f"{tenant}|customer:{alias}|{tail}")
+                renamed += int(await self._move_spent_script(keys=[_s(raw), new]))
         return renamed
 
     async def _rename(self, old: str, new: str) -> bool:

@@ -276,3 +276,27 @@ else
 end
 return 1
 """
+
+
+# An erasure: a customer's settled spend moved to their pseudonym. The live reservations
+# (`open`, and the resv / resvamt keys) stay under the id: their calls book there when
+# they end, so they still count against the id's ceiling until then.
+# KEYS[1] the id's budget hash  KEYS[2] the pseudonym's budget hash (one tenant: one slot)
+# Returns 1 when there was spend to move, else 0.
+MOVE_SPENT = """
+local spent = redis.call('HGET', KEYS[1], 'spent')
+if not spent then
+  return 0
+end
+local ttl = redis.call('PTTL', KEYS[1])
+redis.call('HINCRBY', KEYS[2], 'spent', spent)
+if ttl > 0 then
+  redis.call('PEXPIRE', KEYS[2], ttl)
+end
+if tonumber(redis.call('HGET', KEYS[1], 'open') or '0') ~= 0 then
+  redis.call('HDEL', KEYS[1], 'spent')
+else
+  redis.call('DEL', KEYS[1])
+end
+return 1
+"""

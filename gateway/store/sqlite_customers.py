@@ -26,7 +26,7 @@ def erase(
     docs: Sequence[tuple[str, str]],
 ) -> Erased:
     """One transaction: documents deleted (zeroed: secure_delete), ledger rows and spend
-    counters under the pseudonym, costs unchanged."""
+    counters under the pseudonym, costs unchanged; reservations of calls in flight left."""
     named, renamed = f"{tenant}|customer:{customer}|", f"{tenant}|customer:{alias}|"
     conn.execute("BEGIN IMMEDIATE")
     try:
@@ -35,17 +35,17 @@ def erase(
             "UPDATE ledger SET customer = ? WHERE tenant = ? AND customer = ?",
             (alias, tenant, customer),
         ).rowcount
+        # The settled spend only: the reservations of calls in flight stay under the id,
+        # where those calls book, so they count against its ceiling until they end.
         budgets = 0
-        for table in ("budget", "reservation"):
-            keys = conn.execute(
-                f"SELECT DISTINCT key FROM {table} WHERE substr(key, 1, ?) = ?",
-                (len(named), named),
-            ).fetchall()
-            for (key,) in keys:
-                tail = customer_budget(key, tenant, customer)
-                if tail is not None:
-                    conn.execute(f"UPDATE {table} SET key = ? WHERE key = ?", (renamed + tail, key))
-                    budgets += table == "budget"
+        keys = conn.execute(
+            "SELECT DISTINCT key FROM budget WHERE substr(key, 1, ?) = ?", (len(named), named)
+        ).fetchall()
+        for (key,) in keys:
+            tail = customer_budget(key, tenant, customer)
+            if tail is not None:
+                conn.execute("UPDATE budget SET key = ? WHERE key = ?", (renamed + tail, key))
+                budgets += 1
         conn.execute("COMMIT")
     except BaseException:
         rollback(conn)
