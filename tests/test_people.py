@@ -2823,3 +2823,23 @@ def test_a_spoken_door_and_a_lowercase_district_are_part_of_the_address(
 def test_more_of_the_agents_words_for_a_reference(said: str, reference: str) -> None:
     facts = [f for f in extract(said, role="assistant") if f.tags[0] == "order"]
     assert [f.value for f in facts] == [reference], facts
+
+
+@pytest.mark.parametrize(
+    ("said", "role", "value"),
+    [
+        (
+            "We will refund forty dollars and one of our team will call you",
+            "assistant",
+            "forty dollars",
+        ),
+        ("Vamos reembolsar cinquenta reais e um cupom de desconto", "assistant", "cinquenta reais"),
+        ("Le devolveremos cien euros y una disculpa formal", "assistant", "cien euros"),
+        ("I have 2 100 euro notes to pay with", "user", "100 euro"),
+    ],
+)
+def test_what_follows_a_sum_is_no_part_of_it(said: str, role: str, value: str) -> None:
+    """ "and one of our team" is no cent (the review found "USD 40.01"); "2 100 euro
+    notes" are two notes, not 2,100 euros."""
+    money = [f.value for f in extract(said, role=role) if f.tags[0] in ("amount", "promise")]
+    assert money == [value], money

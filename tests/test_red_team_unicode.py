@@ -8,13 +8,17 @@ caller holding only `basic`."""
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from urllib.parse import quote
 
 import pytest
 
+from gateway.context.fact_blocks import visible_facts
+from gateway.context.linear_regex import compile_linear
 from gateway.context.people_text import plain
+from gateway.context.redaction import redact
+from gateway.context.summaries import Pattern
+from gateway.context.types import Fact
 from tests.inprocess import InProcessGateway, SimulatorLog, play_turns
 
 SYSTEM = "You are the support agent of an online store. Be brief and precise."
@@ -50,6 +54,19 @@ PHONES = {
     "full-width digits": _digits("415 555 0134", FULL),
     "Arabic-Indic digits": _digits("415 555 0134", ARABIC),
     "Devanagari digits": _digits("415 555 0134", DEVANAGARI),
+    # found by the review of the first fix
+    "keycap digits": "".join(f"{c}\ufe0f\u20e3" if c.isdigit() else c for c in "415 555 0134"),
+    "superscript digits": "\u2074\u00b9\u2075 \u2075\u2075\u2075 \u2070\u00b9\u00b3\u2074",
+    "circled digits": "\u2463\u2460\u2464 \u2464\u2464\u2464 \u24ea\u2460\u2462\u2463",
+    "segmented digits": _digits("415 555 0134", {str(d): chr(0x1FBF0 + d) for d in range(10)}),
+    "a combining mark on each digit": "".join(
+        f"{c}\u0301" if c.isdigit() else c for c in "415 555 0134"
+    ),
+    "grapheme joiner": "415\u034f555\u034f0134",
+    "Hangul filler": "415\u3164555\u31640134",
+    "Braille blank": "415\u2800555\u28000134",
+    "variation selector": "415\U000e0100555\U000e01000134",
+    "a format character past the BMP": "415\U0001d173555\U0001d1730134",
 }
 
 
@@ -64,9 +81,17 @@ def _later_prompt(gw: InProcessGateway, log: SimulatorLog, customer: str, said: 
     return "\n".join(str(m.get("content")) for m in log.since()[-1]["messages"])
 
 
-def _bare(text: str) -> str:
-    """The text's digits and letters as the model reads them, separators gone."""
-    return re.sub(r"[\s\-.]", "", plain(text)).casefold()
+def _digits_read(text: str) -> str:
+    """Every digit the text shows, in any script or form (keycaps, circled, superscript),
+    one after the other: what a model reading it could put together."""
+    out = []
+    for char in text:
+        digit = unicodedata.digit(char, None)
+        if digit is None:
+            found = unicodedata.normalize("NFKC", char)
+            digit = int(found) if len(found) == 1 and found.isdigit() else None
+        out += [str(digit)] if digit is not None else []
+    return "".join(out)
 
 
 @pytest.mark.parametrize("written", list(PHONES.values()), ids=list(PHONES))
@@ -76,7 +101,8 @@ def test_a_phone_in_unicode_spacing_or_digits_is_withheld_from_a_basic_caller(
     said = f"Hello! My parcel is late, call me on {written}. I also bought a lamp, it works."
     prompt = _later_prompt(sqlite_app_gateway, app_log, "cust-phone", said)
     assert "My parcel is late" in prompt  # the card is there
-    assert "4155550134" not in _bare(prompt), prompt
+    [card] = [line for line in prompt.splitlines() if "My parcel is late" in line]
+    assert "4155550134" not in _digits_read(card), card
 
 
 EMAILS = {
@@ -177,7 +203,17 @@ def test_a_channel_the_app_names_cannot_write_a_tag_line(
 
 
 @pytest.mark.parametrize(
-    "marks", ["\u203a\u203a\u203a", "\u276f\u276f\u276f", "\ufe65\ufe65\ufe65"]
+    "marks",
+    [
+        "\u203a\u203a\u203a",
+        "\u276f\u276f\u276f",
+        "\ufe65\ufe65\ufe65",
+        ">\ufe0f>\ufe0f>",  # a variation selector between
+        ">\u034f>\u034f>",  # a grapheme joiner between
+        "\u226b\u226b\u226b",
+        "\u22d9",  # one character, three marks
+        "\u27eb\u27eb\u27eb",
+    ],
 )
 def test_lookalikes_of_the_quote_markers_are_spaced_out_in_a_card(
     sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog, marks: str
@@ -188,24 +224,56 @@ def test_lookalikes_of_the_quote_markers_are_spaced_out_in_a_card(
     assert marks not in card and ">>>" not in card, card
 
 
-def test_a_corrected_phone_is_shown_whole_in_the_card(
+def test_an_app_fact_the_customer_repeats_stays_withheld(
     sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
 ) -> None:
-    """The old phone is withheld in the card (its fact gone from the customer's); the
-    pieces it shares with the new one ("415", "555") are no secret: the card showed the
-    new phone as "[withheld] [withheld] 0199"."""
+    """The app's verified "Account PIN: 4821"; the customer says it in a sentence, whose
+    problem fact quotes it (the review of the first fix: pieces of a hidden value that a
+    readable fact held were let through, so the card said "my PIN 4821")."""
     gw = sqlite_app_gateway
-    texts = [
-        "my parcel is late, my phone is 415 555 0134",
-        "actually my new number is 415 555 0199",
-    ]
-    play_turns(gw, SYSTEM, ("conv-ph-a", "cust-ph", "webchat"), texts, **VERIFIED)
     auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
-    assert gw.http.post(f"{gw.v1}/conversations/conv-ph-a/close", headers=auth).status_code == 200
-    play_turns(gw, SYSTEM, ("conv-ph-b", "cust-ph", "webchat"), ["hi again"], **VERIFIED)
-    [card] = [
-        line
-        for line in app_log.since()[-1]["messages"][1]["content"].splitlines()
-        if "topic:" in line
-    ]
-    assert "phone 415 555 0199" in card and "0134" not in card, card
+    fact = {"id": "pin", "text": "Account PIN: 4821", "scope": "verified"}
+    put = gw.http.put(f"{gw.v1}/customers/cust-pin/facts", json={"facts": [fact]}, headers=auth)
+    assert put.status_code == 200, put.text
+    prompt = _later_prompt(gw, app_log, "cust-pin", "my PIN 4821 is not working at the ATM")
+    assert "is not working" in prompt and "4821" not in prompt, prompt
+
+
+def test_an_app_value_stored_decomposed_is_withheld(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """A value the app stored decomposed (NFD), said so by the customer: the card is read
+    composed, the value must be too."""
+    gw = sqlite_app_gateway
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    answer = unicodedata.normalize("NFD", "Conceição Araújo")
+    fact = {"id": "sec", "text": f"security answer: {answer}", "value": answer, "scope": "verified"}
+    put = gw.http.put(f"{gw.v1}/customers/cust-sec/facts", json={"facts": [fact]}, headers=auth)
+    assert put.status_code == 200, put.text
+    said = unicodedata.normalize("NFD", "my security answer Conceição Araújo, please check")
+    prompt = unicodedata.normalize("NFC", _later_prompt(gw, app_log, "cust-sec", said))
+    assert "please check" in prompt and "Araújo" not in prompt, prompt
+
+
+def test_a_pattern_spelled_with_accents_still_withholds() -> None:
+    """An operator's pattern may spell its cue as written ("contraseña"): it is matched
+    on the text as written as well as on its folded copy."""
+    pattern = Pattern("password", compile_linear(r"contraseña:\s*\S+"), ("password",), "verified")
+    said = redact("mi contraseña: hunter2 ok", [pattern], ["basic"])
+    assert said == "mi [withheld password] ok", said
+
+
+def test_a_contact_detail_said_oddly_is_the_customers_to_see_in_their_conversation() -> None:
+    """The value is read off the plain text: the conversation's own text is compared so
+    too (an email typed with a zero-width space was hidden from the one who typed it)."""
+    email = Fact(
+        id="e",
+        text="email: ana@example.com",
+        tags=("email",),
+        scope="verified",
+        value="ana@example.com",
+        extracted=True,
+        created_at=10.0,
+    )
+    said = [{"role": "user", "content": f"my email is ana{ZWSP}@example.com"}]
+    assert visible_facts([email], ["basic"], said, started=0.0) == [email]

@@ -240,9 +240,9 @@ class WindowBuilder:
             evicted_now,
             quota_hit,
             # Listed in the customer's index at the turn's end: one never answered yet
-            # (new and not claimed, or claimed unlisted by an earlier version), or newly
-            # named.
-            named or (record.turns == 0 and not claimed),
+            # (claimed unlisted by an earlier version, or not named by the app), or newly
+            # named; not one its claim listed as the turn began.
+            (named or record.turns == 0) and not claimed,
             learned,
             retry=retry,
             facts_write=facts_write,

@@ -13,6 +13,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from gateway.context.people_text import plain
 from gateway.context.prompts import one_line
 from gateway.context.types import Episode, Fact, Memory
 from gateway.messages import message_text, role
@@ -48,7 +49,8 @@ def visible_facts(
     ]
     if heard:
         # one line, as a fact's value is: an address said over two lines is found
-        said = one_line("\n".join(message_text(m) for m in transcript if role(m) == "user"))
+        # as facts are read (plain: a zero-width space or an accent typed apart aside)
+        said = one_line(plain("\n".join(message_text(m) for m in transcript if role(m) == "user")))
         visible += [f for f in heard if f.value in said]
     return visible
 
@@ -63,7 +65,7 @@ def _heard_block(
     cached prefix after the summary is rebuilt anyway. The app's facts always show."""
     if not summarized:
         return [f for f in facts if not f.extracted]
-    text = one_line("\n".join(message_text(m) for m in opening)).casefold()
+    text = one_line(plain("\n".join(message_text(m) for m in opening))).casefold()
     return [
         f
         for f in facts

@@ -235,7 +235,7 @@ def _read(turns: Sequence[Any], said_at: Sequence[float | None] = ()) -> list[Re
     read = []
     for n, message in enumerate(turns):
         role = message.get("role") if isinstance(message, dict) else None
-        text = _scanned(plain(message_text(message))) if role in ("user", "assistant") else ""
+        text = plain(_scanned(message_text(message))) if role in ("user", "assistant") else ""
         if text.strip():
             read.append((text, str(role), said_at[n] if n < len(said_at) else None))
     if sum(len(t) for t, _, _ in read) <= SCAN_TOTAL:

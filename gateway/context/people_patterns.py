@@ -131,8 +131,9 @@ EMAIL_CUE = linear(r"\b(?:e-?mail|correo|mail)\b")
 _CENT_WORD = r"(?:cents|centavos|centimos|(?:cent|centavo|centimo)\b)"
 _CENTS = rf"(?:\s+(?:and|e|y|con)\s+\d{{2}}\b(?:\s+{_CENT_WORD})?)?"
 # Thousands set apart by a space, as pt-PT, es and fr write them ("1 234,56 €", a
-# no-break space made plain), before any other number.
-_SPACED = r"\d{1,3}(?: \d{3})+(?:[.,]\d{1,2})?\b"
+# no-break space made plain), before any other number; with the cents only ("2 100 euro
+# notes" is two notes).
+_SPACED = r"\d{1,3}(?: \d{3})+[.,]\d{2}\b"
 AMOUNT = linear(
     r"(?:R\$|US\$|U\$|\$|€|£|\b(?:USD|BRL|EUR|GBP|MXN|ARS|COP|CLP)\b)\s?"
     rf"(?:{_SPACED}|\d(?:[\d.,]*\d)?)"

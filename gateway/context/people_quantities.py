@@ -57,15 +57,17 @@ def amount_spans(folded: str, english: bool, money: bool = False) -> Iterator[tu
 
 def _spoken_cents(folded: str, end: int, english: bool) -> int:
     """How far the cents said after a sum in words reach past its currency word: "e
-    quarenta e sete" ends the amount, or is followed by "centavos"; not "e dois dias"
-    (a count of something else) nor a hundred or more."""
+    quarenta e sete" ends the amount, "e cinco centavos" too; not "e dois dias" (a count
+    of something else), "and one of our team", nor a hundred or more."""
     m = SPOKEN_CENTS.search(folded[end : end + 80])
     if m is None:
         return 0
     cents = [t[3] for t in number_tokens(folded, end + m.start(1), end + m.end(1), english)]
     if not cents or sum(cents) >= 100 or len(cents) > 2:
         return 0
-    if m.group(2) is None and next_word(folded, end + m.end()) in UNITS:
+    # without the word for cents, two digits of them ("e quarenta e sete"): "and one of
+    # our team", "e um cupom", "y una disculpa" say something else
+    if m.group(2) is None and (sum(cents) < 10 or next_word(folded, end + m.end()) in UNITS):
         return 0
     return m.end()
 

@@ -51,12 +51,14 @@ def single_quoted(text: str) -> str:
 # (full-width, small, single and double angle quotation marks, ornaments, brackets).
 _MARKER_RUN = re.compile(
     r"[<>\uff1c\uff1e\ufe64\ufe65\u2039\u203a\u00ab\u00bb\u276e\u276f\u2329\u232a\u3008"
-    r"\u3009\u300a\u300b\u27e8\u27e9\u276c\u276d\u2770\u2771\u02c2\u02c3]{3,}"
+    r"\u3009\u300a\u300b\u27e8\u27e9\u276c\u276d\u2770\u2771\u02c2\u02c3\u226a\u226b\u22d8\u22d9"
+    r"\u27ea\u27eb]{3,}|[\u22d8\u22d9]+"
 )
+_TRIPLE = str.maketrans({"\u22d8": "<<<", "\u22d9": ">>>"})  # one character, three marks
 
 
 def _spaced(run: re.Match[str]) -> str:
-    return " ".join(run.group())
+    return " ".join(run.group().translate(_TRIPLE))
 
 
 def _quoted(label: str, body: str) -> dict[str, str]:

@@ -38,7 +38,7 @@ def redact(
     hidden = [f for f in facts if f.scope not in scopes or f.stated_unverified]
     if not hidden:
         return text
-    values = _values(hidden) - _shown_pieces(hidden, [f for f in facts if f not in hidden])
+    values = _values(hidden)
     phones = {d for f in hidden if f.tags[:1] == ("phone",) for d in _readings(f.value)}
     text = _withheld_values(values).sub("[withheld]", _withhold_phones(text, phones))
     return _withhold_cut_heads(text, values, phones)
@@ -49,29 +49,20 @@ def _withhold_pattern(pattern: Pattern, text: str) -> str:
     whole, not from its "a.souza"), each find widened to whole words: no piece of a word
     it holds stays readable (an email with a Cyrillic letter in it is withheld whole)."""
     withheld = _withheld(pattern.name)
+    # on the text as written too: a pattern may spell its cue with accents ("contraseña")
+    spans = sorted(
+        whole_words(text, m.start(), m.end())
+        for copy in {text, text.translate(FOLD)}
+        for m in pattern.regex.finditer(copy)
+        if m.end() > m.start()
+    )
     kept, end = [], 0
-    for m in pattern.regex.finditer(text.translate(FOLD)):
-        if m.end() <= end:
+    for start, stop in spans:
+        if stop <= end:
             continue
-        start, stop = whole_words(text, max(m.start(), end), m.end())
-        start = max(start, end)
-        kept += [text[end:start], withheld]
+        kept += [text[end : max(start, end)], withheld]
         end = stop
     return "".join(kept) + text[end:] if kept else text
-
-
-def _shown_pieces(hidden: Sequence[Fact], shown: Sequence[Fact]) -> set[str]:
-    """Pieces of hidden values that a value the caller may read holds too: the "415" and
-    "555" of an old phone, corrected to "415 555 0199", are no secret of the old one (the
-    card names the new one); a hidden value whole is withheld still."""
-    wholes = {plain(f.value) for f in hidden if f.value}
-    readable = [plain(v).casefold() for f in shown for v in fact_values(f)]
-    return {
-        piece
-        for piece in _values(hidden)
-        if piece not in wholes
-        and any(re.search(rf"(?<!\w){re.escape(piece.casefold())}(?!\w)", r) for r in readable)
-    }
 
 
 _SAME_NUMBER_DIGITS = 8  # a country code or a trunk 0 aside, the digits that name it
@@ -128,7 +119,7 @@ def fact_values(fact: Fact) -> list[str]:
     one, else its comma-separated segments and the identifying pieces of its text."""
     source = plain(fact.value or fact.text)
     pieces = {m.group(0) for m in _FACT_PIECE.finditer(source)}
-    pieces.update(_FACT_SEGMENT.split(source) if not fact.value else [fact.value])
+    pieces.update(_FACT_SEGMENT.split(source) if not fact.value else [source])
     return [p for p in (p.strip() for p in pieces) if len(p) >= _MIN_PIECE]
 
 

@@ -76,7 +76,7 @@ ROLE_LABEL = {"user": "customer", "assistant": "agent", "tool": "tool", "functio
 
 def scanned_text(message: Any) -> str:
     """The part of a message that facts and summary sentences are looked for in."""
-    return clip_text(plain(message_text(message)))
+    return plain(clip_text(message_text(message)))
 
 
 def clip_text(text: str) -> str:

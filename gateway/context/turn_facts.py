@@ -7,13 +7,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import Any
 
 from gateway.context.conversation_record import ConversationRecord, transcript_of
 from gateway.context.conversations import ConversationStore
 from gateway.context.heard import FactExtractor, heard_here, known_elsewhere, one_problem
 from gateway.context.people import DATED, current_facts, said_again, with_said_again
+from gateway.context.people_text import plain
 from gateway.context.prompts import one_line
 from gateway.context.types import Fact, Memory, fact_kind
 from gateway.context.unverified import stated_by, verified_again, with_verified
@@ -86,13 +87,25 @@ class TurnFacts:
         if not fresh and not renewed and not verified:
             return facts, 0, None
         if renewed or verified:  # on the document as it is now: the app may have edited it
-            write = asyncio.ensure_future(self._renew(record, fkey, fresh, renewed, verified))
+            written = self._renew(record, fkey, fresh, renewed, verified)
         else:
-            write = asyncio.ensure_future(
-                self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
-            )
+            written = self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
+        write = asyncio.ensure_future(self._unless_erased(record, fkey, written))
         write.add_done_callback(_log_failed_write)
         return kept, len(new_to(messages[:-1], fresh)), write
+
+    async def _unless_erased(
+        self, record: ConversationRecord, fkey: str, written: Awaitable[Any]
+    ) -> None:
+        """The turn's facts written, then taken back if the customer was erased since
+        the turn began (its conversation gone with them): the erasure may have deleted
+        the document before this wrote it."""
+        await written
+        conversations = self.conversations
+        if not record.customer or not await conversations.erased(record):
+            return
+        if await conversations.load(record.tenant, record.id) is None:
+            await conversations.delete_facts(record.tenant, fkey, record.plan)
 
     async def _renew(
         self,
@@ -150,7 +163,9 @@ class TurnFacts:
     ) -> list[Fact]:
         """`facts` without those extracted (of this conversation's, `heard_only`) whose
         value `held` states and the messages no longer do; the document written so."""
-        text = one_line("\n".join(message_text(m) for m in messages if isinstance(m, dict)))
+        # as facts are read (plain): a value cut from the plain text is found in it
+        held = plain(held)
+        text = one_line(plain("\n".join(message_text(m) for m in messages if isinstance(m, dict))))
         here = {f.id for f in heard_here(facts, record.started)} if heard_only else None
         kept = [
             f
