@@ -81,14 +81,20 @@ def _digits_read(text: str) -> str:
     return "".join(out)
 
 
+def _card(gw: InProcessGateway, log: SimulatorLog, customer: str, said: str) -> str:
+    """The line of the later prompt holding conversation A's card (its topic: "My parcel
+    is late", the customer's words)."""
+    prompt = _later_prompt(gw, log, customer, said)
+    [card] = [line for line in prompt.splitlines() if "My parcel is late" in line]
+    return card
+
+
 @pytest.mark.parametrize("written", list(PHONES.values()), ids=list(PHONES))
 def test_a_phone_in_unicode_spacing_or_digits_is_withheld_from_a_basic_caller(
     sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog, written: str
 ) -> None:
     said = f"Hello! My parcel is late, call me on {written}. I also bought a lamp, it works."
-    prompt = _later_prompt(sqlite_app_gateway, app_log, "cust-phone", said)
-    assert "My parcel is late" in prompt  # the card is there
-    [card] = [line for line in prompt.splitlines() if "My parcel is late" in line]
+    card = _card(sqlite_app_gateway, app_log, "cust-phone", said)
     assert "4155550134" not in _digits_read(card), card
 
 
@@ -106,9 +112,8 @@ def test_an_email_written_oddly_is_withheld_whole_from_a_basic_caller(
     sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog, written: str
 ) -> None:
     said = f"Hello! My parcel is late, write to me at {written} please. The lamp works."
-    prompt = _later_prompt(sqlite_app_gateway, app_log, "cust-email", said)
-    assert "My parcel is late" in prompt
-    assert "write to me at [withheld email] please" in prompt, prompt  # no piece of it left
+    card = _card(sqlite_app_gateway, app_log, "cust-email", said)
+    assert "write to me at [withheld email] please" in card, card  # no piece of it left
 
 
 def test_the_apps_verified_address_typed_decomposed_is_withheld(

@@ -336,10 +336,18 @@ class ConversationStore(FactsDocuments):
         await self._store.patch_doc(EPISODES, tenant, key, {episode.conversation: entry}, (), ttl)
         # A card made from a record read before the customer's erasure, written after it:
         # its record is gone (the erasure marked before it deleted), so is its card.
-        if await self.erased_at(tenant, customer) is not None and not await self._store.get_doc(
-            CONVERSATION, tenant, episode.conversation
+        if await self.erased_at(tenant, customer) is not None and await self._gone(
+            tenant, episode.conversation
         ):
             await self._unlist(tenant, customer, episode.conversation, ttl)
+
+    async def erased_with(self, record: ConversationRecord) -> bool:
+        """Whether the record's customer was erased since its turn began and took its
+        conversation with them: what the turn writes after that is the erasure's to undo."""
+        return await self.erased(record) and await self._gone(record.tenant, record.id)
+
+    async def _gone(self, tenant: str, conversation: str) -> bool:
+        return await self._store.get_doc(CONVERSATION, tenant, conversation) is None
 
 
 def _own_facts_key(record: ConversationRecord) -> str | None:

@@ -101,11 +101,8 @@ class TurnFacts:
         the turn began (its conversation gone with them): the erasure may have deleted
         the document before this wrote it."""
         await written
-        conversations = self.conversations
-        if not record.customer or not await conversations.erased(record):
-            return
-        if await conversations.load(record.tenant, record.id) is None:
-            await conversations.delete_facts(record.tenant, fkey, record.plan)
+        if await self.conversations.erased_with(record):
+            await self.conversations.delete_facts(record.tenant, fkey, record.plan)
 
     async def _renew(
         self,
