@@ -54,6 +54,19 @@ PHONES = {
     "full-width digits": _digits("415 555 0134", FULL),
     "Arabic-Indic digits": _digits("415 555 0134", ARABIC),
     "Devanagari digits": _digits("415 555 0134", DEVANAGARI),
+    # found by the review of the first fix
+    "keycap digits": "".join(f"{c}\ufe0f\u20e3" if c.isdigit() else c for c in "415 555 0134"),
+    "superscript digits": "\u2074\u00b9\u2075 \u2075\u2075\u2075 \u2070\u00b9\u00b3\u2074",
+    "circled digits": "\u2463\u2460\u2464 \u2464\u2464\u2464 \u24ea\u2460\u2462\u2463",
+    "segmented digits": _digits("415 555 0134", {str(d): chr(0x1FBF0 + d) for d in range(10)}),
+    "a combining mark on each digit": "".join(
+        f"{c}\u0301" if c.isdigit() else c for c in "415 555 0134"
+    ),
+    "grapheme joiner": "415\u034f555\u034f0134",
+    "Hangul filler": "415\u3164555\u31640134",
+    "Braille blank": "415\u2800555\u28000134",
+    "variation selector": "415\U000e0100555\U000e01000134",
+    "a format character past the BMP": "415\U0001d173555\U0001d1730134",
 }
 
 
@@ -200,6 +213,8 @@ def test_a_channel_the_app_names_cannot_write_a_tag_line(
         "\u203a\u203a\u203a",
         "\u276f\u276f\u276f",
         "\ufe65\ufe65\ufe65",
+        ">\ufe0f>\ufe0f>",  # a variation selector between
+        ">\u034f>\u034f>",  # a grapheme joiner between
         "\u226b\u226b\u226b",
         "\u22d9",  # one character, three marks
         "\u27eb\u27eb\u27eb",

@@ -29,6 +29,7 @@ from gateway.context.prompts import (
 from gateway.context.summaries import extractive_summary, recompress
 from gateway.context.turn import EngineTokens
 from gateway.context.types import Episode, Fact, Memory, WindowPolicy
+from gateway.messages import RESULT_ROLES
 from tests.test_window import WORDS, facts, policy, sentence, tokens, turn
 
 TOKENS = tokens()
@@ -95,9 +96,10 @@ def _head_end(messages: list[Any]) -> int:
 
 
 def _kept_from(p: WindowPolicy, messages: list[Any], cursor: int) -> int:
-    """Where the last `keep_last_messages` begin (a tool result goes with its call)."""
+    """Where the last `keep_last_messages` begin (a tool or function result goes with
+    its call)."""
     start = max(len(messages) - p.keep_last_messages, cursor)
-    while start > cursor and messages[start]["role"] == "tool":
+    while start > cursor and messages[start]["role"] in RESULT_ROLES:
         start -= 1
     return start
 
@@ -135,7 +137,7 @@ def memory(draw: Any, messages: list[Any], p: WindowPolicy) -> Memory:
     cursors = [
         c
         for c in range(head + 1, len(messages) + 1)
-        if c == len(messages) or messages[c]["role"] != "tool"
+        if c == len(messages) or messages[c]["role"] not in RESULT_ROLES
     ]
     if not cursors or draw(st.integers(0, 4)) > 2:
         return Memory()

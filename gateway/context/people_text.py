@@ -9,6 +9,7 @@ ASCII `\\b` works on "São".
 from __future__ import annotations
 
 import itertools
+import re
 import unicodedata
 from collections.abc import Iterator
 from typing import Protocol, cast
@@ -56,25 +57,47 @@ def _plain_table() -> dict[int, str | None]:
     """Unicode's other spaces, dashes, digits and invisible characters as the ASCII the
     patterns read (`plain`)."""
     table: dict[int, str | None] = {}
-    # the BMP, the mathematical letters and digits, the tag characters
-    codes = itertools.chain(range(0x80, 0x10000), range(0x1D400, 0x1D800), range(0xE0000, 0xE0080))
+    # the basic and supplementary planes, the tag characters and variation selectors
+    codes = itertools.chain(range(0x80, 0x20000), range(0xE0000, 0xE0200))
     for code in codes:
         char = chr(code)
         category = unicodedata.category(char)
         compatible = unicodedata.normalize("NFKC", char)
         if _lookalike(code) and compatible.isascii() and compatible.isprintable():
             table[code] = compatible  # full-width, small and bold digits, letters, signs
-        elif category == "Cf":  # soft hyphen, zero-width space and joiners, marks, BOM
+        elif category == "No" and compatible.isdigit() and compatible.isascii():
+            table[code] = compatible  # superscript, circled, parenthesised digits
+        elif category == "Cf" or code in _SELECTORS:  # zero-width, soft hyphen, BOM, tags
             table[code] = None
         elif code in (0x85, 0x2028, 0x2029):
             table[code] = "\n"
-        elif category == "Zs":  # no-break, thin, narrow no-break, ideographic...
+        elif category == "Zs" or code in _BLANKS:  # no-break, thin, ideographic...
             table[code] = " "
         elif category == "Pd" or code == 0x2212:  # non-breaking hyphen, en dash, minus
             table[code] = "-"
         elif category == "Nd":  # Arabic-Indic, Devanagari... digits
             table[code] = str(unicodedata.digit(char))
     return table
+
+
+# Variation selectors and the combining grapheme joiner: they change no character's
+# meaning; "4" with one after it is still "4" (a keycap's enclosing mark is dropped as a
+# mark after a digit, `_MARKED`).
+_SELECTORS = frozenset([0x034F, *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)])
+# Letters and symbols that show as nothing: Hangul fillers, the Braille blank.
+_BLANKS = frozenset([0x115F, 0x1160, 0x2800, 0x3164, 0xFFA0])
+# Marks left after an ASCII character once composed (NFC): a "4" with a combining
+# accent or a keycap's enclosing mark reads as "4" (a mark on a letter of another script
+# is its own, kept).
+_MARK_RANGES = (
+    (0x300, 0x36F),
+    (0x1AB0, 0x1AFF),
+    (0x1DC0, 0x1DFF),
+    (0x20D0, 0x20FF),
+    (0xFE20, 0xFE2F),
+)
+_MARKED = re.compile("(?<=[!-~])[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _MARK_RANGES) + "]+")
+_MARK_CHARS = frozenset(chr(c) for a, b in _MARK_RANGES for c in range(a, b + 1))
 
 
 def _lookalike(code: int) -> bool:
@@ -108,7 +131,9 @@ def plain(text: str) -> str:
         return text
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
-    return text if _PLAIN_CHARS.isdisjoint(text) else text.translate(_PLAIN)
+    if not _PLAIN_CHARS.isdisjoint(text):
+        text = text.translate(_PLAIN)
+    return text if _MARK_CHARS.isdisjoint(text) else _MARKED.sub("", text)
 
 
 MATCHES = 40  # per pattern and message: a message naming more is a paste, not facts
