@@ -79,6 +79,8 @@ FOUND = [
     ("custou 50 paus", {("amount", "50 paus")}),
     ("me cobraron 63 pavos", {("amount", "63 pavos")}),
     ("I paid 20 quid for it", {("amount", "20 quid")}),
+    ("they charged me 35 pounds for the callout", {("amount", "35 pounds")}),
+    ("paguei 200 libras na passagem", {("amount", "200 libras")}),
     # A missing space runs the cents word into the next: the cents are still said.
     (
         "cento e vinte reais e cinquenta centavosdigitei errado",
@@ -343,6 +345,9 @@ ABSENT = [
     ("compré dos pavos y solo llegó uno", "amount"),
     ("ganhei 2 pratas no campeonato", "amount"),
     ("I need 4 quid codes", "amount"),
+    ("I lost 10 pounds since the surgery", "amount"),  # a weight, no money spoken of
+    ("the parcel weighs 40 pounds", "amount"),
+    ("compré 20 libras de harina", "amount"),
     ("I'm so upset", "name"),
     ("quem fez é a Maria, minha esposa, que comprou", "name"),  # not "fala" misspelt
     ("quem fica é o Pedro em casa pra receber", "name"),
@@ -718,6 +723,8 @@ def test_a_policy_the_agent_recites_is_no_deadline(said: str) -> None:
          "trescientos euros"),
         ("I'm putting a credit of one hundred and fifty dollars on your account",
          "one hundred and fifty dollars"),
+        ("as a goodwill gesture we're crediting forty pounds to your account",
+         "forty pounds"),
     ],
 )  # fmt: skip
 def test_money_the_agent_takes_off_a_bill_or_releases_is_a_promise(said: str, amount: str) -> None:
@@ -2065,7 +2072,12 @@ def test_a_date_said_with_or_without_dia_is_one_fact() -> None:
 
 
 def test_money_in_slang_is_priced_in_its_currency() -> None:
-    for text, key in (("custou 50 paus", "BRL 50"), ("me cobraron 63 pavos", "EUR 63")):
+    for text, key in (
+        ("custou 50 paus", "BRL 50"),
+        ("me cobraron 63 pavos", "EUR 63"),
+        ("they charged me 35 pounds", "GBP 35"),
+        ("me cobraron 12 libras", "GBP 12"),
+    ):
         (amount,) = (f for f in extract(text) if f.tags[0] == "amount")
         assert _normal("amount", amount.value, False) == key
 

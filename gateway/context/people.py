@@ -106,7 +106,7 @@ def _normal(kind: str, value: str, english: bool) -> str:
 _CURRENCY_CODES = (  # a symbol anywhere, a word's start
     ("BRL", ("r$", "rea", "brl", "conto", "pau", "prata")),
     ("EUR", ("€", "eur", "pavo")),
-    ("GBP", ("£", "gbp", "quid")),
+    ("GBP", ("£", "gbp", "quid", "pound", "libra")),
     ("PESO", ("peso", "mxn", "ars", "cop", "clp")),
     ("USD", ("$", "usd", "dollar", "dolar", "buck")),
 )

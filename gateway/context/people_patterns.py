@@ -101,8 +101,9 @@ _RELATIVE = (
     r"(?:dia|semana|mes)"
 )
 # The slang people say money in ("50 paus", "63 pavos", "20 quid"; "140 conto" only
-# after digits: "um conto de fadas" is a tale); an amount only where money is spoken of.
-SLANG_MONEY = frozenset({"contos", "paus", "pratas", "pavos", "quid", "conto"})
+# after digits: "um conto de fadas" is a tale), and pounds, a weight too ("lost 10
+# pounds", "20 libras de harina"): an amount only where money is spoken of.
+SLANG_MONEY = frozenset({"contos", "paus", "pratas", "pavos", "quid", "conto", "pounds", "libras"})
 _CURRENCY = (
     r"(?:reais|d[oó]lar(?:es)?|dollars?|bucks|euros?|pesos|usd|brl|eur|gbp|mxn|"
     + "|".join(sorted(SLANG_MONEY - {"conto"}))
