@@ -345,6 +345,8 @@ ABSENT = [
     ("compré dos pavos y solo llegó uno", "amount"),
     ("ganhei 2 pratas no campeonato", "amount"),
     ("I need 4 quid codes", "amount"),
+    ("meu pedido era pra chegar até 16h30 e nada", "order"),  # a time of day
+    ("order placed at 10am, still nothing", "order"),
     ("I lost 10 pounds since the surgery", "amount"),  # a weight, no money spoken of
     ("the parcel weighs 40 pounds", "amount"),
     ("compré 20 libras de harina", "amount"),
@@ -682,6 +684,8 @@ def test_an_agents_references_do_not_push_out_the_customers_orders() -> None:
         "Any problem with the claim, ring 07700 900123.",
         "I have opened a case for you. Error 50312 is a known problem.",
         "The case for the iPhone 15, model A3090, is in stock.",
+        "Coloquei no pedido para o técnico chegar até as 16h30.",  # a time of day
+        "Su pedido llega mañana entre las 9h15min y las 11h.",
     ],
 )
 def test_an_agents_other_codes_are_no_reference(said: str) -> None:

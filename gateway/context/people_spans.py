@@ -398,10 +398,15 @@ def _dialled(number: str) -> bool:
     return not (len(groups) > 1 and all(len(g) == 3 for g in groups[1:]))
 
 
+# A time of day as written in pt and es ("16h30", "9h15min", "14hs"), or "10am": never
+# a code, whatever cue comes before ("o pedido era pra chegar até 16h30").
+_CLOCK_TIME = re.compile(r"(?:[01]?\d|2[0-4])(?:h(?:[0-5]\d)?(?:min|s)?|[ap]m)", re.IGNORECASE)
+
+
 def _code_kind(token: str, cue: str) -> str:
     digits = sum(c.isdigit() for c in token)
     letters = sum(c.isalpha() for c in token)
-    if len(token) > 32 or cue == "block":
+    if len(token) > 32 or cue == "block" or _CLOCK_TIME.fullmatch(token):
         return ""
     if digits < 3:
         # few digits: a product's code in capitals, two digits or said to be a code
@@ -513,6 +518,8 @@ def _references(folded: str, hits: list[Hit], english: bool) -> None:
         digits = sum(c.isdigit() for c in token)
         letters = any(c.isalpha() for c in token)
         if not (digits >= 5 or (digits >= 4 and letters)) or not _quoted(folded, m.start()):
+            continue
+        if _CLOCK_TIME.fullmatch(token):  # "pedido para chegar até 16h30"
             continue
         if letters or not _phone_shaped(folded, m.start(), m.start() + len(token)):
             add_hit(hits, "order", m.start(), m.start() + len(token))
