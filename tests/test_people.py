@@ -749,6 +749,21 @@ def test_an_amount_the_agent_only_mentions_is_no_promise(said: str) -> None:
     assert "promise" not in kinds(extract(said, role="assistant"))
 
 
+def test_a_bill_read_out_line_by_line_promises_none_of_its_lines() -> None:
+    """A word of giving money back offers the amount of its own line: not the total or
+    the next lines of a bill the agent reads out; and a credit of nothing is no promise."""
+    said = (
+        "Vou te explicar a composição da fatura de março:\n\n"
+        "• Plano Fibra 500 Mega: R$ 99,90\n"
+        "• Serviço de Visita Técnica Improdutiva: R$ 30,10\n"
+        "• Crédito por indisponibilidade: R$ 0,00\n\n"
+        "Total: R$ 159,90\n"
+        "• Vamos devolver R$ 30,10 na próxima fatura."
+    )
+    promised = [v for k, v in pairs(extract(said, role="assistant")) if k == "promise"]
+    assert promised == ["R$ 30,10"]
+
+
 @pytest.mark.parametrize(
     "said",
     [

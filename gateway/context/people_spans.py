@@ -348,8 +348,23 @@ def _amounts(folded: str, hits: list[Hit], english: bool, agent: bool = False) -
     for start, end in amount_spans(folded, english):
         if not agent:
             add_hit(hits, "amount", start, end)
-        elif OFFER.search(folded[max(0, start - 80) : end + 40]):
+        elif _offered(folded, start, end):
             add_hit(hits, "promise", start, end)
+
+
+def _offered(folded: str, start: int, end: int) -> bool:
+    """An amount the agent offers: a word of giving money back near it, in its own line
+    (a bill read out line by line, "Crédito por indisponibilidade: R$ 0,00" then "Total:
+    R$ 159,90", offers neither the total nor the other lines), and not nothing."""
+    if not any(c in "123456789" for c in folded[start:end]) and any(
+        c == "0" for c in folded[start:end]
+    ):
+        return False
+    line_start = folded.rfind("\n", 0, start) + 1
+    line_end = folded.find("\n", end)
+    line_end = len(folded) if line_end < 0 else line_end
+    window = folded[max(line_start, start - 80) : min(line_end, end + 40)]
+    return OFFER.search(window) is not None
 
 
 def _dates(folded: str, hits: list[Hit]) -> None:
