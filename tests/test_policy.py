@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from gateway.context.classify import Classifier
+from gateway.context.linear_regex import compile_linear
 from gateway.context.policy import (
     DEFAULT_POLICY,
     POLICY_FILE,
@@ -313,3 +314,19 @@ def test_check_config_says_which_packaged_entries_a_stated_section_gets_back(
     notes = [line for line in err.getvalue().splitlines() if "packaged one applies" in line]
     assert len(notes) == 1 and "extraction.email" in notes[0]
     assert "email" in load_policies(policy.parent).file.extraction
+
+
+@pytest.mark.parametrize(
+    ("said", "sums"),
+    [
+        ("a fatura veio R$ 1.234,56 este mês", ["R$ 1.234,56"]),
+        ("Total: R$ 159,90, vence dia 20", ["R$ 159,90"]),
+        ("I paid $1,234.56, then US$ 12.00.", ["$1,234.56", "US$ 12.00"]),
+        ("son 1.234,56 BRL o € 30,10", ["1.234,56 BRL", "€ 30,10"]),
+    ],
+)
+def test_the_packaged_amount_pattern_reads_a_sum_whole(said: str, sums: list[str]) -> None:
+    """Its currency, thousands and cents as pt, es and en write them: 'R$ 1.234,56' was
+    read '$ 1.23' (and shown to the model so, a dollar sum), 'R$ 159,90,' '$ 159,90,'."""
+    regex = load_policies(DEFAULT_POLICY.parent).file.extraction["amount"].regex
+    assert [m.group(0) for m in compile_linear(regex).finditer(said)] == sums

@@ -429,14 +429,23 @@ def _restated_as(fact: Fact) -> frozenset[str]:
 
 @functools.lru_cache(maxsize=4096)
 def _restated(fid: str, kind: str, value: str, text: str) -> frozenset[str]:
-    """Read once per fact: every turn that hears a fact looks through the customer's."""
+    """Read once per fact: every turn that hears a fact looks through the customer's. A
+    sum an operator's pattern read ("R$ 380,00" tagged billing) states money too."""
     keys = {fid}
-    if kind in MONEY:
-        folded = " ".join(value.translate(FOLD).lower().split())
+    folded = " ".join(value.translate(FOLD).lower().split())
+    if kind in MONEY or _sum_shaped(folded):
         keys.add("money " + _money(folded, is_english(folded)))
     if kind in DATED and (day := _day_named(text)):
         keys.add("day " + day)
     return frozenset(keys)
+
+
+def _sum_shaped(folded: str) -> bool:
+    """Digits and a currency's sign, code or word: a sum, whoever read it."""
+    if not any(c.isdigit() for c in folded):
+        return False
+    words = [w for w in alnum_runs(folded) if w.isalpha()]
+    return any(_marked(folded, words, marks) for _, marks in _CURRENCY_CODES)
 
 
 def said_again(known: Sequence[Fact], heard: Sequence[Fact]) -> list[Fact]:
