@@ -2844,6 +2844,33 @@ def test_a_spoken_door_and_a_lowercase_district_are_part_of_the_address(
 
 
 @pytest.mark.parametrize(
+    ("said", "city"),
+    [
+        ("é rua halfeld quatrocentos e doze apartamento trezentos e um centro juiz de fora",
+         "juiz de fora"),
+        ("é rua halfeld 412 apartamento 301, centro, juiz de fora", "juiz de fora"),
+        ("ta na garagem de casa. rua marechal deodoro 89 kalilandia, feira de santana",
+         "feira de santana"),
+        ("avenida patria mil ochocientos noventa y uno interior siete colonia jardines "
+         "universidad zapopan", "zapopan"),
+        ("Rua Halfeld, 412, apto 301 - Centro, Juiz de Fora. Obrigada", "Juiz de Fora"),
+        ("my address is 2291 Neil Avenue, Apt 4B, Columbus", "Columbus"),
+    ],
+)  # fmt: skip
+def test_the_big_city_that_ends_an_address_is_its_city(said: str, city: str) -> None:
+    """An address said whole ends with its city, in any case, however many words (a
+    district) come between; one everyday word in lowercase ("natal") is not taken."""
+    assert ("city", city) in pairs(extract(said))
+
+
+@pytest.mark.parametrize(
+    "said", ["rua das flores 12 natal", "rua augusta 1500 e o problema é que não chega nada"]
+)
+def test_no_city_ends_these_addresses(said: str) -> None:
+    assert "city" not in kinds(extract(said))
+
+
+@pytest.mark.parametrize(
     ("said", "reference"),
     [
         ("Your dispute number is DSP-26-118402, covering both transactions", "DSP-26-118402"),

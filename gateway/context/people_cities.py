@@ -106,6 +106,32 @@ def big_city_hits(folded: str, hits: list[Hit]) -> None:
         add_hit(hits, "city", at, at + end, m.start(), weak=True)
 
 
+_CLAUSE_END = re.compile(r"[.;!?\n]")
+
+
+def address_city(folded: str, end: int) -> tuple[int, int] | None:
+    """The big city that ends the clause of an address ending at `end` ("rua halfeld
+    412 apto 301 centro juiz de fora", "..., centro, Juiz de Fora."): the address's city,
+    in any case; not one everyday word in lowercase ("... apto 12 natal")."""
+    tail = folded[end : end + 64]
+    stop = _CLAUSE_END.search(tail)
+    tail = tail[: stop.start()] if stop else tail
+    words = list(_CITY_WORD.finditer(tail))
+    if not words or tail[words[-1].end() :].strip(" \t,"):
+        return None
+    for n in range(min(_CITY_WORDS, len(words)), 0, -1):
+        first = words[-n]
+        said = tail[first.start() : words[-1].end()]
+        if not all(tail[a.end() : b.start()].isspace() for a, b in itertools.pairwise(words[-n:])):
+            continue
+        # everyday words in lowercase ("... apto 12 natal") only as a name of two or more
+        named = [w for w in said.split() if w.lower() not in CONNECTORS]
+        everyday = said.islower() and len(named) < 2 and all(map(is_common, named))
+        if is_city(said) and not everyday:
+            return end + first.start(), end + words[-1].end()
+    return None
+
+
 # A capitalised word after a city goes on naming something else ("Victoria Park"); a
 # postcode ("Leicester LE2") does not.
 _NAMED_ON = re.compile(r" [A-Z][a-z]")
