@@ -19,7 +19,7 @@ import re
 
 from gateway.context.common_words import is_common
 from gateway.context.first_names import is_first_name, is_last_name
-from gateway.context.people_cities import city_at
+from gateway.context.people_cities import address_city, city_at
 from gateway.context.people_hits import Hit, add_hit, proper
 from gateway.context.people_text import first_matches, linear
 from gateway.context.places import is_city
@@ -171,18 +171,27 @@ _SKIPPED_CHUNK = 32  # a neighbourhood between the address and its city: "icaraÃ
 
 def _city_after_address(folded: str, hits: list[Hit]) -> None:
     for address in [h for h in hits if h.kind == "address"]:
-        at = address.end
-        for _ in range(2):  # the city, or a neighbourhood then the city
-            lead = _AFTER_ADDRESS.search(folded[at : at + 12])
-            start = at + (lead.end() if lead else 0)
-            end = city_at(folded, start)
-            if end:
-                add_hit(hits, "city", start, end, address.start, weak=True)
-                break
-            comma = folded.find(",", start, start + _SKIPPED_CHUNK)
-            if comma < 0:
-                break
-            at = comma
+        city = _next_city(folded, address.end)
+        # or the big city that ends the address's clause, a district said before it
+        # with no comma ("... apartamento trezentos e um centro juiz de fora")
+        city = city or address_city(folded, address.end)
+        if city is not None:
+            add_hit(hits, "city", *city, address.start, weak=True)
+
+
+def _next_city(folded: str, at: int) -> tuple[int, int] | None:
+    """A big city right after an address, or after one chunk (a neighbourhood) and a comma."""
+    for _ in range(2):
+        lead = _AFTER_ADDRESS.search(folded[at : at + 12])
+        start = at + (lead.end() if lead else 0)
+        end = city_at(folded, start)
+        if end:
+            return start, end
+        comma = folded.find(",", start, start + _SKIPPED_CHUNK)
+        if comma < 0:
+            return None
+        at = comma
+    return None
 
 
 def _city_here(folded: str, hits: list[Hit]) -> None:

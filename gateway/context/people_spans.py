@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 from gateway.context.common_words import is_common
 from gateway.context.first_names import is_first_name
-from gateway.context.people_cities import address_city, big_city_hits, city_hits
+from gateway.context.people_cities import big_city_hits, city_hits
 from gateway.context.people_hits import Hit, add_hit, proper
 from gateway.context.people_numbers import NUMBERS, compose, number_tokens
 from gateway.context.people_patterns import (
@@ -253,16 +253,7 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
                 if pattern is NUMBER_FIRST:  # "Flat 3, 18 Cotham Grove": the door first
                     door = DOOR_FIRST.search(folded[max(0, start - 24) : start])
                     start -= len(door.group(0) or "") if door else 0
-                _address(folded, hits, start, end)
-
-
-def _address(folded: str, hits: list[Hit], start: int, end: int) -> None:
-    """An address, and the big city that ends its clause (weak: where a parcel goes may
-    not be home)."""
-    add_hit(hits, "address", start, end)
-    city = address_city(folded, end)
-    if city is not None:
-        add_hit(hits, "city", *city, weak=True)
+                add_hit(hits, "address", start, end)
 
 
 _NO_DISTRICT = NOT_PROPER | SIGN_OFF_WORDS
