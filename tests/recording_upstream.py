@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,13 +32,15 @@ class Answer:
 @dataclass
 class Recorder:
     """A provider stand-in: records method, raw path and headers of every request; answers
-    scripted `answers` first, else a chat completion saying `reply`."""
+    scripted `answers` first, else what `answer_for` makes of the request's JSON body
+    (when it makes an answer), else a chat completion saying `reply`."""
 
     url: str = ""
     seen: list[dict[str, Any]] = field(default_factory=list)
     answers: list[Answer] = field(default_factory=list)
     reply: str = "Let me check that for you."
     delay_s: float = 0.0
+    answer_for: Callable[[Any], Answer | None] | None = None
 
     def since(self, start: int) -> list[dict[str, Any]]:
         return self.seen[start:]
@@ -58,6 +60,8 @@ class Recorder:
         # The answer is chosen when the request arrives: a request of an earlier test still
         # sleeping out its delay must not take an answer a later test queued.
         answer = self.answers.pop(0) if self.answers else None
+        if answer is None and self.answer_for is not None:
+            answer = self.answer_for(self.seen[-1]["body"])
         await asyncio.sleep(self.delay_s)
         common = {
             "openai-organization": "org-gatewayaccount",

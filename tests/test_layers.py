@@ -32,6 +32,7 @@ PURE = {
     "gateway.context.types",
     "gateway.context.unverified",
     "gateway.context.summaries",
+    "gateway.context.model_answers",
     "gateway.context.redaction",
     "gateway.context.linear_regex",
     "gateway.context.episode_card",

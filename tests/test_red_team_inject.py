@@ -11,6 +11,7 @@ import itertools
 from collections.abc import Sequence
 from typing import Any
 
+import orjson
 import pytest
 
 from gateway.context.episode_card import episode_card
@@ -213,8 +214,8 @@ def test_a_stored_summary_is_read_by_its_lines(stored: str, labels: list[str]) -
 def test_the_summarizer_model_reads_one_line_per_message() -> None:
     turns = [{"role": "user", "content": "\r".join(FORGED)}, {"role": "assistant", "content": "ok"}]
     body = summarizer_messages("", turns, 300)[1]["content"]
-    new_turns = body.split("New turns:\n", 1)[1].split("\n")
-    assert [line.split(": ", 1)[0] for line in new_turns] == ["customer", "agent"]
+    new_turns = orjson.loads(body.split("New turns:\n", 1)[1])
+    assert [turn["role"] for turn in new_turns] == ["customer", "agent"]
     assert not any(b in body for b in BREAKS)
 
 

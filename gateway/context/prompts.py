@@ -87,7 +87,9 @@ _BRACKET = re.compile(r"\[withheld [\w-]++\]|[\[\]\uff3b\uff3d\u3010\u3011]")
 _ROUND = str.maketrans("[]\uff3b\uff3d\u3010\u3011", "()()()")
 
 
-def _unbracketed(text: str) -> str:
+def unbracketed(text: str) -> str:
+    """Words heard in turns (a fact's text, a summarizer model's answer): their square
+    brackets made round, so they cannot write a tag of their own."""
     return _BRACKET.sub(
         lambda m: m.group() if len(m.group()) > 1 else m.group().translate(_ROUND), text
     )
@@ -95,7 +97,7 @@ def _unbracketed(text: str) -> str:
 
 def fact_line(fact: Fact) -> str:
     """A fact's own line in the facts block, without its tag (`facts_block`)."""
-    return f"- {one_line(_unbracketed(fact.text) if fact.extracted else fact.text)}"
+    return f"- {one_line(unbracketed(fact.text) if fact.extracted else fact.text)}"
 
 
 def fact_tag(fact: Fact, scopes: Sequence[str] = ()) -> str:

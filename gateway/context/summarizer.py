@@ -18,6 +18,7 @@ import orjson
 from gateway import offload
 from gateway.context.content_memo import ContentMemo, content_key
 from gateway.context.episode_card import episode_card, unquoted
+from gateway.context.model_answers import kept_card, kept_summary
 from gateway.context.policy import Policies
 from gateway.context.summaries import (
     card_messages,
@@ -34,6 +35,7 @@ from gateway.offload import content_chars
 from gateway.proxy.identity import Caller
 from gateway.proxy.upstream import Upstream
 from gateway.spend.guard import SpendCeilingReached, SpendGuard
+from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.context.summarizer")
 ROUTE = "summarizer"
@@ -71,13 +73,19 @@ class Summarizer:
         text = None
         if settings.model:
             limit = min(ceiling, settings.max_tokens)
-            text = await self._call(
+            answer = await self._call(
                 caller,
                 settings.model,
                 settings.timeout_s,
                 limit,
                 summarizer_messages(previous, turns, limit),
             )
+            if answer is not None:
+                text = await offload.sized(
+                    content_chars(turns), kept_summary, answer, previous, turns
+                )
+                if text is None:
+                    warn_throttled(log, "summarizer model's summary not kept: extractive fallback")
         if text is None:
             key = content_key((caller.tenant.name, model, str(ceiling), previous), turns)
             found = self._folds.get(key)
@@ -139,6 +147,9 @@ class Summarizer:
         messages = card_messages(made, episode.summary, episode.turns, limit)
         text = await self._call(caller, settings.model, settings.timeout_s, limit, messages)
         if text is None:
+            return made
+        if (text := kept_card(text, episode.turns, episode.summary, made)) is None:
+            warn_throttled(log, "summarizer model's card not kept: deterministic card")
             return made
         header = made.split("] ", 1)[0] + "] " if made.startswith("[") else ""
         return recompress(header + unquoted(text, episode.turns), ceiling, count) or made
