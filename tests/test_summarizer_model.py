@@ -238,3 +238,38 @@ def test_what_is_kept_of_a_model_card(answer: str, kept: str | None) -> None:
     ]
     draft = "[chat, 2026-01-02] topic: refund | agent promised: $15 credit"
     assert kept_card(answer, turns, "", draft) == kept
+
+
+def test_the_card_model_is_shown_nothing_above_basic_scope(
+    gw: InProcessGateway, upstream: Recorder, model: Model
+) -> None:
+    """A card model rewrites what it is shown ("ana dot souza at example dot com",
+    "born 2 March 1985", "phone ending 0199"), past what redaction finds by value; the
+    customer's next conversation, a `basic` caller's, would read it. It is shown none."""
+    model.text["card"] = "topic: parcel never arrived | outcome: refund sent"
+    verified = {"X-Customer-Id": "cust-sc", "X-Customer-Scopes": "verified"}
+    _converse(gw, 1, "sc-A", {}, **verified)
+    put = gw.http.put(
+        f"{gw.v1}/customers/cust-sc/facts",
+        headers=_auth(gw),
+        json={
+            "facts": [
+                {"text": "date of birth: 1985-03-02", "value": "1985-03-02", "scope": "verified"},
+                {
+                    "text": "phone: +1 (415) 555-0199",
+                    "value": "+1 (415) 555-0199",
+                    "scope": "verified",
+                    "tags": ["phone"],
+                },
+            ]
+        },
+    )
+    assert put.status_code == 200
+    said = {1: "my email is ana.souza@example.com, call me on 415 555 0199. I'm Ana Souza"}
+    _converse(gw, 2, "sc-A", said, **verified)
+    card = gw.http.post(f"{gw.v1}/conversations/sc-A/close", headers=_auth(gw)).json()
+    prompt = "\n".join(m["content"] for m in _calls(upstream, "card")[0]["messages"])
+    for value in ("1985-03-02", "0199", "ana.souza@example.com"):
+        assert value not in prompt
+    assert "ORD-48213" in prompt  # what a basic caller may see is still there
+    assert card["episode_summary"].endswith("topic: parcel never arrived | outcome: refund sent")

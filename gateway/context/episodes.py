@@ -140,13 +140,21 @@ class EpisodeBook:
         facts = _few_deadlines(
             current_facts([*during, *one_problem(heard, during, record.started)])
         )
-        source = EpisodeSource(record.channel, record.last_seen, turns, record.summary)
-        card = await self._summarizer.card(caller, source, facts, EPISODE_CARD_TOKENS, model)
         # Withheld from a caller without their scope, and from every caller when stated
         # unverified: the card's facts, and the older values its turns stated (a phone
         # the customer replaced that the agent's last answer still quotes).
         ids = {f.id for f in facts}
         stated = [*facts, *(f for f in heard if f.id not in ids)]
+        # A summarizer model is shown none of it, nor the customer's facts above `basic`.
+        hidden = [*stored, *stated]
+
+        def withhold(text: str) -> str:
+            return redact(text, self._patterns, (BASIC_SCOPE,), hidden)
+
+        source = EpisodeSource(record.channel, record.last_seen, turns, record.summary)
+        card = await self._summarizer.card(
+            caller, source, facts, EPISODE_CARD_TOKENS, model, withhold
+        )
         private = tuple(f for f in stated if f.scope != BASIC_SCOPE)
         episode = Episode(record.id, record.channel, card, record.last_seen, private)
         if record.customer:

@@ -30,7 +30,7 @@ from gateway.context.types import Fact, WindowPolicy
 from gateway.errors import GatewayError
 from gateway.ledger.accounting import Accountant
 from gateway.ledger.tokens import TokenCounter
-from gateway.messages import message_text
+from gateway.messages import message_text, role
 from gateway.offload import content_chars
 from gateway.proxy.identity import Caller
 from gateway.proxy.upstream import Upstream
@@ -132,10 +132,15 @@ class Summarizer:
         facts: Sequence[Fact],
         ceiling: int,
         model: str,
+        withhold: Callable[[str], str],
     ) -> str:
         """A finished conversation as the short card later conversations get: written by
         the summarizer model when one is configured, else (or when its call fails, or
-        its card quotes a turn whole) by the deterministic card of gateway.context.episode_card."""
+        its card quotes a turn whole) by the deterministic card of gateway.context.episode_card.
+        The model is shown the draft, summary and turns through `withhold`, which takes
+        out what a caller of `basic` scope may not see: it may write a value back in a
+        form no redaction finds ("ana dot souza at example dot com"), so the card it
+        writes must never have held it."""
         count = self._count(model)
         made = episode_card(
             episode.channel, episode.ended_at, facts, episode.turns, episode.summary, ceiling, count
@@ -144,15 +149,17 @@ class Summarizer:
         if not settings.model:
             return made
         limit = min(ceiling, settings.max_tokens)
-        messages = card_messages(made, episode.summary, episode.turns, limit)
+        draft, summary = withhold(made), withhold(episode.summary)
+        turns = [{"role": role(m), "content": withhold(message_text(m))} for m in episode.turns]
+        messages = card_messages(draft, summary, turns, limit)
         text = await self._call(caller, settings.model, settings.timeout_s, limit, messages)
         if text is None:
             return made
-        if (text := kept_card(text, episode.turns, episode.summary, made)) is None:
+        if (text := kept_card(text, turns, summary, draft)) is None:
             warn_throttled(log, "summarizer model's card not kept: deterministic card")
             return made
         header = made.split("] ", 1)[0] + "] " if made.startswith("[") else ""
-        return recompress(header + unquoted(text, episode.turns), ceiling, count) or made
+        return recompress(header + unquoted(text, turns), ceiling, count) or made
 
     async def _call(
         self, caller: Caller, model: str, timeout_s: float, limit: int, messages: list[Any]
