@@ -318,3 +318,19 @@ def test_a_next_weekday_followed_by_more_of_its_clause_is_still_next_week(said: 
     """The second review: cutting "que vem" before any word made "sexta que vem pela
     manhã" (said on a Friday) that very Friday. Only a verb of its own cuts it."""
     assert _days(said, FRIDAY) == ["2026-12-18"]
+
+
+def test_a_weekday_with_its_day_and_month_in_figures_is_that_day() -> None:
+    """ "até quarta-feira, 06/05" is 6 May, not the next Wednesday; "na sexta 13/03/2026"
+    (a working day without "-feira") the 13th, one fact; "Friday, 3/13" in English."""
+    said = [
+        {"role": "assistant", "content": "A vistoria é feita até quarta-feira, 06/05."},
+        {"role": "user", "content": "foi na sexta 13/03/2026 e ninguém veio"},
+        {"role": "user", "content": "The visit was on Friday, 3/13 and nobody came."},
+    ]
+    facts = extract_people_facts(said, "webchat", at("2026-03-20"), said_now=False)
+    texts = [f.text for f in facts if f.tags[0] in ("date", "deadline")]
+    assert any("quarta-feira, 06/05" in t and "(2026-05-06)" in t for t in texts), texts
+    assert any("sexta 13/03/2026" in t and "(2026-03-13)" in t for t in texts), texts
+    assert any("Friday, 3/13" in t and "(2026-03-13)" in t for t in texts), texts
+    assert not any("(2026-03-20)" in t or "(2026-03-25)" in t for t in texts), texts

@@ -73,7 +73,9 @@ _WEEKDAY_DAY = (
     rf"|{_PT_DAY}[\s-]+feira(?:,\s*|\s+)(?:dia\s+)?"
     rf"|(?:{_PT_DAY}|{_WEEKEND})(?:,\s*|\s+)dia\s+"
     rf"|(?:{_WEEKEND}|{_ES_DAY})(?:,\s*|\s+)(?:(?:el|dia)\s+)?)"
-    rf"{_DAY}\b(?:\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\b)?{_YEAR}"
+    # its day and month in figures too ("quarta-feira, 06/05", "Friday, 3/13")
+    rf"(?:\d{{1,2}}/\d{{1,2}}(?:/(?:\d{{4}}|\d{{2}}))?\b"
+    rf"|{_DAY}\b(?:\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\b)?{_YEAR})"
 )
 # In a date match, a weekday's name and the number after it (gateway.context.
 # people_quantities.weekday_day): group 1 the name, 2 what marks the number as a day
@@ -88,6 +90,10 @@ _DATE_CORE = (
     rf"|\b(?:{_MONTH})\.?\s+(?:the\s+)?{_DAY}\b{_YEAR}"
     rf"|\b(?:dia\s+)?{_DAY}\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\b{_YEAR}"
     r"|\b\d{4}-\d{1,2}-\d{1,2}\b|\b(?:dia\s+)?\d{1,2}/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b|\bdia\s+\d{1,2}\b"
+    # a working day without "-feira" before a date in figures ("na sexta 13/03"): no
+    # ordinal ("a segunda 2 vezes") is followed by one
+    r"|\b(?:(?:na|ate|desde|proxima|nesta|nessa|esta|essa)\s+)?"
+    rf"{_PT_DAY}(?:,\s*|\s+)\d{{1,2}}/\d{{1,2}}(?:/(?:\d{{4}}|\d{{2}}))?\b"
     rf"|\b(?:{_WEEKDAY})"
 )
 _DURATION = (
