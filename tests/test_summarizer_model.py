@@ -273,3 +273,27 @@ def test_the_card_model_is_shown_nothing_above_basic_scope(
         assert value not in prompt
     assert "ORD-48213" in prompt  # what a basic caller may see is still there
     assert card["episode_summary"].endswith("topic: parcel never arrived | outcome: refund sent")
+
+
+def _booked(gw: InProcessGateway) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = gw.admin("/admin/ledger").json()["records"]
+    return [r for r in rows if r["route"] == "summarizer"]
+
+
+def _ceiling(upstream: Recorder) -> int:
+    """The output ceiling the summary call asked for."""
+    body = _calls(upstream, "summary")[0]
+    ceiling: int = body.get("max_tokens") or body["max_completion_tokens"]
+    return ceiling
+
+
+def test_a_summary_call_is_booked_within_what_it_could_use(
+    gw: InProcessGateway, upstream: Recorder, model: Model
+) -> None:
+    """A provider reporting 5,000,000 output tokens for a call capped far below is not
+    believed: booked from the gateway's own counts, flagged estimated."""
+    model.usage = {"prompt_tokens": 500, "completion_tokens": 5_000_000, "total_tokens": 5_000_500}
+    _converse(gw, 8, "bound", {})
+    rows = _booked(gw)
+    assert rows and all(r["estimated"] for r in rows)
+    assert all(r["output_tokens"] <= _ceiling(upstream) for r in rows)

@@ -30,11 +30,12 @@ from gateway.context.types import Fact, WindowPolicy
 from gateway.errors import GatewayError
 from gateway.ledger.accounting import Accountant
 from gateway.ledger.tokens import TokenCounter
+from gateway.ledger.usage import UsageBound
 from gateway.messages import message_text, role
 from gateway.offload import content_chars
 from gateway.proxy.identity import Caller
 from gateway.proxy.upstream import Upstream
-from gateway.spend.guard import SpendCeilingReached, SpendGuard
+from gateway.spend.guard import SpendCeilingReached, SpendGuard, WorstCase
 from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.context.summarizer")
@@ -165,8 +166,12 @@ class Summarizer:
         self, caller: Caller, model: str, timeout_s: float, limit: int, messages: list[Any]
     ) -> str | None:
         estimate = self._tokens.raw_message_tokens(model, messages)
+        # Held and bounded as a chat call is (gateway.proxy.chat_cost): its input in the
+        # provider's tokens, its one reply's ceiling; a report past them is not believed.
+        worst = WorstCase.of(estimate, self._tokens.factor(model), limit)
+        bound = UsageBound(worst.output_tokens, worst.input_tokens)
         try:  # the summary is spend too: at the ceiling it comes from the extractive one
-            spend = await self._guard.reserve(caller, model, estimate, limit)
+            spend = await self._guard.reserve(caller, model, worst.input_tokens, limit)
         except SpendCeilingReached:
             return None
         if spend.degraded_from:
@@ -174,7 +179,13 @@ class Summarizer:
             return None
         body = orjson.dumps({"model": model, "messages": messages, "max_tokens": limit})
         outcome = await self._request(body, timeout_s)
-        usage = self._accountant.usage(model, outcome.usage, estimate) if outcome.billable else None
+        usage = (
+            self._accountant.usage(
+                model, outcome.usage, estimate, lambda: outcome.text or "", bound
+            )
+            if outcome.billable
+            else None
+        )
         if usage is None:
             await self._guard.release(spend)
         else:
