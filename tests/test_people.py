@@ -68,6 +68,10 @@ FOUND = [
     ("qualquer coisa me liga no (77) 92770-9129", {("phone", "(77) 92770-9129")}),
     ("o número do pedido é 12345678", {("order", "12345678")}),
     ("pedido PED874025, comprei semana passada", {("order", "PED874025")}),
+    # a booking's locator: capitals, few digits, after its word
+    ("minha reserva é KXT4PZ", {("order", "KXT4PZ")}),
+    ("Beatriz Nogueira\nlocalizador KXT4PZ", {("order", "KXT4PZ")}),
+    ("my booking QZ7M2L was cancelled", {("order", "QZ7M2L")}),
     ("abri o protocolo 2024-55123 e ninguém respondeu", {("order", "2024-55123")}),
     ("o código WB53-63 veio com defeito", {("sku", "WB53-63")}),
     ("paguei R$44,50 de frete", {("amount", "R$44,50")}),
@@ -346,6 +350,8 @@ ABSENT = [
     ("ganhei 2 pratas no campeonato", "amount"),
     ("I need 4 quid codes", "amount"),
     ("meu pedido era pra chegar até 16h30 e nada", "order"),  # a time of day
+    ("booking for 2 adults in room B12", "order"),
+    ("my order is for the iPhone X2", "order"),
     ("order placed at 10am, still nothing", "order"),
     ("I lost 10 pounds since the surgery", "amount"),  # a weight, no money spoken of
     ("the parcel weighs 40 pounds", "amount"),

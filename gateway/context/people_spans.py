@@ -424,8 +424,12 @@ def _code_kind(token: str, cue: str) -> str:
     if len(token) > 32 or cue == "block" or _CLOCK_TIME.fullmatch(token):
         return ""
     if digits < 3:
-        # few digits: a product's code in capitals, two digits or said to be a code
-        return "sku" if _product_code(token) and (digits >= 2 or cue == "sku") else ""
+        # few digits: a booking's locator typed in capitals after its word ("localizador
+        # KXT4PZ", "booking QZ7M2L"); a product's code in capitals, two digits or said to
+        # be a code
+        locator = cue == "order" and _locator(token)
+        product = _product_code(token) and (digits >= 2 or cue == "sku")
+        return "order" if locator else "sku" if product else ""
     if token.upper().startswith("SKU"):
         return "sku"
     if cue == "phone":
@@ -435,6 +439,12 @@ def _code_kind(token: str, cue: str) -> str:
     if cue or token.startswith("#"):
         return cue or "order"
     return "order" if 0 < letters <= 6 and any(c.isupper() for c in token) else ""
+
+
+def _locator(token: str) -> bool:
+    """A booking's locator: five to eight capitals and digits, letters most of them."""
+    letters = sum(c.isalpha() for c in token)
+    return 5 <= len(token) <= 8 and token.isalnum() and token.isupper() and letters >= 3
 
 
 def _product_code(token: str) -> bool:
