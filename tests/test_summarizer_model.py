@@ -297,3 +297,16 @@ def test_a_summary_call_is_booked_within_what_it_could_use(
     rows = _booked(gw)
     assert rows and all(r["estimated"] for r in rows)
     assert all(r["output_tokens"] <= _ceiling(upstream) for r in rows)
+
+
+def test_a_summary_reply_far_longer_than_its_ceiling_is_not_read(
+    gw: InProcessGateway, upstream: Recorder, model: Model
+) -> None:
+    """A reply of 200 KB for a call of a few hundred tokens is no summary (16 MB of one,
+    under `limits.max_reply_bytes`, froze the event loop for 23 s): not read, the
+    extractive summary stands."""
+    model.text["summary"] = "customer: asked about order ORD-12345 on 2026-01-02. " * 4000
+    _converse(gw, 8, "huge", {})
+    assert _calls(upstream, "summary")
+    summary = _summary(gw, "huge")
+    assert summary.startswith("customer: Turn 1: ") and "ORD-12345" not in summary

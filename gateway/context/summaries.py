@@ -204,13 +204,15 @@ def _parse_summary(summary: str) -> list[_Sentence]:
 
 
 def _render(sentences: Sequence[_Sentence]) -> str:
-    lines: list[str] = []
+    """One line per run of sentences of one speaker. Joined once at the end: a line
+    grown by `+=` copies itself per sentence (thousands of one speaker's: quadratic)."""
+    lines: list[list[str]] = []  # each line's pieces, its label on the first
     for s in sentences:
-        if lines and lines[-1].startswith(s.label + ": "):
-            lines[-1] += " " + s.text
+        if lines and lines[-1][0].startswith(s.label + ": "):
+            lines[-1].append(s.text)
         else:
-            lines.append(f"{s.label}: {s.text}")
-    return "\n".join(lines)
+            lines.append([f"{s.label}: {s.text}"])
+    return "\n".join(" ".join(pieces) for pieces in lines)
 
 
 def fit(sentences: list[_Sentence], ceiling: int, count: Callable[[str], int]) -> str:

@@ -41,6 +41,11 @@ from gateway.throttled_log import warn_throttled
 log = logging.getLogger("gateway.context.summarizer")
 ROUTE = "summarizer"
 FOLDS_KEPT = 256  # extractive summaries remembered by content, per process
+# The most of a reply read: a token is a few bytes of text, escaped in JSON at most ~12
+# (a \uXXXX pair), plus the envelope and usage. A longer reply is no summary of `limit`
+# tokens (16 MB of one stalled the event loop 23 s in recompressing it): a bad answer.
+REPLY_BYTES_PER_TOKEN = 32
+REPLY_SLACK = 4096
 
 
 class Summarizer:
@@ -178,7 +183,7 @@ class Summarizer:
             await self._guard.release(spend)
             return None
         body = orjson.dumps({"model": model, "messages": messages, "max_tokens": limit})
-        outcome = await self._request(body, timeout_s)
+        outcome = await self._request(body, timeout_s, limit * REPLY_BYTES_PER_TOKEN + REPLY_SLACK)
         usage = (
             self._accountant.usage(
                 model, outcome.usage, estimate, lambda: outcome.text or "", bound
@@ -194,7 +199,8 @@ class Summarizer:
             )
         return outcome.text
 
-    async def _request(self, body: bytes, timeout_s: float) -> _Outcome:
+    async def _request(self, body: bytes, timeout_s: float, most: int) -> _Outcome:
+        """The model's answer, read up to `most` bytes (a longer one is a bad answer)."""
         outcome = _Outcome()
         try:
             async with asyncio.timeout(timeout_s):
@@ -205,7 +211,7 @@ class Summarizer:
                     body,
                 )
                 outcome.billable = response.is_success  # an error status is not billed
-                raw = await self._upstream.read(response)
+                raw = await self._upstream.read(response, most)
             if not response.is_success:
                 log.warning(
                     "summarizer model answered %s: extractive fallback", response.status_code

@@ -190,11 +190,14 @@ class Upstream:
     # Set from `limits.max_reply_bytes` by the runtime; None reads any size.
     max_reply_bytes: int | None = None
 
-    async def read(self, response: httpx.Response) -> bytes:
-        """A whole non-stream reply, held in memory: so at most `max_reply_bytes` of it. A
+    async def read(self, response: httpx.Response, most: int | None = None) -> bytes:
+        """A whole non-stream reply, held in memory: so at most `max_reply_bytes` of it (or
+        `most`, when lower: the gateway's own calls know how long an answer can be). A
         larger one answers 502 (the call is booked as an estimate) instead of growing the
         process by its size."""
         limit = self.max_reply_bytes
+        if most is not None:
+            limit = most if limit is None else min(limit, most)
         try:
             declared = response.headers.get("content-length", "")
             if limit is not None and declared.isdigit() and int(declared) > limit:
