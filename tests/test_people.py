@@ -2877,6 +2877,24 @@ def test_no_city_ends_these_addresses(said: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "said",
+    [
+        "Prezados, bom dia.\nFiz uma reserva pelo site.\n\nAtenciosamente,\nRenata Lopes Vieira"
+        "\nRio de Janeiro - RJ\n(21) 97755-3210",
+        "Please refund the charge.\n\nThanks,\nDana Kim\nPortland, OR",
+    ],
+)
+def test_a_signatures_town_is_the_customers_city(said: str) -> None:
+    """A line of a signature that is a big city and its state, nothing else."""
+    assert "city" in kinds(extract(said))
+
+
+def test_a_city_inside_a_line_of_text_is_no_signature() -> None:
+    said = "I flew twice last year.\nParis was lovely and so was the hotel."
+    assert "city" not in kinds(extract(said))
+
+
+@pytest.mark.parametrize(
     ("said", "reference"),
     [
         ("Your dispute number is DSP-26-118402, covering both transactions", "DSP-26-118402"),

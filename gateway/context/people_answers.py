@@ -156,8 +156,35 @@ def _bare(folded: str, asked: frozenset[str], hits: list[Hit], before: str, name
     if any(h.kind == "city" for h in hits):
         return  # the message names its city otherwise: these give way
     _city_after_address(folded, hits)
+    if "\n" in folded:
+        _city_line(folded, hits)
     if "aqui" in low or "aca" in low or "here" in low:
         _city_here(folded, hits)
+
+
+# A city's line in a signature may end with its state ("Rio de Janeiro - RJ", "Austin,
+# TX"): nothing else.
+_STATE = re.compile(r"\s*(?:[-\u2013,/]\s*[A-Z]{2})?[\s.]*")
+_SIGNATURE_LINES = 4
+
+
+def _city_line(folded: str, hits: list[Hit]) -> None:
+    """A line among the last few of a message of several lines that is a big city's name,
+    capitalised, and nothing else but its state: a signature's town."""
+    if any(h.kind == "city" for h in hits):
+        return
+    lines = folded.split("\n")
+    filled = [n for n, line in enumerate(lines) if line.strip()]
+    if len(filled) < 2:
+        return
+    for n in filled[-_SIGNATURE_LINES:]:
+        begin = sum(len(x) + 1 for x in lines[:n])
+        line = lines[n]
+        start = begin + len(line) - len(line.lstrip())
+        end = city_at(folded, start)
+        if end and folded[start].isupper() and _STATE.fullmatch(folded, end, begin + len(line)):
+            add_hit(hits, "city", start, end, start, weak=True)
+            return
 
 
 # What stands between an address and its city: a comma, "in", or the rest of a door or a
