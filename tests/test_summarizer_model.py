@@ -5,6 +5,7 @@ model that over-reports), and the chat calls as a provider would."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -53,11 +54,16 @@ class Model:
     def __init__(self) -> None:
         self.text = {"summary": "customer: wants the parcel.\nagent: will check.", "card": ""}
         self.usage: dict[str, Any] = {}
+        self.raw: bytes | None = None  # a body of its own (not a completion)
+        self.delay_s = 0.0
 
     def __call__(self, body: Any) -> Answer | None:
         kind = _kind(body)
         if kind == "chat":
             return None
+        time.sleep(self.delay_s)  # the stand-in's own thread: only its answers wait
+        if self.raw is not None:
+            return Answer(200, self.raw, {"content-type": "application/json"})
         usage = self.usage or {"prompt_tokens": 300, "completion_tokens": 40, "total_tokens": 340}
         reply = {
             "id": "s1",
@@ -310,3 +316,25 @@ def test_a_summary_reply_far_longer_than_its_ceiling_is_not_read(
     assert _calls(upstream, "summary")
     summary = _summary(gw, "huge")
     assert summary.startswith("customer: Turn 1: ") and "ORD-12345" not in summary
+
+
+@pytest.mark.parametrize("failure", ["unreadable", "timeout"])
+def test_a_summary_call_answered_but_never_read_is_booked_at_its_ceiling(
+    tmp_path: Path, gw: InProcessGateway, upstream: Recorder, model: Model, failure: str
+) -> None:
+    """A 200 whose body is no JSON, or a call the gateway gave up on after sending it:
+    the provider may have written (and billed) the whole reply, as a chat call's reply
+    never read is booked; not as input alone."""
+    if failure == "unreadable":
+        model.raw = b"<html>oops</html>"
+    else:
+        model.delay_s = 1.5
+        path = tmp_path / "policies" / "context.yaml"
+        policy = yaml.safe_load(path.read_text())
+        policy["summarizer"]["timeout_s"] = 0.3
+        path.write_text(yaml.safe_dump(policy))
+        gw.restart()
+    _converse(gw, 8, "unread", {})
+    rows = _booked(gw)
+    assert rows and all(r["estimated"] for r in rows)
+    assert all(r["output_tokens"] == _ceiling(upstream) for r in rows)

@@ -184,13 +184,12 @@ class Summarizer:
             return None
         body = orjson.dumps({"model": model, "messages": messages, "max_tokens": limit})
         outcome = await self._request(body, timeout_s, limit * REPLY_BYTES_PER_TOKEN + REPLY_SLACK)
-        usage = (
-            self._accountant.usage(
-                model, outcome.usage, estimate, lambda: outcome.text or "", bound
-            )
-            if outcome.billable
-            else None
-        )
+        usage = None
+        if outcome.unread:  # as a chat reply never read: its ceiling may have been billed
+            usage = self._accountant.unread(model, estimate, bound)
+        elif outcome.billable:
+            text = outcome.text or ""
+            usage = self._accountant.usage(model, outcome.usage, estimate, lambda: text, bound)
         if usage is None:
             await self._guard.release(spend)
         else:
@@ -211,6 +210,7 @@ class Summarizer:
                     body,
                 )
                 outcome.billable = response.is_success  # an error status is not billed
+                outcome.unread = response.is_success  # until its answer is read
                 raw = await self._upstream.read(response, most)
             if not response.is_success:
                 log.warning(
@@ -220,6 +220,7 @@ class Summarizer:
             obj = orjson.loads(raw)
             if not isinstance(obj, dict):
                 raise TypeError("reply is not a JSON object")
+            outcome.unread = False
             outcome.usage = obj.get("usage")
             choice = obj["choices"][0]
             content = choice["message"]["content"]
@@ -234,7 +235,8 @@ class Summarizer:
             outcome.billable = outcome.billable or exc.reached_upstream
             log.warning("summarizer model failed (%s): extractive fallback", exc.code)
         except TimeoutError:
-            outcome.billable = True  # cut short after it was sent: it may be billed
+            # Cut short after it was sent: the provider writes (and bills) it on.
+            outcome.billable = outcome.unread = True
             log.warning("summarizer model timed out: extractive fallback")
         except (orjson.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
             log.warning("summarizer model answered oddly (%s): fallback", type(exc).__name__)
@@ -256,6 +258,7 @@ class _Outcome:
     text: str | None = None
     usage: Any = None
     billable: bool = False
+    unread: bool = False  # answered (or abandoned) but its answer never read
 
 
 def _extractive(
