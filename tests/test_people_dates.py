@@ -334,3 +334,20 @@ def test_a_weekday_with_its_day_and_month_in_figures_is_that_day() -> None:
     assert any("sexta 13/03/2026" in t and "(2026-03-13)" in t for t in texts), texts
     assert any("Friday, 3/13" in t and "(2026-03-13)" in t for t in texts), texts
     assert not any("(2026-03-20)" in t or "(2026-03-25)" in t for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "olha tá assim desde dia vinte e seis do mês passado mais ou menos",
+        "tá assim desde dia 26 do mês passado",
+        "it's been like this since the 26th of last month",
+        "desde el 26 del mes pasado",
+    ],
+)
+def test_a_day_of_last_month_is_that_day(said: str) -> None:
+    """ "dia 26 do mês passado" said on 20 March is 26 February ("dia 26" alone was the 26
+    of March, days ahead; in words, or in English or Spanish, it was no date at all)."""
+    facts = extract_people_facts([{"role": "user", "content": said}], "webchat", at("2026-03-20"))
+    texts = [f.text for f in facts if f.tags[0] == "date"]
+    assert len(texts) == 1 and texts[0].endswith("(2026-02-26)"), texts

@@ -87,6 +87,9 @@ WEEKDAY_NUMBER = re.compile(
 )
 _DATE_CORE = (
     rf"\b{_WEEKDAY_DAY}"
+    # a day of last month ("dia vinte e seis do mês passado", "the 26th of last month",
+    # "el 26 del mes pasado")
+    rf"|\b(?:(?:dia|el|the)\s+)?{_DAY}\s+(?:(?:do|del)\s+m[eê]s\s+pass?ado|of\s+last\s+month)\b"
     rf"|\b(?:{_MONTH})\.?\s+(?:the\s+)?{_DAY}\b{_YEAR}"
     rf"|\b(?:dia\s+)?{_DAY}\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\b{_YEAR}"
     r"|\b\d{4}-\d{1,2}-\d{1,2}\b|\b(?:dia\s+)?\d{1,2}/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b|\bdia\s+\d{1,2}\b"
