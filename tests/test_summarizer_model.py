@@ -338,3 +338,21 @@ def test_a_summary_call_answered_but_never_read_is_booked_at_its_ceiling(
     rows = _booked(gw)
     assert rows and all(r["estimated"] for r in rows)
     assert all(r["output_tokens"] == _ceiling(upstream) for r in rows)
+
+
+def test_card_calls_are_booked_to_the_conversation_they_summarize(
+    gw: InProcessGateway, upstream: Recorder, model: Model
+) -> None:
+    """A card made at `POST .../close` (no customer header) and one made on a turn of
+    the customer's next conversation are that conversation's and its customer's spend."""
+    model.text["card"] = "topic: parcel never arrived | outcome: checking"
+    customer = {"X-Customer-Id": "cust-b"}
+    _converse(gw, 1, "first", {}, **customer)
+    _converse(gw, 1, "second", {}, **customer)  # wants the first one's card
+    gw.http.post(f"{gw.v1}/conversations/second/close", headers=_auth(gw))
+    rows = _booked(gw)
+    assert len(_calls(upstream, "card")) == len(rows) == 2
+    assert [(r["conversation"], r["customer"]) for r in rows] == [
+        ("first", "cust-b"),
+        ("second", "cust-b"),
+    ]

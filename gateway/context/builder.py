@@ -50,7 +50,7 @@ from gateway.context.people import crowded_out, said_again, with_said_again
 from gateway.context.policy import Policies
 from gateway.context.prompts import one_line
 from gateway.context.summaries import Pattern, recompress
-from gateway.context.summarizer import Summarizer
+from gateway.context.summarizer import Summarizer, on_behalf_of
 from gateway.context.turn import EngineTokens, Turn, TurnRequest
 from gateway.context.turn_facts import TurnFacts, settled
 from gateway.context.types import Fact
@@ -309,7 +309,7 @@ class WindowBuilder:
             return 0, inp, 0, window, compaction.reason
         previous = inp.memory.summary if inp.memory.cursor == compaction.first else ""
         summary, recompressed = await self._summarizer.appended(
-            caller, previous, compaction.fold, inp.policy, tokens.text, model
+            on_behalf_of(caller, record), previous, compaction.fold, inp.policy, tokens.text, model
         )
         if not summary:
             return 0, inp, 0, None, compaction.reason  # nothing holds them: over quota, counted

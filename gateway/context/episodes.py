@@ -20,7 +20,7 @@ from gateway.context.heard import CLOCK_LEAD_MAX, FactExtractor, one_problem
 from gateway.context.people import current_facts
 from gateway.context.redaction import redact
 from gateway.context.summaries import Pattern
-from gateway.context.summarizer import EpisodeSource, Summarizer
+from gateway.context.summarizer import EpisodeSource, Summarizer, on_behalf_of
 from gateway.context.types import BASIC_SCOPE, Episode, Fact, fact_kind
 from gateway.context.unverified import as_stored, with_verified
 from gateway.messages import role
@@ -153,7 +153,7 @@ class EpisodeBook:
 
         source = EpisodeSource(record.channel, record.last_seen, turns, record.summary)
         card = await self._summarizer.card(
-            caller, source, facts, EPISODE_CARD_TOKENS, model, withhold
+            on_behalf_of(caller, record), source, facts, EPISODE_CARD_TOKENS, model, withhold
         )
         private = tuple(f for f in stated if f.scope != BASIC_SCOPE)
         episode = Episode(record.id, record.channel, card, record.last_seen, private)

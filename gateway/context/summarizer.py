@@ -8,6 +8,7 @@ the tenant like any other (route `summarizer`), estimated if it was cut short.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,6 +18,7 @@ import orjson
 
 from gateway import offload
 from gateway.context.content_memo import ContentMemo, content_key
+from gateway.context.conversation_record import ConversationRecord
 from gateway.context.episode_card import episode_card, unquoted
 from gateway.context.model_answers import kept_card, kept_summary
 from gateway.context.policy import Policies
@@ -241,6 +243,14 @@ class Summarizer:
         except (orjson.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
             log.warning("summarizer model answered oddly (%s): fallback", type(exc).__name__)
         return outcome
+
+
+def on_behalf_of(caller: Caller, record: ConversationRecord) -> Caller:
+    """The caller a summarizer call about `record` is held and booked as: its customer and
+    conversation, whichever request made the call (a `POST .../close` naming no customer,
+    a turn of the customer's next conversation wanting this one's card)."""
+    customer = record.customer or caller.customer
+    return dataclasses.replace(caller, customer=customer, conversation=record.id)
 
 
 @dataclass(frozen=True)
