@@ -356,3 +356,19 @@ def test_card_calls_are_booked_to_the_conversation_they_summarize(
         ("first", "cust-b"),
         ("second", "cust-b"),
     ]
+
+
+def test_a_reasoning_summarizer_model_is_sent_max_completion_tokens(
+    tmp_path: Path, gw: InProcessGateway, upstream: Recorder
+) -> None:
+    """o-series models refuse `max_tokens`: the summary call names its ceiling as the
+    chat path does for them."""
+    path = tmp_path / "policies" / "context.yaml"
+    policy = yaml.safe_load(path.read_text())
+    policy["summarizer"]["model"] = "o4-mini"
+    path.write_text(yaml.safe_dump(policy))
+    gw.restart()
+    _converse(gw, 8, "reasoning", {})
+    body = _calls(upstream, "summary")[0]
+    assert body["model"] == "o4-mini" and "max_tokens" not in body
+    assert body["max_completion_tokens"] > 0

@@ -36,7 +36,7 @@ from gateway.ledger.usage import UsageBound
 from gateway.messages import message_text, role
 from gateway.offload import content_chars
 from gateway.proxy.identity import Caller
-from gateway.proxy.upstream import Upstream
+from gateway.proxy.upstream import Upstream, ceiling_key
 from gateway.spend.guard import SpendCeilingReached, SpendGuard, WorstCase
 from gateway.throttled_log import warn_throttled
 
@@ -184,7 +184,7 @@ class Summarizer:
         if spend.degraded_from:
             await self._guard.release(spend)
             return None
-        body = orjson.dumps({"model": model, "messages": messages, "max_tokens": limit})
+        body = orjson.dumps({"model": model, "messages": messages, ceiling_key(model): limit})
         outcome = await self._request(body, timeout_s, limit * REPLY_BYTES_PER_TOKEN + REPLY_SLACK)
         usage = None
         if outcome.unread:  # as a chat reply never read: its ceiling may have been billed

@@ -41,7 +41,7 @@ from gateway.proxy.request_body import (
     retry_marked,
 )
 from gateway.proxy.streaming import StreamRelay, UsageTap
-from gateway.proxy.upstream import degraded_headers, response_headers
+from gateway.proxy.upstream import ceiling_key, degraded_headers, response_headers
 from gateway.runtime import Gateway
 from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
@@ -50,7 +50,6 @@ from gateway.spend.rate_guard import UNLIMITED, RateTicket
 from gateway.spend.tool_fees import chat_searches
 
 ROUTE = "chat"
-REASONING = ("o1", "o3", "o4", "gpt-5")
 # OpenAI's own bound on `n`: more is refused before anything is held or forwarded (the
 # built-in simulator would try to write each choice).
 MAX_CHOICES = 128
@@ -113,10 +112,9 @@ def upstream_payload(call: ChatCall, turn: Turn, model: str) -> bytes:
     body = dict(call.body)
     body["model"] = model
     body["messages"] = turn.window.messages
-    keys = [k for k in ("max_tokens", "max_completion_tokens") if k in body]
-    if not keys:  # reasoning models refuse max_tokens ("openai/o3-mini" is one too)
-        reasoning = model.rsplit("/", 1)[-1].lower().startswith(REASONING)
-        keys = ["max_completion_tokens" if reasoning else "max_tokens"]
+    keys: list[str] = [k for k in ("max_tokens", "max_completion_tokens") if k in body]
+    if not keys:
+        keys = [ceiling_key(model)]
     for key in keys:
         body[key] = turn.window.report.max_tokens
     if call.stream:

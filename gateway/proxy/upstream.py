@@ -250,6 +250,16 @@ def _too_large(limit: int) -> UpstreamReplyTooLarge:
     )
 
 
+REASONING = ("o1", "o3", "o4", "gpt-5")
+
+
+def ceiling_key(model: str) -> str:
+    """The body key of a reply's output ceiling for `model`: reasoning models refuse
+    `max_tokens` ("openai/o3-mini" is one too)."""
+    reasoning = model.rsplit("/", 1)[-1].lower().startswith(REASONING)
+    return "max_completion_tokens" if reasoning else "max_tokens"
+
+
 def degraded_headers(spend: Reservation | None) -> list[tuple[bytes, bytes]]:
     """`x-gateway-degraded: FROM->TO` when the spend guard sent the call to a cheaper model."""
     if spend is None or not spend.degraded_from:
