@@ -5,6 +5,7 @@ model that over-reports), and the chat calls as a provider would."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -372,3 +373,31 @@ def test_a_reasoning_summarizer_model_is_sent_max_completion_tokens(
     body = _calls(upstream, "summary")[0]
     assert body["model"] == "o4-mini" and "max_tokens" not in body
     assert body["max_completion_tokens"] > 0
+
+
+@pytest.mark.parametrize(
+    ("answer", "outcome"),
+    [("customer: wants the parcel.", "kept"), (FOOLED_SUMMARY, "not_kept"), (None, "failed")],
+)
+def test_summarizer_calls_are_counted_by_outcome_and_warned_of_once(
+    gw: InProcessGateway,
+    upstream: Recorder,
+    model: Model,
+    caplog: pytest.LogCaptureFixture,
+    answer: str | None,
+    outcome: str,
+) -> None:
+    if answer is None:
+        model.raw = b"<html>oops</html>"
+    else:
+        model.text["summary"] = answer
+    with caplog.at_level(logging.WARNING, "gateway.context.summarizer"):
+        _converse(gw, 14, f"count-{outcome}", {})
+    calls = len(_calls(upstream, "summary"))
+    counted = gw.gateway.metrics.registry.get_sample_value(
+        "gateway_summarizer_calls_total", {"outcome": outcome}
+    )
+    assert calls > 1 and counted == calls
+    warned = [r for r in caplog.records if r.name == "gateway.context.summarizer"]
+    # at most once per 10 s (an earlier test may have had it said already)
+    assert len(warned) <= (0 if outcome == "kept" else 1)

@@ -35,6 +35,7 @@ from gateway.ledger.tokens import TokenCounter
 from gateway.ledger.usage import UsageBound
 from gateway.messages import message_text, role
 from gateway.offload import content_chars
+from gateway.ops.metrics import GatewayMetrics
 from gateway.proxy.identity import Caller
 from gateway.proxy.upstream import Upstream, ceiling_key
 from gateway.spend.guard import SpendCeilingReached, SpendGuard, WorstCase
@@ -58,8 +59,10 @@ class Summarizer:
         tokens: TokenCounter,
         policies: Policies,
         guard: SpendGuard,
+        metrics: GatewayMetrics,
     ) -> None:
         self._upstream = upstream
+        self._calls = metrics.summarizer_calls
         self._accountant = accountant
         self._tokens = tokens
         self._policies = policies
@@ -92,8 +95,7 @@ class Summarizer:
                 text = await offload.sized(
                     content_chars(turns), kept_summary, answer, previous, turns
                 )
-                if text is None:
-                    warn_throttled(log, "summarizer model's summary not kept: extractive fallback")
+                self._kept(text is not None, "summary not kept: extractive fallback")
         if text is None:
             key = content_key((caller.tenant.name, model, str(ceiling), previous), turns)
             found = self._folds.get(key)
@@ -163,11 +165,17 @@ class Summarizer:
         text = await self._call(caller, settings.model, settings.timeout_s, limit, messages)
         if text is None:
             return made
-        if (text := kept_card(text, turns, summary, draft)) is None:
-            warn_throttled(log, "summarizer model's card not kept: deterministic card")
+        text = kept_card(text, turns, summary, draft)
+        self._kept(text is not None, "card not kept: deterministic card")
+        if text is None:
             return made
         header = made.split("] ", 1)[0] + "] " if made.startswith("[") else ""
         return recompress(header + unquoted(text, turns), ceiling, count) or made
+
+    def _kept(self, kept: bool, why: str) -> None:
+        self._calls.labels("kept" if kept else "not_kept").inc()
+        if not kept:
+            warn_throttled(log, "summarizer model's %s", why)
 
     async def _call(
         self, caller: Caller, model: str, timeout_s: float, limit: int, messages: list[Any]
@@ -180,9 +188,11 @@ class Summarizer:
         try:  # the summary is spend too: at the ceiling it comes from the extractive one
             spend = await self._guard.reserve(caller, model, worst.input_tokens, limit)
         except SpendCeilingReached:
+            self._calls.labels("refused").inc()
             return None
         if spend.degraded_from:
             await self._guard.release(spend)
+            self._calls.labels("refused").inc()
             return None
         body = orjson.dumps({"model": model, "messages": messages, ceiling_key(model): limit})
         outcome = await self._request(body, timeout_s, limit * REPLY_BYTES_PER_TOKEN + REPLY_SLACK)
@@ -198,6 +208,8 @@ class Summarizer:
             await self._accountant.book(
                 caller, model, usage, ROUTE, budgets=spend.budgets, reservation=spend.id
             )
+        if outcome.text is None:
+            self._calls.labels("not_kept" if outcome.read else "failed").inc()
         return outcome.text
 
     async def _request(self, body: bytes, timeout_s: float, most: int) -> _Outcome:
@@ -215,8 +227,8 @@ class Summarizer:
                 outcome.unread = response.is_success  # until its answer is read
                 raw = await self._upstream.read(response, most)
             if not response.is_success:
-                log.warning(
-                    "summarizer model answered %s: extractive fallback", response.status_code
+                warn_throttled(
+                    log, "summarizer model answered %s: extractive fallback", response.status_code
                 )
                 return outcome
             obj = orjson.loads(raw)
@@ -226,6 +238,7 @@ class Summarizer:
             outcome.usage = obj.get("usage")
             choice = obj["choices"][0]
             content = choice["message"]["content"]
+            outcome.read = True
             # A summary cut off at max_tokens may end mid-sentence: not good enough.
             if (
                 isinstance(content, str)
@@ -235,13 +248,15 @@ class Summarizer:
                 outcome.text = content.strip()
         except GatewayError as exc:
             outcome.billable = outcome.billable or exc.reached_upstream
-            log.warning("summarizer model failed (%s): extractive fallback", exc.code)
+            warn_throttled(log, "summarizer model failed (%s): extractive fallback", exc.code)
         except TimeoutError:
             # Cut short after it was sent: the provider writes (and bills) it on.
             outcome.billable = outcome.unread = True
-            log.warning("summarizer model timed out: extractive fallback")
+            warn_throttled(log, "summarizer model timed out: extractive fallback")
         except (orjson.JSONDecodeError, KeyError, IndexError, TypeError) as exc:
-            log.warning("summarizer model answered oddly (%s): fallback", type(exc).__name__)
+            warn_throttled(
+                log, "summarizer model answered oddly (%s): fallback", type(exc).__name__
+            )
         return outcome
 
 
@@ -269,6 +284,7 @@ class _Outcome:
     usage: Any = None
     billable: bool = False
     unread: bool = False  # answered (or abandoned) but its answer never read
+    read: bool = False  # its answer was read (it may still be empty or cut short)
 
 
 def _extractive(

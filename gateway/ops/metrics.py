@@ -181,6 +181,15 @@ class GatewayMetrics:
             "Running summaries recompressed to stay under their ceiling.",
             registry=registry,
         )
+        self.summarizer_calls = Counter(
+            "gateway_summarizer_calls",
+            "Calls to the summarizer model (summaries and cards), by outcome: kept; "
+            "not_kept (read, but empty, cut at its ceiling or failing the gateway's "
+            "checks); failed (an error, a timeout, a reply not read); refused (at a "
+            "spend ceiling, not sent).",
+            ["outcome"],
+            registry=registry,
+        )
         self.window_used = Histogram(
             "gateway_context_window_used_tokens",
             "History tokens a turn carried (everything but the app's system message).",
