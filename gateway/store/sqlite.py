@@ -10,6 +10,8 @@ waits at most `sqlite.busy_timeout_s`.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import dataclasses
 import sqlite3
 import time
@@ -39,7 +41,9 @@ from gateway.store.sqlite_threads import (
 
 T = TypeVar("T")
 _HEALTH_WAIT_S = 0.4  # each of /healthz's two probes; it answers within a second
-_PURGE_EVERY_S = 60.0  # expired documents are deleted at most this often
+_PURGE_EVERY_S = 60.0  # a purge round starts at most this often, unless one left a backlog
+_PURGE_ROUND_BATCHES = 40  # batches (sqlite_docs.PURGE_BATCH each) per round at most
+_PURGE_AGAIN_S = 1.0  # a round that stopped with a backlog left: the next starts this soon
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ledger (
@@ -172,6 +176,7 @@ class SQLiteStore:
         # The probe only takes the lock: no set-up that could itself wait for it.
         self._prober = SQLiteThread(path, "health", timeout, _no_setup)
         self._purge_at = 0.0
+        self._purging: asyncio.Task[None] | None = None
 
     async def _run(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """A write (or anything that must not run beside a write of this process)."""
@@ -323,9 +328,31 @@ class SQLiteStore:
                 conn, ident, changed, removed, ttl_s, now, replace=replace
             )
         )
-        if now >= self._purge_at:  # expired documents go a batch at a time, off the reads
+        if now >= self._purge_at and self._purging is None:
             self._purge_at = now + _PURGE_EVERY_S
-            await self._run(lambda conn: sqlite_docs.purge(conn, now))
+            self._purging = asyncio.get_running_loop().create_task(self._purge())
+
+    async def _purge(self) -> None:
+        """A purge round, beside the requests (never awaited by one): expired documents,
+        a batch per writer job (one short transaction each, the writes queued meanwhile
+        run between them), batch after batch while they come back full, so a backlog is
+        cleared however fast documents expire. At most _PURGE_ROUND_BATCHES batches: a
+        backlog left then starts the next round _PURGE_AGAIN_S later."""
+        try:
+            for _ in range(_PURGE_ROUND_BATCHES):
+                gone = await self._run(lambda conn: sqlite_docs.purge(conn, time.time()))
+                if gone < sqlite_docs.PURGE_BATCH:
+                    return
+            self._purge_at = min(self._purge_at, time.time() + _PURGE_AGAIN_S)
+        except StoreUnavailable:
+            pass  # the next round tries again
+        finally:
+            self._purging = None
+
+    async def purged(self) -> None:
+        """Wait for the purge round under way, if any."""
+        if self._purging is not None:
+            await asyncio.shield(self._purging)
 
     async def renew_doc(self, kind: str, tenant: str, key: str, ttl_s: float) -> bool:
         now = time.time()
@@ -395,6 +422,10 @@ class SQLiteStore:
         return StoreHealth()
 
     async def close(self) -> None:
+        if self._purging is not None:
+            self._purging.cancel()
+            with contextlib.suppress(asyncio.CancelledError, StoreUnavailable):
+                await self._purging
         for thread in (self._writer, self._reader, self._prober):
             await thread.close()
 
