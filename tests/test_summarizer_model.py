@@ -247,6 +247,21 @@ def test_what_is_kept_of_a_model_card(answer: str, kept: str | None) -> None:
     assert kept_card(answer, turns, "", draft) == kept
 
 
+EMAIL = "ana.souza@example.com"
+
+
+def _verified_facts(gw: InProcessGateway, customer: str, *facts: tuple[str, str]) -> None:
+    """The app's facts of `customer` of `verified` scope, each (kind, value)."""
+    docs = [
+        {"text": f"{kind}: {value}", "value": value, "scope": "verified", "tags": [kind]}
+        for kind, value in facts
+    ]
+    put = gw.http.put(
+        f"{gw.v1}/customers/{customer}/facts", headers=_auth(gw), json={"facts": docs}
+    )
+    assert put.status_code == 200
+
+
 def test_the_card_model_is_shown_nothing_above_basic_scope(
     gw: InProcessGateway, upstream: Recorder, model: Model
 ) -> None:
@@ -256,22 +271,7 @@ def test_the_card_model_is_shown_nothing_above_basic_scope(
     model.text["card"] = "topic: parcel never arrived | outcome: refund sent"
     verified = {"X-Customer-Id": "cust-sc", "X-Customer-Scopes": "verified"}
     _converse(gw, 1, "sc-A", {}, **verified)
-    put = gw.http.put(
-        f"{gw.v1}/customers/cust-sc/facts",
-        headers=_auth(gw),
-        json={
-            "facts": [
-                {"text": "date of birth: 1985-03-02", "value": "1985-03-02", "scope": "verified"},
-                {
-                    "text": "phone: +1 (415) 555-0199",
-                    "value": "+1 (415) 555-0199",
-                    "scope": "verified",
-                    "tags": ["phone"],
-                },
-            ]
-        },
-    )
-    assert put.status_code == 200
+    _verified_facts(gw, "cust-sc", ("date of birth", "1985-03-02"), ("phone", "+1 (415) 555-0199"))
     said = {1: "my email is ana.souza@example.com, call me on 415 555 0199. I'm Ana Souza"}
     _converse(gw, 2, "sc-A", said, **verified)
     card = gw.http.post(f"{gw.v1}/conversations/sc-A/close", headers=_auth(gw)).json()
@@ -401,3 +401,35 @@ def test_summarizer_calls_are_counted_by_outcome_and_warned_of_once(
     warned = [r for r in caplog.records if r.name == "gateway.context.summarizer"]
     # at most once per 10 s (an earlier test may have had it said already)
     assert len(warned) <= (0 if outcome == "kept" else 1)
+
+
+def _records(upstream: Recorder) -> str:
+    """What the last chat call was told of the customer (its records block)."""
+    body = _calls(upstream, "chat")[-1]
+    return "\n".join(str(m.get("content")) for m in body["messages"])
+
+
+def test_a_model_card_reaches_only_a_caller_holding_the_customers_scopes(
+    gw: InProcessGateway, upstream: Recorder, model: Model
+) -> None:
+    """The model reads turns (and a model's summary of them) where a verified value may
+    stand in any form ("02/03/1985"), and writes it back in another ("born 2 March
+    1985", "ana dot souza at example dot com"): no redaction by value finds it. A
+    `basic` caller of the customer's next conversation gets the deterministic card; a
+    caller holding `verified` gets the model's."""
+    written = "customer: Ana, born 2 March 1985, email ana dot souza at example dot com"
+    model.text["card"] = f"topic: parcel never arrived | {written} | outcome: refund sent"
+    verified = {"X-Customer-Id": "cust-f4", "X-Customer-Scopes": "verified"}
+    _converse(gw, 1, "f4-A", {}, **verified)
+    _verified_facts(gw, "cust-f4", ("date of birth", "1985-03-02"), ("email", EMAIL))
+    said = {1: "I'm Ana, my email is ana dot souza at example dot com"}
+    _converse(gw, 2, "f4-A", said, **verified)
+    gw.http.post(f"{gw.v1}/conversations/f4-A/close", headers=_auth(gw))
+    assert _calls(upstream, "card")
+    _converse(gw, 1, "f4-B", {}, **{"X-Customer-Id": "cust-f4"})  # basic
+    basic = _records(upstream)
+    assert "ORD-48213" in basic  # the deterministic card
+    for value in ("2 March 1985", "02/03/1985", "ana dot souza", "1985-03-02", "ana.souza@"):
+        assert value not in basic
+    _converse(gw, 1, "f4-C", {}, **verified)
+    assert written in _records(upstream)

@@ -326,6 +326,7 @@ class ConversationStore(FactsDocuments):
             "conversation": episode.conversation,
             "channel": episode.channel,
             "summary": episode.summary,
+            "model_summary": episode.model_summary,
             "ended_at": episode.ended_at,
             "summarized_at": at,
             "at": episode.ended_at or at,  # its last turn: the index keeps the newest

@@ -4,7 +4,9 @@ A finished conversation becomes a card (gateway.context.episode_card, or the sum
 model when one is set) when it is closed, or when another conversation of the customer
 first needs it. Shown to a caller, a card is redacted of what lies above the caller's
 scopes: what the operator's scoped patterns find, and what the customer's facts above
-them state.
+them state. A card the model wrote is kept beside the deterministic one and shown only to
+a caller holding every scope those use (`_holds_all`); any other caller gets the
+deterministic card: redaction by value cannot find what a model rewrote.
 """
 
 from __future__ import annotations
@@ -61,7 +63,10 @@ class EpisodeBook:
                 continue
             if facts is None:
                 facts = await self.conversations.customer_facts(record.tenant, record.customer)
-            if doc.get("summary") is None:
+            # A card stored before the model's card was kept apart from the deterministic
+            # one may be the model's: made again (not shown when its record is gone).
+            legacy = "model_summary" not in doc and self._summarizer.writes_cards(record.tenant)
+            if doc.get("summary") is None or legacy:
                 other = await self.conversations.load(record.tenant, doc["conversation"])
                 if other is None or other.customer != record.customer:
                     continue  # gone, or (an id reused) someone else's
@@ -79,6 +84,7 @@ class EpisodeBook:
                     doc["summary"],
                     doc.get("ended_at", 0.0),
                     private,
+                    doc.get("model_summary") or "",
                 )
             # What another conversation heard may be above this caller's verified scopes:
             # what the patterns find, what the customer's facts above them state, and what
@@ -87,8 +93,11 @@ class EpisodeBook:
             # marked, a card cannot (unless a caller within its scope has stated it since).
             verified = [f for f in facts if not f.stated_unverified]
             hidden = [*facts, *with_verified(episode.private, verified)]
-            redacted = redact(episode.summary, self._patterns, caller.scopes, hidden)
-            out.append(dataclasses.replace(episode, summary=redacted))
+            card = episode.summary
+            if episode.model_summary and _holds_all(caller, hidden, self._patterns):
+                card = episode.model_summary
+            redacted = redact(card, self._patterns, caller.scopes, hidden)
+            out.append(dataclasses.replace(episode, summary=redacted, model_summary=""))
         return out
 
     async def closed(
@@ -152,16 +161,29 @@ class EpisodeBook:
             return redact(text, self._patterns, (BASIC_SCOPE,), hidden)
 
         source = EpisodeSource(record.channel, record.last_seen, turns, record.summary)
-        card = await self._summarizer.card(
+        card, written = await self._summarizer.card(
             on_behalf_of(caller, record), source, facts, EPISODE_CARD_TOKENS, model, withhold
         )
         private = tuple(f for f in stated if f.scope != BASIC_SCOPE)
-        episode = Episode(record.id, record.channel, card, record.last_seen, private)
+        episode = Episode(record.id, record.channel, card, record.last_seen, private, written)
         if record.customer:
             await self.conversations.save_episode(
                 record.tenant, record.customer, episode, now, record.plan
             )
         return episode
+
+
+def _holds_all(caller: Caller, facts: Sequence[Fact], patterns: Sequence[Pattern]) -> bool:
+    """Whether `caller` may read a card the summarizer model wrote: it holds every scope
+    the customer's facts (and the card's own, and the operator's patterns) use, and no
+    fact was stated by an unverified caller. Redaction by value cannot make a model's
+    card safe for anyone else: the model read the turns, and a summary a model wrote
+    from them, where a verified value may stand in any form ("02/03/1985", "born 2
+    March 1985", "ana dot souza at example dot com")."""
+    held = set(caller.scopes)
+    return all(f.scope in held and not f.stated_unverified for f in facts) and all(
+        p.scope in held for p in patterns
+    )
 
 
 CARD_DEADLINES = 2  # an agent states many time frames; the card keeps the newest

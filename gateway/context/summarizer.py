@@ -143,34 +143,40 @@ class Summarizer:
         ceiling: int,
         model: str,
         withhold: Callable[[str], str],
-    ) -> str:
-        """A finished conversation as the short card later conversations get: written by
-        the summarizer model when one is configured, else (or when its call fails, or
-        its card quotes a turn whole) by the deterministic card of gateway.context.episode_card.
-        The model is shown the draft, summary and turns through `withhold`, which takes
-        out what a caller of `basic` scope may not see: it may write a value back in a
-        form no redaction finds ("ana dot souza at example dot com"), so the card it
-        writes must never have held it."""
+    ) -> tuple[str, str]:
+        """A finished conversation as the short cards later conversations get: the
+        deterministic card of gateway.context.episode_card, and the one the summarizer
+        model wrote when one is configured ("" when none is, or its call fails, or its
+        card is not kept). Only a caller holding every scope the customer's facts use is
+        shown the model's (gateway.context.episodes): it read turns and a summary (a
+        model's too) that may restate verified data in forms no redaction by value finds
+        ("born 2 March 1985", "ana dot souza at example dot com"). It is shown the draft,
+        summary and turns through `withhold` all the same (what a `basic` caller may
+        not see taken out)."""
         count = self._count(model)
         made = episode_card(
             episode.channel, episode.ended_at, facts, episode.turns, episode.summary, ceiling, count
         )
         settings = self._policies.summarizer(caller.tenant.name)
         if not settings.model:
-            return made
+            return made, ""
         limit = min(ceiling, settings.max_tokens)
         draft, summary = withhold(made), withhold(episode.summary)
         turns = [{"role": role(m), "content": withhold(message_text(m))} for m in episode.turns]
         messages = card_messages(draft, summary, turns, limit)
         text = await self._call(caller, settings.model, settings.timeout_s, limit, messages)
         if text is None:
-            return made
+            return made, ""
         text = kept_card(text, turns, summary, draft)
         self._kept(text is not None, "card not kept: deterministic card")
         if text is None:
-            return made
+            return made, ""
         header = made.split("] ", 1)[0] + "] " if made.startswith("[") else ""
-        return recompress(header + unquoted(text, turns), ceiling, count) or made
+        return made, recompress(header + unquoted(text, turns), ceiling, count)
+
+    def writes_cards(self, tenant: str) -> bool:
+        """Whether a summarizer model writes the tenant's cards."""
+        return bool(self._policies.summarizer(tenant).model)
 
     def _kept(self, kept: bool, why: str) -> None:
         self._calls.labels("kept" if kept else "not_kept").inc()

@@ -62,6 +62,11 @@ class Episode:
     # Its facts above `basic` when it was carded: withheld from a caller without their
     # scope even once the customer's facts document has replaced them (a new phone).
     private: tuple[Fact, ...] = ()
+    # The card the summarizer model wrote ("" when none): `summary` is then the
+    # deterministic card. The model read turns and a summary that may restate verified
+    # data in forms no redaction by value finds ("born 2 March 1985"): shown only to a
+    # caller holding every scope the customer's facts use (gateway.context.episodes).
+    model_summary: str = ""
 
 
 @dataclass(frozen=True)

@@ -131,7 +131,9 @@ async def close_conversation(request: Request) -> RawResponse:
     episode = await gw.windows.episodes.closed(
         caller, record, record.model or "default", gw.turn_clock()
     )
-    return json_response(orjson.dumps({**_shown(record), "episode_summary": episode.summary}))
+    # The app holds every scope (it reads the customer's facts): the model's card if any.
+    card = episode.model_summary or episode.summary
+    return json_response(orjson.dumps({**_shown(record), "episode_summary": card}))
 
 
 def _fact_id(given: Any, customer: str, text: str) -> str:
