@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import sqlite3
+import time
 import uuid
 from collections.abc import Coroutine
 from pathlib import Path
@@ -320,15 +321,17 @@ def test_erasure_deletes_documents_and_pseudonymizes_rows_and_budgets(
 
     async def scenario() -> None:
         store = open_test_store(store_url)
+        # A day that has not ended: an ended period's budget is soon purged.
+        day = time.strftime("%Y-%m-%d", time.gmtime())
         try:
-            budget = f"acme|customer:{customer}|day|2026-11-30"
-            other = "acme|customer:c1|day|2026-11-30"
+            budget = f"acme|customer:{customer}|day|{day}"
+            other = f"acme|customer:c1|day|{day}"
             mine = [
                 dataclasses.replace(record(ts=ts), customer=customer, budgets=(budget,))
                 for ts in (NOV, DEC)
             ]
             # A customer whose id extends this one's past the separator keeps their counter.
-            longer = f"acme|customer:{customer}|day|x|day|2026-11-30"
+            longer = f"acme|customer:{customer}|day|x|day|{day}"
             theirs = [
                 dataclasses.replace(record(), budgets=(other, longer)),
                 dataclasses.replace(record(tenant="globex"), customer=customer),
@@ -349,7 +352,7 @@ def test_erasure_deletes_documents_and_pseudonymizes_rows_and_budgets(
             assert all(customer not in str(r.to_json()) for r in rows if r.customer != "c1")
             (globex,) = await store.ledger("2026-11", "globex", 100)
             assert globex.customer == customer  # another tenant's customer of the same id
-            renamed = "acme|customer:erased-00|day|2026-11-30"
+            renamed = f"acme|customer:erased-00|day|{day}"
             spent = await store.budgets([budget, renamed, other, longer])
             # the spend moves to the pseudonym; the reservation of the call in flight stays
             # with the id, where that call books (it counts against its ceiling till then)

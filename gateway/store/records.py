@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import calendar
 import re
 import time
 from dataclasses import dataclass
@@ -179,6 +180,33 @@ def customer_budget(key: str, tenant: str, customer: str) -> str | None:
     prefix = f"{tenant}|customer:{customer}|"
     tail = key[len(prefix) :] if key.startswith(prefix) else ""
     return tail if _BUDGET_TAIL.fullmatch(tail) else None
+
+
+# How long a budget counter is kept after its period ends. Nothing reads an ended
+# period's counter (a ceiling, /admin/budgets and /metrics read the current day and
+# month; the spend report reads the ledger and the month counters): the days of grace
+# only cover calls reserved before the period ended and booked after it.
+BUDGET_DAY_KEPT_S = 3 * 86400
+BUDGET_MONTH_KEPT_S = 40 * 86400
+_BUDGET_PERIOD = re.compile(r"\|(?:day\|(\d{4})-(\d{2})-(\d{2})|month\|(\d{4})-(\d{2}))$")
+
+
+def budget_expires(key: str) -> float | None:
+    """When a budget counter may go (unix seconds): BUDGET_DAY_KEPT_S after its day ends
+    (UTC, as gateway.spend.ceilings counts it), BUDGET_MONTH_KEPT_S after its month;
+    None for a key that names no period."""
+    found = _BUDGET_PERIOD.search(key)
+    if found is None:
+        return None
+    year, month, day, month_year, month_month = found.groups()
+    if day is not None:
+        start = calendar.timegm((int(year), int(month), int(day), 0, 0, 0))
+        return start + 86400 + BUDGET_DAY_KEPT_S
+    year_n, month_n = int(month_year), int(month_month)
+    if not 1 <= month_n <= 12:
+        return None
+    year_n, month_n = (year_n + 1, 1) if month_n == 12 else (year_n, month_n + 1)
+    return calendar.timegm((year_n, month_n, 1, 0, 0, 0)) + BUDGET_MONTH_KEPT_S
 
 
 def legacy_doc(kind: str, key: str, doc: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -40,6 +41,7 @@ from gateway.store.records import (
     COUNTER_FIELDS,
     SpendRow,
     UsageRecord,
+    budget_expires,
     customer_budget,
     increments,
     legacy_doc,
@@ -53,12 +55,25 @@ _MARKER_TTL_S = 40 * 24 * 3600
 # ledger has the row (gateway.store.ledgered drops it then); this expiry bounds the ones
 # a failure left behind.
 _MARKER_TTL_LEDGERED_S = 2 * 24 * 3600
-_BUDGET_TTL_S = 400 * 24 * 3600
+_BUDGET_TTL_S = 400 * 24 * 3600  # a budget key that names no period
+_BUDGET_MIN_TTL_S = 3600  # a booking late for a period already gone: kept an hour
 _GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
 _ERASE_CHUNK = 2000  # ledger rows an erasure script reads and rewrites per call
 _HEALTH_WAIT_S = 0.8  # /healthz answers within a second
 
 __all__ = ["CLUSTER_SCHEME", "RedisStore", "doc_key"]
+
+
+def _budget_ttls(budgets: Sequence[str]) -> str:
+    """The scripts' budget ttls argument: seconds each budget's keys live from now, until
+    records.budget_expires (a day's a few days after it ends, a month's some weeks)."""
+    now = time.time()
+    ttls = []
+    for key in budgets:
+        expires = budget_expires(key)
+        ttl = _BUDGET_TTL_S if expires is None else max(expires - now, _BUDGET_MIN_TTL_S)
+        ttls.append(str(int(ttl)))
+    return " ".join(ttls)
 
 
 class RedisStore:
@@ -184,7 +199,7 @@ class RedisStore:
         row = orjson.dumps(record.to_json()) if self._keep_ledger else b""
         marker_ttl = _MARKER_TTL_S if self._keep_ledger else _MARKER_TTL_LEDGERED_S
         args: list[Any] = [marker_ttl, record.plan, row, record.reservation or ""]
-        args += [record.cost_units or 0, _BUDGET_TTL_S]
+        args += [record.cost_units or 0, _budget_ttls(record.budgets)]
         for name, value in increments(record).items():
             args += [name, value]
         return call_keys, args
@@ -195,7 +210,7 @@ class RedisStore:
         if not budgets:
             return None
         call_keys = [k for key, _ in budgets for k in keys.budget_keys(key)]
-        args: list[Any] = [reservation, amount, ttl_s, _BUDGET_TTL_S]
+        args: list[Any] = [reservation, amount, ttl_s, _budget_ttls([key for key, _ in budgets])]
         args += [limit for _, limit in budgets]
         async with self._call():
             blocked = int(await self._reserve_script(keys=call_keys, args=args))

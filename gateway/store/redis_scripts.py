@@ -19,7 +19,8 @@ about $900,000 per period.
 # KEYS[1] booked marker  KEYS[2] tenant-month hash  KEYS[3] tenant ledger list
 # KEYS[4..] one (budget hash, reservation zset, amount hash) triple per budget
 # ARGV[1] marker ttl (s)  ARGV[2] plan  ARGV[3] record JSON ('' to keep no ledger row)
-# ARGV[4] reservation id ('' for none)  ARGV[5] cost units  ARGV[6] budget ttl (s)
+# ARGV[4] reservation id ('' for none)  ARGV[5] cost units  ARGV[6] the budgets' ttls (s),
+# one per triple in KEYS order, separated by spaces (a day's budget goes sooner than a month's)
 # ARGV[7..] counter name, increment, counter name, increment, ...
 # Returns 1 when booked, 0 when the id was booked before (the reservation is settled
 # either way), an error reply when a counter would pass 9e18 (64-bit counters end at
@@ -28,6 +29,10 @@ about $900,000 per period.
 # last: a record that failed is never taken for booked (the bookkeeper sets it aside).
 BOOK = """
 local rid = ARGV[4]
+local ttls = {}
+for ttl in string.gmatch(ARGV[6], '%S+') do
+  ttls[#ttls + 1] = tonumber(ttl)
+end
 local function overflows(key, field, add)
   local n = tonumber(add)
   return not n or n < 0 or n + tonumber(redis.call('HGET', key, field) or '0') > 9e18
@@ -60,7 +65,7 @@ for i = 7, #ARGV, 2 do
 end
 for b = 4, #KEYS, 3 do
   redis.call('HINCRBY', KEYS[b], 'spent', ARGV[5])
-  redis.call('EXPIRE', KEYS[b], tonumber(ARGV[6]))
+  redis.call('EXPIRE', KEYS[b], ttls[(b - 1) / 3])
 end
 redis.call('HSET', KEYS[2], 'plan', ARGV[2])
 if ARGV[3] ~= '' then
@@ -72,7 +77,8 @@ return 1
 
 # Reserve `amount` against every budget, or against none.
 # KEYS: one (budget hash, reservation zset, amount hash) triple per guarded budget
-# ARGV[1] reservation id  ARGV[2] amount (units)  ARGV[3] ttl (s)  ARGV[4] budget ttl (s)
+# ARGV[1] reservation id  ARGV[2] amount (units)  ARGV[3] ttl (s)  ARGV[4] the budgets'
+# ttls (s), one per triple in KEYS order, separated by spaces
 # ARGV[5..] the ceiling of each budget, in KEYS order (units)
 # Returns 0 when reserved, else the 1-based index of the first budget it would pass.
 # The three keys get BOOK's budget expiry here too: a budget whose calls all failed
@@ -81,6 +87,10 @@ RESERVE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) + tonumber(t[2]) / 1000000
 local amount = tonumber(ARGV[2])
+local ttls = {}
+for ttl in string.gmatch(ARGV[4], '%S+') do
+  ttls[#ttls + 1] = tonumber(ttl)
+end
 for b = 1, #KEYS, 3 do
   local expired = redis.call('ZRANGEBYSCORE', KEYS[b + 1], '-inf', now)
   for _, member in ipairs(expired) do
@@ -105,7 +115,7 @@ for b = 1, #KEYS, 3 do
   redis.call('HSET', KEYS[b + 2], ARGV[1], amount)
   redis.call('HINCRBY', KEYS[b], 'open', amount)
   for k = b, b + 2 do
-    redis.call('EXPIRE', KEYS[k], tonumber(ARGV[4]))
+    redis.call('EXPIRE', KEYS[k], ttls[(b + 2) / 3])
   end
 end
 return 0

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from gateway.errors import StoreUnavailable
-from gateway.store import sqlite_docs, sqlite_rates
+from gateway.store import sqlite_budgets, sqlite_docs, sqlite_rates
 from gateway.store.base import Erased, RateUse, StoreHealth
 from gateway.store.cursor import decode_cursor, encode_cursor
 from gateway.store.options import SQLiteConfig
@@ -69,7 +69,8 @@ CREATE INDEX IF NOT EXISTS ledger_customer ON ledger (tenant, customer);
 CREATE INDEX IF NOT EXISTS ledger_recent ON ledger (tenant, ts, id);
 CREATE TABLE IF NOT EXISTS budget (
     key TEXT PRIMARY KEY,
-    spent_units INTEGER NOT NULL DEFAULT 0
+    spent_units INTEGER NOT NULL DEFAULT 0,
+    expires REAL
 );
 CREATE TABLE IF NOT EXISTS reservation (
     id TEXT NOT NULL,
@@ -113,12 +114,6 @@ _UPSERT_MONTH = (
 )
 
 
-_ADD_SPENT = (
-    "INSERT INTO budget (key, spent_units) VALUES (?, ?) "
-    "ON CONFLICT (key) DO UPDATE SET spent_units = spent_units + excluded.spent_units"
-)
-
-
 def _reserve(
     conn: sqlite3.Connection,
     reservation: str,
@@ -148,6 +143,16 @@ def _reserve(
     return blocked
 
 
+def _purge_docs(conn: sqlite3.Connection, now: float) -> bool:
+    """A batch of expired documents deleted; True when it was full (more may be left)."""
+    return sqlite_docs.purge(conn, now) >= sqlite_docs.PURGE_BATCH
+
+
+def _purge_budgets(conn: sqlite3.Connection, now: float) -> bool:
+    """A batch of ended periods' budget counters deleted; True when it was full."""
+    return sqlite_budgets.purge(conn, now) >= sqlite_budgets.BATCH
+
+
 def _setup(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_mode=WAL")
     # NORMAL: a committed booking survives a killed process; only a power loss may drop
@@ -161,6 +166,7 @@ def _setup(conn: sqlite3.Connection) -> None:
     conn.execute("PRAGMA journal_size_limit=0")
     conn.executescript(_SCHEMA + sqlite_docs.SCHEMA + sqlite_rates.SCHEMA)
     sqlite_docs.setup(conn)
+    sqlite_budgets.setup(conn)
 
 
 def _no_setup(conn: sqlite3.Connection) -> None:
@@ -196,7 +202,9 @@ class SQLiteStore:
         return await self._reader.run(fn)
 
     async def book_many(self, records: Sequence[UsageRecord]) -> list[bool]:
-        return await self._write(lambda conn: _book_many(conn, records))
+        booked = await self._write(lambda conn: _book_many(conn, records))
+        self._start_purge(time.time())
+        return booked
 
     async def spend(self, period: str | None) -> list[SpendRow]:
         return await self._read(lambda conn: _spend(conn, period))
@@ -328,26 +336,38 @@ class SQLiteStore:
                 conn, ident, changed, removed, ttl_s, now, replace=replace
             )
         )
+        self._start_purge(now)
+
+    def _start_purge(self, now: float) -> None:
+        """A purge round is started by a write (a document's, a booking's) when one is due."""
         if now >= self._purge_at and self._purging is None:
             self._purge_at = now + _PURGE_EVERY_S
             self._purging = asyncio.get_running_loop().create_task(self._purge())
 
     async def _purge(self) -> None:
         """A purge round, beside the requests (never awaited by one): expired documents,
-        a batch per writer job (one short transaction each, the writes queued meanwhile
-        run between them), batch after batch while they come back full, so a backlog is
-        cleared however fast documents expire. At most _PURGE_ROUND_BATCHES batches: a
-        backlog left then starts the next round _PURGE_AGAIN_S later."""
+        then the budget counters of ended periods (sqlite_budgets), a batch per writer
+        job (one short transaction each, the writes queued meanwhile run between them),
+        batch after batch while they come back full, so a backlog is cleared however
+        fast documents expire. At most _PURGE_ROUND_BATCHES batches of each: a backlog
+        left then starts the next round _PURGE_AGAIN_S later."""
         try:
-            for _ in range(_PURGE_ROUND_BATCHES):
-                gone = await self._run(lambda conn: sqlite_docs.purge(conn, time.time()))
-                if gone < sqlite_docs.PURGE_BATCH:
-                    return
-            self._purge_at = min(self._purge_at, time.time() + _PURGE_AGAIN_S)
+            left = False
+            for purge in (_purge_docs, _purge_budgets):
+                for _ in range(_PURGE_ROUND_BATCHES):
+                    if not await self._purge_batch(purge):
+                        break
+                else:
+                    left = True
+            if left:
+                self._purge_at = min(self._purge_at, time.time() + _PURGE_AGAIN_S)
         except StoreUnavailable:
             pass  # the next round tries again
         finally:
             self._purging = None
+
+    async def _purge_batch(self, purge: Callable[[sqlite3.Connection, float], bool]) -> bool:
+        return await self._run(lambda conn: purge(conn, time.time()))
 
     async def purged(self) -> None:
         """Wait for the purge round under way, if any."""
@@ -463,7 +483,10 @@ def _book_many(conn: sqlite3.Connection, records: Sequence[UsageRecord]) -> list
                 month = {"tenant": record.tenant, "period": record.period, "plan": record.plan}
                 conn.execute(_UPSERT_MONTH, month | increments(record))
                 for key in record.budgets:
-                    conn.execute(_ADD_SPENT, (key, record.cost_units or 0))
+                    conn.execute(
+                        sqlite_budgets.ADD_SPENT,
+                        (key, record.cost_units or 0, sqlite_budgets.expires(key)),
+                    )
             booked.append(inserted)
     return booked
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from gateway.store.base import Erased
 from gateway.store.records import UsageRecord, customer_budget, record_of_row
+from gateway.store.sqlite_budgets import prefix_range
 from gateway.store.sqlite_docs import delete_many
 from gateway.store.sqlite_threads import rollback
 
@@ -39,7 +40,7 @@ def erase(
         # where those calls book, so they count against its ceiling until they end.
         budgets = 0
         keys = conn.execute(
-            "SELECT DISTINCT key FROM budget WHERE substr(key, 1, ?) = ?", (len(named), named)
+            "SELECT key FROM budget WHERE key >= ? AND key < ?", prefix_range(named)
         ).fetchall()
         for (key,) in keys:
             tail = customer_budget(key, tenant, customer)
