@@ -12,7 +12,7 @@ import orjson
 from starlette.requests import Request
 
 from gateway.errors import InvalidRequest, StoreUnavailable
-from gateway.ops.metrics import tenant_ceilings
+from gateway.ops.metrics import Scraped, tenant_ceilings
 from gateway.proxy.http_responses import RawResponse, json_response
 from gateway.proxy.identity import authenticate_admin
 from gateway.runtime import Gateway
@@ -166,15 +166,20 @@ async def metrics(request: Request) -> RawResponse:
     key like /admin/* (Prometheus: `authorization: {credentials: <admin key>}`)."""
     gw: Gateway = request.app.state.gateway
     authenticate_admin(request.headers, gw.settings.admin_key)
-    try:
-        booked = await gw.store.spend(None)
-        # Tenants that booked something, on their current plan where it is configured.
-        plans = {r.tenant: r.plan for r in booked}
-        plans |= {t.name: t.plan for t in gw.registry.tenants() if t.name in plans}
-        ceilings = await tenant_ceilings(gw.store, gw.settings.spend, plans, time.time())
-    except StoreUnavailable:
-        booked, ceilings = None, []
-    body = gw.metrics.render(booked, ceilings)
+
+    async def read() -> Scraped:
+        try:
+            booked = await gw.store.spend(None)
+            # Tenants that booked something, on their current plan where it is configured.
+            plans = {r.tenant: r.plan for r in booked}
+            plans |= {t.name: t.plan for t in gw.registry.tenants() if t.name in plans}
+            ceilings = await tenant_ceilings(gw.store, gw.settings.spend, plans, time.time())
+        except StoreUnavailable:
+            return None, []
+        return booked, ceilings
+
+    # Rendered off the event loop, and shared by the scrapes of a few seconds (ScrapeCache).
+    body = await gw.metrics.scrapes.body(gw.metrics, read)
     return RawResponse(200, [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")], body)
 
 

@@ -11,8 +11,10 @@ kind; never a conversation or customer id.
 
 from __future__ import annotations
 
+import asyncio
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import time
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,6 +90,7 @@ class GatewayMetrics:
         self.registry = registry
         self._unpriced_models: set[str] = set()
         self._config_sha: str | None = None
+        self.scrapes = ScrapeCache()
         self._requests(registry)
         self._bookings(registry)
         self._window(registry)
@@ -361,6 +364,50 @@ class CeilingRow:
     period: str  # "day" or "month"
     spent_units: int
     limit_units: int
+
+
+# A /metrics body is kept this many times as long as it took to read and render (a
+# thousands-of-tenants body that took a second is kept SCRAPE_KEPT_MAX_S; a small one
+# only milliseconds, so a scrape still sees the requests just before it).
+SCRAPE_KEPT_FACTOR = 10.0
+SCRAPE_KEPT_MAX_S = 5.0
+
+Scraped = tuple[list[SpendRow] | None, Sequence[CeilingRow]]
+
+
+class ScrapeCache:
+    """The /metrics body of this process: rendered in a worker thread (every tenant's
+    families can take the event loop a second), once for the scrapes that arrive while
+    it renders, and kept a while after in proportion to what it cost, so that a scraper
+    asking often cannot keep the process rendering."""
+
+    def __init__(self) -> None:
+        self._body: bytes | None = None
+        self._until = 0.0
+        self._making: asyncio.Future[bytes] | None = None
+
+    async def body(self, metrics: GatewayMetrics, read: Callable[[], Awaitable[Scraped]]) -> bytes:
+        if self._body is not None and time.monotonic() < self._until:
+            return self._body
+        if self._making is None:
+            self._making = asyncio.ensure_future(self._make(metrics, read))
+            self._making.add_done_callback(self._made)
+        return await asyncio.shield(self._making)
+
+    async def _make(self, metrics: GatewayMetrics, read: Callable[[], Awaitable[Scraped]]) -> bytes:
+        started = time.monotonic()
+        spend, ceilings = await read()
+        body = await asyncio.to_thread(metrics.render, spend, ceilings)
+        now = time.monotonic()
+        self._body = body
+        self._until = now + min((now - started) * SCRAPE_KEPT_FACTOR, SCRAPE_KEPT_MAX_S)
+        return body
+
+    def _made(self, making: asyncio.Future[bytes]) -> None:
+        if self._making is making:
+            self._making = None
+        if not making.cancelled():
+            making.exception()  # retrieved: the scrapes that waited on it raise it
 
 
 async def tenant_ceilings(
