@@ -21,6 +21,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from bench.loop_eval import chitchat, evaluate, first_escalation, first_streak, workload
 from gateway.context.policy import DEFAULT_POLICY, load_policies
 from gateway.loops import state as loop_state
+from gateway.loops import words
 from gateway.loops.detector import decide, observe_turn
 from gateway.loops.pushback import pushes_back, restates
 from gateway.loops.state import LoopState, escalated, merge_states, progressed
@@ -1184,3 +1185,15 @@ def test_a_number_the_customer_adds_to_a_re_ask_is_not_progress() -> None:
         "Cancellations must be made in person at your home club or by certified letter.",
     )
     assert _loop_turns([*MEMBERSHIP_LOOP, data])[2] is False
+
+
+def test_long_words_are_not_remembered_by_the_folding_cache() -> None:
+    """Each capitalised word, and each word of a sentence with an accent, is folded through
+    a cache of 65,536 entries: a 4,000-character word in every message (an id, base64 or a
+    CJK run with no space) filled it with half a gigabyte per worker (read 13). Words over
+    LONGEST_REMEMBERED characters are folded each time, not kept."""
+    cache: Any = getattr(words, "_fold_cached", words.fold)  # the cache behind `fold`
+    before = cache.cache_info().currsize
+    for n in range(200):
+        parse(f"Olá, meu código é {'Ab' * 2000}{n} e ainda não chegou")
+    assert cache.cache_info().currsize - before <= 20

@@ -105,8 +105,13 @@ def fold_text(text: str) -> str:
 
 
 # A conversation repeats its words: each token's folding is remembered (a whole message,
-# read once, goes through fold_text).
-fold = lru_cache(maxsize=65536)(fold_text)
+# read once, goes through fold_text), up to LONGEST_REMEMBERED characters: the cache
+# counts entries, and 65,536 tokens of 4 KB each would hold half a gigabyte.
+_fold_cached = lru_cache(maxsize=65536)(fold_text)
+
+
+def fold(token: str) -> str:
+    return _fold_cached(token) if len(token) <= LONGEST_REMEMBERED else fold_text(token)
 
 
 def unit(token: str) -> int:
