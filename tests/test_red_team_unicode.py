@@ -67,6 +67,15 @@ PHONES = {
     "Braille blank": "415\u2800555\u28000134",
     "variation selector": "415\U000e0100555\U000e01000134",
     "a format character past the BMP": "415\U0001d173555\U0001d1730134",
+    # found by the review of the wider table
+    "Khmer inherent vowel": "415\u17b4555\u17b40134",
+    "Mongolian variation selector": "415\u180b555\u180b0134",
+    "an unassigned ignorable": "415\u2065555\ufff00134",
+    "a Cyrillic mark on each digit": "".join(
+        f"{c}\u0483" if c.isdigit() else c for c in "415 555 0134"
+    ),
+    "dingbat circled digits": "\u2779\u2776\u277a \u277a\u277a\u277a \u24ff\u2776\u2778\u2779",
+    "parenthesised digits": "\u2477\u2474\u2478 \u2478\u2478\u2478 0\u2474\u2476\u2477",
 }
 
 
@@ -117,7 +126,31 @@ EMAILS = {
     "soft hyphen": f"maria.sou{SHY}za@example.com",
     "full-width at sign": "maria.souza\uff20example.com",
     "a Cyrillic letter": "m\u0430ria.souza@example.com",
+    # found by the review of the wider table
+    "a Mongolian selector": "maria.sou\u180bza@example.com",
+    "a one dot leader": "maria.souza@example\u2024com",
+    "a half-width ideographic stop": "maria.souza@example\uff61com",
+    "circled letters": "".join(
+        chr(0x24D0 + ord(c) - 97) if c.isalpha() else c for c in "maria.souza@example.com"
+    ),
+    "a mark on a letter": "maria.souza@exam\u0483ple.com",
 }
+
+
+@pytest.mark.parametrize(
+    ("said", "read"),
+    [
+        ("paguei R$ 99,90\u00b9 no plano", "paguei R$ 99,90\u00b9 no plano"),  # a footnote
+        ("a capacidade é de 10\u00b3 litros", "a capacidade é de 10\u00b3 litros"),  # a power
+        ("50 m\u00b2", "50 m\u00b2"),
+        ("call \u2074\u00b9\u2075 \u2075\u2075\u2075", "call 415 555"),  # digits of their own
+        ("Olá \u2764\ufe0f obrigado", "Olá \u2764 obrigado"),
+    ],
+)
+def test_a_raised_digit_after_a_number_is_no_digit_of_it(said: str, read: str) -> None:
+    """Superscript digits on their own are digits; after a number or a word they are
+    a footnote's mark or a power, not one more digit ("R$ 99,90¹" was R$ 99,901)."""
+    assert plain(said) == read
 
 
 @pytest.mark.parametrize("written", list(EMAILS.values()), ids=list(EMAILS))

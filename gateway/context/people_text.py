@@ -57,56 +57,100 @@ def _plain_table() -> dict[int, str | None]:
     """Unicode's other spaces, dashes, digits and invisible characters as the ASCII the
     patterns read (`plain`)."""
     table: dict[int, str | None] = {}
-    # the basic and supplementary planes, the tag characters and variation selectors
-    codes = itertools.chain(range(0x80, 0x20000), range(0xE0000, 0xE0200))
+    # the basic, supplementary and ideographic planes, the tags and selectors' plane
+    codes = itertools.chain(range(0x80, 0x30000), range(0xE0000, 0xE1000))
     for code in codes:
         char = chr(code)
         category = unicodedata.category(char)
         compatible = unicodedata.normalize("NFKC", char)
-        if _lookalike(code) and compatible.isascii() and compatible.isprintable():
-            table[code] = compatible  # full-width, small and bold digits, letters, signs
-        elif category == "No" and compatible.isdigit() and compatible.isascii():
-            table[code] = compatible  # superscript, circled, parenthesised digits
-        elif category == "Cf" or code in _SELECTORS:  # zero-width, soft hyphen, BOM, tags
-            table[code] = None
+        if code in _RAISED:
+            continue  # read by `_RAISED_RUN`: only where no letter or digit comes before
+        if category == "Cf" or _ignorable(code):
+            table[code] = None  # zero-width, soft hyphen, BOM, tags, selectors, fillers
         elif code in (0x85, 0x2028, 0x2029):
             table[code] = "\n"
         elif category == "Zs" or code in _BLANKS:  # no-break, thin, ideographic...
             table[code] = " "
         elif category == "Pd" or code == 0x2212:  # non-breaking hyphen, en dash, minus
             table[code] = "-"
-        elif category == "Nd":  # Arabic-Indic, Devanagari... digits
-            table[code] = str(unicodedata.digit(char))
+        elif code in _STOPS:
+            table[code] = "."
+        elif category in ("Nd", "No") and unicodedata.digit(char, None) is not None:
+            table[code] = str(unicodedata.digit(char))  # Arabic-Indic, circled, ⑴, ❶, ⒈...
+        elif _ascii_form(code, compatible):
+            table[code] = compatible  # full-width, small, bold, circled letters, a dot leader
     return table
 
 
-# Variation selectors and the combining grapheme joiner: they change no character's
-# meaning; "4" with one after it is still "4" (a keycap's enclosing mark is dropped as a
-# mark after a digit, `_MARKED`).
-_SELECTORS = frozenset([0x034F, *range(0xFE00, 0xFE10), *range(0xE0100, 0xE01F0)])
-# Letters and symbols that show as nothing: Hangul fillers, the Braille blank.
-_BLANKS = frozenset([0x115F, 0x1160, 0x2800, 0x3164, 0xFFA0])
-# Marks left after an ASCII character once composed (NFC): a "4" with a combining
-# accent or a keycap's enclosing mark reads as "4" (a mark on a letter of another script
-# is its own, kept).
-_MARK_RANGES = (
-    (0x300, 0x36F),
-    (0x1AB0, 0x1AFF),
-    (0x1DC0, 0x1DFF),
-    (0x20D0, 0x20FF),
-    (0xFE20, 0xFE2F),
+def _ascii_form(code: int, compatible: str) -> bool:
+    """A form of one printable ASCII character; "ª" and "º" are what was written."""
+    one = len(compatible) == 1 and compatible.isascii() and compatible.isprintable()
+    return one and code not in (0xAA, 0xBA)
+
+
+def _ignorable(code: int) -> bool:
+    return any(a <= code <= b for a, b in _IGNORABLE)
+
+
+# Code points that show as nothing (Unicode's default ignorables, assigned or not, less
+# the format characters `Cf` already covers): the combining grapheme joiner, Hangul
+# fillers, Khmer inherent vowels, Mongolian and other variation selectors, reserved
+# ranges, the tags' plane.
+_IGNORABLE = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x180B, 0x180F),
+    (0x2060, 0x206F),
+    (0x3164, 0x3164),
+    (0xFE00, 0xFE0F),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0000, 0xE0FFF),
 )
-_MARKED = re.compile("(?<=[!-~])[" + "".join(f"{chr(a)}-{chr(b)}" for a, b in _MARK_RANGES) + "]+")
+# Letters and symbols that show as a blank: the Braille blank.
+_BLANKS = frozenset([0x2800])
+# Full stops of other scripts an address may be written with ("example。com").
+_STOPS = frozenset([0x3002, 0xFF61, 0xFE52])
+# Superscript and subscript digits: a footnote's mark or a unit's power after a number
+# or a word ("R$ 99,90¹", "10³ litros", "m²") is what was written; a run of them on its
+# own ("⁴¹⁵ ⁵⁵⁵ ⁰¹³⁴") is digits.
+_RAISED_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉"
+_RAISED = frozenset(map(ord, _RAISED_DIGITS))
+_RAISED_CHARS = frozenset(_RAISED_DIGITS)
+_RAISED_RUN = re.compile(f"(?<![0-9A-Za-z])[{_RAISED_DIGITS}]+")
+_LOWERED = {c: str(unicodedata.digit(chr(c))) for c in _RAISED}
+
+
+def _marks() -> list[list[int]]:
+    """Every combining mark (Mn, Me), as ranges."""
+    ranges: list[list[int]] = []
+    for code in range(0x300, 0x30000):
+        if unicodedata.category(chr(code)) in ("Mn", "Me"):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    ranges.append([0xE0100, 0xE01EF])  # the supplementary variation selectors
+    return ranges
+
+
+# Marks left after an ASCII character once composed (NFC): a "4" with a combining accent
+# or a keycap's enclosing mark reads as "4", an email's letters likewise (a mark on a
+# letter of another script is its own, kept).
+_MARK_RANGES = _marks()
+_MARK_CLASS = "".join(f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in _MARK_RANGES)
+_MARKED = re.compile(f"(?<=[!-~])[{_MARK_CLASS}]+")
 _MARK_CHARS = frozenset(chr(c) for a, b in _MARK_RANGES for c in range(a, b + 1))
-
-
-def _lookalike(code: int) -> bool:
-    """Forms of ASCII letters, digits and signs kept apart only for their look."""
-    return 0xFF01 <= code <= 0xFF5E or 0xFE50 <= code <= 0xFE6B or 0x1D400 <= code < 0x1D800
+# An emoji's presentation selectors and joiner: common in chat, dropped before the table
+# is looked at, so a message with a "❤️" is not translated whole for them.
+_EMOJI_GLUE = ("\ufe0f", "\ufe0e", "\u200d")
 
 
 _PLAIN = _plain_table()
-_PLAIN_CHARS = frozenset(map(chr, _PLAIN))
+_PLAIN_CHARS = frozenset(map(chr, _PLAIN)) - set(_EMOJI_GLUE)
 
 
 def whole_words(text: str, start: int, end: int) -> tuple[int, int]:
@@ -131,6 +175,11 @@ def plain(text: str) -> str:
         return text
     if not unicodedata.is_normalized("NFC", text):
         text = unicodedata.normalize("NFC", text)
+    for glue in _EMOJI_GLUE:
+        if glue in text:
+            text = text.replace(glue, "")
+    if not _RAISED_CHARS.isdisjoint(text):
+        text = _RAISED_RUN.sub(lambda m: m.group(0).translate(_LOWERED), text)
     if not _PLAIN_CHARS.isdisjoint(text):
         text = text.translate(_PLAIN)
     return text if _MARK_CHARS.isdisjoint(text) else _MARKED.sub("", text)
