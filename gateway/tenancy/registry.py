@@ -18,6 +18,7 @@ from gateway.config import Settings, Tenant
 from gateway.errors import StoreUnavailable
 from gateway.store import Store
 from gateway.tenancy.keys import (
+    KEY_FIELD,
     KeyRecord,
     RegistryRefused,
     RegistryState,
@@ -47,6 +48,10 @@ MISS_REFRESH_S = 0.1  # an unknown key looks in the store at most this often per
 USED_FLUSH_S = 5.0
 _TRIES = 16
 FILE_KEY = "file:"  # the id of a tenants.yaml key (gateway.config.load_tenants)
+# A key revoked or expired this long ago leaves the registry (and its last use with it)
+# at the next change: rotations would otherwise grow the document every replica reads.
+DEAD_KEPT_S = 30 * 86400
+DECODE_INLINE_FIELDS = 500  # a registry document with more fields is decoded in a thread
 
 
 class Registry:
@@ -153,7 +158,11 @@ class Registry:
         if not force and rev == self._rev and self._rev is not None:
             return
         doc = await self._store.get_doc(KIND, SCOPE, MAIN)
-        self._install(RegistryState.from_doc(doc), rev)
+        if len(doc or {}) > DECODE_INLINE_FIELDS:  # off the event loop
+            state = await asyncio.to_thread(RegistryState.from_doc, doc)
+        else:
+            state = RegistryState.from_doc(doc)
+        self._install(state, rev)
         await self._read_used()
 
     async def _read_used(self) -> None:
@@ -220,10 +229,14 @@ class Registry:
             version = int((doc or {}).get("version") or 0)
             state = RegistryState.from_doc(doc)
             changed = edit(state)
-            if await self._store.swap_doc(KIND, SCOPE, MAIN, changed, (), None, version):
-                # Should this bump fail, the other replicas still read the registry whole
-                # within USED_FLUSH_S (Registry.run).
+            dead = [k for k in _long_dead(state, time.time()) if KEY_FIELD + k not in changed]
+            removed = [KEY_FIELD + k for k in dead]
+            if await self._store.swap_doc(KIND, SCOPE, MAIN, changed, removed, None, version):
                 with contextlib.suppress(StoreUnavailable):
+                    if dead:  # their last use goes with them
+                        await self._store.patch_doc(KIND, SCOPE, USED, {}, dead)
+                    # Should this bump fail, the other replicas still read the registry
+                    # whole within USED_FLUSH_S (Registry.run).
                     await self._store.patch_doc(KIND, SCOPE, REV, {"rev": version + 1})
                     await self.refresh(force=True)
                 return changed
@@ -363,3 +376,14 @@ class Registry:
             ("registry", f"tenants.{t.name}.plan", f"plan {t.plan!r} is not defined")
             for t in stranded(self._state, known_plans)
         ]
+
+
+def _long_dead(state: RegistryState, now: float) -> list[str]:
+    """The ids of the keys revoked or expired more than DEAD_KEPT_S ago."""
+    before = now - DEAD_KEPT_S
+    return [
+        key.id
+        for key in state.keys.values()
+        if (key.revoked is not None and key.revoked <= before)
+        or (key.expires is not None and key.expires <= before)
+    ]
