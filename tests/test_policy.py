@@ -323,6 +323,9 @@ def test_check_config_says_which_packaged_entries_a_stated_section_gets_back(
         ("Total: R$ 159,90, vence dia 20", ["R$ 159,90"]),
         ("I paid $1,234.56, then US$ 12.00.", ["$1,234.56", "US$ 12.00"]),
         ("son 1.234,56 BRL o € 30,10", ["1.234,56 BRL", "€ 30,10"]),
+        ("paguei r$ 50,00 no boleto", ["r$ 50,00"]),  # the review of ea467f5
+        ("pagué MX$ 1.234,50 y C$ 45.00", ["MX$ 1.234,50", "C$ 45.00"]),
+        ("o total foi R$ 1 234,56, e R$ 50 300 pessoas", ["R$ 1 234,56", "R$ 50"]),
     ],
 )
 def test_the_packaged_amount_pattern_reads_a_sum_whole(said: str, sums: list[str]) -> None:

@@ -39,7 +39,7 @@ from gateway.context.people_numbers import (
     spelled_number,
 )
 from gateway.context.people_patterns import MACHINE_STAMP
-from gateway.context.people_quantities import date_spans
+from gateway.context.people_quantities import amount_spans, date_spans
 from gateway.context.people_spans import agent_hits, customer_hits, is_english, own_names
 from gateway.context.people_text import FOLD, plain
 from gateway.context.prompts import one_line
@@ -433,7 +433,7 @@ def _restated(fid: str, kind: str, value: str, text: str) -> frozenset[str]:
     sum an operator's pattern read ("R$ 380,00" tagged billing) states money too."""
     keys = {fid}
     folded = " ".join(value.translate(FOLD).lower().split())
-    if kind in MONEY or _sum_shaped(folded):
+    if kind in MONEY or (kind not in KINDS and _sum_shaped(folded)):
         keys.add("money " + _money(folded, is_english(folded)))
     if kind in DATED and (day := _day_named(text)):
         keys.add("day " + day)
@@ -441,11 +441,10 @@ def _restated(fid: str, kind: str, value: str, text: str) -> frozenset[str]:
 
 
 def _sum_shaped(folded: str) -> bool:
-    """Digits and a currency's sign, code or word: a sum, whoever read it."""
-    if not any(c.isdigit() for c in folded):
-        return False
-    words = [w for w in alnum_runs(folded) if w.isalpha()]
-    return any(_marked(folded, words, marks) for _, marks in _CURRENCY_CODES)
+    """A pattern's value that is a sum and nothing else ("r$ 380,00", "120 usd"): the
+    reader of amounts finds it whole."""
+    spans = list(amount_spans(folded, is_english(folded)))
+    return len(spans) == 1 and spans[0] == (0, len(folded))
 
 
 def said_again(known: Sequence[Fact], heard: Sequence[Fact]) -> list[Fact]:

@@ -22,6 +22,7 @@ from gateway.context.first_names import is_first_name, is_last_name
 from gateway.context.people_cities import address_city, city_at
 from gateway.context.people_hits import Hit, add_hit, proper
 from gateway.context.people_text import first_matches, linear
+from gateway.context.people_words import SIGN_OFF_WORDS
 from gateway.context.places import is_city
 
 # What the agent asks for, in a sentence that asks (a "?", or a request verb: phone
@@ -162,6 +163,15 @@ def _bare(folded: str, asked: frozenset[str], hits: list[Hit], before: str, name
         _city_here(folded, hits)
 
 
+def _signed(line: str) -> bool:
+    """A sign-off ("Atenciosamente,", "Thanks,") or a name of two to four words, the first
+    a listed first name, alone on its line."""
+    words = line.strip(" \t.,;:!").split()
+    if 1 <= len(words) <= 3 and words[0].lower() in SIGN_OFF_WORDS:
+        return True
+    return 2 <= len(words) <= 4 and is_first_name(words[0]) and all(w[:1].isupper() for w in words)
+
+
 # A city's line in a signature may end with its state ("Rio de Janeiro - RJ", "Austin,
 # TX"): nothing else.
 _STATE = re.compile(r"\s*(?:[-\u2013,/]\s*[A-Z]{2})?[\s.]*")
@@ -170,14 +180,18 @@ _SIGNATURE_LINES = 4
 
 def _city_line(folded: str, hits: list[Hit]) -> None:
     """A line among the last few of a message of several lines that is a big city's name,
-    capitalised, and nothing else but its state: a signature's town."""
+    capitalised, and nothing else but its state, under a sign-off or a name: a
+    signature's town ("Atenciosamente,\nRenata Lopes Vieira\nRio de Janeiro - RJ"); not
+    a destination on a line of its own ("Quero trocar o voo para\nFortaleza - CE")."""
     if any(h.kind == "city" for h in hits):
         return
     lines = folded.split("\n")
     filled = [n for n, line in enumerate(lines) if line.strip()]
     if len(filled) < 2:
         return
-    for n in filled[-_SIGNATURE_LINES:]:
+    for k, n in enumerate(filled):
+        if k == 0 or n not in filled[-_SIGNATURE_LINES:] or not _signed(lines[filled[k - 1]]):
+            continue
         begin = sum(len(x) + 1 for x in lines[:n])
         line = lines[n]
         start = begin + len(line) - len(line.lstrip())

@@ -13,7 +13,7 @@ from typing import cast
 from gateway.context.common_words import is_common
 from gateway.context.people_hits import Hit, add_hit, proper
 from gateway.context.people_patterns import CITY, PLACE_AFTER, TOKEN_WORD
-from gateway.context.people_text import MATCHES, SpanMatch, first_matches, next_word
+from gateway.context.people_text import MATCHES, SpanMatch, first_matches, next_word, word_set
 from gateway.context.people_words import (
     COMMON_WORD_CITIES,
     CONNECTORS,
@@ -107,6 +107,15 @@ def big_city_hits(folded: str, hits: list[Hit]) -> None:
 
 
 _CLAUSE_END = re.compile(r"[.;!?\n]")
+# Words that take a clause from the address to someone or somewhere else: between an
+# address and a city they leave the city not the address's ("... 1500 mas eu estava
+# viajando para recife", "12 Oak Street for my mom who lives in Denver").
+_NOT_THE_ADDRESS = word_set(
+    "que quem onde para pra pro pros por pela pelo mas porem e ou eu minha meu minhas meus "
+    "sua seu dela dele em no na com sem mora moro vive vivo estou estava to for from in at "
+    "and but or not my his her their who which where lives live living instead y o pero "
+    "mi mis su sus en con sin donde estoy i we"
+)
 
 
 def address_city(folded: str, end: int) -> tuple[int, int] | None:
@@ -121,6 +130,8 @@ def address_city(folded: str, end: int) -> tuple[int, int] | None:
         return None
     for n in range(min(_CITY_WORDS, len(words)), 0, -1):
         first = words[-n]
+        if any((w.group(0) or "").lower() in _NOT_THE_ADDRESS for w in words[:-n]):
+            return None  # "... para minha mãe que mora em campinas": someone else's
         said = tail[first.start() : words[-1].end()]
         if not all(tail[a.end() : b.start()].isspace() for a, b in itertools.pairwise(words[-n:])):
             continue

@@ -88,8 +88,9 @@ WEEKDAY_NUMBER = re.compile(
 _DATE_CORE = (
     rf"\b{_WEEKDAY_DAY}"
     # a day of last month ("dia vinte e seis do mês passado", "the 26th of last month",
-    # "el 26 del mes pasado")
-    rf"|\b(?:(?:dia|el|the)\s+)?{_DAY}\s+(?:(?:do|del)\s+m[eê]s\s+pass?ado|of\s+last\s+month)\b"
+    # "el 26 del mes pasado"), said as a day: not a count ("5 of last month's orders",
+    # "tenho 12 do mês passado para pagar")
+    rf"|\b(?:dia|el|the)\s+{_DAY}\s+(?:(?:do|del)\s+m[eê]s\s+pass?ado|of\s+last\s+month(?:[^'\w]|$))"
     rf"|\b(?:{_MONTH})\.?\s+(?:the\s+)?{_DAY}\b{_YEAR}"
     rf"|\b(?:dia\s+)?{_DAY}\s+(?:of\s+|de\s+|del\s+)?(?:{_MONTH})\b{_YEAR}"
     r"|\b\d{4}-\d{1,2}-\d{1,2}\b|\b(?:dia\s+)?\d{1,2}/\d{1,2}(?:/(?:\d{4}|\d{2}))?\b|\bdia\s+\d{1,2}\b"
@@ -173,6 +174,11 @@ PRICED = linear(
 # "charged yesterday"); not an agent's deadline ("in yesterday's email").
 DATE = linear(_DATE_CORE + r"|\b(?:ontem|anteontem|yesterday|ayer|anteayer)\b")
 MONTH_AHEAD = linear(rf"^\s+(?:(?:de|del|of)\s+)?(?:{_MONTH})\b")
+# Something weighed, in the sentence of a "20 pounds" or "5 libras" (people_quantities).
+WEIGHED = linear(
+    r"\b(?:weigh|weight|heav(?:y|ier)|pes(?:o|a|ava|ado|ada|aba)\b|kg\b|kilos?\b|lbs?\b|bags?\b"
+    r"|luggage|baggage|bagagem|equipaje|malas?\b|maletas?\b|excess|sobrepeso|overweight)"
+)
 # Money spoken of, before a bare "237 e 49".
 MONEY_CUE = linear(
     r"\b(?:pag|valor|reembols|devol|estorn|cobr|cust|preco|total|credit|refund|charg|paid|pay"

@@ -17,6 +17,7 @@ from gateway.context.people_patterns import (
     SLANG_MONEY,
     SPOKEN_CENTS,
     WEEKDAY_NUMBER,
+    WEIGHED,
 )
 from gateway.context.people_text import SpanMatch, first_matches, next_word
 from gateway.context.people_words import (
@@ -82,9 +83,22 @@ def _money_spoken(folded: str, m: SpanMatch, money: bool) -> bool:
 def _slang_unspoken(folded: str, m: SpanMatch, money: bool) -> bool:
     """Money's slang words name things too ("2 paus de selfie", "dos pavos" for
     Christmas, "2 pratas" won, "3 contos do Machado", "quid codes"): an amount only where
-    money is spoken of just before."""
+    money is spoken of just before. Pounds and libras weigh too: money only where money
+    is spoken of in their own sentence and nothing there is weighed ("charged me for a
+    50 pounds box but it only weighs 20 pounds", "o pacote pesa 5 libras")."""
     words = (m.group(0) or "").lower().split()
-    return bool(words) and words[-1] in SLANG_MONEY and not _money_spoken(folded, m, money)
+    if not words or words[-1] not in SLANG_MONEY:
+        return False
+    if words[-1] in _WEIGHS:
+        begin = max((folded.rfind(c, 0, m.start()) for c in ".;!?\n"), default=-1) + 1
+        ends = [i for c in ".;!?\n" if (i := folded.find(c, m.end())) >= 0]
+        sentence = folded[begin : min(ends, default=len(folded))]
+        spoken = money or MONEY_CUE.search(folded[begin : m.start()]) is not None
+        return not spoken or WEIGHED.search(sentence) is not None
+    return not _money_spoken(folded, m, money)
+
+
+_WEIGHS = frozenset({"pounds", "libras"})
 
 
 def _bare_cents(folded: str, m: SpanMatch, money: bool) -> bool:
@@ -147,6 +161,8 @@ def date_spans(folded: str) -> Iterator[tuple[int, int]]:
         if span is None:
             continue
         begin, end = span
+        while end > begin and not folded[end - 1].isalnum():
+            end -= 1  # "the 26th of last month." ends at its word (the pattern reads one more)
         value = folded[begin:end].lower()
         after = folded[end : end + 20].split()
         if value == "24/7" or (after and after[0].lower() in NOT_WEEKDAY):

@@ -353,18 +353,37 @@ def _amounts(folded: str, hits: list[Hit], english: bool, agent: bool = False) -
 
 
 def _offered(folded: str, start: int, end: int) -> bool:
-    """An amount the agent offers: a word of giving money back near it, in its own line
-    (a bill read out line by line, "Crédito por indisponibilidade: R$ 0,00" then "Total:
-    R$ 159,90", offers neither the total nor the other lines), and not nothing."""
+    """An amount the agent offers: a word of giving money back near it, in its own
+    sentence or line (a bill read out line by line, "Crédito por indisponibilidade: R$
+    0,00" then "Total: R$ 159,90", offers neither the total nor the other lines; nor
+    "Crédito de R$ 10,00 aplicado. Total: R$ 89,90" its total), or in the line before
+    when the amount's line holds little else ("vamos estornar:\nR$ 45,90 na fatura"),
+    and not nothing."""
     if not any(c in "123456789" for c in folded[start:end]) and any(
         c == "0" for c in folded[start:end]
     ):
         return False
+    begin, stop = _sentence(folded, start, end)
+    if OFFER.search(folded[max(begin, start - 80) : min(stop, end + 40)]):
+        return True
     line_start = folded.rfind("\n", 0, start) + 1
-    line_end = folded.find("\n", end)
-    line_end = len(folded) if line_end < 0 else line_end
-    window = folded[max(line_start, start - 80) : min(line_end, end + 40)]
-    return OFFER.search(window) is not None
+    if line_start == 0 or len(folded[line_start:start].split()) > 2:
+        return False  # no line before, or the amount's line says more than a label
+    above = folded[: line_start - 1].rstrip("\n")
+    above = above[above.rfind("\n") + 1 :]
+    return OFFER.search(above[-120:]) is not None and not any(amount_spans(above, False))
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
+
+
+def _sentence(folded: str, start: int, end: int) -> tuple[int, int]:
+    """The bounds of the sentence or line a span stands in ("R$ 1.234,56" holds no end)."""
+    begin = 0
+    for m in _SENTENCE_END.finditer(folded, max(0, start - 200), start):
+        begin = m.end()
+    after = _SENTENCE_END.search(folded, end)
+    return begin, after.start() if after else len(folded)
 
 
 def _dates(folded: str, hits: list[Hit]) -> None:
@@ -415,7 +434,7 @@ def _dialled(number: str) -> bool:
 
 # A time of day as written in pt and es ("16h30", "9h15min", "14hs"), or "10am": never
 # a code, whatever cue comes before ("o pedido era pra chegar até 16h30").
-_CLOCK_TIME = re.compile(r"(?:[01]?\d|2[0-4])(?:h(?:[0-5]\d)?(?:min|s)?|[ap]m)", re.IGNORECASE)
+_CLOCK_TIME = re.compile(r"(?:[01]?\d|2[0-4])(?:h(?:[0-5]\d)?(?:min|m|s)?|[ap]m)", re.IGNORECASE)
 
 
 def _code_kind(token: str, cue: str) -> str:
@@ -424,12 +443,8 @@ def _code_kind(token: str, cue: str) -> str:
     if len(token) > 32 or cue == "block" or _CLOCK_TIME.fullmatch(token):
         return ""
     if digits < 3:
-        # few digits: a booking's locator typed in capitals after its word ("localizador
-        # KXT4PZ", "booking QZ7M2L"); a product's code in capitals, two digits or said to
-        # be a code
-        locator = cue == "order" and _locator(token)
-        product = _product_code(token) and (digits >= 2 or cue == "sku")
-        return "order" if locator else "sku" if product else ""
+        # few digits: a product's code in capitals, two digits or said to be a code
+        return "sku" if _product_code(token) and (digits >= 2 or cue == "sku") else ""
     if token.upper().startswith("SKU"):
         return "sku"
     if cue == "phone":
@@ -441,10 +456,25 @@ def _code_kind(token: str, cue: str) -> str:
     return "order" if 0 < letters <= 6 and any(c.isupper() for c in token) else ""
 
 
-def _locator(token: str) -> bool:
-    """A booking's locator: five to eight capitals and digits, letters most of them."""
+def _locator(folded: str, start: int, token: str) -> bool:
+    """A booking's locator typed in capitals right after its word ("localizador KXT4PZ",
+    "booking QZ7M2L"): five to eight capitals and one or two digits, letters and digits
+    mixed (not a word and its number: "ROOM12", "IPHONE15", "COVID19")."""
     letters = sum(c.isalpha() for c in token)
-    return 5 <= len(token) <= 8 and token.isalnum() and token.isupper() and letters >= 3
+    shaped = 5 <= len(token) <= 8 and token.isalnum() and token.isupper() and letters >= 3
+    if not shaped or _WORD_NUMBER.fullmatch(token):
+        return False
+    return LOCATOR_CUE.search(folded[max(0, start - 24) : start]) is not None
+
+
+# A word and its number, either way round ("ROOM12", "5STAR"): a name, not a locator.
+_WORD_NUMBER = re.compile(r"[A-Z]+\d+|\d+[A-Z]+")
+LOCATOR_CUE = re.compile(
+    r"\b(?:localizador|reserva|booking(?:\s+(?:ref(?:erence)?|code|number|no\.?))?|pnr"
+    r"|record\s+locator|reservation(?:\s+(?:code|number))?|confirmation\s+(?:code|number))"
+    r"\W{0,3}(?:(?:is|es|e|é|:)\W{0,3})?$",
+    re.IGNORECASE,
+)
 
 
 def _product_code(token: str) -> bool:
@@ -460,6 +490,8 @@ def _codes(folded: str, hits: list[Hit]) -> None:
     for m in first_matches(CODE, folded):
         token = (m.group(0) or "").rstrip("-")
         kind = _code_kind(token, _cue_before(folded, m.start()))
+        if not kind and _locator(folded, m.start(), token):
+            kind = "order"
         if kind:
             start = m.start()
             lead = folded[max(0, start - 4) : start]
