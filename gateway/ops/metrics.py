@@ -12,6 +12,7 @@ kind; never a conversation or customer id.
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
@@ -28,6 +29,7 @@ from prometheus_client import (
     multiprocess,
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.mmap_dict import MmapedDict
 from prometheus_client.registry import Collector
 
 from gateway.spend.money import from_units
@@ -62,6 +64,53 @@ def forget_gone_workers() -> None:
         pid = path.stem.rsplit("_", 1)[-1]
         if pid.isdigit() and not _running(int(pid)):
             multiprocess.mark_process_dead(int(pid), folder)  # type: ignore[no-untyped-call]
+    _merge_gone_workers(Path(folder))
+
+
+# Counters, histograms and summaries sum across processes: a gone worker's file is added
+# into one file per kind (MERGED), so reloads (every SIGHUP restarts the workers) do not
+# leave a file per worker for every scrape to read, and no count is lost.
+_SUMMED = ("counter", "histogram", "summary")
+MERGED = "merged"  # counter_merged.db, ...: what gone workers counted
+
+
+def _merge_gone_workers(folder: Path) -> None:
+    """Each gone worker's counter, histogram and summary files, added into the kind's
+    MERGED file, then deleted; under a lock of the folder (workers start together)."""
+    with open(folder / "merge.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for kind in _SUMMED:
+            gone = [
+                path
+                for path in folder.glob(f"{kind}_*.db")
+                if (pid := path.stem.rsplit("_", 1)[-1]).isdigit() and not _running(int(pid))
+            ]
+            if not gone:
+                continue
+            merged = MmapedDict(str(folder / f"{kind}_{MERGED}.db"))  # type: ignore[no-untyped-call]
+            try:
+                for path in gone:
+                    for key, value, stamp, _ in MmapedDict.read_all_values_from_file(str(path)):  # type: ignore[no-untyped-call]
+                        had, _ = merged.read_value(key)  # type: ignore[no-untyped-call]
+                        merged.write_value(key, had + value, stamp)  # type: ignore[no-untyped-call]
+            finally:
+                merged.close()  # type: ignore[no-untyped-call]
+            for path in gone:
+                path.unlink(missing_ok=True)
+
+
+def _every_process() -> bytes:
+    """The samples of every worker's files. A gone worker's file merged (and deleted)
+    between the collector's listing of the folder and its read: read again."""
+    for attempt in range(3):
+        merged = CollectorRegistry(auto_describe=False)
+        multiprocess.MultiProcessCollector(merged)  # type: ignore[no-untyped-call]
+        try:
+            return generate_latest(merged)
+        except FileNotFoundError:
+            if attempt == 2:
+                raise
+    raise AssertionError("unreachable")
 
 
 def worker_stopped() -> None:
@@ -346,9 +395,7 @@ class GatewayMetrics:
         store (`spend` None: the store did not answer)."""
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             # Several workers: every process's samples, summed, not just this one's.
-            merged = CollectorRegistry(auto_describe=False)
-            multiprocess.MultiProcessCollector(merged)  # type: ignore[no-untyped-call]
-            text = generate_latest(merged)
+            text = _every_process()
         else:
             text = generate_latest(self.registry)
         extra = CollectorRegistry(auto_describe=False)
