@@ -130,7 +130,13 @@ class Gateway:
         generation and finish on the config they started with."""
         guard = self.guard.with_rules(settings.spend)
         summarizer = Summarizer(
-            self.upstream, self.accountant, self.tokens, settings.policies, guard, self.metrics
+            self.upstream,
+            self.accountant,
+            self.tokens,
+            settings.policies,
+            guard,
+            self.metrics,
+            settings.config.upstream.default_service_tier,
         )
         conversations = self.windows.conversations
         conversations.retention = settings.retention  # only sets TTLs of later writes
@@ -229,7 +235,15 @@ async def build_gateway(
         fail_open=config.store_failure == "fail_open",
         inflight=inflight,
     )
-    summarizer = Summarizer(upstream, accountant, tokens, settings.policies, guard, metrics)
+    summarizer = Summarizer(
+        upstream,
+        accountant,
+        tokens,
+        settings.policies,
+        guard,
+        metrics,
+        settings.config.upstream.default_service_tier,
+    )
     gateway = Gateway(
         settings=settings,
         upstream=upstream,

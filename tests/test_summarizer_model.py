@@ -388,16 +388,20 @@ def test_card_calls_are_booked_to_the_conversation_they_summarize(
     ]
 
 
+def _summarizer_model(tmp_path: Path, gw: InProcessGateway, name: str) -> None:
+    path = tmp_path / "policies" / "context.yaml"
+    policy = yaml.safe_load(path.read_text())
+    policy["summarizer"]["model"] = name
+    path.write_text(yaml.safe_dump(policy))
+    gw.restart()
+
+
 def test_a_reasoning_summarizer_model_is_sent_max_completion_tokens(
     tmp_path: Path, gw: InProcessGateway, upstream: Recorder
 ) -> None:
     """o-series models refuse `max_tokens`: the summary call names its ceiling as the
     chat path does for them."""
-    path = tmp_path / "policies" / "context.yaml"
-    policy = yaml.safe_load(path.read_text())
-    policy["summarizer"]["model"] = "o4-mini"
-    path.write_text(yaml.safe_dump(policy))
-    gw.restart()
+    _summarizer_model(tmp_path, gw, "o4-mini")
     _converse(gw, 8, "reasoning", {})
     body = _calls(upstream, "summary")[0]
     assert body["model"] == "o4-mini" and "max_tokens" not in body
@@ -521,3 +525,19 @@ def test_amounts_compare_as_numbers_whatever_their_format(answer: str, kept: str
         {"role": "tool", "content": "credit: €45,50"},
     ]
     assert kept_summary(answer, "", turns) == kept
+
+
+def test_an_unpriced_summarizer_model_is_booked_at_its_price_as_model(
+    tmp_path: Path, gw: InProcessGateway, upstream: Recorder
+) -> None:
+    """A summarizer model with no price of its own (an Azure deployment's name) under
+    `price_as` is held and booked at that model's price, as the chat path books it; not
+    booked unpriced, outside every ceiling."""
+    spend = {"plans": {"pro": {"monthly_usd": 500, "price_as": "gpt-4o-mini"}}, "tenants": {}}
+    (tmp_path / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
+    _summarizer_model(tmp_path, gw, "acme-summarizer-v1")
+    _converse(gw, 8, "priced", {})
+    rows = _booked(gw)
+    assert _calls(upstream, "summary") and rows
+    assert all(r["model"] == "acme-summarizer-v1" and r["cost_usd"] for r in rows)
+    assert all(float(r["cost_usd"]) > 0 for r in rows)

@@ -60,8 +60,12 @@ class Summarizer:
         policies: Policies,
         guard: SpendGuard,
         metrics: GatewayMetrics,
+        tier: str = "default",
     ) -> None:
         self._upstream = upstream
+        # The service tier its calls are held and booked at: they name none, so the one
+        # the provider account serves them at (upstream.default_service_tier), as chat's.
+        self._tier = tier
         self._calls = metrics.summarizer_calls
         self._accountant = accountant
         self._tokens = tokens
@@ -192,7 +196,9 @@ class Summarizer:
         worst = WorstCase.of(estimate, self._tokens.factor(model), limit)
         bound = UsageBound(worst.output_tokens, worst.input_tokens)
         try:  # the summary is spend too: at the ceiling it comes from the extractive one
-            spend = await self._guard.reserve(caller, model, worst.input_tokens, limit)
+            spend = await self._guard.reserve(
+                caller, model, worst.input_tokens, limit, tier=self._tier
+            )
         except SpendCeilingReached:
             self._calls.labels("refused").inc()
             return None
@@ -211,8 +217,17 @@ class Summarizer:
         if usage is None:
             await self._guard.release(spend)
         else:
+            # an unpriced model under `price_as` is booked at that model's price, as chat's
             await self._accountant.book(
-                caller, model, usage, ROUTE, budgets=spend.budgets, reservation=spend.id
+                caller,
+                model,
+                usage,
+                ROUTE,
+                budgets=spend.budgets,
+                reservation=spend.id,
+                fallback_model=spend.priced_as,
+                tier=self._tier,
+                held_tier=self._tier,
             )
         if outcome.text is None:
             self._calls.labels("not_kept" if outcome.read else "failed").inc()
