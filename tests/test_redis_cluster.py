@@ -64,8 +64,12 @@ def test_a_tenants_keys_hash_to_one_slot_and_never_pose_as_anothers() -> None:
         seen |= set(names)
 
 
+# Budgets of the running period: an ended period's budget expires days after it ends.
+MONTH, DAY = time.strftime("%Y-%m", time.gmtime()), time.strftime("%Y-%m-%d", time.gmtime())
+
+
 def _booked(tenant: str, n: int) -> UsageRecord:
-    budgets = (f"{tenant}|month|2026-11", f"{tenant}|customer:c{n}|day|2026-11-30")
+    budgets = (f"{tenant}|month|{MONTH}", f"{tenant}|customer:c{n}|day|{DAY}")
     return dataclasses.replace(record(tenant), customer=f"c{n}", budgets=budgets)
 
 
@@ -111,7 +115,7 @@ def test_a_tenant_named_with_braces_colons_and_bars_works(store_url: str) -> Non
         try:
             for name in [tenant, *neighbours]:
                 assert await store.book_many([_booked(name, 1), _booked(name, 2)]) == [True] * 2
-            month, mine = f"{tenant}|month|2026-11", f"{tenant}|customer:c1|day|2026-11-30"
+            month, mine = f"{tenant}|month|{MONTH}", f"{tenant}|customer:c1|day|{DAY}"
             assert await store.reserve("r1", [(month, 10_000), (mine, 2000)], 500, 60) is None
             assert await store.reserve("r2", [(month, 10_000), (mine, 2000)], 500, 60) == mine
             held = dataclasses.replace(_booked(tenant, 1), reservation="r1", cost_units=100)
@@ -126,7 +130,7 @@ def test_a_tenant_named_with_braces_colons_and_bars_works(store_url: str) -> Non
             erased = await store.erase_customer(tenant, "c1", "erased-1", [])
             assert (erased.ledger_rows, erased.budgets) == (2, 1)
             assert await store.customer_ledger("a", "c1", 10) != []  # another tenant's c1
-            renamed = f"{tenant}|customer:erased-1|day|2026-11-30"
+            renamed = f"{tenant}|customer:erased-1|day|{DAY}"
             assert (await store.budgets([renamed]))[renamed] == (1334, 0)
         finally:
             await store.close()
