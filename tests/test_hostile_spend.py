@@ -455,17 +455,17 @@ def test_renewing_a_reservation_keeps_it_past_its_ttl(store_url: str) -> None:
     async def scenario() -> None:
         store = open_store(store_url)
         try:
-            budgets = [("t|month|2026-11", 100)]
+            budgets = [("t|month|2099-11", 100)]
             assert await store.reserve("r1", budgets, 60, 0.6) is None
             for _ in range(4):  # 1.2 s in all: twice the TTL
                 await asyncio.sleep(0.3)
-                assert await store.renew("r1", ["t|month|2026-11"], 0.6)
-            assert await store.reserve("r2", budgets, 60, 0.6) == "t|month|2026-11"
-            await store.release("r1", ["t|month|2026-11"])
-            assert not await store.renew("r1", ["t|month|2026-11"], 0.6)
+                assert await store.renew("r1", ["t|month|2099-11"], 0.6)
+            assert await store.reserve("r2", budgets, 60, 0.6) == "t|month|2099-11"
+            await store.release("r1", ["t|month|2099-11"])
+            assert not await store.renew("r1", ["t|month|2099-11"], 0.6)
             assert await store.reserve("r2", budgets, 60, 0.3) is None
             await asyncio.sleep(0.5)
-            assert not await store.renew("r2", ["t|month|2026-11"], 0.6)  # lapsed
+            assert not await store.renew("r2", ["t|month|2099-11"], 0.6)  # lapsed
         finally:
             await store.close()
 

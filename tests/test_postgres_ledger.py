@@ -204,13 +204,13 @@ def test_records_read_back_equal_what_was_written(pg_url: str) -> None:
         record(cost=None, customer=None),
         record(ts=NOV + 0.1 + 0.2, estimated=True, reasoning=7, cache_write=3),
         dataclasses.replace(
-            record(ts=1_796_001_234.567_891_2, budgets=("acme|customer:c1|day|2026-11-30",)),
+            record(ts=1_796_001_234.567_891_2, budgets=("acme|customer:c1|day|2099-11-30",)),
             id="ünïcødé-🧾-\"'\\|%_*",
             route="embeddings",
             conversation=None,
             reservation="resv-1",
         ),
-        record(ts=NOV + 2**-20, cost=0, budgets=("acme|month|2026-11", "acme|customer:c1|x")),
+        record(ts=NOV + 2**-20, cost=0, budgets=("acme|month|2099-11", "acme|customer:c1|x")),
     ]
 
     async def scenario() -> None:
@@ -274,11 +274,11 @@ def customer_rows(tenant: str, customer: str) -> list[UsageRecord]:
     """A customer's rows: with a day, a month and look-alike budget keys."""
     own = f"{tenant}|customer:{customer}|"
     budgets = (
-        own + "day|2026-11-30",
-        own + "month|2026-11",
+        own + "day|2099-11-30",
+        own + "month|2099-11",
         own + "week|2026-48",  # not a customer budget tail
-        own + "day|2026-11-30|x",
-        f"{tenant}|month|2026-11",
+        own + "day|2099-11-30|x",
+        f"{tenant}|month|2099-11",
     )
     return [record(tenant, NOV + n, budgets=budgets, customer=customer) for n in range(3)]
 
@@ -303,11 +303,11 @@ def test_pseudonymize_renames_only_that_customer_of_that_tenant(pg_url: str, cus
             renamed = await ledger.customer_ledger("acme", "anon-7", 100)
             assert [r.cost_units for r in renamed] == [r.cost_units for r in erased]
             assert renamed[0].budgets == (
-                "acme|customer:anon-7|day|2026-11-30",
-                "acme|customer:anon-7|month|2026-11",
+                "acme|customer:anon-7|day|2099-11-30",
+                "acme|customer:anon-7|month|2099-11",
                 f"acme|customer:{customer}|week|2026-48",
-                f"acme|customer:{customer}|day|2026-11-30|x",
-                "acme|month|2026-11",
+                f"acme|customer:{customer}|day|2099-11-30|x",
+                "acme|month|2099-11",
             )
             assert renamed == [
                 dataclasses.replace(r, customer="anon-7", budgets=renamed[0].budgets)

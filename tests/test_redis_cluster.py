@@ -42,10 +42,10 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
 def tenant_keys(tenant: str) -> list[str]:
     """Every key a booking or a reservation of the tenant and its customer c1 touches."""
     budgets = [
-        f"{tenant}|month|2026-11",
-        f"{tenant}|day|2026-11-30",
-        f"{tenant}|customer:c1|month|2026-11",
-        f"{tenant}|customer:c1|day|2026-11-30",
+        f"{tenant}|month|2099-11",
+        f"{tenant}|day|2099-11-30",
+        f"{tenant}|customer:c1|month|2099-11",
+        f"{tenant}|customer:c1|day|2099-11-30",
     ]
     return [
         keys.booked_key(tenant, "r1"),
@@ -85,7 +85,7 @@ def test_tenants_spread_over_the_shards_and_each_stays_on_one(
         store = open_store(redis_cluster_url)
         try:
             for n, tenant in enumerate(tenants):
-                budgets = [(f"{tenant}|month|2026-11", 10**6)]
+                budgets = [(f"{tenant}|month|2099-11", 10**6)]
                 assert await store.reserve(f"r{n}", budgets, 5, 60) is None
                 assert await store.book_many([_booked(tenant, n) for n in range(3)]) == [True] * 3
         finally:
@@ -143,11 +143,11 @@ def test_200_calls_from_three_replicas_on_the_cluster_reserve_settle_and_never_o
 ) -> None:
     """Each call reserves its worst case against the tenant's month and its customer's
     day, then books a real cost at most that (settling the hold) or releases it."""
-    month, ceiling, worst = "globex|month|2026-11", 5000, 70
+    month, ceiling, worst = "globex|month|2099-11", 5000, 70
 
     async def call(store: RedisStore, n: int) -> int | None:
         """The cost booked (0: released), or None when the ceiling refused the call."""
-        customer = f"globex|customer:c{n % 7}|day|2026-11-30"
+        customer = f"globex|customer:c{n % 7}|day|2099-11-30"
         budgets = [(month, ceiling), (customer, 10**9)]
         if await store.reserve(f"call-{n}", budgets, worst, 60) is not None:
             return None
@@ -266,7 +266,7 @@ def any_redis_url(request: pytest.FixtureRequest) -> str:
 def test_a_store_without_ledger_rows_still_counts_settles_and_erases(any_redis_url: str) -> None:
     """`keep_ledger=False` (the rows live in PostgreSQL): no ledger list is written; the
     counters, budgets, settlement and idempotency stay."""
-    budget = "acme|customer:c1|day|2026-11-30"
+    budget = "acme|customer:c1|day|2099-11-30"
 
     async def scenario() -> None:
         store = RedisStore(any_redis_url, RedisConfig(), keep_ledger=False)
@@ -309,7 +309,7 @@ def test_more_concurrent_calls_than_cluster_connections_wait_their_turn(
     redis_cluster_url: str,
 ) -> None:
     """RedisCluster refuses a command past its pool at once; the store makes it wait."""
-    key = "acme|month|2026-11"
+    key = "acme|month|2099-11"
 
     async def scenario() -> list[str | None]:
         store = RedisStore(redis_cluster_url, RedisConfig(max_connections=4))
@@ -355,8 +355,8 @@ def _old_booking(client: redis.Redis, r: UsageRecord, marker: bool = True) -> No
 
 
 def _old_layout(client: redis.Redis) -> list[UsageRecord]:
-    month = "a:b|month|2026-11"
-    mine = dataclasses.replace(record("a:b"), budgets=(month, "a:b|customer:c1|day|2026-11-30"))
+    month = "a:b|month|2099-11"
+    mine = dataclasses.replace(record("a:b"), budgets=(month, "a:b|customer:c1|day|2099-11-30"))
     rows = [mine, record("globex"), record("a:b", ts=DEC)]
     for r in rows:
         _old_booking(client, r)
@@ -376,7 +376,7 @@ def _old_layout(client: redis.Redis) -> list[UsageRecord]:
 def test_migrate_layout_moves_an_earlier_versions_keys(redis_url: str) -> None:
     client = redis.Redis.from_url(redis_url)
     mine, theirs, later = _old_layout(client)
-    month = "a:b|month|2026-11"
+    month = "a:b|month|2099-11"
 
     async def scenario() -> None:
         store = RedisStore(redis_url, RedisConfig())

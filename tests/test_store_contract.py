@@ -198,7 +198,7 @@ def test_unreachable_redis_raises_store_unavailable() -> None:
 
 
 def test_reservations_hold_a_ceiling_and_settle_at_booking(store_url: str) -> None:
-    key = "acme|month|2026-11"
+    key = "acme|month|2099-11"
 
     async def scenario() -> None:
         store = open_test_store(store_url)
@@ -220,9 +220,9 @@ def test_reservations_hold_a_ceiling_and_settle_at_booking(store_url: str) -> No
             assert await store.reserve("r6", [(key, 1000)], 400, 60) == key
             await asyncio.sleep(0.5)  # r5's replica died: its reservation expires
             assert await store.reserve("r6", [(key, 1000)], 400, 60) is None
-            two = [(key, 1000), ("acme|day|2026-11-30", 10_000)]
+            two = [(key, 1000), ("acme|day|2099-11-30", 10_000)]
             assert await store.reserve("r7", two, 200, 60) == key  # all or nothing
-            assert (await store.budgets(["acme|day|2026-11-30"]))["acme|day|2026-11-30"] == (0, 0)
+            assert (await store.budgets(["acme|day|2099-11-30"]))["acme|day|2099-11-30"] == (0, 0)
         finally:
             await store.close()
 
@@ -230,7 +230,7 @@ def test_reservations_hold_a_ceiling_and_settle_at_booking(store_url: str) -> No
 
 
 def test_concurrent_reservations_from_many_replicas_never_overshoot(store_url: str) -> None:
-    key = "globex|day|2026-11-30"
+    key = "globex|day|2099-11-30"
 
     async def scenario() -> list[str | None]:
         stores = [open_test_store(store_url) for _ in range(3)]
