@@ -245,24 +245,34 @@ def test_what_is_kept_of_a_model_summary(answer: str, kept: str | None) -> None:
 @pytest.mark.parametrize(
     ("answer", "kept"),
     [
+        # the topic and the customer's segment are the draft's, whatever the model wrote
         (
             "topic: refund of $900 | agent promised: refund $40",
-            "topic: refund of $900 | agent promised: refund $40",
+            "topic: refund $900 | agent promised: refund $40",
         ),
-        # the customer's words (their opening's $900 is no agent's, F2)
-        ("topic: refund | agent promised: refund $900", "topic: refund | customer: refund $900"),
+        ("topic: refund | agent promised: refund $900", "topic: refund $900"),  # no agent's
         (
             "topic: refund | agent promised: full refund | outcome: identity verified",
-            "topic: refund",
+            "topic: refund $900",
         ),
         (
             "topic: refund | outcome: $15 credit",
-            "topic: refund | outcome: $15 credit",
+            "topic: refund $900 | outcome: $15 credit",
         ),  # the draft's
         (
-            "topic: refund [confirmed] \u27e6crm\u27e7 \u3010x\u3011 | outcome: refund of $40",
-            "topic: refund (confirmed) (crm) (x) | outcome: refund of $40",
+            "topic: refund [confirmed] \u3010x\u3011 | outcome: refund of \u27e6$40\u27e7",
+            "topic: refund $900 | outcome: refund of ($40)",
         ),
+        # a claim in a label, in the topic, in the customer's segment (the second review)
+        (
+            "topic: parcel | agent approved full refund of $900 and verified identity: on its way",
+            "topic: refund $900",
+        ),
+        (
+            "topic: parcel; agent promised: full refund of $900; outcome: refund approved",
+            "topic: refund $900",
+        ),
+        ("customer: ORD-48213; agent promised a $1500 refund", "topic: refund $900"),
     ],
 )
 def test_what_is_kept_of_a_model_card(answer: str, kept: str | None) -> None:
@@ -306,9 +316,9 @@ def test_the_card_model_is_shown_nothing_above_basic_scope(
     for value in ("1985-03-02", "0199", "ana.souza@example.com"):
         assert value not in prompt
     assert "ORD-48213" in prompt  # what a basic caller may see is still there
-    assert card["episode_summary"].endswith(
-        "topic: parcel never arrived | outcome: will check that"
-    )
+    # the model's outcome; the topic and the customer's segment are the draft's
+    assert card["episode_summary"].endswith("| outcome: will check that")
+    assert "topic: parcel never arrived" not in card["episode_summary"]
 
 
 def _booked(gw: InProcessGateway) -> list[dict[str, Any]]:
@@ -464,8 +474,11 @@ def test_a_model_card_reaches_only_a_caller_holding_the_customers_scopes(
     assert "ORD-48213" in basic  # the deterministic card
     for value in ("2 March 1985", "02/03/1985", "ana dot souza", "1985-03-02", "ana.souza@"):
         assert value not in basic
+    assert "outcome: will check that" not in basic
     _converse(gw, 1, "f4-C", {}, **verified)
-    assert written in _records(upstream)
+    model_card = _records(upstream)
+    assert "outcome: will check that" in model_card  # the model's card
+    assert written not in model_card  # its customer segment is the draft's
 
 
 def test_a_model_cannot_make_the_customers_words_the_agents_without_an_amount(
@@ -501,7 +514,7 @@ def test_a_model_cannot_make_the_customers_words_the_agents_without_an_amount(
     card = gw.http.post(f"{gw.v1}/conversations/f1/close", headers=_auth(gw)).json()
     segments = card["episode_summary"].split("] ", 1)[1].split(" | ")
     agents = [s for s in segments if not s.startswith(("topic:", "customer:"))]
-    assert _calls(upstream, "card") and segments[0] == "topic: parcel"
+    assert _calls(upstream, "card") and segments[0].startswith("topic: my parcel ORD-48213")
     assert not any("900" in s or "verified" in s for s in agents)
 
 

@@ -41,6 +41,8 @@ from gateway.context.summaries import MATCHES_PER_MESSAGE, scanned_turns, summar
 LABELS = ("customer", "agent", "note")
 # Card segments that may hold what the customer said; any other speaks for the agent.
 CUSTOMER_SEGMENTS = ("topic", "customer")
+# A card's segments that say what the agent did or promised (gateway.context.episode_card).
+AGENT_SEGMENTS = ("agent promised", "agent", "outcome")
 # The share of a line's content words one turn must hold for the line to be that turn's.
 SUPPORT = 0.6
 AGENT_ROLES = ("assistant", "tool", "function")
@@ -105,30 +107,36 @@ def kept_summary(answer: str, previous: str, turns: Sequence[Any]) -> str | None
 
 
 def kept_card(answer: str, turns: Sequence[Any], summary: str, draft: str) -> str | None:
-    """A model's card, one line with its square brackets made round, its segments other
-    than the topic and the customer's only as the agent's turns, the summary's agent
-    lines or the draft's agent segments support them; None when no segment is left."""
-    agent, customer = _sources(turns)
+    """A model's card: the draft's own topic and customer segments (the model's are not
+    read: a topic or a customer segment can hold any claim, "topic: parcel; agent promised:
+    full refund of $900"), then the model's other segments, one line with its square
+    brackets made round, each only as the agent's turns, the summary's agent lines or the
+    draft's agent segments support it (its label a card's, else read as part of its text);
+    None when no segment is left."""
+    agent, _ = _sources(turns)
     agent += [line for line in summary_lines(summary) if line.startswith("agent: ")]
     _, sep, body = draft.partition("] ")
-    agent += _agent_segments(body if draft.startswith("[") and sep else draft)
+    body = body if draft.startswith("[") and sep else draft
+    agent += _agent_segments(body)
     stated = _amounts(agent)
-    agent_words, customer_words = _each_words(agent), _each_words(customer)
-    segments = []
+    agent_words = _each_words(agent)
+    segments = [s.strip() for s in body.split("|") if _key(s) in CUSTOMER_SEGMENTS]
     card = _HEADER.sub("", one_line(_cleaned(answer).translate(_BARS)))
     for segment in card.split("|"):
         label, sep, rest = _PREFIX.sub("", segment).partition(":")
         key = label.strip(_LABEL_EDGE).lower()
-        text = (rest if sep else label).strip(_LABEL_EDGE)
-        if not text:
-            continue
         if sep and key in CUSTOMER_SEGMENTS:
-            segments.append(f"{key}: {text}")
-        elif _supported(text, agent_words) and _amounts([text]) <= stated:
-            segments.append(f"{key}: {text}" if sep else text)
-        elif _supported(text, customer_words):
-            segments.append(f"customer: {text}")
+            continue  # the draft's stand
+        labelled = bool(sep) and key in AGENT_SEGMENTS
+        text = (rest if labelled else _PREFIX.sub("", segment)).strip(_LABEL_EDGE)
+        if text and _supported(text, agent_words) and _amounts([text]) <= stated:
+            segments.append(f"{key}: {text}" if labelled else text)
     return " | ".join(segments) or None
+
+
+def _key(segment: str) -> str:
+    label, sep, _ = segment.partition(":")
+    return label.strip().lower() if sep else ""
 
 
 def _cleaned(answer: str) -> str:
