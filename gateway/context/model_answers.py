@@ -117,10 +117,11 @@ def kept_card(answer: str, turns: Sequence[Any], summary: str, draft: str) -> st
     agent += [line for line in summary_lines(summary) if line.startswith("agent: ")]
     _, sep, body = draft.partition("] ")
     body = body if draft.startswith("[") and sep else draft
-    agent += _agent_segments(body)
+    drafted = body.split("|")
+    segments = [s.strip() for s in drafted if _key(s) in CUSTOMER_SEGMENTS]
+    agent += [s for s in drafted if _key(s) not in CUSTOMER_SEGMENTS]  # unlabelled too
     stated = _amounts(agent)
     agent_words = _each_words(agent)
-    segments = [s.strip() for s in body.split("|") if _key(s) in CUSTOMER_SEGMENTS]
     card = _HEADER.sub("", one_line(_cleaned(answer).translate(_BARS)))
     for segment in card.split("|"):
         label, sep, rest = _PREFIX.sub("", segment).partition(":")
@@ -189,16 +190,6 @@ def _supported(text: str, sources: Sequence[set[str]]) -> bool:
     words = _words(text)
     need = SUPPORT * len(words)
     return bool(words) and any(len(words & source) >= need for source in sources)
-
-
-def _agent_segments(card: str) -> list[str]:
-    """A card's segments but its topic and customer ones (a segment without a label too)."""
-    out = []
-    for segment in card.split("|"):
-        label, sep, _ = segment.partition(":")
-        if not (sep and label.strip().lower() in CUSTOMER_SEGMENTS):
-            out.append(segment)
-    return out
 
 
 def _amounts(texts: Iterable[str]) -> set[Decimal]:

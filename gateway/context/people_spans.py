@@ -359,9 +359,7 @@ def _offered(folded: str, start: int, end: int) -> bool:
     "Crédito de R$ 10,00 aplicado. Total: R$ 89,90" its total), or in the line before
     when the amount's line holds little else ("vamos estornar:\nR$ 45,90 na fatura"),
     and not nothing."""
-    if not any(c in "123456789" for c in folded[start:end]) and any(
-        c == "0" for c in folded[start:end]
-    ):
+    if {c for c in folded[start:end] if c.isdigit()} == {"0"}:
         return False
     begin, stop = _sentence(folded, start, end)
     if OFFER.search(folded[max(begin, start - 80) : min(stop, end + 40)]):

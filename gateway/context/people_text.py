@@ -63,7 +63,7 @@ def _plain_table() -> dict[int, str | None]:
         char = chr(code)
         category = unicodedata.category(char)
         compatible = unicodedata.normalize("NFKC", char)
-        if code in _RAISED:
+        if char in _RAISED:
             continue  # read by `_RAISED_RUN`: only where no letter or digit comes before
         if category == "Cf" or _ignorable(code):
             table[code] = None  # zero-width, soft hyphen, BOM, tags, selectors, fillers
@@ -118,10 +118,9 @@ _STOPS = frozenset([0x3002, 0xFF61, 0xFE52])
 # or a word ("R$ 99,90¹", "10³ litros", "m²") is what was written; a run of them on its
 # own ("⁴¹⁵ ⁵⁵⁵ ⁰¹³⁴") is digits.
 _RAISED_DIGITS = "⁰¹²³⁴⁵⁶⁷⁸⁹₀₁₂₃₄₅₆₇₈₉"
-_RAISED = frozenset(map(ord, _RAISED_DIGITS))
-_RAISED_CHARS = frozenset(_RAISED_DIGITS)
+_RAISED = frozenset(_RAISED_DIGITS)
 _RAISED_RUN = re.compile(f"(?<![0-9A-Za-z])[{_RAISED_DIGITS}]+")
-_LOWERED = {c: str(unicodedata.digit(chr(c))) for c in _RAISED}
+_LOWERED = str.maketrans({c: str(unicodedata.digit(c)) for c in _RAISED_DIGITS})
 
 
 def _marks() -> list[list[int]]:
@@ -178,7 +177,7 @@ def plain(text: str) -> str:
     for glue in _EMOJI_GLUE:
         if glue in text:
             text = text.replace(glue, "")
-    if not _RAISED_CHARS.isdisjoint(text):
+    if not _RAISED.isdisjoint(text):
         text = _RAISED_RUN.sub(lambda m: m.group(0).translate(_LOWERED), text)
     if not _PLAIN_CHARS.isdisjoint(text):
         text = text.translate(_PLAIN)
