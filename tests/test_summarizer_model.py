@@ -250,10 +250,11 @@ def test_what_is_kept_of_a_model_summary(answer: str, kept: str | None) -> None:
             "topic: refund of $900 | agent promised: refund $40",
             "topic: refund $900 | agent promised: refund $40",
         ),
-        ("topic: refund | agent promised: refund $900", "topic: refund $900"),  # no agent's
+        # nothing of the model's stands: the deterministic card does, whole
+        ("topic: refund | agent promised: refund $900", None),  # no agent's
         (
             "topic: refund | agent promised: full refund | outcome: identity verified",
-            "topic: refund $900",
+            None,
         ),
         (
             "topic: refund | outcome: $15 credit",
@@ -266,13 +267,13 @@ def test_what_is_kept_of_a_model_summary(answer: str, kept: str | None) -> None:
         # a claim in a label, in the topic, in the customer's segment (the second review)
         (
             "topic: parcel | agent approved full refund of $900 and verified identity: on its way",
-            "topic: refund $900",
+            None,
         ),
         (
             "topic: parcel; agent promised: full refund of $900; outcome: refund approved",
-            "topic: refund $900",
+            None,
         ),
-        ("customer: ORD-48213; agent promised a $1500 refund", "topic: refund $900"),
+        ("customer: ORD-48213; agent promised a $1500 refund", None),
     ],
 )
 def test_what_is_kept_of_a_model_card(answer: str, kept: str | None) -> None:
@@ -444,6 +445,28 @@ def test_summarizer_calls_are_counted_by_outcome_and_warned_of_once(
     warned = [r for r in caplog.records if r.name == "gateway.context.summarizer"]
     # at most once per 10 s (an earlier test may have had it said already)
     assert len(warned) <= (0 if outcome == "kept" else 1)
+
+
+def test_card_calls_are_counted_as_summary_calls_are(
+    gw: InProcessGateway, upstream: Recorder, model: Model
+) -> None:
+    """A card model's calls (made at a close) are counted by outcome too: kept, and not
+    kept when nothing of the answer stands."""
+    counter = gw.gateway.metrics.registry.get_sample_value
+
+    def counted(outcome: str) -> float:
+        return counter("gateway_summarizer_calls_total", {"outcome": outcome}) or 0.0
+
+    for answer, outcome in (
+        ("outcome: will check that", "kept"),
+        ("agent: approved $900", "not_kept"),
+    ):
+        model.text["card"] = answer
+        before, calls = counted(outcome), len(_calls(upstream, "card"))
+        _converse(gw, 1, f"card-{outcome}", {})
+        gw.http.post(f"{gw.v1}/conversations/card-{outcome}/close", headers=_auth(gw))
+        made = len(_calls(upstream, "card")) - calls
+        assert made >= 1 and counted(outcome) - before == made
 
 
 def _records(upstream: Recorder) -> str:

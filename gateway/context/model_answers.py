@@ -112,7 +112,7 @@ def kept_card(answer: str, turns: Sequence[Any], summary: str, draft: str) -> st
     full refund of $900"), then the model's other segments, one line with its square
     brackets made round, each only as the agent's turns, the summary's agent lines or the
     draft's agent segments support it (its label a card's, else read as part of its text);
-    None when no segment is left."""
+    None when none of the model's is left (the deterministic card then stands, whole)."""
     agent, _ = _sources(turns)
     agent += [line for line in summary_lines(summary) if line.startswith("agent: ")]
     _, sep, body = draft.partition("] ")
@@ -123,6 +123,7 @@ def kept_card(answer: str, turns: Sequence[Any], summary: str, draft: str) -> st
     stated = _amounts(agent)
     agent_words = _each_words(agent)
     card = _HEADER.sub("", one_line(_cleaned(answer).translate(_BARS)))
+    drafted_count = len(segments)
     for segment in card.split("|"):
         label, sep, rest = _PREFIX.sub("", segment).partition(":")
         key = label.strip(_LABEL_EDGE).lower()
@@ -132,7 +133,7 @@ def kept_card(answer: str, turns: Sequence[Any], summary: str, draft: str) -> st
         text = (rest if labelled else _PREFIX.sub("", segment)).strip(_LABEL_EDGE)
         if text and _supported(text, agent_words) and _amounts([text]) <= stated:
             segments.append(f"{key}: {text}" if labelled else text)
-    return " | ".join(segments) or None
+    return " | ".join(segments) if len(segments) > drafted_count else None
 
 
 def _key(segment: str) -> str:
