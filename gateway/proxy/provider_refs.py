@@ -33,18 +33,25 @@ def _refused(param: str, what: str) -> InvalidRequest:
 
 
 def check_chat(messages: list[Any]) -> None:
-    """A chat call's messages: a content part naming a stored file (`file.file_id`)."""
+    """A chat call's messages: a content part naming a stored file (`file.file_id`); an
+    assistant message's `audio`, an earlier spoken reply the provider keeps and reads in
+    by its `id` as input audio (the only field of an assistant message's `audio`, the
+    chat reference's "data about a previous audio response from the model")."""
     # Every call, over every message, in one pass: only a message whose content is a
     # list of parts is looked into (a parsed body's messages are dicts).
     for i, message in enumerate(messages):
-        if type(message) is dict and type(content := message.get("content")) is list:
+        if type(message) is not dict:
+            continue
+        if message.get("audio") is not None:
+            raise _refused(f"messages[{i}].audio", "an audio reply")
+        if type(content := message.get("content")) is list:
             _no_stored_ids(content, f"messages[{i}].content")
 
 
 def check_responses(body: Mapping[str, Any]) -> None:
     """A /v1/responses body: a stored response, conversation or prompt; a background
-    response; a stored item (`item_reference`, an item given by `id` alone, a reasoning
-    item without its `encrypted_content`); a file
+    response; a stored item (`item_reference`, an item given by `id` alone, an output
+    item sent back by its `id` without what it holds, `_stored_item`); a file
     or vector store given by id anywhere in the input or the tools; a tool over vector
     stores or a container given by id."""
     for field in _RESPONSE_FIELDS:
@@ -60,11 +67,7 @@ def check_responses(body: Mapping[str, Any]) -> None:
             code="provider_state_not_proxied",
         )
     for i, item in _dicts(body.get("input")):
-        # an item given by id alone (its `type` may be left out) is a stored one
-        given_by_id = "id" in item and not {"type", "role", "content"} & item.keys()
-        # a reasoning item without its encrypted content is loaded by its id
-        stored_reasoning = item.get("type") == "reasoning" and not item.get("encrypted_content")
-        if item.get("type") == "item_reference" or given_by_id or stored_reasoning:
+        if _stored_item(item):
             raise _refused(f"input[{i}]", "an item")
     for i, tool in _dicts(body.get("tools")):
         if type_of(tool) in _STORED_TOOLS:
@@ -73,6 +76,56 @@ def check_responses(body: Mapping[str, Any]) -> None:
             raise _refused(f"tools[{i}].container", "a container")
     for field in ("input", "tools"):
         _no_stored_ids(body.get(field), field)
+
+
+# What an output item sent back as input holds when it is sent whole: the fields of each
+# type that carry its content (required by the Responses reference's input item
+# schemas, as the openai SDK's `ResponseInputItemParam` writes them). Sent with its `id`
+# and none of these, the item is read from the provider's store: an image generation
+# call given by `id` alone is how the image generation tool guide edits an earlier image
+# over several turns ("using image ID"), the stored image read in as input; a reasoning
+# or compaction item without its `encrypted_content` is loaded by id (that field is what
+# makes it usable with `store: false`); an assistant message, a tool call or a tool
+# listing without its content has nothing to say but what is stored under its id.
+# Items a client writes itself (a user message, a tool's output) hold their content by
+# definition, and an unknown type given by id with nothing more is stored one too.
+_CONTENT_FIELDS = {
+    "message": ("content",),
+    "reasoning": ("encrypted_content",),
+    "compaction": ("encrypted_content",),
+    "image_generation_call": ("result",),
+    "function_call": ("arguments",),
+    "custom_tool_call": ("input",),
+    "web_search_call": ("action",),
+    "file_search_call": ("queries", "results"),
+    "computer_call": ("action",),
+    "code_interpreter_call": ("code", "outputs"),
+    "local_shell_call": ("action",),
+    "shell_call": ("action",),
+    "apply_patch_call": ("operation",),
+    "mcp_list_tools": ("tools",),
+    "mcp_approval_request": ("arguments",),
+    "mcp_call": ("arguments", "output"),
+}
+# Fields that say which item it is, not what it holds.
+_NAMING_FIELDS = frozenset({"type", "id", "status", "role"})
+
+
+def _stored_item(item: Mapping[str, Any]) -> bool:
+    """An input item that names a stored one: an `item_reference`, an item given by `id`
+    alone (its `type` may be left out), a reasoning item without its encrypted content,
+    or an item with an `id` and none of what its type holds (`_CONTENT_FIELDS`; for a
+    type not listed, nothing beyond the fields that name it). Empty counts as missing:
+    `"result": null` sends no image."""
+    kind = type_of(item)
+    if kind == "item_reference":
+        return True
+    if kind == "reasoning" and not item.get("encrypted_content"):
+        return True
+    if "id" not in item:
+        return False
+    fields = _CONTENT_FIELDS.get(kind or "") or (item.keys() - _NAMING_FIELDS)
+    return not any(item.get(field) not in (None, "", [], {}) for field in fields)
 
 
 # Keys that name stored files or vector stores, wherever they sit: an input item, a
