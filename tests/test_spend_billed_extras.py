@@ -5,7 +5,10 @@ the simulated upstream reporting the usage a provider would, the openai SDK as c
 
 from __future__ import annotations
 
+import base64
+import io
 import json
+import wave
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -111,6 +114,73 @@ def test_audio_output_on_a_model_without_an_audio_rate_is_not_held(
     assert info.value.code == "model_not_priced"
     client.chat.completions.create(model="gpt-4o-audio-preview", messages=SHORT, max_tokens=50)
     assert len(ledger(gw)) == 1
+
+
+def wav(seconds: int) -> str:
+    """A WAV recording of silence (8 kHz, 8-bit mono), base64."""
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(1)
+        w.setframerate(8000)
+        w.writeframes(b"\x80" * 8000 * seconds)
+    return base64.b64encode(out.getvalue()).decode()
+
+
+def heard(client: openai.OpenAI, model: str, seconds: int) -> None:
+    """A chat call sending a recording of `seconds`; the upstream reports it as 10
+    input audio tokens a second (of 100 more in all)."""
+    usage = {
+        "prompt_tokens": 10 * seconds + 100,
+        "completion_tokens": 10,
+        "prompt_tokens_details": {"audio_tokens": 10 * seconds},
+    }
+    part: Any = {"type": "input_audio", "input_audio": {"data": wav(seconds), "format": "wav"}}
+    client.chat.completions.create(
+        model=model,
+        messages=[{"role": "user", "content": [part]}],
+        max_tokens=10,
+        extra_headers={"X-Simulator-Usage": json.dumps(usage)},
+    )
+
+
+def test_audio_input_on_a_model_without_an_audio_rate_is_not_held(
+    gw: InProcessGateway,
+) -> None:
+    """genai-prices has no input audio rate for gpt-4o-audio-preview (OpenAI bills it
+    $40 / MTok, its text $2.50): input audio was held and booked at the text rate, 16
+    times under. Under a ceiling it is refused as audio output is; gpt-audio, which has
+    the rate, passes and is booked at it."""
+    client = gw.openai("acme")
+    with pytest.raises(openai.BadRequestError) as info:
+        heard(client, "gpt-4o-audio-preview", 1)
+    assert info.value.code == "model_not_priced"
+    heard(client, "gpt-audio", 1)
+    [record] = ledger(gw)
+    assert record["model"] == "gpt-audio"
+    billed = calc_price(
+        Usage(input_tokens=110, input_audio_tokens=10, output_tokens=10),
+        "gpt-audio",
+        provider_id="openai",
+    ).total_price
+    assert Decimal(record["cost_usd"]) == billed.quantize(Decimal("1e-10"))
+
+
+def test_audio_input_without_a_rate_is_booked_unpriced_not_at_the_text_rate(
+    tmp_path: Path,
+) -> None:
+    """With no ceiling, gpt-4o-audio-preview's input audio was booked at the text rate
+    (100,000 audio tokens, $4.00 at OpenAI's price, booked $0.25). It is booked with its
+    tokens, unpriced (counted in `unpriced_requests`), never at a price known to be low."""
+    gw = InProcessGateway(tmp_path, SIMULATOR, f"sqlite:///{tmp_path / 'gateway.db'}")
+    gw.start()
+    try:
+        heard(gw.openai("acme"), "gpt-4o-audio-preview", 2)
+        [record] = ledger(gw)
+    finally:
+        gw.stop()
+    assert (record["fresh_input_tokens"], record["estimated"]) == (120, False)
+    assert record["cost_usd"] is None
 
 
 def priced(record: dict[str, Any], model: str, **extra: int) -> Decimal:

@@ -201,6 +201,7 @@ async def chat_completions(request: Request) -> ASGIApp:
             worst.output_tokens,
             images=cost.images,
             audio_output=call.audio_output,
+            audio_input=cost.audio,
             web_searches=cost.searches,
             tier=tier,
         )

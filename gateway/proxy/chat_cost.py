@@ -12,6 +12,7 @@ from typing import Any
 import orjson
 
 from gateway import offload
+from gateway.audio_parts import audio_in
 from gateway.ledger.tokens import TokenCounter
 from gateway.ledger.usage import UsageBound
 from gateway.spend.files import files_in, worst_input
@@ -26,6 +27,7 @@ class ChatCost:
     held_input: int  # the input to hold: with files or a search, the model's context window
     images: tuple[tuple[Any, int], ...]  # gateway.spend.images
     searches: int  # web searches it makes (gateway.spend.tool_fees)
+    audio: bool  # input audio parts, billed at the model's input audio rate
     unseen_input: bool  # files or searches add input the body does not show
 
     def bound(self, models: tuple[str, str]) -> UsageBound:
@@ -56,6 +58,7 @@ def chat_cost(
         held_input=worst_input(worst.input_tokens, files, context_window, searches),
         images=images_in(messages),
         searches=searches,
+        audio=audio_in(messages),
         unseen_input=bool(files or searches),
     )
 

@@ -160,6 +160,7 @@ class SpendGuard:
         bounded: bool = True,
         images: Sequence[tuple[Any, int]] = (),
         audio_output: bool = False,
+        audio_input: bool = False,
         web_searches: int = 0,
         tier: str | None = None,
         degradable: bool = True,
@@ -171,7 +172,8 @@ class SpendGuard:
         model's per-search fee; at the rates of the service `tier` it asks for.
         `bounded=False`: its cost cannot be read from the request (image and audio
         routes), so under a ceiling only `unpriced: allow` admits it; so is audio output,
-        a search or a dearer service tier on a model whose price has no rate for it.
+        `audio_input` (input audio parts), a search or a dearer service tier on a model
+        whose price has no rate for it.
         `degradable=False`: a call the ceiling's `degrade_to` model cannot stand in for
         (an embedding's vectors belong to the model that made them) is refused instead."""
         tenant = caller.tenant
@@ -181,7 +183,9 @@ class SpendGuard:
             return Reservation(rid, model, keys, ())  # no ceiling: booked, never held
         guarded = [(b.key, b.limit_units or 0) for b in policy.guarded]
         held = tuple(k for k, _ in guarded)
-        worst = _Bill(input_tokens, max_output, tuple(images), audio_output, web_searches, tier)
+        worst = _Bill(
+            input_tokens, max_output, tuple(images), audio_output, web_searches, tier, audio_input
+        )
         price_as = self._price_as(policy.ceiling, model, bounded, worst)
         amount = self._amount(price_as or model, model, worst)
         try:
@@ -230,7 +234,11 @@ class SpendGuard:
         """Whether `model` has a price but not for all that `worst` may bill."""
         searches = worst.searches > 0
         return self._pricer.lacks_rate(
-            model, audio_output=worst.audio, web_searches=searches, tier=worst.tier
+            model,
+            audio_output=worst.audio,
+            audio_input=worst.audio_input,
+            web_searches=searches,
+            tier=worst.tier,
         )
 
     def _amount(self, priced_as: str, model: str, worst: _Bill) -> int:
@@ -379,3 +387,4 @@ class _Bill:
     audio: bool  # asks for audio output
     searches: int  # web searches it may make (gateway.spend.tool_fees)
     tier: str | None = None  # the service tier it asks for (gateway.spend.pricing)
+    audio_input: bool = False  # sends input audio

@@ -4,7 +4,10 @@ Money is `Decimal`, quantized to 1e-10 USD so sums stored as integers stay exact
 A model with no price returns None: the caller books the tokens and counts it as
 unpriced, never as $0. Audio tokens and web searches are priced at genai-prices' audio
 and per-search rates; the config table has none (there audio goes at the text price and
-searches unpriced, and `lacks_rate` tells the spend guard).
+searches unpriced, and `lacks_rate` tells the spend guard). Audio on a model genai-prices
+prices without a rate for it (gpt-4o-audio-preview has text rates only) is billed at a
+rate nobody here knows, OpenAI's audio rates being 13 to 16 times its text ones: such a
+call is unpriced, never booked at the text rate.
 
 A service tier (`service_tier`: "priority", "flex", ...) is priced at genai-prices' rates
 for it where the model has them. Without them, a tier billed at most at the standard
@@ -109,21 +112,27 @@ class Pricer:
         model: str,
         *,
         audio_output: bool,
+        audio_input: bool = False,
         web_searches: bool = False,
         tier: str | None = None,
     ) -> bool:
-        """Whether the model has a price but no rate for audio output or web searches
-        that the call may bill (they would be booked at the text price, or not at all),
-        or none for its service `tier` (a dearer one without rates of its own)."""
+        """Whether the model has a price but no rate for audio output, audio input or
+        web searches that the call may bill (they would be booked unpriced, or at the
+        table's text price), or none for its service `tier` (a dearer one without rates
+        of its own)."""
         if model in self._table:  # a table price has no tiers
-            return audio_output or web_searches or _dearer(tier)
+            return audio_output or audio_input or web_searches or _dearer(tier)
         model_price = self._model_price(model)
         if model_price is None:
             return False
         model_price = self._tier_price(model, tier)
         if model_price is None:
             return True
-        needed = {"output_audio_mtok": audio_output, "web_searches_kcount": web_searches}
+        needed = {
+            "output_audio_mtok": audio_output,
+            "input_audio_mtok": audio_input,
+            "web_searches_kcount": web_searches,
+        }
         return any(on and getattr(model_price, k, None) is None for k, on in needed.items())
 
     def cost(self, model: str, usage: TokenUsage, tier: str | None = None) -> Decimal | None:
@@ -138,6 +147,9 @@ class Pricer:
         model_price = self._tier_price(model, tier)
         if model_price is None:
             self._unpriced(model, None if standard else tier)
+            return None
+        if _unrated_audio(model_price, usage):
+            self._no_audio_rate(model)
             return None
         if not _has_extras(usage):
             # plain per-token prices: Decimal arithmetic, no lookups (cached per model)
@@ -162,6 +174,17 @@ class Pricer:
                 str(tier)[:32],
                 why,
             )
+
+    def _no_audio_rate(self, model: str) -> None:
+        """Warn, once per model, that its calls with audio are booked unpriced."""
+        key = f"{model}\0audio"
+        if key in self._warned or len(self._warned) >= 1000:
+            return
+        self._warned.add(key)
+        log.warning(
+            "no audio rate for model %r: calls with audio booked with tokens, counted unpriced",
+            model,
+        )
 
     def _tier_price(self, model: str, tier: str | None) -> Any:
         """The model's genai-prices price at service `tier`: its rates for the tier where
@@ -246,6 +269,15 @@ def _quantized(cost: Decimal) -> Decimal:
 
 def _has_extras(usage: TokenUsage) -> bool:
     return bool(usage.input_audio or usage.output_audio or usage.web_searches)
+
+
+def _unrated_audio(model_price: Any, usage: TokenUsage) -> bool:
+    """Whether `usage` has audio tokens `model_price` has no rate for: genai-prices would
+    price them as text tokens."""
+    return bool(
+        (usage.input_audio and getattr(model_price, "input_audio_mtok", None) is None)
+        or (usage.output_audio and getattr(model_price, "output_audio_mtok", None) is None)
+    )
 
 
 def _genai_usage(usage: TokenUsage) -> Usage:
