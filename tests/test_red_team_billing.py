@@ -354,13 +354,14 @@ def test_a_type_that_is_not_a_string_is_no_500(gw: InProcessGateway) -> None:
 
 def test_a_part_is_held_at_its_whole_json_not_a_text_key_added_to_it(tmp_path: Path) -> None:
     """An audio part given a `"text": ""` key was counted as that empty text: its
-    base64 audio held at 0 tokens under a ceiling."""
+    base64 audio held at 0 tokens under a ceiling. (On a model with an input audio rate:
+    one without is refused before, as it cannot be held.)"""
     gw = _gateway(tmp_path, spend={"tenants": {"acme": {"monthly_usd": "0.001"}}})
     try:
         audio = {"type": "input_audio", "text": "", "input_audio": {"data": "QUJD" * 40_000}}
         big: Any = [{"role": "user", "content": [audio]}]
         with pytest.raises(openai.RateLimitError):
-            gw.openai().chat.completions.create(model="gpt-4o-mini", messages=big)
+            gw.openai().chat.completions.create(model="gpt-audio", messages=big)
     finally:
         gw.stop()
 
