@@ -12,7 +12,7 @@ ceiling, `-prompt-factor` scales the prompt tokens billed, `-clock` is the time 
 seconds the prefix cache's TTL reads, instead of this process's, `-web-searches` how often
 a Responses call with a web search tool searches, at most its `max_tool_calls`;
 `-service-tier` the tier a reply says served it, else the one asked for), and models
-named `fail-*` answer 500.
+named `fail-*` answer 500. Image and audio routes: gateway.dev.simulator_media.
 Every usage it computes is logged at `GET /sim/usage`, reported or not.
 """
 
@@ -35,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from gateway.dev import simulator_apis
+from gateway.dev import simulator_apis, simulator_media
 from gateway.dev.simulator_cache import SimulatorState, logged_headers
 from gateway.dev.simulator_replies import (
     choices_body,
@@ -245,6 +245,10 @@ def create_simulator_app(cache_ttl_s: float = 300.0) -> Starlette:
             Route("/v1/embeddings", embeddings, methods=["POST"]),
             Route("/v1/completions", simulator_apis.completions, methods=["POST"]),
             Route("/v1/responses", simulator_apis.responses, methods=["POST"]),
+            Route("/v1/images/{kind:str}", simulator_media.images, methods=["POST"]),
+            Route("/v1/audio/transcriptions", simulator_media.transcriptions, methods=["POST"]),
+            Route("/v1/audio/translations", simulator_media.transcriptions, methods=["POST"]),
+            Route("/v1/audio/speech", simulator_media.speech, methods=["POST"]),
             Route("/sim/usage", usage_log, methods=["GET"]),
             Route("/sim/stats", stats, methods=["GET"]),
         ]
