@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import pytest
 
 from gateway.ledger.usage import Malformed, TokenUsage, normalize, web_searches_made
+from gateway.spend.media_prices import MediaPricer
 
 CASES = [
     (
@@ -90,6 +92,37 @@ CASES = [
     ),
     ("embeddings", {"prompt_tokens": 8, "total_tokens": 8}, TokenUsage(fresh_input=8)),
     (
+        "transcription billed by tokens: its audio at the audio rate",
+        {
+            "type": "tokens",
+            "input_tokens": 50_000,
+            "input_token_details": {"text_tokens": 20, "audio_tokens": 49_980},
+            "output_tokens": 3_000,
+            "total_tokens": 53_000,
+        },
+        TokenUsage(fresh_input=50_000, output=3_000, input_audio=49_980),
+    ),
+    (
+        "transcription billed by duration (whisper-1)",
+        {"type": "duration", "seconds": 3600},
+        TokenUsage(audio_seconds=3600),
+    ),
+    (
+        "a part of a second is billed whole",
+        {"type": "duration", "seconds": 2.2},
+        TokenUsage(audio_seconds=3),
+    ),
+    (
+        "images: input image tokens at the image rate",
+        {
+            "input_tokens": 820,
+            "input_tokens_details": {"text_tokens": 44, "image_tokens": 776},
+            "output_tokens": 1056,
+            "total_tokens": 1876,
+        },
+        TokenUsage(fresh_input=820, output=1056, input_image=776),
+    ),
+    (
         "cached larger than prompt is capped",
         {
             "prompt_tokens": 10,
@@ -115,6 +148,10 @@ def test_shapes(raw: dict[str, Any], expected: TokenUsage) -> None:
         {"prompt_tokens": None, "completion_tokens": None},
         {"input_tokens": 1.5, "output_tokens": 2},
         {"input_tokens": None, "output_tokens": 7},
+        {"type": "duration", "seconds": -3},
+        {"type": "duration", "seconds": None},
+        {"type": "duration", "seconds": float("nan")},
+        {"type": "tokens", "input_tokens": "50"},
     ],
 )
 def test_counts_that_are_not_counts_are_malformed(raw: dict[str, Any]) -> None:
@@ -143,3 +180,29 @@ def test_web_searches_are_counted_from_a_responses_answer() -> None:
     assert web_searches_made({"output": [message]}) == 0
     assert web_searches_made({"output": None}) is None  # not seen: not known
     assert web_searches_made(None) is None
+
+
+@pytest.mark.parametrize(
+    ("model", "usage", "expected"),
+    [
+        ("whisper-1", TokenUsage(audio_seconds=3600), "0.36"),
+        ("tts-1", TokenUsage(characters=1_000), "0.015"),
+        ("tts-1-hd", TokenUsage(characters=1_000), "0.03"),
+        # 1M image tokens at $10 and 1M text at $5, against $10 for all at the text rate
+        ("gpt-image-1", TokenUsage(fresh_input=2_000_000, input_image=1_000_000), "15"),
+        ("gpt-4o-mini-tts", TokenUsage(characters=1_000), None),  # billed by tokens
+        ("dall-e-3", TokenUsage(characters=1_000), None),
+    ],
+)
+def test_audio_seconds_characters_and_image_tokens_are_priced_at_their_rates(
+    model: str, usage: TokenUsage, expected: str | None
+) -> None:
+    cost = MediaPricer({}, "openai").cost(model, usage)
+    assert cost == (None if expected is None else Decimal(expected))
+
+
+def test_a_call_whose_use_was_not_reported_bills_something() -> None:
+    """Booked unpriced, never as $0 (gateway.ledger.accounting)."""
+    assert TokenUsage(unmetered=True).billed
+    assert TokenUsage(audio_seconds=1).billed
+    assert not TokenUsage().billed

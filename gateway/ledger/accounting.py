@@ -181,7 +181,10 @@ class Accountant:
         """The price of `usage`: nothing for a call that bills nothing, priced or not
         (no "unpriced" warning); else at `model`'s rates, or `fallback_model`'s when the
         upstream named a model there is no price for (e.g. a dated variant): the
-        requested model's price is the honest guess, and what was reserved."""
+        requested model's price is the honest guess, and what was reserved. A call
+        whose use the upstream did not report (`usage.unmetered`) is unpriced."""
+        if usage.unmetered:
+            return None
         if not usage.billed:
             return Decimal(0)
         cost = self._price(model, usage, tier, held_tier)

@@ -4,13 +4,16 @@ Providers disagree on whether "input" includes cached tokens. Everything here en
 the same split: fresh input, cached input, cache-write input, output (reasoning is part
 of output and reported beside it), and whether the figures were reported or estimated.
 Audio tokens are part of input and output too, reported beside them because they are
-billed at their own (dearer) rate; web searches are billed per call, not per token.
+billed at their own (dearer) rate; so are an image model's input image tokens. Web
+searches are billed per call; a transcription model may bill the seconds of audio it
+heard, a speech model the characters it read, not tokens.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
 
@@ -25,11 +28,24 @@ class TokenUsage:
     input_audio: int = 0  # of fresh_input
     output_audio: int = 0  # of output
     web_searches: int = 0  # built-in web search calls, billed per 1,000
+    input_image: int = 0  # of fresh_input: an image model's input image tokens
+    audio_seconds: int = 0  # audio heard (a transcription billed by duration)
+    characters: int = 0  # text read aloud (a speech model billed per character)
+    # The upstream said nothing the call can be priced by (an image or audio reply
+    # without usage, a stream cut before its usage): booked unpriced, never as $0.
+    unmetered: bool = False
 
     @property
     def billed(self) -> bool:
-        """Whether the call bills anything at all (tokens or searches)."""
-        return bool(self.input_total or self.output or self.reasoning or self.web_searches)
+        """Whether the call bills anything at all (tokens, searches, seconds,
+        characters, or what was not metered)."""
+        counts = (self.input_total, self.output, self.reasoning, self.web_searches)
+        return bool(any(counts) or self.media or self.unmetered)
+
+    @property
+    def media(self) -> bool:
+        """Whether it bills what a token price alone does not price."""
+        return bool(self.input_image or self.audio_seconds or self.characters)
 
     @property
     def input_total(self) -> int:
@@ -49,6 +65,9 @@ _FIELDS = (
     "input_audio",
     "output_audio",
     "web_searches",
+    "input_image",
+    "audio_seconds",
+    "characters",
 )
 
 
@@ -104,6 +123,7 @@ def clamped(usage: TokenUsage, bound: UsageBound | None = None) -> TokenUsage:
         if bound.input is not None and usage.input_total > bound.input:
             cut |= {"fresh_input": bound.input, "cached_input": 0, "cache_write": 0}
             cut["input_audio"] = min(cut["input_audio"], bound.input)
+            cut["input_image"] = min(cut["input_image"], bound.input)
     return TokenUsage(**cut, estimated=True)
 
 
@@ -191,19 +211,55 @@ def from_deepseek(raw: Mapping[str, Any]) -> TokenUsage:
     )
 
 
+def from_openai_transcription(raw: Mapping[str, Any]) -> TokenUsage:
+    """`/v1/audio/transcriptions`: `{"type": "tokens", "input_tokens", "output_tokens",
+    "input_token_details": {"audio_tokens", "text_tokens"}}` (gpt-4o-transcribe: the
+    audio billed at its audio rate), or `{"type": "duration", "seconds"}` (whisper-1,
+    billed per second: a fraction of a second counts whole, never understated)."""
+    if raw.get("type") == "duration":
+        seconds = raw.get("seconds")
+        if isinstance(seconds, float) and math.isfinite(seconds) and seconds >= 0:
+            seconds = math.ceil(seconds)
+        return TokenUsage(audio_seconds=_int(seconds, required=True))
+    total = _int(raw.get("input_tokens"), required=True)
+    details = _details(raw, "input_token_details") or _details(raw, "input_tokens_details")
+    return TokenUsage(
+        fresh_input=total,
+        output=_int(raw.get("output_tokens")),
+        input_audio=min(_int(details.get("audio_tokens")), total),
+    )
+
+
+def from_openai_images(raw: Mapping[str, Any]) -> TokenUsage:
+    """`/v1/images/*` (gpt-image-1): `input_tokens` includes
+    `input_tokens_details.image_tokens`, billed at the model's dearer image rate."""
+    usage = from_openai_responses(raw)
+    images = _int(_details(raw, "input_tokens_details").get("image_tokens"))
+    return replace(usage, input_image=min(images, usage.fresh_input))
+
+
+# Each shape by its distinctive fields, in the order they are tried.
+_SHAPES: tuple[tuple[Callable[[Mapping[str, Any]], bool], Callable[..., TokenUsage]], ...] = (
+    (lambda raw: raw.get("type") in ("tokens", "duration"), from_openai_transcription),
+    (
+        lambda raw: "prompt_cache_hit_tokens" in raw or "prompt_cache_miss_tokens" in raw,
+        from_deepseek,
+    ),
+    (lambda raw: "prompt_tokens" in raw, from_openai),
+    (lambda raw: "image_tokens" in _details(raw, "input_tokens_details"), from_openai_images),
+    (lambda raw: "input_tokens_details" in raw, from_openai_responses),
+    (lambda raw: "input_tokens" in raw or "output_tokens" in raw, from_anthropic),
+)
+
+
 def normalize(raw: Any) -> TokenUsage | None:
     """Pick the shape by its distinctive fields; None when there is no usable usage.
     Raises `Malformed` when a count in it is not a count."""
     if not isinstance(raw, Mapping):
         return None
-    if "prompt_cache_hit_tokens" in raw or "prompt_cache_miss_tokens" in raw:
-        return from_deepseek(raw)
-    if "prompt_tokens" in raw:
-        return from_openai(raw)
-    if "input_tokens_details" in raw:
-        return from_openai_responses(raw)
-    if "input_tokens" in raw or "output_tokens" in raw:
-        return from_anthropic(raw)
+    for matches, read in _SHAPES:
+        if matches(raw):
+            return read(raw)
     return None
 
 
