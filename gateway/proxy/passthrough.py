@@ -1,6 +1,8 @@
 """The other /v1/* routes: forwarded as sent (plus an output ceiling the client did not
 name, see gateway.proxy.passthrough_cost), authenticated, guarded by a worst-case reservation
-like chat, and booked from the usage the upstream reports (or an estimate).
+like chat, and booked from the usage the upstream reports (or an estimate); an image or
+audio call the upstream reports no usage for is booked too, unpriced (or, for speech, at
+the characters it sent): every call forwarded is booked once.
 
 Only stateless routes pass. Every tenant shares the gateway's provider key, so a route
 that reads provider-side state (files, batches, stored completions, assistants, a stored
@@ -111,18 +113,30 @@ class _Booking:
         searches: int | None = None,
         served_tier: Any = None,
     ) -> None:
-        """Reported usage, else (for a call whose input was counted) an estimate; and
-        the web `searches` the answer shows (None: not seen, so the most it may make);
-        priced at the service tier the answer says served it (else the one held)."""
+        """Reported usage, else (for a call whose input was counted) an estimate, else
+        (an image or audio call) what the gateway knows it billed: a speech call's
+        characters, or nothing it can price (booked unpriced); and the web `searches`
+        the answer shows (None: not seen, so the most it may make); priced at the service
+        tier the answer says served it (else the one held)."""
         gw, call = self.gw, self.call
         model = model or self.spend.model  # the model asked for, or degraded to
         bound = call.bound(gw.tokens.factor(model), self.held_input)
         usage = gw.accountant.usage(model, reported, None, bound=bound)
         if usage is None and call.estimated:
             usage = gw.accountant.usage(model, None, call.raw_input, text)
+        if usage is None and not call.free:
+            usage = self._unreported()
         if usage is None:
-            return  # nothing counted: leaving `held()` releases the reservation
+            return  # nothing billed: leaving `held()` releases the reservation
         await self._book(model, usage, searches, tier_of(served_tier))
+
+    def _unreported(self) -> TokenUsage:
+        """An image or audio call whose use the upstream did not report (a reply without
+        usage, a stream closed before its usage came): a speech call is billed the
+        characters it sent; anything else is booked unpriced, never as free."""
+        if self.call.characters:
+            return TokenUsage(characters=self.call.characters, estimated=True)
+        return TokenUsage(estimated=True, unmetered=True)
 
     async def book_failed(self) -> None:
         """A call that failed after the upstream was reached: an estimate of its input;
@@ -130,7 +144,7 @@ class _Booking:
         reply to its ceiling, which the provider may have billed."""
         model = self.spend.model
         bound = self.call.bound(self.gw.tokens.factor(model), self.held_input)
-        if not self.answering or bound is None:
+        if not self.answering or bound is None:  # an image or audio call: `_unreported`
             await self.book(None, None, str)
             return
         # a call sent with no output ceiling has none to bill: its default is the estimate
@@ -213,6 +227,7 @@ async def passthrough(request: Request) -> ASGIApp:
         defaults.default_max_tool_calls,
         gw.settings.config.limits.max_body_containers,
         gw.guard.guards(caller),
+        content_type=request.headers.get("content-type", ""),
     )
     request_log.note(model=call.model)
     asked = call.model or "unknown"
@@ -221,8 +236,9 @@ async def passthrough(request: Request) -> ASGIApp:
     spend = await _reserve(gw, caller, call, held, tier)
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
     booking = _Booking(gw, caller, call, spend, held, tier)
-    # On an error after the upstream was reached the call may be billed: book an estimate.
-    estimate = booking.book_failed if call.estimated else None
+    # On an error after the upstream was reached the call may be billed: book an estimate
+    # (an image or audio call, what the gateway knows of it: `_Booking._unreported`).
+    estimate = None if call.free else booking.book_failed
     # Its worst case, journaled once forwarded: a process killed meanwhile leaves it booked at this.
     journal = None
     if call.estimated:

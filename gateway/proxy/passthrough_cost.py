@@ -10,8 +10,9 @@ way (`default_max_tool_calls`), which bounds its searches (gateway.spend.tool_fe
 each search may bring the model's context window in again as input
 (gateway.spend.files). Free routes (models,
 moderations) hold nothing; the rest (audio, images, and Responses tools billed by what
-the model does with them) are billed per image or second and cannot be bounded from
-tokens.
+the model does with them) are billed per image, second or character and cannot be
+bounded from tokens: read for their model (a form upload's `model` field,
+gateway.proxy.multipart_field) and, for speech, the characters it sends.
 """
 
 from __future__ import annotations
@@ -25,8 +26,10 @@ import orjson
 from gateway.errors import InvalidRequest
 from gateway.ledger.tokens import TokenCounter
 from gateway.ledger.usage import MAX_TOKENS, UsageBound
+from gateway.proxy.multipart_field import Ambiguous, boundary_of, form_field
 from gateway.proxy.provider_refs import check_responses
 from gateway.proxy.request_body import (
+    MAX_MODEL_CHARS,
     ask_stream_usage,
     check_containers,
     choices_field,
@@ -64,6 +67,7 @@ class PassCall:
     # False: the body names no output ceiling and none was added (no spend ceiling
     # guards the call): `max_output` is the route's default, an estimate, not a bound.
     ceiling_sent: bool = True
+    characters: int = 0  # the text a speech call reads aloud (billed per character)
 
     @property
     def held_output(self) -> int:
@@ -104,15 +108,23 @@ def read_call(
     max_tool_calls: int,
     most_containers: int,
     bound: bool = True,
+    content_type: str = "",
 ) -> PassCall:
     """`bound`: a ceiling guards the call, so the ceilings it holds are written into the
-    body where the client wrote none."""
+    body where the client wrote none. `content_type`: the body's, which says whether it
+    is a form upload (an image edit, a transcription)."""
     if route not in TOKEN_ROUTES:  # read for its model; JSON of too many arrays refused
-        check_containers(body, most_containers)
-        model = model_of(json_object_or_none(body))
+        boundary = boundary_of(content_type)
+        obj = None
+        if boundary is not None:  # an upload: its `model` field alone is read
+            model = _form_model(body, boundary)
+        else:
+            check_containers(body, most_containers)
+            obj = json_object_or_none(body)
+            model = model_of(obj)
         if route in FREE_ROUTES:
             return PassCall(route, model, body, free=True)
-        return PassCall(route, model, body, bounded=False)
+        return PassCall(route, model, body, bounded=False, characters=_characters(route, obj))
     obj = json_object(body, most_containers)  # its depth checked: it is written again
     model = model_of(obj)
     if model is None:
@@ -133,6 +145,27 @@ def read_call(
     )
     # a null, a string or a float is no ceiling the gateway can hold the provider to
     return replace(call, ceiling_sent=positive_int(obj.get(key)) is not None)
+
+
+def _form_model(body: bytes, boundary: bytes) -> str | None:
+    """A form upload's `model` field; refused when it is there twice or cannot be read
+    (the upstream might read another model than the one held and booked)."""
+    try:
+        model = form_field(body, boundary, "model", most=4 * MAX_MODEL_CHARS)
+    except Ambiguous as exc:
+        raise InvalidRequest(
+            "The form's 'model' field must be given once, as text.",
+            param="model",
+            code="invalid_model",
+        ) from exc
+    return model_of({"model": model})
+
+
+def _characters(route: str, obj: Mapping[str, Any] | None) -> int:
+    """The characters a speech call reads aloud, its `input` (the one audio route with
+    a JSON body, `/v1/audio/speech`; the others are form uploads)."""
+    text = obj.get("input") if route == "audio" and obj is not None else None
+    return len(text) if isinstance(text, str) else 0
 
 
 def _responses(
