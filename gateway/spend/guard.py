@@ -120,16 +120,23 @@ class SpendGuard:
         max_output: int,
         *,
         audio_output: bool = False,
+        audio_input: int = 0,
         web_searches: int = 0,
         tier: str | None = None,
     ) -> int | None:
-        """Every input token fresh (plus the margin), the whole output ceiling used, and
-        `web_searches` searches, at the service `tier`'s rates, in units; None when the
-        model has no price (for that tier). A call that asks for audio output may spend
-        all of it on audio: the dearer of the text and audio rates."""
+        """Every input token fresh (plus the margin), `audio_input` of them input audio
+        at the model's audio rate, the whole output ceiling used, and `web_searches`
+        searches, at the service `tier`'s rates, in units; None when the model has no
+        price (for that tier, or for its audio). A call that asks for audio output may
+        spend all of it on audio: the dearer of the text and audio rates."""
         margin = self._rules.file.input_margin
         fresh = int(input_tokens * margin) + 1
-        usage = TokenUsage(fresh_input=fresh, output=max_output, web_searches=web_searches)
+        usage = TokenUsage(
+            fresh_input=fresh,
+            input_audio=min(audio_input, fresh),
+            output=max_output,
+            web_searches=web_searches,
+        )
         cost = self._pricer.cost(model, usage, tier)
         if cost is None:
             return None
@@ -160,7 +167,7 @@ class SpendGuard:
         bounded: bool = True,
         images: Sequence[tuple[Any, int]] = (),
         audio_output: bool = False,
-        audio_input: bool = False,
+        audio_input: int = 0,
         web_searches: int = 0,
         tier: str | None = None,
         degradable: bool = True,
@@ -172,8 +179,8 @@ class SpendGuard:
         model's per-search fee; at the rates of the service `tier` it asks for.
         `bounded=False`: its cost cannot be read from the request (image and audio
         routes), so under a ceiling only `unpriced: allow` admits it; so is audio output,
-        `audio_input` (input audio parts), a search or a dearer service tier on a model
-        whose price has no rate for it.
+        input audio (`audio_input`: the most it may bill, in tokens, held at the audio
+        rate), a search or a dearer service tier on a model whose price has no rate for it.
         `degradable=False`: a call the ceiling's `degrade_to` model cannot stand in for
         (an embedding's vectors belong to the model that made them) is refused instead."""
         tenant = caller.tenant
@@ -236,7 +243,7 @@ class SpendGuard:
         return self._pricer.lacks_rate(
             model,
             audio_output=worst.audio,
-            audio_input=worst.audio_input,
+            audio_input=worst.audio_input > 0,
             web_searches=searches,
             tier=worst.tier,
         )
@@ -249,6 +256,7 @@ class SpendGuard:
             tokens,
             worst.max_output,
             audio_output=worst.audio,
+            audio_input=worst.audio_input,
             web_searches=worst.searches,
             tier=worst.tier,
         )
@@ -387,4 +395,4 @@ class _Bill:
     audio: bool  # asks for audio output
     searches: int  # web searches it may make (gateway.spend.tool_fees)
     tier: str | None = None  # the service tier it asks for (gateway.spend.pricing)
-    audio_input: bool = False  # sends input audio
+    audio_input: int = 0  # the most its input audio may bill, in audio tokens
