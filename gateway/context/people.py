@@ -60,10 +60,11 @@ __all__ = [
 
 KINDS: tuple[str, ...] = (
     *("name", "city", "address", "phone", "email", "order", "sku", "amount", "date"),
-    *("problem", "promise", "deadline"),
+    *("problem", "promise", "deadline", "commitment"),
 )
 SINGLE_VALUED = frozenset({"name", "city", "address", "phone", "email"})
 KEEP_PER_KIND = 6  # of a multi-valued kind, those said last: a facts block stays small
+KEEP_COMMITMENTS = 4  # the agent's commitments, a clause each: the last said
 # Of each kind of the operator's patterns (a "billing" amount, an "invoice"): they catch
 # what the people extractor does not read as the customer's, so they keep more.
 KEEP_PER_PATTERN = 8
@@ -212,12 +213,20 @@ def _fact(
         id=hashlib.blake2b(key.encode(), digest_size=8).hexdigest(),
         text=text,
         tags=tags,
-        scope="verified" if kind in CONTACT else "basic",
+        scope="verified" if kind in CONTACT or _holds_contact(kind, value, english) else "basic",
         source_channel=channel,
         created_at=at,
         value=value,
         extracted=True,
     )
+
+
+def _holds_contact(kind: str, value: str, english: bool) -> bool:
+    """An agent's commitment that says where or how to reach the customer ("I'll send it
+    to ana@x.com", "vamos entregar na rua X, 12"): as guarded as the detail it holds."""
+    if kind != "commitment":
+        return False
+    return any(h.kind in CONTACT for h in customer_hits(value.translate(FOLD), english))
 
 
 def _scanned(text: str) -> str:
@@ -399,6 +408,8 @@ def _kept_of(kind: str) -> int:
     """How many facts of a kind `current_facts` keeps."""
     if kind in SINGLE_VALUED:
         return 1
+    if kind == "commitment":
+        return KEEP_COMMITMENTS
     return KEEP_PER_KIND if kind in KINDS else KEEP_PER_PATTERN  # the operator's patterns
 
 
