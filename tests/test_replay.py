@@ -392,3 +392,31 @@ def test_a_scripted_answer_in_any_language_comes_back_as_written() -> None:
 
     assert asyncio.run(ask()) == text
     assert scripted("x" * 7000) == {}  # too long for a header: the simulator makes one up
+
+
+def test_a_value_is_not_shown_by_a_longer_one_it_begins_or_ends() -> None:
+    """A fact is present as a whole value: a superseded "...@lemoscafe.com" is not shown
+    by the current "...@lemoscafe.com.br", nor a name by a longer word."""
+    old = {"type": "email", "value": "gustavo@lemoscafe.com", "surface": "gustavo@lemoscafe.com"}
+    assert not fact_present(old, normalized("[email] gustavo@lemoscafe.com.br"))
+    assert not fact_present(old, normalized("mail xgustavo@lemoscafe.com please"))
+    assert fact_present(old, normalized("write to gustavo@lemoscafe.com."))
+    assert fact_present(old, normalized("(gustavo@lemoscafe.com), thanks"))
+    order = {"type": "promise", "value": "ORD-48", "surface": "ORD-48"}
+    assert not fact_present(order, normalized("ord-48-b and ord-48_1 and ord-48213"))
+    assert fact_present(order, normalized("ord-48: shipped"))
+    name = {"type": "name", "value": "Ana", "surface": "Ana"}
+    assert not fact_present(name, normalized("sou a anabela"))
+    assert fact_present(name, normalized("é a ana, tudo bem?"))
+    assert fact_present(name, normalized("ana's order"))
+
+
+def test_a_corrected_value_is_not_kept_by_the_old_one_it_is_part_of() -> None:
+    turns = _turns("mail me at ana@shop.com.br", "ok", "sorry: ana@shop.com", "ok", "so?")
+    facts = [
+        _fact("f1", "email", "ana@shop.com.br", 0, superseded_by="f2"),
+        _fact("f2", "email", "ana@shop.com", 2),
+    ]
+    requests = {4: "[email] ana@shop.com.br so?"}  # only the old value is shown
+    tally = score_facts(facts, [Played("c1", turns, requests, token_offsets([1] * 5))])
+    assert tally["facts.all"] == [0, 1]

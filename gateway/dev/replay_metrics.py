@@ -64,7 +64,7 @@ def fact_present(fact: Mapping[str, Any], text: str) -> bool:
     ]
     # The punctuation around a phrase is not the fact: "do you still sell that model?"
     # is kept by "... do you still sell that model | ...".
-    if any(normalized(form).strip(_EDGE) in text for form in forms):
+    if any(_present_whole(normalized(form).strip(_EDGE), text) for form in forms):
         return True
     if fact.get("type") not in IDENTIFIER_TYPES:
         return False
@@ -73,6 +73,22 @@ def fact_present(fact: Mapping[str, Any], text: str) -> bool:
         return False
     joined = _DIGIT_GAP.sub("", text)
     return any(_present_run(run, joined) for run in runs)
+
+
+# A form runs on into a longer value when a letter or digit touches it, or when it is
+# followed by one of these and a letter or digit: "x@shop.com" is not shown by
+# "x@shop.com.br", nor "ORD-48" by "ORD-48213" or "ORD-48-b".
+_JOINERS = ".@_-"
+_ALNUM = r"[^\W_]"
+_NOT_AFTER = rf"(?!{_ALNUM})(?![{re.escape(_JOINERS)}]{_ALNUM})"
+
+
+def _present_whole(form: str, text: str) -> bool:
+    """`form` in the text as a whole value, not the start, end or middle of a longer one
+    (a superseded "x@shop.com" is not shown by the current "x@shop.com.br")."""
+    if not form:
+        return False
+    return re.search(rf"(?<!{_ALNUM}){re.escape(form)}{_NOT_AFTER}", text) is not None
 
 
 def _present_run(run: str, text: str) -> bool:
