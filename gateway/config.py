@@ -22,7 +22,6 @@ from gateway.context.policy import Policies, load_policies
 from gateway.context.retention import Retention, load_retention
 from gateway.errors import ConfigError
 from gateway.spend.ceilings import SPEND_FILE, SpendRules, load_spend, spend_problems
-from gateway.spend.media_prices import MediaPricer
 from gateway.spend.pricing import PriceEntry, Pricer
 from gateway.spend.rate_limits import RateLimitsFile, RateRules
 from gateway.spend.rate_policy import limits_problems, load_limits
@@ -251,9 +250,8 @@ def _absolute_store(config: Config, base: Path) -> Config:
 
 
 def pricer_for(config: Config) -> Pricer:
-    """The `Pricer` the gateway prices with (config table, then genai-prices; image
-    and audio use too, gateway.spend.media_prices)."""
-    return MediaPricer(config.prices, config.upstream.provider, config.upstream.base_url)
+    """The `Pricer` the gateway prices with (config table, then genai-prices)."""
+    return Pricer(config.prices, config.upstream.provider, config.upstream.base_url)
 
 
 POLICY_FILES = ("context.yaml", "spend.yaml", "tenants.yaml", "retention.yaml", "limits.yaml")

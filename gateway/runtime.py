@@ -32,7 +32,6 @@ from gateway.proxy.request_body import BodyBytes, read_body
 from gateway.proxy.transport import HTTP11Transport
 from gateway.proxy.upstream import Upstream
 from gateway.spend.guard import SpendGuard
-from gateway.spend.media_prices import MediaPricer
 from gateway.spend.pricing import Pricer
 from gateway.spend.rate_guard import RateGuard
 from gateway.store import Store, open_store
@@ -225,7 +224,7 @@ async def build_gateway(
     )
     upstream.max_reply_bytes = config.limits.max_reply_bytes
     upstream.observe = metrics.observe_upstream
-    pricer = MediaPricer(config.prices, config.upstream.provider, upstream_url)
+    pricer = Pricer(config.prices, config.upstream.provider, upstream_url)
     accountant = Accountant(tokens, pricer, bookkeeper, metrics)
     inflight = InFlight(spill.parent)
     guard = SpendGuard(

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from gateway.ledger.usage import Malformed, TokenUsage, normalize, web_searches_made
-from gateway.spend.media_prices import MediaPricer
+from gateway.spend.pricing import Pricer
 
 CASES = [
     (
@@ -197,7 +197,7 @@ def test_web_searches_are_counted_from_a_responses_answer() -> None:
 def test_audio_seconds_characters_and_image_tokens_are_priced_at_their_rates(
     model: str, usage: TokenUsage, expected: str | None
 ) -> None:
-    cost = MediaPricer({}, "openai").cost(model, usage)
+    cost = Pricer({}, "openai").cost(model, usage)
     assert cost == (None if expected is None else Decimal(expected))
 
 

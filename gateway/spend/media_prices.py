@@ -1,25 +1,18 @@
-"""Prices of what image and audio calls bill beside text tokens: an image model's input
-image tokens (gpt-image-1: $10 per million against $5 for text), the seconds of audio a
-transcription model bills by duration (whisper-1: $0.36 an hour), the characters a
-speech model reads aloud (tts-1: $15 per million, tts-1-hd $30). genai-prices has these
-rates; a model whose price lacks the one a call bills (the config table has none, nor
-genai-prices a per-character rate for gpt-4o-mini-tts) leaves the call unpriced, never
-at $0 or at the text rate alone.
+"""What image and audio calls bill beside text tokens, as genai-prices prices it: an
+image model's input image tokens (gpt-image-1: $10 per million against $5 for text), the
+seconds of audio a transcription model bills by duration (whisper-1: $0.36 an hour), the
+characters a speech model reads aloud (tts-1: $15 per million, tts-1-hd $30). Pure
+functions over a genai-prices model price; `gateway.spend.pricing.Pricer` prices with
+them. A model whose price lacks the rate a call bills (the config table has none, nor
+genai-prices a per-character rate for gpt-4o-mini-tts) leaves the call unpriced, never at
+$0 or at the text rate alone.
 """
 
 from __future__ import annotations
 
-import logging
-from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
-from genai_prices import Usage
-
 from gateway.ledger.usage import TokenUsage
-from gateway.spend.money import COST_QUANTUM
-from gateway.spend.pricing import Pricer
-
-log = logging.getLogger("gateway.spend.media_prices")
 
 # The genai-prices rate each kind of use needs (any one of them).
 _RATES = {
@@ -28,34 +21,14 @@ _RATES = {
 }
 
 
-class MediaPricer(Pricer):
-    """A `Pricer` that also prices image tokens, audio seconds and characters."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._lacking: set[str] = set()
-
-    def cost(self, model: str, usage: TokenUsage, tier: str | None = None) -> Decimal | None:
-        by_tokens = not (usage.audio_seconds or usage.characters)
-        if not usage.media or (by_tokens and model in self._table):
-            return super().cost(model, usage, tier)  # a table's images: its input rate
-        model_price = None if model in self._table else self._tier_price(model, tier)
-        if model_price is None or not _has_rates(model_price, usage):
-            if model_price is None and model not in self._table:
-                self._unpriced(model, None)  # no price at all
-            elif model not in self._lacking:  # one warning a priced model
-                self._lacking.add(model)
-                log.warning(
-                    "model %r has no rate for the audio seconds or characters its call "
-                    "billed: booked unpriced",
-                    model,
-                )
-            return None
-        total = model_price.calc_price(_media_usage(usage))["total_price"]
-        return Decimal(total).quantize(COST_QUANTUM, rounding=ROUND_HALF_EVEN)
+def billed_by_units(usage: TokenUsage) -> bool:
+    """Whether `usage` bills seconds or characters, which only a genai-prices rate for
+    them prices (a table price has none)."""
+    return bool(usage.audio_seconds or usage.characters)
 
 
-def _has_rates(model_price: Any, usage: TokenUsage) -> bool:
+def has_media_rates(model_price: Any, usage: TokenUsage) -> bool:
+    """Whether `model_price` has a rate for the seconds and characters `usage` bills."""
     return all(
         any(getattr(model_price, rate, None) is not None for rate in rates)
         for kind, rates in _RATES.items()
@@ -63,19 +36,14 @@ def _has_rates(model_price: Any, usage: TokenUsage) -> bool:
     )
 
 
-def _media_usage(usage: TokenUsage) -> Usage:
-    values = {
-        "input_tokens": usage.input_total,
-        "cache_read_tokens": usage.cached_input,
-        "cache_write_tokens": usage.cache_write,
-        "output_tokens": usage.output,
-        "input_audio_tokens": usage.input_audio,
-        "output_audio_tokens": usage.output_audio,
-        "web_searches": usage.web_searches,
-        "input_characters": usage.characters,
-    }
+def media_fields(usage: TokenUsage) -> dict[str, int]:
+    """genai-prices `Usage` fields for the image tokens, seconds and characters of
+    `usage` (none for a call that bills none)."""
+    fields: dict[str, int] = {}
     if usage.input_image:  # no cached image tokens are reported: none are taken as such
-        values |= {"input_image_tokens": usage.input_image, "cache_image_read_tokens": 0}
+        fields |= {"input_image_tokens": usage.input_image, "cache_image_read_tokens": 0}
     if usage.audio_seconds:  # genai-prices wants the whole beside the input part
-        values |= {"audio_seconds": usage.audio_seconds, "input_audio_seconds": usage.audio_seconds}
-    return Usage(**{k: v for k, v in values.items() if v or k == "cache_image_read_tokens"})
+        fields |= {"audio_seconds": usage.audio_seconds, "input_audio_seconds": usage.audio_seconds}
+    if usage.characters:
+        fields["input_characters"] = usage.characters
+    return fields

@@ -7,7 +7,11 @@ and per-search rates; the config table has none (there audio goes at the text pr
 searches unpriced, and `lacks_rate` tells the spend guard). Audio on a model genai-prices
 prices without a rate for it (gpt-4o-audio-preview has text rates only) is billed at a
 rate nobody here knows, OpenAI's audio rates being 13 to 16 times its text ones: such a
-call is unpriced, never booked at the text rate.
+call is unpriced, never booked at the text rate. An image model's input image tokens,
+the seconds a transcription model heard and the characters a speech model read are
+priced at genai-prices' rates for them (`gateway.spend.media_prices`); a price without
+the rate for seconds or characters a call bills (the config table has none) leaves it
+unpriced, never $0, while a table prices image tokens at its input rate.
 
 A service tier (`service_tier`: "priority", "flex", ...) is priced at genai-prices' rates
 for it where the model has them. Without them, a tier billed at most at the standard
@@ -28,6 +32,7 @@ from genai_prices import Usage, calc_price, data_snapshot
 from pydantic import Field
 
 from gateway.ledger.usage import TokenUsage
+from gateway.spend.media_prices import billed_by_units, has_media_rates, media_fields
 from gateway.spend.money import COST_QUANTUM
 from gateway.yamlfile import Strict
 
@@ -49,6 +54,12 @@ _UNKNOWN = object()
 # (flex and batch bill half; scale draws on capacity paid for ahead).
 AT_MOST_STANDARD = frozenset({"auto", "default", "standard", "flex", "scale", "batch"})
 _STANDARD = frozenset({"auto", "default", "standard"})
+# What a priced model's call is booked unpriced for lacking, warned once per model.
+_NO_RATE = {
+    "audio": "no audio rate for model %r: calls with audio booked with tokens, counted unpriced",
+    "media": "model %r has no rate for the audio seconds or characters its call billed: "
+    "booked unpriced",
+}
 
 
 def tier_of(value: Any) -> str | None:
@@ -139,17 +150,17 @@ class Pricer:
         """What `usage` of `model` costs, at its service `tier`'s rates; None: unpriced."""
         entry = self._table.get(model)
         if entry is not None:
-            if _dearer(tier):  # a table price has no tiers: a dearer one is not known
-                self._unpriced(model, tier, " (config.yaml `prices` has no tiers)")
-                return None
-            return _quantized(_table_cost(entry, usage))
+            return self._table_price(model, entry, usage, tier)
         standard = tier is None or tier in _STANDARD
         model_price = self._tier_price(model, tier)
         if model_price is None:
             self._unpriced(model, None if standard else tier)
             return None
         if _unrated_audio(model_price, usage):
-            self._no_audio_rate(model)
+            self._no_rate(model, "audio")
+            return None
+        if not has_media_rates(model_price, usage):
+            self._no_rate(model, "media")
             return None
         if not _has_extras(usage):
             # plain per-token prices: Decimal arithmetic, no lookups (cached per model)
@@ -157,6 +168,20 @@ class Pricer:
             if rates is not None:
                 return _quantized(_rated_cost(rates, usage))
         return _quantized(Decimal(model_price.calc_price(_genai_usage(usage))["total_price"]))
+
+    def _table_price(
+        self, model: str, entry: PriceEntry, usage: TokenUsage, tier: str | None
+    ) -> Decimal | None:
+        """What `usage` costs at a config table price: its image tokens at its input
+        rate; unpriced for seconds, characters or a dearer tier (it has no rates for
+        them)."""
+        if billed_by_units(usage):
+            self._no_rate(model, "media")
+            return None
+        if _dearer(tier):
+            self._unpriced(model, tier, " (config.yaml `prices` has no tiers)")
+            return None
+        return _quantized(_table_cost(entry, usage))
 
     def _unpriced(self, model: str, tier: str | None, why: str = "") -> None:
         """Warn, once per model (or model and tier), that its calls are booked unpriced."""
@@ -175,16 +200,14 @@ class Pricer:
                 why,
             )
 
-    def _no_audio_rate(self, model: str) -> None:
-        """Warn, once per model, that its calls with audio are booked unpriced."""
-        key = f"{model}\0audio"
+    def _no_rate(self, model: str, what: str) -> None:
+        """Warn, once per model, that its calls billing `what` (a `_NO_RATE` key) are
+        booked unpriced."""
+        key = f"{model}\0{what}"
         if key in self._warned or len(self._warned) >= 1000:
             return
         self._warned.add(key)
-        log.warning(
-            "no audio rate for model %r: calls with audio booked with tokens, counted unpriced",
-            model,
-        )
+        log.warning(_NO_RATE[what], model)
 
     def _tier_price(self, model: str, tier: str | None) -> Any:
         """The model's genai-prices price at service `tier`: its rates for the tier where
@@ -268,7 +291,7 @@ def _quantized(cost: Decimal) -> Decimal:
 
 
 def _has_extras(usage: TokenUsage) -> bool:
-    return bool(usage.input_audio or usage.output_audio or usage.web_searches)
+    return bool(usage.input_audio or usage.output_audio or usage.web_searches or usage.media)
 
 
 def _unrated_audio(model_price: Any, usage: TokenUsage) -> bool:
@@ -292,6 +315,7 @@ def _genai_usage(usage: TokenUsage) -> Usage:
         cache_write_tokens=usage.cache_write,
         output_tokens=usage.output,
         **{k: v for k, v in extras.items() if v},
+        **media_fields(usage),
     )
 
 
