@@ -235,8 +235,15 @@ def test_replay_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
             assert 0 <= side[key] <= 100
         for group in ("all", "needed", "episode_at_referring_turns"):
             assert 0 <= side["facts"][group]["pct"] <= 100
-    # Full history keeps every fact of its own conversation, verbatim.
+    # Full history keeps every fact of its own conversation, verbatim; the checks
+    # beyond what every window sends are the same on both sides, fewer than all of them.
     assert base["facts"]["all"]["pct"] == 100.0
+    for group in ("far", "needed"):
+        beyond = policy["facts"][f"{group}_beyond_verbatim"]
+        assert beyond["checked"] == base["facts"][f"{group}_beyond_verbatim"]["checked"]
+        assert beyond["checked"] <= policy["facts"][group]["checked"]
+    assert policy["facts"]["needed_beyond_verbatim"]["checked"] > 0
+    assert base["facts"]["needed_beyond_verbatim"]["pct"] == 100.0
     assert base["last4_kept_pct"] == 100.0
     assert base["requests_with_raw_episode_text"] == 0
     assert set(policy["over_quota_by_class"]) <= {
@@ -314,6 +321,7 @@ def test_replay_table_without_baseline(tmp_path: Path, capsys: pytest.CaptureFix
     table = capsys.readouterr().out
     assert "baseline" not in table.splitlines()[2]
     assert "facts kept, all later turns" in table
+    assert "of them not in the always-sent part" in table
     assert "turns over quota" in table
 
 
@@ -420,3 +428,35 @@ def test_a_corrected_value_is_not_kept_by_the_old_one_it_is_part_of() -> None:
     requests = {4: "[email] ana@shop.com.br so?"}  # only the old value is shown
     tally = score_facts(facts, [Played("c1", turns, requests, token_offsets([1] * 5))])
     assert tally["facts.all"] == [0, 1]
+
+
+def test_far_back_and_needed_are_also_counted_beyond_what_every_window_sends() -> None:
+    """A window that sends only the opening request and the last messages keeps every
+    fact stated there: beside far / needed, the same checks on the facts neither stated
+    nor said again there."""
+    said = ["I am Ana, order 5512", "hi", "my city is Recife", "ok", "a long story", "mhm"]
+    turns = _turns(*said, "so?", "yes", "and?", "sure", "the city?")
+    turns[10]["needs"] = ["f1", "f2"]
+    sizes = [5, 5, 5, 5, FAR_TOKENS, 5, 5, 5, 5, 5, 5]
+    facts = [_fact("f1", "name", "Ana", 0), _fact("f2", "city", "Recife", 2)]
+    null = normalized("\n".join([said[0], "so?", "yes", "and?", "sure", "the city?"]))
+    tally = score_facts(facts, [Played("c1", turns, {10: null}, token_offsets(sizes))])
+    assert tally["facts.far"] == [1, 2]
+    assert tally["facts.needed"] == [1, 2]
+    # Only Recife is stated outside the opening request and the last four messages.
+    assert tally["facts.far_beyond_verbatim"] == [0, 1]
+    assert tally["facts.needed_beyond_verbatim"] == [0, 1]
+    # A policy keeping the last 9 messages sends Recife whole too: nothing left to check.
+    wide = Played("c1", turns, {10: null}, token_offsets(sizes), {10: 9})
+    tally = score_facts(facts, [wide])
+    assert "facts.needed_beyond_verbatim" not in tally
+    assert "facts.far_beyond_verbatim" not in tally
+    figures = fact_figures(tally)
+    assert figures["needed_beyond_verbatim"] == {"pct": None, "checked": 0}
+    assert figures["far_beyond_verbatim"] == {"pct": None, "checked": 0}
+    # Nor is a fact said again in the last messages: any window sends it there.
+    again = [dict(t) for t in turns]
+    again[8]["content"] = "and? still in Recife"
+    tally = score_facts(facts, [Played("c1", again, {10: null}, token_offsets(sizes))])
+    assert tally["facts.needed"] == [1, 2]
+    assert "facts.needed_beyond_verbatim" not in tally

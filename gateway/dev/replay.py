@@ -72,6 +72,7 @@ class Sent:
     cost: Decimal
     quota: QuotaTurn | None = None
     input_cost: Decimal = Decimal(0)  # the same calls' input alone, each at its model
+    keep_last: int | None = None  # the policy's keep_last_messages (the gateway side)
 
 
 @dataclass
@@ -196,9 +197,10 @@ class GatewaySide:
             cost, input_cost = cost + whole, input_cost + inputs
         sent = next((c["messages"] for c in reversed(calls) if c.get("messages")), None)
         text = None if sent is None else _text(sent)
-        return Sent(text, usage, cost, self._quota(reply, messages), input_cost)
+        quota, keep_last = self._quota(reply, messages)
+        return Sent(text, usage, cost, quota, input_cost, keep_last)
 
-    def _quota(self, reply: httpx.Response, messages: list[Any]) -> QuotaTurn:
+    def _quota(self, reply: httpx.Response, messages: list[Any]) -> tuple[QuotaTurn, int]:
         cls = reply.headers.get("x-gateway-class", "")
         policy = self.settings.policies.resolve(self.plan, cls, self.model)
 
@@ -206,9 +208,8 @@ class GatewaySide:
             return sum(self.tokens.message_tokens(self.model, m) for m in messages)
 
         floor = floor_tokens(messages, policy.keep_last_messages, count)
-        return QuotaTurn(
-            cls, int(reply.headers.get("x-gateway-window-tokens", "0")), policy.quota_tokens, floor
-        )
+        window = int(reply.headers.get("x-gateway-window-tokens", "0"))
+        return QuotaTurn(cls, window, policy.quota_tokens, floor), policy.keep_last_messages
 
     async def fact_documents(self, conversations: list[dict[str, Any]]) -> list[tuple[int, int]]:
         """How big each customer's facts document ended up (the gateway's own store)."""
@@ -279,9 +280,13 @@ async def _play_one(
     offsets: list[int],
     result: SideResult,
     clock: bool = False,
+    keep_last: dict[int, int] | None = None,
 ) -> tuple[Played, Decimal]:
+    """`keep_last`: the policy's keep_last_messages per turn, when this side has none of
+    its own (the baseline: its checks are counted as the gateway's are)."""
     history: list[Any] = [{"role": "system", "content": conv["system"]}]
     requests: dict[int, str] = {}
+    kept_last: dict[int, int] = dict(keep_last or {})
     cost = Decimal(0)
     for i, turn in enumerate(turns):
         history.append({"role": turn["role"], "content": turn["content"]})
@@ -297,11 +302,13 @@ async def _play_one(
         cost += sent.cost
         if sent.quota is not None:
             result.quota.append(sent.quota)
+        if sent.keep_last is not None:
+            kept_last[i] = sent.keep_last
         if sent.text is None:
             result.answered_by_gateway += 1
         else:
             requests[i] = sent.text
-    return Played(played, turns, requests, offsets), cost
+    return Played(played, turns, requests, offsets, kept_last), cost
 
 
 async def play_conversation(
@@ -310,26 +317,30 @@ async def play_conversation(
     offsets: dict[str, list[int]],
     result: SideResult,
     clock: bool = False,
-) -> None:
+    like: list[Played] | None = None,
+) -> list[Played]:
     """Its episodes (each closed after), then itself; scores and costs into `result`.
-    `clock`: the simulator's cache reads each turn's own time."""
+    `clock`: the simulator's cache reads each turn's own time. `like`: the gateway's
+    plays of it, whose policy says what every window sends verbatim (for the baseline).
+    Returns the plays."""
     played: list[Played] = []
     total = Decimal(0)
-    for ep in conv["episodes"]:
+    parts = [(ep["id"], ep["channel"], ep["turns"]) for ep in conv["episodes"]]
+    parts.append((conv["id"], conv["channel"], conv["turns"]))
+    for n, (pid, channel, turns) in enumerate(parts):
+        keep_last = dict(like[n].keep_last) if like else None
         p, cost = await _play_one(
-            side, conv, ep["id"], ep["channel"], ep["turns"], offsets[ep["id"]], result, clock
+            side, conv, pid, channel, turns, offsets[pid], result, clock, keep_last
         )
-        await side.close(conv, ep["id"])
+        if n < len(conv["episodes"]):
+            await side.close(conv, pid)
         played.append(p)
         total += cost
-    p, cost = await _play_one(
-        side, conv, conv["id"], conv["channel"], conv["turns"], offsets[conv["id"]], result, clock
-    )
-    played.append(p)
-    result.costs.append(total + cost)
+    result.costs.append(total)
     result.classes.append(result.quota[-1].conversation_class if result.quota else "")
     merge(result.tally, score_facts(conv["facts"], played))
     merge(result.tally, score_verbatim(played))
+    return played
 
 
 def read_workload(path: Path) -> list[dict[str, Any]]:
@@ -424,9 +435,9 @@ async def replay(
             policy, full = SideResult(), SideResult()
             for n, conv in enumerate(conversations):
                 offsets = conversation_offsets(conv, gateway.tokens, model)
-                await play_conversation(gateway, conv, offsets, policy, timed)
+                plays = await play_conversation(gateway, conv, offsets, policy, timed)
                 if base is not None:
-                    await play_conversation(base, conv, offsets, full, timed)
+                    await play_conversation(base, conv, offsets, full, timed, plays)
                 if progress is not None:
                     progress(n + 1, time.monotonic() - started)
             policy.fact_docs = await gateway.fact_documents(conversations)

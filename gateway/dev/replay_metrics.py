@@ -12,6 +12,12 @@ message index). Every check is tallied as [kept, checked] under a name:
                        stated in, while it is current (not yet corrected)
   facts.far[.TYPE]     the same, where more than FAR_TOKENS tokens were said after it
   facts.needed[.TYPE]  a fact of this conversation at the turns whose `needs` list it
+  facts.far_beyond_verbatim, facts.needed_beyond_verbatim
+                       facts.far and facts.needed counted only where the fact is neither
+                       stated nor repeated in what every window sends verbatim at that
+                       turn (the opening request and the last `keep_last_messages`
+                       messages): elsewhere even a window that kept nothing else has it,
+                       so these count only what the window itself kept
   facts.episode[.TYPE] a fact of an earlier episode at the turns whose `needs` list it
   opening              the first customer message, verbatim, at every later turn
   last4                the last four messages of the history, verbatim, at every turn
@@ -119,6 +125,17 @@ class Played:
     requests: Mapping[int, str]
     # offsets[i]: tokens said before message i (len(turns) + 1 entries).
     offsets: Sequence[int] = field(default_factory=list)
+    # keep_last[turn]: the policy's keep_last_messages at that request (LAST_MESSAGES
+    # when not given): with the opening request, what every window sends verbatim.
+    keep_last: Mapping[int, int] = field(default_factory=dict)
+
+    def always_sent(self, turn: int) -> tuple[range, str]:
+        """What every window (and full history) sends whole at the request of `turn`: the
+        opening request and the last messages (their indices, and their text `normalized`)."""
+        head, tail = _head_tail(self.turns[: turn + 1], self.keep_last.get(turn, LAST_MESSAGES))
+        whole = [*range(head), *range(tail, turn + 1)]
+        text = normalized("\n".join(str(self.turns[i].get("content") or "") for i in whole))
+        return range(head, tail), text
 
 
 def _location(fact: Mapping[str, Any], order: Mapping[str | None, int]) -> Location:
@@ -136,16 +153,32 @@ def _current_until(
     return end
 
 
+class _AlwaysSent:
+    """Per (played, turn), what every window sends whole there, computed once."""
+
+    def __init__(self, played: Sequence[Played]) -> None:
+        self.played = played
+        self.seen: dict[Location, tuple[range, str]] = {}
+
+    def beyond(self, n: int, turn: int, stated: int, fact: Mapping[str, Any]) -> bool:
+        """The fact is neither stated nor said again in what every window sends whole."""
+        if (n, turn) not in self.seen:
+            self.seen[n, turn] = self.played[n].always_sent(turn)
+        folded, text = self.seen[n, turn]
+        return stated in folded and not fact_present(fact, text)
+
+
 def score_facts(facts: Sequence[Mapping[str, Any]], played: Sequence[Played]) -> Tally:
-    """facts.all / facts.far / facts.needed / facts.episode for one workload conversation
-    (`played`: its episodes, oldest first, then itself; the last one's id is the fact's
-    `episode` null)."""
+    """facts.all / facts.far / facts.needed / facts.episode (and far / needed beyond
+    what every window sends whole) for one workload conversation (`played`: its
+    episodes, oldest first, then itself; the last one's id is the fact's `episode` null)."""
     order: dict[str | None, int] = {p.id: n for n, p in enumerate(played)}
     order[None] = len(played) - 1
     by_id = {str(f["id"]): f for f in facts}
     until = _current_until(by_id, order)
     tally: Tally = {}
     texts = [{t: normalized(s) for t, s in p.requests.items()} for p in played]
+    always = _AlwaysSent(played)
     for fid, fact in by_id.items():
         where, stated = _location(fact, order)
         kind = str(fact["type"])
@@ -159,18 +192,35 @@ def score_facts(facts: Sequence[Mapping[str, Any]], played: Sequence[Played]) ->
             if p.offsets and p.offsets[turn + 1] - p.offsets[stated + 1] > FAR_TOKENS:
                 count(tally, "facts.far", kept)
                 count(tally, f"facts.far.{kind}", kept)
-    for n, p in enumerate(played):
+                if always.beyond(where, turn, stated, fact):
+                    count(tally, "facts.far_beyond_verbatim", kept)
+    _score_needed(by_id, order, texts, always, tally)
+    return tally
+
+
+def _score_needed(
+    by_id: Mapping[str, Mapping[str, Any]],
+    order: Mapping[str | None, int],
+    texts: Sequence[Mapping[int, str]],
+    always: _AlwaysSent,
+    tally: Tally,
+) -> None:
+    """facts.needed (this conversation's) and facts.episode (an earlier episode's) at the
+    turns whose `needs` list them."""
+    for n, p in enumerate(always.played):
         for turn, text in texts[n].items():
             for fid in p.turns[turn].get("needs") or ():
                 fact = by_id[str(fid)]
                 kept = fact_present(fact, text)
-                if _location(fact, order)[0] == n:
+                where, stated = _location(fact, order)
+                if where == n:
                     count(tally, "facts.needed", kept)
                     count(tally, f"facts.needed.{fact['type']}", kept)
+                    if always.beyond(n, turn, stated, fact):
+                        count(tally, "facts.needed_beyond_verbatim", kept)
                 else:
                     count(tally, "facts.episode", kept)
                     count(tally, f"facts.episode.{fact['type']}", kept)
-    return tally
 
 
 def score_verbatim(played: Sequence[Played]) -> Tally:
@@ -286,7 +336,7 @@ def fact_figures(tally: Tally) -> dict[str, Any]:
     """Retention percentages, overall and per fact type, with how many checks each."""
     kinds = sorted({n.split(".")[2] for n in tally if n.count(".") == 2})
     figures: dict[str, Any] = {}
-    for group in ("all", "far", "needed"):
+    for group in ("all", "far", "needed", "far_beyond_verbatim", "needed_beyond_verbatim"):
         kept, checked = tally.get(f"facts.{group}", [0, 0])
         figures[group] = {"pct": pct(kept, checked), "checked": checked}
     kept, checked = tally.get("facts.episode", [0, 0])

@@ -138,7 +138,9 @@ def _fact_rows(sides: list[dict[str, Any]]) -> list[tuple[str, list[str]]]:
     labels = (
         ("all", "facts kept, all later turns"),
         ("far", "  far back (> 8k tokens)"),
+        ("far_beyond_verbatim", "    of them not in the always-sent part"),
         ("needed", "facts of this conversation where a reply needs them"),
+        ("needed_beyond_verbatim", "  of them not in the always-sent part"),
         ("episode_at_referring_turns", "earlier-episode facts at referring turns"),
         ("episode_without_contact_details", "  of them not contact details (no scope needed)"),
     )
@@ -211,6 +213,10 @@ def as_table(report: dict[str, Any]) -> str:
         label.ljust(width) + "".join(c.rjust(w) for c, w in zip(cells, cols, strict=True))
         for label, cells in rows
     ]
+    out.append(
+        "  not in the always-sent part: neither stated nor said again in the opening request "
+        "or the last keep_last_messages messages, which every window sends whole"
+    )
     out += _quota_lines(report["policy"])
     docs = report["policy"].get("facts_document")
     if docs:
