@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import shutil
 import tempfile
 import time
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Protocol
@@ -45,8 +43,10 @@ from gateway.dev.replay_metrics import (
     score_verbatim,
     token_offsets,
 )
+from gateway.dev.replay_workload import read_workload, turn_time
 from gateway.dev.simulator import create_simulator_app, serve_simulator_in_background
 from gateway.dev.simulator_cache import SimulatorState
+from gateway.errors import ConfigError
 from gateway.ledger.tokens import TokenCounter
 from gateway.ledger.usage import TokenUsage, normalize
 from gateway.messages import message_text
@@ -56,6 +56,7 @@ from gateway.spend.ceilings import SPEND_FILE
 from gateway.spend.pricing import Pricer
 
 TENANT = "replay"
+__all__ = ["ReplayError", "read_workload", "replay", "turn_time"]
 
 
 class ReplayError(Exception):
@@ -109,11 +110,6 @@ def clocked(at: float | None) -> dict[str, str]:
     """The simulator's cache reads the turn's own time (`--clock workload`), so a turn
     after a pause longer than the cache's TTL finds it cold, as a provider's would."""
     return {} if at is None else {"x-simulator-clock": f"{at:.3f}"}
-
-
-def turn_time(turn: dict[str, Any]) -> float:
-    """A workload turn's `at` (ISO 8601, "Z" for UTC) in seconds since the epoch."""
-    return datetime.fromisoformat(str(turn["at"]).replace("Z", "+00:00")).timestamp()
 
 
 SCRIPTED_CHARS = 6000  # a longer answer is not scripted (a header that size is refused)
@@ -343,11 +339,6 @@ async def play_conversation(
     return played
 
 
-def read_workload(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 def write_replay_config(
     root: Path, upstream_url: str, policies: Path | None, plan: str
 ) -> tuple[Path, str]:
@@ -397,6 +388,18 @@ class Replay:
     clock: str = "wall"  # whose time the simulator's cache TTL runs on
 
 
+def _as_given(
+    problems: list[tuple[str, str, str]], copy: Path, folder: Path | None
+) -> list[tuple[str, str, str]]:
+    """A problem in the replay's copy of the policy folder, said of the folder itself."""
+    if folder is None:
+        return problems
+    return [
+        (f.replace(str(copy), str(folder)), k, r.replace(str(copy), str(folder)))
+        for f, k, r in problems
+    ]
+
+
 @contextlib.asynccontextmanager
 async def _sides(
     root: Path, policies: Path | None, baseline: bool, model: str, plan: str
@@ -404,7 +407,10 @@ async def _sides(
     """The gateway (its lifespan running, on the simulator) and the baseline."""
     async with serve_simulator_in_background() as (url, sim):
         config, key = write_replay_config(root, url, policies, plan)
-        settings = load_settings(config, {})
+        try:
+            settings = load_settings(config, {})
+        except ConfigError as exc:  # named as the user's folder, not the temporary copy
+            raise ConfigError(_as_given(exc.problems, root / "policies", policies)) from None
         app = create_app(settings)
         async with app.router.lifespan_context(app):
             gateway = GatewaySide(app, sim, key, settings, model, plan)

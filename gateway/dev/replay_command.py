@@ -9,14 +9,29 @@ import json
 import sys
 from pathlib import Path
 
+from gateway.context.policy import POLICY_FILE
 from gateway.dev.replay import ReplayError, read_workload, replay
 from gateway.dev.replay_report import as_table, to_json
+from gateway.dev.replay_workload import WorkloadError
 from gateway.errors import ConfigError
+from gateway.spend.ceilings import SPEND_FILE
 
 
 def _progress(done: int, elapsed: float) -> None:
     if done % 10 == 0:
         print(f"  {done} conversations replayed ({elapsed:.0f} s)", file=sys.stderr)
+
+
+def _policies_problem(policies: str | None) -> str | None:
+    """Why the --policies folder cannot be replayed (None: it can, or there is none)."""
+    if policies is None:
+        return None
+    folder = Path(policies)
+    if not folder.is_dir():
+        return "is not a folder"
+    if not any((folder / name).is_file() for name in (POLICY_FILE, SPEND_FILE)):
+        return f"has neither {POLICY_FILE} nor {SPEND_FILE} (the only files replay reads)"
+    return None
 
 
 def run_replay(
@@ -30,11 +45,16 @@ def run_replay(
 ) -> int:
     path = Path(workload)
     folder = Path(policies) if policies else None
-    if folder is not None and not folder.is_dir():
-        print(f"error: --policies {policies!r} is not a folder", file=sys.stderr)
+    wrong = _policies_problem(policies)
+    if wrong:
+        print(f"error: --policies {policies!r} {wrong}", file=sys.stderr)
         return 2
     try:
-        conversations = read_workload(path)
+        conversations = read_workload(path, clock)
+    except WorkloadError as exc:
+        for line in exc.problems:
+            print(f"error: {line}", file=sys.stderr)
+        return 1
     except (OSError, ValueError) as exc:
         print(f"error: cannot read {workload}: {exc}", file=sys.stderr)
         return 1
