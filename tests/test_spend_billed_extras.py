@@ -166,6 +166,47 @@ def test_audio_input_on_a_model_without_an_audio_rate_is_not_held(
     assert Decimal(record["cost_usd"]) == billed.quantize(Decimal("1e-10"))
 
 
+def said(client: openai.OpenAI, model: str, seconds: int) -> None:
+    """A Responses call sending a recording of `seconds` (an `input_audio` content
+    item); the upstream reports it as 10 input audio tokens a second (of 100 more)."""
+    usage = {
+        "input_tokens": 10 * seconds + 100,
+        "input_tokens_details": {"cached_tokens": 0, "audio_tokens": 10 * seconds},
+        "output_tokens": 10,
+    }
+    part: Any = {"type": "input_audio", "input_audio": {"data": wav(seconds), "format": "wav"}}
+    client.responses.create(
+        model=model,
+        input=[{"role": "user", "content": [part]}],
+        max_output_tokens=10,
+        extra_headers={"X-Simulator-Usage": json.dumps(usage)},
+    )
+
+
+def test_responses_audio_input_on_a_model_without_an_audio_rate_is_not_held(
+    gw: InProcessGateway,
+) -> None:
+    """As on chat: /v1/responses held and booked input audio on gpt-4o-audio-preview (no
+    input audio rate in genai-prices) at the text rate. Under a ceiling it is refused
+    400 model_not_priced; gpt-audio, which has the rate, passes and is booked at it;
+    with no ceiling (globex) it is booked, unpriced."""
+    client = gw.openai("acme")
+    with pytest.raises(openai.BadRequestError) as info:
+        said(client, "gpt-4o-audio-preview", 1)
+    assert info.value.code == "model_not_priced"
+    said(client, "gpt-audio", 1)
+    said(gw.openai("globex"), "gpt-4o-audio-preview", 1)
+    heard_audio, unpriced = ledger(gw)
+    assert (heard_audio["model"], heard_audio["tenant"]) == ("gpt-audio", "acme")
+    billed = calc_price(
+        Usage(input_tokens=110, input_audio_tokens=10, output_tokens=10),
+        "gpt-audio",
+        provider_id="openai",
+    ).total_price
+    assert Decimal(heard_audio["cost_usd"]) == billed.quantize(Decimal("1e-10"))
+    assert (unpriced["model"], unpriced["cost_usd"]) == ("gpt-4o-audio-preview", None)
+
+
 def test_audio_input_without_a_rate_is_booked_unpriced_not_at_the_text_rate(
     tmp_path: Path,
 ) -> None:

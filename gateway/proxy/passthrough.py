@@ -189,6 +189,7 @@ async def _reserve(
         call.held_output,
         bounded=call.bounded,
         images=call.images,
+        audio_input=call.audio,
         web_searches=call.web_searches,
         tier=tier,
         degradable=call.route in DEGRADABLE,

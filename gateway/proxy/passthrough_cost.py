@@ -8,7 +8,9 @@ added to the forwarded body, so the reservation is a true worst case rather than
 its estimate); a Responses call that may search the web gets `max_tool_calls` the same
 way (`default_max_tool_calls`), which bounds its searches (gateway.spend.tool_fees), and
 each search may bring the model's context window in again as input
-(gateway.spend.files). Free routes (models,
+(gateway.spend.files); its `input_audio` items are held as chat's input audio parts
+are (the most they may bill, at the model's input audio rate: gateway.media_parts).
+Free routes (models,
 moderations) hold nothing; the rest (audio, images, and Responses tools billed by what
 the model does with them) are billed per image, second or character and cannot be
 bounded from tokens: read for their model (a form upload's `model` field,
@@ -24,8 +26,10 @@ from typing import Any
 import orjson
 
 from gateway.errors import InvalidRequest
+from gateway.json_tree import objects_under, type_of
 from gateway.ledger.tokens import TokenCounter
 from gateway.ledger.usage import MAX_TOKENS, UsageBound
+from gateway.media_parts import AUDIO_PART, audio_worst
 from gateway.proxy.multipart_field import Ambiguous, boundary_of, form_field
 from gateway.proxy.provider_refs import check_responses
 from gateway.proxy.request_body import (
@@ -68,6 +72,7 @@ class PassCall:
     # guards the call): `max_output` is the route's default, an estimate, not a bound.
     ceiling_sent: bool = True
     characters: int = 0  # the text a speech call reads aloud (billed per character)
+    audio: int = 0  # the most its input audio may bill, in audio tokens (held besides)
 
     @property
     def held_output(self) -> int:
@@ -77,22 +82,24 @@ class PassCall:
     def held_input(self, factor: float, context_window: int) -> int:
         """The input the spend guard holds: as counted (with the model's token `factor`),
         and where files or searches add input the body does not show, what they may add
-        on a model of `context_window` (gateway.spend.files)."""
-        counted = corrected(self.raw_input, factor)
+        on a model of `context_window` (gateway.spend.files); its input audio's worst
+        case besides."""
+        counted = corrected(self.raw_input, factor) + self.audio
         return worst_input(counted, self.files, context_window, self.web_searches)
 
     def bound(self, factor: float, held_input: int) -> UsageBound | None:
         """The most the upstream can bill a token-billed call: its replies' ceilings, and
-        its input as counted (with the model's token `factor`), or where files or searches
-        add to it the input held for it (`held_input()`), each with its images' worst
-        case. A report past it is not believed."""
+        its input as counted (with the model's token `factor`) and its audio's worst
+        case, or where files or searches add to it the input held for it
+        (`held_input()`), each with its images' worst case. A report past it is not
+        believed."""
         if not self.estimated:
             return None
         output = self.held_output if self.ceiling_sent else MAX_TOKENS
         images = beyond_count(self.model or "", self.images)
         if self.files or self.web_searches:
             return UsageBound(output, held_input + images, input_held=True)
-        return UsageBound(output, corrected(self.raw_input, factor) + images)
+        return UsageBound(output, corrected(self.raw_input, factor) + self.audio + images)
 
     @property
     def estimated(self) -> bool:
@@ -194,7 +201,24 @@ def _responses(
         web_searches=searches,
         files=has_files(items),
         tier=tier_of(obj.get("service_tier")),
+        audio=_audio_worst(items),
     )
+
+
+def _audio_worst(items: Any) -> int:
+    """The most the `input_audio` items at any depth under a Responses `input` may bill,
+    in audio tokens, as chat's parts (gateway.media_parts.audio_worst: the SDK's shape,
+    `{"type": "input_audio", "input_audio": {"data", "format"}}`, or its earlier one with
+    `data` beside `type`); at least 1 where there is one, so the spend guard asks for
+    the model's input audio rate whatever its data."""
+    parts = [_nested(node) for node in objects_under(items) if type_of(node) == AUDIO_PART]
+    return max(audio_worst([{"content": parts}]), 1) if parts else 0
+
+
+def _nested(part: dict[str, Any]) -> dict[str, Any]:
+    if isinstance(part.get(AUDIO_PART), Mapping):
+        return part
+    return {"type": AUDIO_PART, AUDIO_PART: {"data": part.get("data")}}
 
 
 def _completions(tokens: TokenCounter, model: str, obj: dict[str, Any], ceiling: int) -> PassCall:
