@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -17,6 +19,7 @@ import yaml
 from gateway.context.engine import SUMMARY_LEAST_TOKENS
 from gateway.context.policy import DEFAULT_POLICY
 from gateway.context.prompts import summary_message
+from gateway.dev import replay as replay_module
 from gateway.dev.cs_workload import generate, to_jsonl
 from gateway.dev.replay import scripted
 from gateway.dev.replay_metrics import (
@@ -460,3 +463,32 @@ def test_far_back_and_needed_are_also_counted_beyond_what_every_window_sends() -
     tally = score_facts(facts, [Played("c1", again, {10: null}, token_offsets(sizes))])
     assert tally["facts.needed"] == [1, 2]
     assert "facts.needed_beyond_verbatim" not in tally
+
+
+def test_under_the_wall_clock_the_conversation_runs_on_the_workloads_dates(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The gateway's conversation clock starts at the conversation's first turn and moves
+    by a small step a turn (no pause, so no cold cache): an earlier episode's card is
+    headed with the episode's day, never with the day the replay runs, so the figures
+    do not depend on the machine's date."""
+    conv = next(c for c in generate(40, seed=11, langs=["en"]) if c["episodes"])
+    episode_day = conv["episodes"][-1]["turns"][-1]["at"][:10]
+    sent: list[tuple[str, str | None]] = []
+    original = replay_module.GatewaySide.send
+
+    async def send(self: Any, conv: Any, played: str, *args: Any) -> Any:
+        out = await original(self, conv, played, *args)
+        sent.append((played, out.text))
+        return out
+
+    monkeypatch.setattr(replay_module.GatewaySide, "send", send)
+    asyncio.run(replay_module.replay([conv], None, False))
+    days = {
+        day
+        for played, text in sent
+        if played == conv["id"]
+        for day in re.findall(r"\d{4}-\d\d-\d\d", text or "")
+    }
+    assert episode_day in days
+    assert time.strftime("%Y-%m-%d", time.gmtime()) not in days

@@ -88,6 +88,7 @@ class SideResult:
     requests: int = 0
     answered_by_gateway: int = 0
     input_cost: Decimal = Decimal(0)
+    cache_clock: float = 1.0  # --clock wall: the simulator's cache's clock (CACHE_STEP_S)
     # Each customer's facts document at the end: (facts, tokens as the prompt shows them).
     fact_docs: list[tuple[int, int]] = field(default_factory=list)
 
@@ -100,16 +101,42 @@ class Side(Protocol):
         channel: str,
         messages: list[Any],
         answer: str,
-        at: float | None = None,
+        at: Moment | None = None,
     ) -> Sent: ...
 
-    async def close(self, conv: dict[str, Any], played: str) -> None: ...
+    async def close(self, conv: dict[str, Any], played: str, at: Moment | None = None) -> None: ...
 
 
-def clocked(at: float | None) -> dict[str, str]:
-    """The simulator's cache reads the turn's own time (`--clock workload`), so a turn
-    after a pause longer than the cache's TTL finds it cold, as a provider's would."""
-    return {} if at is None else {"x-simulator-clock": f"{at:.3f}"}
+# --clock wall: the conversation's clock starts at its first turn's time (the cards'
+# and facts' dates are the workload's, never the day the replay runs) and moves this
+# much a customer turn, so no pause ever reaches cache_idle_s; the simulator's cache
+# runs on a clock of its own that moves CACHE_STEP_S a request, so nothing the replay
+# cached expires before 300,000 requests (5 minutes' TTL), however slow the machine.
+WALL_STEP_S = 1.0
+CACHE_STEP_S = 0.001
+REPLAY_EPOCH = 1735689600.0  # 2025-01-01T00:00:00Z: a conversation without times
+
+
+@dataclass(frozen=True)
+class Moment:
+    """When a turn is played: `said`, the conversation's clock the gateway reads (the
+    pause since the last turn, facts' and cards' dates); `cache`, the clock the
+    simulator's prompt cache (its TTL) runs on."""
+
+    said: float
+    cache: float
+
+
+def clocked(at: Moment | None) -> dict[str, str]:
+    """The simulator's cache reads the replay's clock, not its own: the turns' own
+    times under `--clock workload` (a turn after a pause longer than the TTL finds it
+    cold, as a provider's would), a clock without pauses under `--clock wall`."""
+    return {} if at is None else {"x-simulator-clock": f"{at.cache:.3f}"}
+
+
+def first_time(turns: list[dict[str, Any]]) -> float:
+    """The played conversation's first turn's time (REPLAY_EPOCH when none has one)."""
+    return next((turn_time(t) for t in turns if t.get("at")), REPLAY_EPOCH)
 
 
 SCRIPTED_CHARS = 6000  # a longer answer is not scripted (a header that size is refused)
@@ -174,12 +201,11 @@ class GatewaySide:
         channel: str,
         messages: list[Any],
         answer: str,
-        at: float | None = None,
+        at: Moment | None = None,
     ) -> Sent:
         body = {"model": self.model, "messages": messages}
         headers = {**self._headers(conv, played, channel), **scripted(answer), **clocked(at)}
-        if at is not None:  # the conversation's clock too: the pause since its last turn
-            self.app.state.gateway.turn_clock = lambda: at
+        self._set_clock(at)
         reply = await self.http.post("/v1/chat/completions", json=body, headers=headers)
         if reply.status_code != 200:
             raise ReplayError(f"{played}: the gateway answered {reply.status_code}: {reply.text}")
@@ -218,7 +244,15 @@ class GatewaySide:
             )
         return out
 
-    async def close(self, conv: dict[str, Any], played: str) -> None:
+    def _set_clock(self, at: Moment | None) -> None:
+        """The conversation's clock: the pause since its last turn, facts' and cards'
+        dates."""
+        if at is not None:
+            said = at.said
+            self.app.state.gateway.turn_clock = lambda: said
+
+    async def close(self, conv: dict[str, Any], played: str, at: Moment | None = None) -> None:
+        self._set_clock(at)
         reply = await self.http.post(
             f"/v1/conversations/{played}/close",
             headers=self._headers(conv, played, str(conv["channel"])),
@@ -247,7 +281,7 @@ class BaselineSide:
         channel: str,
         messages: list[Any],
         answer: str,
-        at: float | None = None,
+        at: Moment | None = None,
     ) -> Sent:
         reply = await self.http.post(
             "/v1/chat/completions",
@@ -260,7 +294,7 @@ class BaselineSide:
         cost, input_cost = priced(self.pricer, self.model, usage)
         return Sent(_text(messages), usage, cost, None, input_cost)
 
-    async def close(self, conv: dict[str, Any], played: str) -> None:
+    async def close(self, conv: dict[str, Any], played: str, at: Moment | None = None) -> None:
         return None
 
     async def aclose(self) -> None:
@@ -277,12 +311,14 @@ async def _play_one(
     result: SideResult,
     clock: bool = False,
     keep_last: dict[int, int] | None = None,
-) -> tuple[Played, Decimal]:
+) -> tuple[Played, Decimal, Moment]:
     """`keep_last`: the policy's keep_last_messages per turn, when this side has none of
     its own (the baseline: its checks are counted as the gateway's are)."""
     history: list[Any] = [{"role": "system", "content": conv["system"]}]
     requests: dict[int, str] = {}
     kept_last: dict[int, int] = dict(keep_last or {})
+    start = first_time(turns)
+    at = Moment(start, result.cache_clock)
     cost = Decimal(0)
     for i, turn in enumerate(turns):
         history.append({"role": turn["role"], "content": turn["content"]})
@@ -290,7 +326,11 @@ async def _play_one(
             continue
         after = turns[i + 1] if i + 1 < len(turns) else {}
         answer = str(after.get("content") or "") if after.get("role") == "assistant" else ""
-        at = turn_time(turn) if clock else None
+        if clock:
+            at = Moment(turn_time(turn), turn_time(turn))
+        else:
+            result.cache_clock += CACHE_STEP_S
+            at = Moment(at.said + WALL_STEP_S, result.cache_clock)
         sent = await side.send(conv, played, channel, list(history), answer, at)
         result.requests += 1
         result.usage = _usage_sum(result.usage, sent.usage)
@@ -304,7 +344,7 @@ async def _play_one(
             result.answered_by_gateway += 1
         else:
             requests[i] = sent.text
-    return Played(played, turns, requests, offsets, kept_last), cost
+    return Played(played, turns, requests, offsets, kept_last), cost, at
 
 
 async def play_conversation(
@@ -316,7 +356,8 @@ async def play_conversation(
     like: list[Played] | None = None,
 ) -> list[Played]:
     """Its episodes (each closed after), then itself; scores and costs into `result`.
-    `clock`: the simulator's cache reads each turn's own time. `like`: the gateway's
+    `clock`: the gateway and the simulator's cache read each turn's own time (else
+    the clocks without pauses of `--clock wall`). `like`: the gateway's
     plays of it, whose policy says what every window sends verbatim (for the baseline).
     Returns the plays."""
     played: list[Played] = []
@@ -325,11 +366,11 @@ async def play_conversation(
     parts.append((conv["id"], conv["channel"], conv["turns"]))
     for n, (pid, channel, turns) in enumerate(parts):
         keep_last = dict(like[n].keep_last) if like else None
-        p, cost = await _play_one(
+        p, cost, last = await _play_one(
             side, conv, pid, channel, turns, offsets[pid], result, clock, keep_last
         )
         if n < len(conv["episodes"]):
-            await side.close(conv, pid)
+            await side.close(conv, pid, last)
         played.append(p)
         total += cost
     result.costs.append(total)
@@ -432,8 +473,10 @@ async def replay(
     progress: Callable[[int, float], None] | None = None,
     clock: str = "wall",
 ) -> Replay:
-    """`clock`: "wall" (the replay's own time: no turn finds the cache expired) or
-    "workload" (each turn's `at`: a pause past the TTL leaves it cold)."""
+    """`clock`: "wall" (no pauses: each conversation's clock starts at its first turn's
+    time and moves WALL_STEP_S a turn, the cache's CACHE_STEP_S a request, so no turn
+    finds the cache expired) or "workload" (each turn's `at`, for both: a pause past the
+    TTL leaves it cold)."""
     timed = clock == "workload"
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="gateway-replay-") as tmp:
