@@ -611,7 +611,7 @@ def test_a_value_written_or_spelled_out_is_one_fact(first: str, second: str) -> 
     assert facts[0].value in second  # the latest statement's own characters
 
 
-def test_agent_turns_give_promises_deadlines_and_commitments_only() -> None:
+def test_agent_turns_give_promises_and_deadlines_only() -> None:
     agent = [
         "I can offer $64.30 as a refund, processed within 3 business days.",
         "Consigo devolver R$ 149,90 até 21/02.",
@@ -634,12 +634,7 @@ def test_agent_turns_give_promises_deadlines_and_commitments_only() -> None:
         ("deadline", "em até 5 dias úteis"),
         ("deadline", "próximo lunes"),
     } <= pairs(facts)
-    # the clauses that commit to an action, the amount and the day said in them again
-    assert {f.value for f in facts if f.tags[0] == "commitment"} == {
-        "Le reembolsamos 20 euros antes del viernes",
-        "Vamos estornar o valor em até 5 dias úteis",
-    }
-    assert kinds(facts) <= {"promise", "deadline", "commitment"}
+    assert kinds(facts) <= {"promise", "deadline"}
     assert all(f.text.endswith("(the agent said)") for f in facts)
 
 
@@ -1626,7 +1621,7 @@ def test_an_agent_turn_that_corrects_nothing_keeps_its_promises(
     chat: list[str], values: list[str]
 ) -> None:
     facts = extract(*chat, role="assistant")
-    assert [f.value for f in current_facts(facts) if f.tags[0] != "commitment"] == values
+    assert [f.value for f in current_facts(facts)] == values
     assert not any("correction" in f.tags for f in facts)
 
 

@@ -209,8 +209,7 @@ def test_a_sum_written_with_unicode_spaces_is_the_agents_promise_in_the_card(
     """pt-BR formatting puts a no-break space after "R$" and between thousands: the card
     said the agent promised "R$ 1", "234,56 €" or nothing."""
     gw = sqlite_app_gateway
-    # (no first person: an offer whose amount alone is the promise, not a commitment's clause)
-    reply = f"Entendo. O reembolso de {amount} sai em até 5 dias úteis."
+    reply = f"Entendo. Vamos fazer o reembolso de {amount} em até 5 dias úteis."
     play_turns(
         gw,
         SYSTEM,

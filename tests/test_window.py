@@ -352,33 +352,6 @@ def test_facts_beyond_the_ceiling_of_equal_relevance_go_by_when_last_said() -> N
     assert "7781342" in text and "7790415" not in text
 
 
-def test_the_agents_commitments_take_only_the_room_other_facts_leave() -> None:
-    """A commitment is a clause, dearer than any value: heard after the customer's
-    email, it does not push the email out of a full facts slice (the amount it holds is a
-    fact of its own); it shows where there is room."""
-    t = tokens()
-    email = Fact("a", "email: ana@x.com", ("email", "customer"), created_at=1.0, value="ana@x.com")
-    clause = "I'll ship a new charger tomorrow by express and refund the $12 delivery fee"
-    commitment = Fact(
-        "b", f"commitment: {clause}", ("commitment", "agent"), created_at=9.0, value=clause
-    )
-    room = {f.id: sum(t.text(x) + 1 for x in facts_block([f])) for f in (email, commitment)}
-    for ceiling, shown in ((max(room.values()), {"ana@x.com"}), (sum(room.values()) + 8, None)):
-        p = shipped_policy(
-            quota_tokens=6000, facts_floor=0, facts_ceiling=ceiling, transcript_floor=500
-        )
-        inp = WindowInput(
-            messages=[{"role": "user", "content": "any news?"}],
-            memory=Memory(),
-            policy=p,
-            facts=[email, commitment],
-            scopes=("basic", "verified"),
-        )
-        text = "\n".join(str(m["content"]) for m in assemble(inp, t).messages)
-        assert "ana@x.com" in text
-        assert (clause in text) is (shown is None)
-
-
 @pytest.mark.parametrize("where", ["first", "last"])
 def test_a_history_rewritten_at_the_summarized_span_resets_the_memory(where: str) -> None:
     t = tokens()

@@ -46,7 +46,7 @@ OUTCOME_MESSAGES = 3  # the agent's last messages read for an outcome, newest fi
 # The customer's facts show in this order of kinds (others after them), then promises.
 CUSTOMER_KINDS: tuple[str, ...] = ("name", "city", "address", "phone", "email", "order")
 CUSTOMER_KINDS += ("sku", "amount", "date", "problem")  # problems past the first (the topic)
-AGENT_KINDS = ("promise", "deadline", "commitment")
+AGENT_KINDS = ("promise", "deadline")
 # Characters of a message read for its topic or outcome: both are said near its start.
 SCAN = 4096
 ELLIPSIS = "..."
@@ -197,8 +197,7 @@ def _entries(
     facts: Sequence[Fact], wholes: Sequence[str]
 ) -> tuple[tuple[_Entry, ...], tuple[_Entry, ...]]:
     """The facts as card entries, customer's by kind then age, agent's by age. A value
-    that holds a whole message is left out: cut, it would no longer be its value; so is a
-    promise or deadline the agent's commitment states (its clause says it)."""
+    that holds a whole message is left out: cut, it would no longer be its value."""
     seen: set[tuple[str, str]] = set()
     entries: list[_Entry] = []
     for position, fact in enumerate(facts):
@@ -214,9 +213,6 @@ def _entries(
     customer = [e for e in entries if e.kind not in AGENT_KINDS]
     customer.sort(key=lambda e: (rank.get(e.kind, len(rank)), e.age))
     agent = sorted((e for e in entries if e.kind in AGENT_KINDS), key=lambda e: e.age)
-    # an amount or a day the agent's commitment says is not said again beside it
-    clauses = [e.value for e in agent if e.kind == "commitment"]
-    agent = [e for e in agent if e.kind == "commitment" or not any(e.value in c for c in clauses)]
     return tuple(customer), tuple(agent)
 
 

@@ -51,20 +51,8 @@ def visible_facts(
         # one line, as a fact's value is: an address said over two lines is found
         # as facts are read (plain: a zero-width space or an accent typed apart aside)
         said = one_line(plain("\n".join(message_text(m) for m in transcript if role(m) == "user")))
-        visible += [f for f in heard if f.value in said or _said_in_parts(f, said)]
+        visible += [f for f in heard if f.value in said]
     return visible
-
-
-_NUMBERS = re.compile(r"(\d+)")
-
-
-def _said_in_parts(fact: Fact, said: str) -> bool:
-    """A value the customer corrected part of ("o apto é 141 e não 114"): every number
-    and every stretch between them said in this conversation's customer turns."""
-    if "correction" not in fact.tags[1:]:
-        return False
-    pieces = [p.strip(" ,.-") for p in _NUMBERS.split(fact.value)]
-    return all(p in said for p in pieces if p)
 
 
 def _heard_block(

@@ -21,7 +21,7 @@ import hashlib
 import itertools
 import operator
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -38,11 +38,10 @@ from gateway.context.people_numbers import (
     number_groups,
     spelled_number,
 )
-from gateway.context.people_partial import partial_corrections
 from gateway.context.people_patterns import MACHINE_STAMP
 from gateway.context.people_quantities import amount_spans, date_spans
 from gateway.context.people_spans import agent_hits, customer_hits, is_english, own_names
-from gateway.context.people_text import FOLD, SpanMatch, plain
+from gateway.context.people_text import FOLD, plain
 from gateway.context.prompts import one_line
 from gateway.context.types import Fact, fact_kind, last_said
 from gateway.messages import message_text
@@ -61,11 +60,10 @@ __all__ = [
 
 KINDS: tuple[str, ...] = (
     *("name", "city", "address", "phone", "email", "order", "sku", "amount", "date"),
-    *("problem", "promise", "deadline", "commitment"),
+    *("problem", "promise", "deadline"),
 )
 SINGLE_VALUED = frozenset({"name", "city", "address", "phone", "email"})
 KEEP_PER_KIND = 6  # of a multi-valued kind, those said last: a facts block stays small
-KEEP_COMMITMENTS = 4  # the agent's commitments, a clause each: the last said
 # Of each kind of the operator's patterns (a "billing" amount, an "invoice"): they catch
 # what the people extractor does not read as the customer's, so they keep more.
 KEEP_PER_PATTERN = 8
@@ -214,20 +212,12 @@ def _fact(
         id=hashlib.blake2b(key.encode(), digest_size=8).hexdigest(),
         text=text,
         tags=tags,
-        scope="verified" if kind in CONTACT or _holds_contact(kind, value, english) else "basic",
+        scope="verified" if kind in CONTACT else "basic",
         source_channel=channel,
         created_at=at,
         value=value,
         extracted=True,
     )
-
-
-def _holds_contact(kind: str, value: str, english: bool) -> bool:
-    """An agent's commitment that says where or how to reach the customer ("I'll send it
-    to ana@x.com", "vamos entregar na rua X, 12"): as guarded as the detail it holds."""
-    if kind != "commitment":
-        return False
-    return any(h.kind in CONTACT for h in customer_hits(value.translate(FOLD), english))
 
 
 def _scanned(text: str) -> str:
@@ -320,7 +310,13 @@ def extract_people_facts(
     `said_at`: per message of `turns`, when it was said if known (an answer's relay
     time, read as it folds): such a message's days are read as of then."""
     facts: dict[str, Fact] = {}
-    seen = _seen_before(known, elsewhere)
+    seen = Conversation()
+    for f in elsewhere:
+        seen.lend(fact_kind(f), f.value)
+    for f in known:
+        if f.tags:
+            seen.heard(f.tags[0], f.value)
+    seen.problem = "problem" in seen.recent
     said = itertools.count()
     agent_said = before.translate(FOLD) if before else ""
     asked = asked_kinds(agent_said)
@@ -339,7 +335,6 @@ def extract_people_facts(
             hits = [h for h in hits if not (h.weak and _heard_or_said(h.kind, seen, hits))]
             asked = frozenset()
         corrections(folded, hits, seen, english, agent)
-        partial = _parts_said(folded, seen, english, agent)
         if not agent:
             problems(folded, hits, seen)
         for hit in sorted(hits, key=lambda h: h.start):
@@ -355,54 +350,7 @@ def extract_people_facts(
             facts.pop(fact.id, None)
             facts[fact.id] = fact
             seen.heard(hit.kind, fact.value)
-        for fact in _parts_corrected(partial, hits, channel, english, now, said, said_now, when):
-            facts.pop(fact.id, None)
-            facts[fact.id] = fact
-            seen.heard(fact_kind(fact), fact.value)
     return sorted(facts.values(), key=lambda f: f.created_at)
-
-
-def _seen_before(known: Sequence[Fact], elsewhere: Sequence[Fact]) -> Conversation:
-    """The conversation as these turns find it: the kinds heard, in order, and their
-    newest values; the words of names and cities said elsewhere."""
-    seen = Conversation()
-    for f in elsewhere:
-        seen.lend(fact_kind(f), f.value)
-    for f in known:
-        if f.tags:
-            seen.heard(f.tags[0], f.value)
-    seen.problem = "problem" in seen.recent
-    return seen
-
-
-def _parts_said(
-    folded: str, seen: Conversation, english: bool, agent: bool
-) -> list[tuple[str, str, SpanMatch]]:
-    """What a customer's turn corrects of part of an earlier value, read before the
-    turn's own values are heard."""
-    return [] if agent else list(partial_corrections(folded, seen.values, english))
-
-
-def _parts_corrected(
-    partial: Sequence[tuple[str, str, SpanMatch]],
-    hits: Sequence[Hit],
-    channel: str,
-    english: bool,
-    now: float,
-    said: Iterator[int],
-    said_now: bool,
-    when: float | None,
-) -> list[Fact]:
-    """ "o apto é 201 e não 210": the value said before, that part said right
-    (gateway.context.people_partial), unless the turn states a whole value of its kind."""
-    stated = {h.kind for h in hits}
-    out = []
-    for kind, value, where in partial:
-        if kind not in stated:
-            at = now + next(said) * FACT_STEP_S
-            hit = Hit(kind, where.start(), where.end(), where.start(), correction=True)
-            out.append(_fact(hit, value, False, english, channel, at, said_now, when))
-    return out
 
 
 @functools.lru_cache(maxsize=2048)
@@ -451,8 +399,6 @@ def _kept_of(kind: str) -> int:
     """How many facts of a kind `current_facts` keeps."""
     if kind in SINGLE_VALUED:
         return 1
-    if kind == "commitment":
-        return KEEP_COMMITMENTS
     return KEEP_PER_KIND if kind in KINDS else KEEP_PER_PATTERN  # the operator's patterns
 
 

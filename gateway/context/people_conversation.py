@@ -43,15 +43,12 @@ class Conversation:
     # The words of the names and cities heard so far, by kind: "o correto é Beatriz
     # Pereira" corrects the name "Beatriz", not the city said after it.
     words: dict[str, set[str]] = field(default_factory=dict)
-    # The newest value heard of each kind: what a correction of a part of it changes.
-    values: dict[str, str] = field(default_factory=dict)
 
     def last_of(self, kinds: Sequence[str]) -> str:
         return next((k for k in reversed(self.recent) if k in kinds), "")
 
     def heard(self, kind: str, value: str) -> None:
         self.recent.append(kind)
-        self.values[kind] = value
         self.lend(kind, value)
 
     def lend(self, kind: str, value: str) -> None:

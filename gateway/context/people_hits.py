@@ -38,12 +38,8 @@ class Hit(NamedTuple):
 
 
 def free(hits: Sequence[Hit], start: int, end: int) -> bool:
-    """Whether no fact but a problem or a commitment (a clause, which may hold facts) has
-    this span."""
-    return all(end <= h.start or start >= h.end for h in hits if h.kind not in _CLAUSES)
-
-
-_CLAUSES = frozenset({"problem", "commitment"})
+    """Whether no fact but a problem (a sentence, which may hold facts) has this span."""
+    return all(end <= h.start or start >= h.end for h in hits if h.kind != "problem")
 
 
 def add_hit(

@@ -25,7 +25,6 @@ _ORD = _alternation(list(ORDINALS))
 _FILLER = r"(?:uh+|uhm|um+|hmm+|eh+|ah+|e|y|and|tipo|like)"  # said between number words
 _SEP = rf"[\s,.-]+(?:{_FILLER}[\s,.-]+)*"
 _RUN = rf"\b{_NUM}\b(?:{_SEP}{_NUM}\b)*"  # number words, fillers between them
-NUMBER_RUN = _RUN  # for patterns built elsewhere
 _W = r"[A-Za-z][A-Za-z'-]*"
 # Sounds and fillers said while finding the word, in any of the three languages.
 _FILLERS = r"uh+|hm+|er+m?|tipo|like"

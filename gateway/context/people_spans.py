@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from gateway.context.common_words import is_common
 from gateway.context.first_names import is_first_name
 from gateway.context.people_cities import big_city_hits, city_hits
-from gateway.context.people_commitments import commitment_spans
 from gateway.context.people_hits import Hit, add_hit, proper
 from gateway.context.people_numbers import NUMBERS, compose, number_tokens
 from gateway.context.people_patterns import (
@@ -555,15 +554,12 @@ def customer_hits(folded: str, english: bool) -> list[Hit]:
 
 
 def agent_hits(folded: str, english: bool) -> list[Hit]:
-    """What the agent committed to: an amount said near an offer, a deadline, the
-    number it gave the customer to quote (a protocol, a case, a booking), and the
-    actions it committed to in its own words (gateway.context.people_commitments)."""
+    """What the agent committed to: an amount said near an offer, a deadline, and the
+    number it gave the customer to quote (a protocol, a case, a booking)."""
     hits: list[Hit] = []
     _amounts(folded, hits, english, agent=True)
     _deadlines(folded, hits)
     _references(folded, hits, english)
-    # the clause says the amount and the day again, in the words that say what they are for
-    hits += [Hit("commitment", start, end, start) for start, end in commitment_spans(folded)]
     return hits
 
 

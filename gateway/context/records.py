@@ -17,7 +17,7 @@ from gateway.context.prompts import (
     render_episode,
 )
 from gateway.context.transcript import Segments, Tokens, WindowInput, least_transcript
-from gateway.context.types import Episode, Fact, fact_kind, last_said
+from gateway.context.types import Episode, Fact, last_said
 
 
 @dataclass(frozen=True)
@@ -107,17 +107,13 @@ _JOIN_SLACK = 4
 def _ranked(
     inp: WindowInput, seg: Segments, visible: list[Fact], cost: dict[int, int], budget: int
 ) -> list[int]:
-    """Fact costs in fill order; only when not all fit does relevance decide the order:
-    the facts of the conversation's subject, then the newest; the agent's commitments,
-    a clause each, only in the room the others leave (the amounts and days they hold
-    are facts of their own)."""
+    """Fact costs in fill order; only when not all fit does relevance decide the order."""
     if sum(cost[id(f)] for f in visible) > budget:
         subject = set(inp.subject_tags) | subject_words(
             seg.transcript[: seg.head_end], seg.memory.summary
         )
         visible.sort(
             key=lambda f: (
-                fact_kind(f) == "commitment",
                 -len(subject.intersection(f.tags)),
                 -(f.confirmed_at or last_said(f)),
                 f.id,
