@@ -45,6 +45,10 @@ class UpstreamConfig(Strict):
     # The service tier the provider account serves a call that names none (or "auto")
     # at: such calls are held at its rates (a project set to priority bills them so).
     default_service_tier: str = Field(default="default", min_length=1, max_length=32)
+    # "per_tenant": each tenant's prompts open with a salt of its own, so tenants never
+    # share the provider's prompt cache (gateway/proxy/cache_scope.py); "shared": sent
+    # as written (one tenant, or one provider project per tenant).
+    prompt_cache: Literal["per_tenant", "shared"] = "per_tenant"
 
     @field_validator("base_url")
     @classmethod

@@ -28,6 +28,7 @@ from gateway.ledger.inflight import InFlight, left_behind
 from gateway.ledger.tokens import TokenCounter
 from gateway.loops.escalation import Escalations
 from gateway.ops.metrics import GatewayMetrics, forget_gone_workers, worker_stopped
+from gateway.proxy.cache_scope import CacheScopes, scope_secret
 from gateway.proxy.request_body import BodyBytes, read_body
 from gateway.proxy.transport import HTTP11Transport
 from gateway.proxy.upstream import Upstream
@@ -64,6 +65,8 @@ class Gateway:
     rates: RateGuard  # reads the rate limits of `settings` per call: a reload applies at once
     pricer: Pricer
     inflight: InFlight  # the calls forwarded and not yet booked, on disk
+    # Each tenant's prompt-cache scope (gateway/proxy/cache_scope.py): None when shared.
+    cache_scopes: CacheScopes
     # The conversations' clock: when a turn arrives and ends (facts' dates, the pause
     # since the last turn). `gateway replay --clock workload` sets it to the turns' times.
     turn_clock: Callable[[], float] = time.time
@@ -258,6 +261,11 @@ async def build_gateway(
         rates=RateGuard(store, fail_open=config.store_failure == "fail_open"),
         pricer=pricer,
         inflight=inflight,
+        cache_scopes=CacheScopes(
+            scope_secret(settings.provider_key, settings.admin_key)
+            if config.upstream.prompt_cache == "per_tenant"
+            else None
+        ),
         windows=WindowBuilder(
             ConversationStore(store, settings.retention, config.limits.facts_limit()),
             tokens,

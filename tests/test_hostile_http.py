@@ -227,9 +227,9 @@ def test_the_upstream_sees_summaries_as_user_content(gw: GatewayProc, recorder: 
     (entry,) = recorder.since(start)
     roles = [(m["role"], str(m["content"])) for m in entry["body"]["messages"]]
     systems = [content for role, content in roles if role == "system"]
-    assert systems[0] == SYSTEM and systems[1:] == [
-        "Operational state for this turn (from the app): queue: 3"
-    ]
+    salt, _, app = systems[0].partition("\n\n")  # the tenant's (gateway/proxy/cache_scope.py)
+    assert salt.startswith("[cache-scope ") and app == SYSTEM
+    assert systems[1:] == ["Operational state for this turn (from the app): queue: 3"]
     assert any(role == "user" and "ORD-1111" in content for role, content in roles)
 
 

@@ -94,8 +94,12 @@ def test_stream_chunks_equal_the_upstreams(
     body: dict[str, Any] = {"model": "gpt-4o-mini", "messages": SHORT, "stream": True}
     if include_usage:
         body["stream_options"] = {"include_usage": True}
+    scope = gw.gateway.cache_scopes.of("acme")  # the prompt as the gateway sends it
+    assert scope is not None
     with httpx.Client() as http:
-        direct = _sse_events(http, gw.upstream_url, "direct", body)
+        direct = _sse_events(
+            http, gw.upstream_url, "direct", {**body, "messages": scope.chat(SHORT)}
+        )
     through = _sse_events(gw.http, gw.v1, gw.keys["acme"], body)
     assert through == direct
     assert any(b'"usage":{' in e for e in direct) is include_usage

@@ -514,7 +514,9 @@ def test_a_long_system_message_is_sent_whole_and_counted(
         messages=[{"role": "system", "content": system}, {"role": "user", "content": "Hi"}],
         extra_headers={"X-Simulator-Log-Messages": "1"},
     )
-    assert app_log.since()[-1]["messages"][0]["content"] == system
+    # whole, after the tenant's cache salt (gateway/proxy/cache_scope.py)
+    salt, _, sent = app_log.since()[-1]["messages"][0]["content"].partition("\n\n")
+    assert salt.startswith("[cache-scope ") and sent == system
     registry = sqlite_app_gateway.gateway.metrics.registry
     name = "gateway_context_class_turns_system_over_budget_total"
     assert registry.get_sample_value(name, {"class": "default"}) == 1

@@ -25,6 +25,7 @@ from gateway.ledger.usage import TokenUsage, UsageBound
 from gateway.loops.escalation import handoff_response
 from gateway.ops import tracing
 from gateway.proxy import request_log
+from gateway.proxy.cache_scope import TenantScope
 from gateway.proxy.chat_cost import chat_cost, input_tokens, prediction_tokens
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, header_text, identify, sent_id
@@ -106,12 +107,17 @@ def _read_chat(raw: bytes, limits: LimitsConfig) -> ChatCall:
     return parse_chat(json_object(raw, limits.max_body_containers))
 
 
-def upstream_payload(call: ChatCall, turn: Turn, model: str) -> bytes:
+def upstream_payload(
+    call: ChatCall, turn: Turn, model: str, scope: TenantScope | None = None
+) -> bytes:
     """The client's body with the budgeted window, the reply ceiling, the model the spend
-    guard allows and, for a stream, a request for the usage chunk."""
+    guard allows, the tenant's `prompt_cache_key` (`scope`) and, for a stream, a request
+    for the usage chunk."""
     body = dict(call.body)
     body["model"] = model
     body["messages"] = turn.window.messages
+    if scope is not None:
+        scope.cache_key(body)
     keys: list[str] = [k for k in ("max_tokens", "max_completion_tokens") if k in body]
     if not keys:
         keys = [ceiling_key(model)]
@@ -174,6 +180,10 @@ async def chat_completions(request: Request) -> ASGIApp:
         return await _handoff(gw, caller, call, turn)
     if turn.escalation and turn.policy.escalation_action == "instruct":
         turn.window.messages.append(gw.escalations.instruction(turn.escalation))
+    # Opened with the tenant's salt before anything is counted: held, bounded and
+    # rate-limited as sent. (The window's own context check ran without its few tokens.)
+    if (scope := gw.cache_scopes.of(caller.tenant.name)) is not None:
+        turn.window.messages = scope.chat(turn.window.messages)
     if turn.window.report.exceeds_context:
         raise InvalidRequest(
             "The system message and the window's minimum history exceed the model's context "
@@ -230,7 +240,7 @@ async def chat_completions(request: Request) -> ASGIApp:
             "POST",
             gw.upstream.url(request.url.path, request.scope["query_string"]),
             gw.upstream.headers(request.headers.raw, caller.tenant.name),
-            upstream_payload(call, turn, spend.model),
+            upstream_payload(call, turn, spend.model, scope),
         )
         ctx.answering = response.is_success
         await gw.windows.written(turn)  # the newest message's facts, before any answer

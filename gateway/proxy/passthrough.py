@@ -104,6 +104,8 @@ class _Booking:
     hold: Hold | None = None
     rate: RateTicket = UNLIMITED  # its rate-limit headers, and where its output settles
     answering: bool = False  # the upstream began a successful answer
+    # The reply as if the client's call had been forwarded unsalted (cache_scope.py).
+    given_back: Callable[[bytes], bytes] | None = None
 
     async def book(
         self,
@@ -196,6 +198,8 @@ async def _reserve(
     )
 
 
+# Routes whose prompts open with the tenant's salt (gateway.proxy.cache_scope).
+SALTED = frozenset({"completions", "responses"})
 # Routes whose call the ceiling's `degrade_to` model may answer instead (an embedding's
 # vectors belong to the model that made them: refused at the ceiling, never degraded).
 DEGRADABLE = frozenset({"completions", "responses"})
@@ -218,6 +222,7 @@ async def passthrough(request: Request) -> ASGIApp:
     body = await gw.read_body(request, caller.tenant.name)
     await gw.guard_store()
     defaults = gw.settings.spend.file
+    scope = gw.cache_scopes.of(caller.tenant.name)
     call = await offload.sized(  # megabytes of prompt are counted off the event loop
         len(body),
         read_call,
@@ -229,6 +234,7 @@ async def passthrough(request: Request) -> ASGIApp:
         gw.settings.config.limits.max_body_containers,
         gw.guard.guards(caller),
         content_type=request.headers.get("content-type", ""),
+        scope=scope,
     )
     request_log.note(model=call.model)
     asked = call.model or "unknown"
@@ -237,6 +243,8 @@ async def passthrough(request: Request) -> ASGIApp:
     spend = await _reserve(gw, caller, call, held, tier)
     request_log.note(degraded_to=spend.model if spend.degraded_from else None)
     booking = _Booking(gw, caller, call, spend, held, tier)
+    if scope is not None and call.route in SALTED:  # what the reply echoes, as sent
+        booking.given_back = scope.replier(call.cache_key)
     # On an error after the upstream was reached the call may be billed: book an estimate
     # (an image or audio call, what the gateway knows of it: `_Booking._unreported`).
     estimate = None if call.free else booking.book_failed
@@ -270,6 +278,8 @@ async def passthrough(request: Request) -> ASGIApp:
         if not response.is_success:
             booking.hold.book_estimate = None  # an error answer is not billed: release
         content = await gw.upstream.read(response)
+        if booking.given_back is not None:
+            content = booking.given_back(content)
         if response.is_success:
             obj = _json_object(content)
             reported, model, tier = _usage_of(obj)
@@ -305,6 +315,7 @@ def _stream(booking: _Booking, response: httpx.Response) -> StreamRelay:
             hide_usage=booking.call.hide_usage,
             hold_on_finish=booking.call.replies == 1,
             max_event_bytes=booking.gw.upstream.max_reply_bytes,
+            rewrite=booking.given_back,
         ),
         on_done,
     )

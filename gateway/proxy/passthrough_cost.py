@@ -30,6 +30,7 @@ from gateway.json_tree import objects_under, type_of
 from gateway.ledger.tokens import TokenCounter
 from gateway.ledger.usage import MAX_TOKENS, UsageBound
 from gateway.media_parts import AUDIO_PART, audio_worst
+from gateway.proxy.cache_scope import TenantScope
 from gateway.proxy.multipart_field import Ambiguous, boundary_of, form_field
 from gateway.proxy.provider_refs import check_responses
 from gateway.proxy.request_body import (
@@ -73,6 +74,7 @@ class PassCall:
     ceiling_sent: bool = True
     characters: int = 0  # the text a speech call reads aloud (billed per character)
     audio: int = 0  # the most its input audio may bill, in audio tokens (held besides)
+    cache_key: Any = None  # the client's prompt_cache_key, as it sent it
 
     @property
     def held_output(self) -> int:
@@ -116,10 +118,12 @@ def read_call(
     most_containers: int,
     bound: bool = True,
     content_type: str = "",
+    scope: TenantScope | None = None,
 ) -> PassCall:
     """`bound`: a ceiling guards the call, so the ceilings it holds are written into the
     body where the client wrote none. `content_type`: the body's, which says whether it
-    is a form upload (an image edit, a transcription)."""
+    is a form upload (an image edit, a transcription). `scope`: the tenant's prompt-cache
+    scope, whose salt opens a completion's or a Response's prompt (counted with it)."""
     if route not in TOKEN_ROUTES:  # read for its model; JSON of too many arrays refused
         boundary = boundary_of(content_type)
         obj = None
@@ -139,6 +143,11 @@ def read_call(
     if route == "embeddings":
         return PassCall(route, model, body, _prompt_tokens(tokens, model, obj.get("input"))[0])
     obj = dict(obj)
+    client_key = obj.get("prompt_cache_key")
+    if scope is not None and route == "responses":
+        scope.responses(obj)
+    elif scope is not None:
+        scope.completions(obj, tokens.encoding(model).encode_ordinary)
     key = _OUTPUT_KEY[route]
     ceiling = positive_int(obj.get(key))
     if ceiling is None:
@@ -151,7 +160,7 @@ def read_call(
         else _completions(tokens, model, obj, ceiling)
     )
     # a null, a string or a float is no ceiling the gateway can hold the provider to
-    return replace(call, ceiling_sent=positive_int(obj.get(key)) is not None)
+    return replace(call, ceiling_sent=positive_int(obj.get(key)) is not None, cache_key=client_key)
 
 
 def _form_model(body: bytes, boundary: bytes) -> str | None:

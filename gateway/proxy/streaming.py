@@ -55,9 +55,16 @@ def _event_json(event: bytes) -> Any:
 
 class UsageTap:
     def __init__(
-        self, hide_usage: bool, hold_on_finish: bool = True, max_event_bytes: int | None = None
+        self,
+        hide_usage: bool,
+        hold_on_finish: bool = True,
+        max_event_bytes: int | None = None,
+        rewrite: Callable[[bytes], bytes] | None = None,
     ) -> None:
         self.hide_usage = hide_usage
+        # Each whole event passes through it first (what a reply echoes of the request
+        # the gateway rewrote, gateway.proxy.cache_scope).
+        self.rewrite = rewrite
         self.max_event_bytes = max_event_bytes or MAX_EVENT_BYTES
         # With n > 1 choices one finishing is not the end: hold only from [DONE] then.
         self.hold_on_finish = hold_on_finish
@@ -84,7 +91,7 @@ class UsageTap:
         out = []
         start = 0
         while (end := _event_end(self._buffer, start)) >= 0:
-            kept = self._hold_the_end(self._process(bytes(self._buffer[start:end])))
+            kept = self._hold_the_end(self._take(bytes(self._buffer[start:end])))
             if kept:
                 out.append(kept)
             start = end
@@ -95,7 +102,7 @@ class UsageTap:
         """The held-back end of the stream, to send once the call is booked."""
         rest = bytes(self._buffer)
         self._buffer.clear()
-        tail = self._process(rest) if rest.strip() else rest
+        tail = self._take(rest) if rest.strip() else rest
         return self._held + tail
 
     def _hold_the_end(self, event: bytes) -> bytes:
@@ -106,6 +113,9 @@ class UsageTap:
             self._held += event
             return b""
         return event
+
+    def _take(self, event: bytes) -> bytes:
+        return self._process(event if self.rewrite is None else self.rewrite(event))
 
     def _process(self, event: bytes) -> bytes:
         if b'"usage"' not in event:
