@@ -140,6 +140,7 @@ class Gateway:
             guard,
             self.metrics,
             settings.config.upstream.default_service_tier,
+            self.cache_scopes.chat,
         )
         conversations = self.windows.conversations
         conversations.retention = settings.retention  # only sets TTLs of later writes
@@ -238,6 +239,11 @@ async def build_gateway(
         fail_open=config.store_failure == "fail_open",
         inflight=inflight,
     )
+    cache_scopes = CacheScopes(
+        scope_secret(settings.provider_key, settings.admin_key)
+        if config.upstream.prompt_cache == "per_tenant"
+        else None
+    )
     summarizer = Summarizer(
         upstream,
         accountant,
@@ -246,6 +252,7 @@ async def build_gateway(
         guard,
         metrics,
         settings.config.upstream.default_service_tier,
+        cache_scopes.chat,
     )
     gateway = Gateway(
         settings=settings,
@@ -261,11 +268,7 @@ async def build_gateway(
         rates=RateGuard(store, fail_open=config.store_failure == "fail_open"),
         pricer=pricer,
         inflight=inflight,
-        cache_scopes=CacheScopes(
-            scope_secret(settings.provider_key, settings.admin_key)
-            if config.upstream.prompt_cache == "per_tenant"
-            else None
-        ),
+        cache_scopes=cache_scopes,
         windows=WindowBuilder(
             ConversationStore(store, settings.retention, config.limits.facts_limit()),
             tokens,

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 from gateway.context.model_answers import kept_card, kept_summary
+from gateway.proxy.cache_scope import SEPARATOR
 from tests.inprocess import InProcessGateway, start_inprocess
 from tests.recording_upstream import Answer, Recorder, recording_upstream
 
@@ -51,7 +52,10 @@ KIND = {"You maintain the running summary": "summary", "You write the card": "ca
 
 def _kind(body: Any) -> str:
     first = body["messages"][0]["content"] if body and body.get("messages") else ""
-    return next((k for prefix, k in KIND.items() if str(first).startswith(prefix)), "chat")
+    text = str(first)
+    if text.startswith("[cache-scope "):  # past the tenant's prompt-cache salt
+        text = text.split(SEPARATOR, 1)[-1]
+    return next((k for prefix, k in KIND.items() if text.startswith(prefix)), "chat")
 
 
 class Model:
@@ -578,3 +582,21 @@ def test_an_unpriced_summarizer_model_is_booked_at_its_price_as_model(
     assert _calls(upstream, "summary") and rows
     assert all(r["model"] == "acme-summarizer-v1" and r["cost_usd"] for r in rows)
     assert all(float(r["cost_usd"]) > 0 for r in rows)
+
+
+def test_summary_calls_open_with_the_tenants_prompt_cache_salt(
+    gw: InProcessGateway, upstream: Recorder
+) -> None:
+    """The gateway's calls on a tenant's behalf share no cached prefix with another
+    tenant's: a summary's prompt (a fixed instruction, then one conversation's turns)
+    opens with the salt the tenant's own chat calls open with (gateway.proxy.cache_scope),
+    else the cached tokens booked to the tenant would say another sent the same turns."""
+    _converse(gw, 8, "salted", {})
+    firsts = {
+        _kind(r["body"]): str(r["body"]["messages"][0]["content"])
+        for r in upstream.seen
+        if r["body"] and r["body"].get("messages")
+    }
+    salt = firsts["chat"].split(SEPARATOR, 1)[0]
+    assert salt.startswith("[cache-scope "), firsts["chat"]
+    assert firsts["summary"].startswith(salt + SEPARATOR + "You maintain the running summary")

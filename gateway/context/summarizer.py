@@ -61,8 +61,13 @@ class Summarizer:
         guard: SpendGuard,
         metrics: GatewayMetrics,
         tier: str = "default",
+        salted: Callable[[str, list[Any]], list[Any]] = lambda _tenant, messages: messages,
     ) -> None:
         self._upstream = upstream
+        # Its calls' messages as the tenant's own go upstream (their prompt-cache salt:
+        # gateway.proxy.cache_scope): a summary of one tenant's turns shares no cached
+        # prefix with another's, whose booked cached tokens would tell them it was sent.
+        self._salted = salted
         # The service tier its calls are held and booked at: they name none, so the one
         # the provider account serves them at (upstream.default_service_tier), as chat's.
         self._tier = tier
@@ -190,6 +195,7 @@ class Summarizer:
     async def _call(
         self, caller: Caller, model: str, timeout_s: float, limit: int, messages: list[Any]
     ) -> str | None:
+        messages = self._salted(caller.tenant.name, messages)
         estimate = self._tokens.raw_message_tokens(model, messages)
         # Held and bounded as a chat call is (gateway.proxy.chat_cost): its input in the
         # provider's tokens, its one reply's ceiling; a report past them is not believed.

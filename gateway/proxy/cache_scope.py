@@ -132,6 +132,12 @@ class CacheScopes:
             scope = self._scopes[tenant] = _scope(self._secret, tenant)
         return scope
 
+    def chat(self, tenant: str, messages: list[Any]) -> list[Any]:
+        """A chat call's messages as the tenant's go upstream: the gateway's own calls
+        on its behalf (the summarizer's) open with its salt too."""
+        scope = self.of(tenant)
+        return messages if scope is None else scope.chat(messages)
+
 
 def _scope(secret: bytes, tenant: str) -> TenantScope:
     def mac(label: bytes) -> str:
