@@ -34,7 +34,7 @@ from gateway.context.conversation_record import ConversationRecord
 from gateway.context.policy import Policies
 from gateway.context.types import WindowPolicy
 from gateway.loops.detector import LoopSettings, decide, noticed, observe_turn
-from gateway.loops.state import LoopState, escalated, progressed
+from gateway.loops.state import LoopState, escalated, learned
 from gateway.messages import message_text
 from gateway.ops.metrics import GatewayMetrics
 from gateway.proxy.http_responses import RawResponse
@@ -139,7 +139,7 @@ class Escalations:
         settings = self._settings(record)
         state, _ = observe_turn(state, user, reply, settings)
         if progress:
-            state = progressed(state, record.turns + 1)
+            state = learned(state, record.turns + 1)
         record.loop_state = state.to_json()
         if noticed(state, settings) and not record.escalation_pending:
             self._record(record, "loop", record.turns + 1)
@@ -153,8 +153,11 @@ class Escalations:
         if not url:
             return
         # Two turns of one conversation finishing one loop at once (two replicas) each
-        # send it: the same id, for the receiver to drop the second.
-        key = f"{record.tenant}\0{record.id}\0{reason}\0{turn}".encode()
+        # send it: the same id, for the receiver to drop the second. A session that
+        # takes over the record's id later (an anonymous app's next user, keyed by the
+        # same opening; a customer's next session) counts its turns from 1 again: its
+        # start tells its escalations from the earlier session's.
+        key = f"{record.tenant}\0{record.id}\0{record.started!r}\0{reason}\0{turn}".encode()
         event = {
             "id": hashlib.blake2b(key, digest_size=12).hexdigest(),
             "type": "escalation",

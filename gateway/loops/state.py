@@ -215,8 +215,19 @@ def escalated(state: LoopState, turn: int) -> LoopState:
 
 
 def progressed(state: LoopState, turn: int) -> LoopState:
-    """A fact learned or confirmed, or the app said so (`progress` / `resolved`)."""
+    """The app said so (`progress` / `resolved`), or confirmed a fact of the customer's:
+    the conversation moved on, its loop streak and progress clock start again."""
     return replace(state, last_progress_turn=turn, streak=0, recent=0)
+
+
+def learned(state: LoopState, turn: int) -> LoopState:
+    """A fact learned from the turn itself: progress for the turn ceiling's clock, but
+    no end to a loop. Whether the turn went round again is the detector's to say, from
+    the same words (a customer who adds their city or the amount to a question asked
+    again, and gets the same answer, is still going round: `observe_turn` reads a new
+    identifier in the reply, or a message that is mostly the data asked for, as moving
+    on); a streak zeroed by any fact heard never reached `consecutive`."""
+    return replace(state, last_progress_turn=turn)
 
 
 def _after(theirs: int, mine: int, added: int) -> int:

@@ -1,0 +1,77 @@
+"""Webhook event ids: one per escalation, the same however often it is sent, and never
+the id of another session's escalation that took over the same conversation id (an
+anonymous app's conversations are keyed by their opening: two users who both open with
+"Hi" share it, one after the other)."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from typing import Any
+
+import openai
+from openai.types.chat import ChatCompletionMessageParam
+
+from tests.servers import GatewayProc
+from tests.test_loops import LOOP_ASKS, SAME_ANSWER, SYSTEM, _with_policy
+
+
+def _anonymous_loop(gw: GatewayProc) -> None:
+    """A user of an app that sends no conversation id: "Hi", then a loop."""
+    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    for text, reply in [
+        ("Hi", "Hello! How can I help?"),
+        *zip(LOOP_ASKS, SAME_ANSWER, strict=True),
+    ]:
+        messages.append({"role": "user", "content": text})
+        answer = client.chat.completions.create(
+            model="gpt-4o-mini", messages=messages, extra_headers={"x-simulator-reply": reply}
+        )
+        messages.append({"role": "assistant", "content": answer.choices[0].message.content})
+
+
+def _settled(received: list[dict[str, Any]]) -> bool:
+    """No webhook for a moment: the session's escalations have all been sent."""
+    before = len(received)
+    threading.Event().wait(0.5)
+    return len(received) == before
+
+
+def test_two_sessions_under_one_conversation_id_escalate_with_ids_of_their_own(
+    sqlite_gateway: GatewayProc,
+) -> None:
+    received: list[dict[str, Any]] = []
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        _with_policy(
+            sqlite_gateway, {"webhooks": {"acme": f"http://127.0.0.1:{server.server_port}/hook"}}
+        )
+        sent = []
+        for _ in range(2):  # one user after the other, the same loop at the same turns
+            _anonymous_loop(sqlite_gateway)
+            for _ in range(100):
+                if len(received) > len(sent) and _settled(received):
+                    break
+                threading.Event().wait(0.1)
+            sent.append(len(received))
+        first, second = received[: sent[0]], received[sent[0] :]
+        assert first and second, received
+        assert {e["conversation"] for e in received} == {first[0]["conversation"]}
+        assert {e["turn"] for e in first} == {e["turn"] for e in second}
+        assert not {e["id"] for e in first} & {e["id"] for e in second}
+    finally:
+        server.shutdown()
+        server.server_close()
