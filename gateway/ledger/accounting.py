@@ -179,14 +179,28 @@ class Accountant:
         fallback_model: str | None,
     ) -> Decimal | None:
         """The price of `usage`: nothing for a call that bills nothing, priced or not
-        (no "unpriced" warning); else at `model`'s rates, or `fallback_model`'s when the
-        upstream named a model there is no price for (e.g. a dated variant): the
-        requested model's price is the honest guess, and what was reserved. A call
-        whose use the upstream did not report (`usage.unmetered`) is unpriced."""
+        (no "unpriced" warning); else at `model`'s rates (the model the reply names), or
+        `fallback_model`'s (the model the call was held at: the requested one, or its
+        `price_as`) when the operator priced that one in config.yaml and not the one the
+        reply names (OpenAI and Azure name a dated snapshot, `gpt-4o-2024-08-06`, for
+        `gpt-4o`: the operator's price wins over genai-prices' list price, and is what
+        was held), or when the reply names a model there is no price for: the requested
+        model's price is the honest guess, and what was reserved. A call whose use the
+        upstream did not report (`usage.unmetered`) is unpriced."""
         if usage.unmetered:
             return None
         if not usage.billed:
             return Decimal(0)
+        pricer = self._pricer
+        if fallback_model and fallback_model != model:
+            if pricer.operator_priced(fallback_model) and not pricer.operator_priced(model):
+                return self._price(fallback_model, usage, tier, held_tier)
+            if not pricer.knows(model):
+                # not "counted unpriced": it is priced, at the model it was held at
+                log.debug(
+                    "no price for %r (the reply's model): booked at %r's", model, fallback_model
+                )
+                return self._price(fallback_model, usage, tier, held_tier)
         cost = self._price(model, usage, tier, held_tier)
         if cost is None and fallback_model and fallback_model != model:
             cost = self._price(fallback_model, usage, tier, held_tier)

@@ -18,11 +18,16 @@ for it where the model has them. Without them, a tier billed at most at the stan
 rates ("default", "auto", "flex", "scale", "batch") is priced at those; any other
 ("priority", "fast") bills more than the standard rates say by an amount nobody here
 knows: unpriced, never understated.
+
+A config table entry prices its model's dated snapshots too (`gpt-4o` prices the
+`gpt-4o-2024-08-06` an OpenAI or Azure reply names), unless the table lists the snapshot
+itself: the operator's price wins over genai-prices' for the model it names.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -55,6 +60,9 @@ _UNKNOWN = object()
 AT_MOST_STANDARD = frozenset({"auto", "default", "standard", "flex", "scale", "batch"})
 _STANDARD = frozenset({"auto", "default", "standard"})
 # What a priced model's call is booked unpriced for lacking, warned once per model.
+# A dated snapshot's suffix: -2024-08-06 (OpenAI, Azure), -20241022 (Anthropic), -0613
+# (OpenAI's older models).
+_SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|20\d{6}|(?:0[1-9]|1[0-2])\d{2})$")
 _NO_RATE = {
     "audio": "no audio rate for model %r: calls with audio booked with tokens, counted unpriced",
     "media": "model %r has no rate for the audio seconds or characters its call billed: "
@@ -72,6 +80,13 @@ def held_tier(asked: Any, account_tier: str) -> str:
     one the provider account serves such calls at (`upstream.default_service_tier`)."""
     tier = tier_of(asked)
     return account_tier if tier is None or tier == "auto" else tier
+
+
+def snapshot_base(model: str) -> str | None:
+    """The model a dated snapshot is of ("gpt-4o" for "gpt-4o-2024-08-06"); None for a
+    name without a date."""
+    base = _SNAPSHOT.sub("", model)
+    return base if base != model and base else None
 
 
 def _dearer(tier: str | None) -> bool:
@@ -101,12 +116,25 @@ class Pricer:
 
     def knows(self, model: str) -> bool:
         """Whether the model has a price (config table or genai-prices); logs nothing."""
-        return model in self._table or self._model_price(model) is not None
+        return self._entry(model) is not None or self._model_price(model) is not None
+
+    def operator_priced(self, model: str) -> bool:
+        """Whether the config table prices `model` (listed, or a dated snapshot of a model
+        listed)."""
+        return self._entry(model) is not None
+
+    def _entry(self, model: str) -> PriceEntry | None:
+        """The config table's price of `model`: its own entry, else its base model's when
+        it is a dated snapshot (the operator priced the model, not each snapshot)."""
+        entry = self._table.get(model)
+        if entry is None and self._table and (base := snapshot_base(model)) is not None:
+            entry = self._table.get(base)
+        return entry
 
     def context_window(self, model: str) -> int | None:
         """genai-prices' context window for `model` (in its tokens); None where it has
         none (the config table has no windows)."""
-        if model in self._table:
+        if self._entry(model) is not None:
             return None
         if model in self._windows:
             return self._windows[model]
@@ -131,7 +159,7 @@ class Pricer:
         web searches that the call may bill (they would be booked unpriced, or at the
         table's text price), or none for its service `tier` (a dearer one without rates
         of its own)."""
-        if model in self._table:  # a table price has no tiers
+        if self._entry(model) is not None:  # a table price has no tiers
             return audio_output or audio_input or web_searches or _dearer(tier)
         model_price = self._model_price(model)
         if model_price is None:
@@ -148,7 +176,7 @@ class Pricer:
 
     def cost(self, model: str, usage: TokenUsage, tier: str | None = None) -> Decimal | None:
         """What `usage` of `model` costs, at its service `tier`'s rates; None: unpriced."""
-        entry = self._table.get(model)
+        entry = self._entry(model)
         if entry is not None:
             return self._table_price(model, entry, usage, tier)
         standard = tier is None or tier in _STANDARD

@@ -1,0 +1,229 @@
+"""What a red-team read found at the gateway's upstream seam (2026-12, seventeenth
+session), each reproduced through the openai SDK against the gateway in this process in
+front of a loopback upstream that answers with the raw bytes each test scripts: an
+operator's price skipped for the dated snapshot a reply names, compressed replies relayed
+undecoded, a response head without a size limit, and redirects relayed with what their
+body echoed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openai.types.chat import ChatCompletionMessageParam
+
+from gateway.ledger.usage import TokenUsage
+from gateway.spend.pricing import PriceEntry, Pricer, snapshot_base
+from tests.inprocess import InProcessGateway
+
+SHORT: list[ChatCompletionMessageParam] = [
+    {"role": "user", "content": "Hello there, tell me something about my order."}
+]
+USAGE = {"prompt_tokens": 20, "completion_tokens": 7, "total_tokens": 27}
+# An answer: the raw bytes to write, given the request's headers and JSON body.
+Script = Callable[[dict[str, str], Any], bytes]
+
+
+class RawUpstream:
+    """A loopback HTTP/1.1 server in a thread: each request is answered with what
+    `script` makes of it, written as it is, and the connection closed."""
+
+    def __init__(self) -> None:
+        self.script: Script = lambda headers, body: json_reply(completion())
+        self.seen: list[dict[str, Any]] = []
+        self._loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self.url = ""
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self._loop)
+
+        async def start() -> asyncio.Server:
+            server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+            self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
+            self._ready.set()
+            return server
+
+        server = self._loop.run_until_complete(start())
+        self._loop.run_forever()
+        server.close()
+        self._loop.run_until_complete(server.wait_closed())
+        self._loop.close()
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            headers: dict[str, str] = {}
+            for line in head.decode("latin-1").split("\r\n")[1:]:
+                name, _, value = line.partition(":")
+                if value:
+                    headers[name.strip().lower()] = value.strip()
+            length = int(headers.get("content-length", "0"))
+            raw = await reader.readexactly(length) if length else b""
+            body = json.loads(raw) if raw else None
+            self.seen.append({"headers": headers, "body": body})
+            writer.write(self.script(headers, body))
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+    def __enter__(self) -> RawUpstream:
+        self._thread.start()
+        assert self._ready.wait(10), "the loopback upstream did not start"
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+
+
+def completion(model: str = "gpt-4o", usage: dict[str, int] | None = None) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-x",
+        "object": "chat.completion",
+        "created": 1,
+        "model": model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": "Hello world"},
+                "finish_reason": "stop",
+            }
+        ],
+        "usage": usage or USAGE,
+    }
+
+
+def sse_events(model: str = "gpt-4o") -> bytes:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-x",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": model,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    events += [chunk({"content": word}) for word in ("Hello", " wor", "ld", " ção")]
+    events.append(chunk({}, "stop"))
+    events.append({**chunk({}), "choices": [], "usage": USAGE})
+    return b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events) + (
+        b"data: [DONE]\n\n"
+    )
+
+
+def http(
+    status: int, body: bytes, content_type: bytes, *extra: bytes, reason: bytes = b"OK"
+) -> bytes:
+    head = [
+        b"HTTP/1.1 %d %s" % (status, reason),
+        b"content-type: " + content_type,
+        b"content-length: %d" % len(body),
+        *extra,
+    ]
+    return b"\r\n".join(head) + b"\r\n\r\n" + body
+
+
+def json_reply(obj: Any, *extra: bytes, status: int = 200, reason: bytes = b"OK") -> bytes:
+    return http(status, json.dumps(obj).encode(), b"application/json", *extra, reason=reason)
+
+
+@pytest.fixture
+def upstream() -> Iterator[RawUpstream]:
+    with RawUpstream() as up:
+        yield up
+
+
+def _gateway(root: Path, upstream: RawUpstream, **extra: Any) -> InProcessGateway:
+    gw = InProcessGateway(root, f"{upstream.url}/v1", f"sqlite:///{root / 'gateway.db'}", **extra)
+    gw.start()
+    return gw
+
+
+@pytest.fixture
+def gw(tmp_path: Path, upstream: RawUpstream) -> Iterator[InProcessGateway]:
+    gw = _gateway(tmp_path, upstream)
+    yield gw
+    gw.stop()
+
+
+def ledger(gw: InProcessGateway) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = gw.admin("/admin/ledger").json()["records"]
+    return records
+
+
+# -- 1: the operator's price, for the dated snapshot the reply names --------------------
+
+OVERRIDE = {"gpt-4o": {"input_per_mtok": "100", "output_per_mtok": "1000"}}
+AT_OVERRIDE = Decimal(20 * 100 + 7 * 1000) / 1_000_000  # $0.009
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_the_operators_price_books_the_dated_snapshot_the_reply_names(
+    tmp_path: Path, upstream: RawUpstream, stream: bool
+) -> None:
+    """OpenAI (and Azure) answer a `gpt-4o` call naming its snapshot, gpt-4o-2024-08-06:
+    the call was booked at genai-prices' list price ($0.00012), not at the operator's
+    `prices` entry for gpt-4o ($0.009), which the spend guard had held it at."""
+    snapshot = "gpt-4o-2024-08-06"
+    if stream:
+        upstream.script = lambda h, b: http(200, sse_events(snapshot), b"text/event-stream")
+    else:
+        upstream.script = lambda h, b: json_reply(completion(snapshot))
+    gw = _gateway(tmp_path, upstream, prices=OVERRIDE)
+    try:
+        client = gw.openai()
+        if stream:
+            chunks = client.chat.completions.create(
+                model="gpt-4o",
+                messages=SHORT,
+                stream=True,
+            )
+            assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+        else:
+            client.chat.completions.create(model="gpt-4o", messages=SHORT)
+        [record] = ledger(gw)
+    finally:
+        gw.stop()
+    assert record["model"] == snapshot  # booked as the model the reply names
+    assert (record["fresh_input_tokens"], record["output_tokens"]) == (20, 7)
+    assert Decimal(record["cost_usd"]) == AT_OVERRIDE
+
+
+def test_a_table_entry_prices_its_models_snapshots_unless_they_have_their_own() -> None:
+    table = {
+        "gpt-4": PriceEntry(input_per_mtok=Decimal(1), output_per_mtok=Decimal(2)),
+        "gpt-4-0314": PriceEntry(input_per_mtok=Decimal(3), output_per_mtok=Decimal(4)),
+    }
+    pricer = Pricer(table)
+    usage = TokenUsage(fresh_input=1_000_000, output=1_000_000)
+    assert pricer.cost("gpt-4-0613", usage) == Decimal(3)
+    assert pricer.cost("gpt-4-0314", usage) == Decimal(7)
+    assert pricer.operator_priced("gpt-4-2024-04-09")
+    assert not pricer.operator_priced("gpt-4o-2024-08-06")  # another model's snapshot
+    assert snapshot_base("claude-3-5-sonnet-20241022") == "claude-3-5-sonnet"
+    assert snapshot_base("gpt-4o") is None and snapshot_base("o3-mini") is None
+
+
+def test_a_reply_naming_an_unpriced_snapshot_is_not_logged_as_counted_unpriced(
+    gw: InProcessGateway, upstream: RawUpstream, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The reply's model has no price, so the call is booked at the requested model's:
+    the log said "no price for model ... counted unpriced" for a call that was priced."""
+    upstream.script = lambda h, b: json_reply(completion("gpt-4o-mini-2099-01-01"))
+    with caplog.at_level(logging.WARNING):
+        gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT)
+    [record] = ledger(gw)
+    assert record["cost_usd"] is not None and Decimal(record["cost_usd"]) > 0
+    assert not [r for r in caplog.records if "counted unpriced" in r.getMessage()]
