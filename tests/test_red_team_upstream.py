@@ -8,6 +8,7 @@ body echoed."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import logging
 import threading
@@ -16,6 +17,7 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
@@ -227,3 +229,91 @@ def test_a_reply_naming_an_unpriced_snapshot_is_not_logged_as_counted_unpriced(
     [record] = ledger(gw)
     assert record["cost_usd"] is not None and Decimal(record["cost_usd"]) > 0
     assert not [r for r in caplog.records if "counted unpriced" in r.getMessage()]
+
+
+# -- 2: compressed replies ---------------------------------------------------------------
+
+
+def test_a_gzip_stream_is_decoded_for_the_client_and_booked_with_its_output(
+    gw: InProcessGateway, upstream: RawUpstream
+) -> None:
+    """An upstream that ignores `accept-encoding: identity`: the gzip bytes went to the
+    client as text/event-stream (the SDK failed with UnicodeDecodeError) and the call was
+    booked with 0 output."""
+    compressed = gzip.compress(sse_events())
+    upstream.script = lambda h, b: http(
+        200, compressed, b"text/event-stream", b"content-encoding: gzip"
+    )
+    chunks = gw.openai().chat.completions.create(
+        model="gpt-4o-mini",
+        messages=SHORT,
+        stream=True,
+    )
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    assert text == "Hello world ção"
+    [record] = ledger(gw)
+    assert (record["fresh_input_tokens"], record["output_tokens"]) == (20, 7)
+    assert record["estimated"] is False
+
+
+def test_a_gzipped_error_keeps_the_providers_message(
+    gw: InProcessGateway, upstream: RawUpstream
+) -> None:
+    error = {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit"}}
+    body = gzip.compress(json.dumps(error).encode())
+    upstream.script = lambda h, b: http(
+        429,
+        body,
+        b"application/json",
+        b"content-encoding: gzip",
+        b"retry-after: 7",
+        reason=b"Too Many Requests",
+    )
+    with pytest.raises(openai.RateLimitError) as info:
+        gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT)
+    assert info.value.message.endswith(" - Rate limit reached")
+    assert info.value.code == "rate_limit"
+    assert ledger(gw) == []
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_a_reply_in_an_encoding_the_gateway_cannot_decode_is_a_502_booked_at_its_ceiling(
+    gw: InProcessGateway, upstream: RawUpstream, stream: bool
+) -> None:
+    """`br` (no brotli decoder here): the client got an unparseable 200 and the call was
+    booked with 0 output. It is refused 502 now, booked as a reply the gateway could not
+    read: at every reply's output ceiling."""
+    opaque = bytes(range(256)) * 3
+    kind = b"text/event-stream" if stream else b"application/json"
+    upstream.script = lambda h, b: http(200, opaque, kind, b"content-encoding: br")
+    with pytest.raises(openai.APIStatusError) as info:
+        reply = gw.openai().chat.completions.create(
+            model="gpt-4o-mini",
+            messages=SHORT,
+            max_tokens=300,
+            stream=stream,
+        )
+        if stream:
+            list(reply)
+    assert info.value.status_code == 502
+    assert info.value.code == "upstream_reply_unreadable"
+    assert info.value.response.headers["x-should-retry"] == "false"
+    [record] = ledger(gw)
+    assert record["estimated"] is True
+    assert record["output_tokens"] == 300
+
+
+def test_a_compressed_reply_is_held_to_the_reply_limit_as_it_is_decoded(
+    tmp_path: Path, upstream: RawUpstream
+) -> None:
+    """50 MB of zeros in 50 KB of gzip: decoded in pieces, the limit stops it."""
+    bomb = gzip.compress(b'{"x": "' + b"0" * 50_000_000)
+    upstream.script = lambda h, b: http(200, bomb, b"application/json", b"content-encoding: gzip")
+    gw = _gateway(tmp_path, upstream, limits={"max_reply_bytes": 1_000_000})
+    try:
+        with pytest.raises(openai.APIStatusError) as info:
+            gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT)
+    finally:
+        gw.stop()
+    assert info.value.status_code == 502
+    assert info.value.code == "upstream_reply_too_large"

@@ -7,7 +7,8 @@ upstream; a response is always closed by whoever holds it (see `StreamRelay`).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import AsyncIterator, Callable, Iterable
+import zlib
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from functools import lru_cache
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from urllib.parse import quote
@@ -61,6 +62,21 @@ RELAYED = frozenset(
         "openai-version",
     }
 )
+# What a piece of decompressed body may be at most: a small compressed chunk may expand
+# a thousandfold (a "zip bomb"), so it is read out in pieces of this size, each one
+# checked against the reply's limits before the next is made.
+_PIECE = 64 * 1024
+
+
+class UpstreamReplyUnreadable(GatewayError):
+    """A successful reply in a content-encoding the gateway cannot decode (`br`, `zstd`,
+    ...: it asks for `identity`), or whose compressed bytes are corrupt."""
+
+    status = 502
+    type = "api_error"
+    code = "upstream_reply_unreadable"
+    reached_upstream = True  # the upstream answered: the call is booked as an estimate
+    retries_help = False  # the upstream would send it so again, and bill it again
 
 
 class Upstream:
@@ -143,7 +159,13 @@ class Upstream:
                 else:
                     response = await self._client.send(request, stream=True)
             self.observe(f"{response.status_code // 100}xx")
-            return await self._scrubbed(response) if response.status_code >= 400 else response
+            if response.status_code >= 400:
+                return await self._scrubbed(response)
+            if isinstance(_decoder(response.headers), _Undecodable):
+                # Not relayed as a stream (no route streams a reply without a type): its
+                # reading answers 502, booked as a reply the gateway could not read.
+                del response.headers["content-type"]
+            return response
         except httpx.HTTPError as exc:
             raise self._translate(exc) from exc
 
@@ -170,10 +192,13 @@ class Upstream:
         shape without the provider key or anything key-like: providers echo keys back."""
         head = bytearray()
         try:
-            async for chunk in response.aiter_raw():
-                head += chunk
-                if len(head) > ERROR_BODY_LIMIT:
-                    break
+            if not isinstance(_decoder(response.headers), _Undecodable):
+                async for chunk in self._decoded(response):
+                    head += chunk
+                    if len(head) > ERROR_BODY_LIMIT:
+                        break
+        except UpstreamReplyUnreadable:
+            head.clear()  # corrupt: the status alone speaks
         finally:
             await response.aclose()
         body = scrubbed_error(response.status_code, bytes(head), self._secrets)
@@ -203,7 +228,7 @@ class Upstream:
             if limit is not None and declared.isdigit() and int(declared) > limit:
                 raise _too_large(limit)
             body = bytearray()
-            async for chunk in response.aiter_bytes():
+            async for chunk in self._decoded(response):
                 body += chunk
                 if limit is not None and len(body) > limit:
                     raise _too_large(limit)
@@ -214,11 +239,43 @@ class Upstream:
             await response.aclose()
 
     async def iter_bytes(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """A stream's bytes, decoded (gzip, deflate: an upstream may ignore the
+        `accept-encoding: identity` the gateway sends)."""
         try:
-            async for chunk in response.aiter_raw():
+            async for chunk in self._decoded(response):
                 yield chunk
         except httpx.HTTPError as exc:
             raise self._translate(exc) from exc
+
+    async def _decoded(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """The body's bytes as the upstream meant them: its content-encoding undone, in
+        pieces of at most `_PIECE` bytes. Raises `UpstreamReplyUnreadable` for an encoding
+        the gateway cannot decode, or bytes that do not decode."""
+        try:
+            content = response.content  # read already: an error answer `_scrubbed` rebuilt
+        except httpx.ResponseNotRead:
+            pass
+        else:
+            yield content
+            return
+        decoder = _decoder(response.headers)
+        if isinstance(decoder, _Undecodable):
+            raise UpstreamReplyUnreadable(
+                f"upstream {self.display} answered in a content-encoding the gateway "
+                f"cannot decode ({response.headers.get('content-encoding', '')[:40]!r})."
+            )
+        if decoder is None:
+            async for chunk in response.aiter_raw():
+                yield chunk
+            return
+        try:
+            async for chunk in response.aiter_raw():
+                for piece in decoder.feed(chunk):
+                    yield piece
+        except zlib.error as exc:
+            raise UpstreamReplyUnreadable(
+                f"upstream {self.display} sent a compressed reply that does not decode."
+            ) from exc
 
     def _translate(self, exc: httpx.HTTPError) -> GatewayError:
         error: GatewayError
@@ -235,6 +292,61 @@ class Upstream:
 
     async def aclose(self) -> None:
         await self._client.aclose()
+
+
+class _Inflater:
+    """gzip or deflate, undone piece by piece (never more than `_PIECE` bytes at once)."""
+
+    def __init__(self, gzip: bool) -> None:
+        self._gzip = gzip
+        self._z: zlib._Decompress | None = None
+
+    def _start(self, data: bytes) -> zlib._Decompress:
+        if self._gzip:
+            return zlib.decompressobj(16 + zlib.MAX_WBITS)
+        # "deflate" is zlib-wrapped by the standard, raw deflate by some servers.
+        wrapped = len(data) >= 2 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
+        return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        while data:
+            if self._z is None:
+                self._z = self._start(data)
+            z = self._z
+            while True:
+                piece = z.decompress(data, _PIECE)
+                data = z.unconsumed_tail
+                if piece:
+                    yield piece
+                if z.eof or (not data and len(piece) < _PIECE):
+                    break
+            if not z.eof:
+                return
+            # A gzip body may be several members one after another; a deflate one ends.
+            data = z.unused_data if self._gzip else b""
+            self._z = None
+
+
+class _Undecodable:
+    """A content-encoding the gateway does not undo."""
+
+
+_UNDECODABLE = _Undecodable()
+
+
+def _decoder(headers: httpx.Headers) -> _Inflater | _Undecodable | None:
+    """How to undo the reply's content-encoding: None (none, or `identity`), an
+    `_Inflater`, or `_UNDECODABLE` (anything else, or more than one coding)."""
+    value = headers.get("content-encoding")
+    if value is None:
+        return None
+    codings = [c.strip().lower() for c in value.split(",") if c.strip()]
+    codings = [c for c in codings if c != "identity"]
+    if not codings:
+        return None
+    if len(codings) == 1 and codings[0] in ("gzip", "x-gzip", "deflate"):
+        return _Inflater(gzip=codings[0] != "deflate")
+    return _UNDECODABLE
 
 
 @lru_cache(maxsize=256)
