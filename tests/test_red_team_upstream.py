@@ -317,3 +317,36 @@ def test_a_compressed_reply_is_held_to_the_reply_limit_as_it_is_decoded(
         gw.stop()
     assert info.value.status_code == 502
     assert info.value.code == "upstream_reply_too_large"
+
+
+# -- 3: the response head's size ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [b"x-filler-%d: %s" % (i, b"a" * 1000) for i in range(400)],  # 400 KB
+        [b"x-big: " + b"a" * 3_000_000],  # one line, 3 MB
+        [b"x-%d: a" % i for i in range(2000)],  # many small ones
+    ],
+    ids=["many-large", "one-huge", "many-small"],
+)
+def test_a_response_head_past_the_limit_is_a_clean_502(
+    gw: InProcessGateway, upstream: RawUpstream, headers: list[bytes]
+) -> None:
+    """httptools has no limit on a response head: 400 one-megabyte header lines grew the
+    worker by 400 MB, and were relayed. It fails as httpx's pool does (100 KiB)."""
+    upstream.script = lambda h, b: json_reply(completion(), *headers)
+    with pytest.raises(openai.APIStatusError) as info:
+        gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT)
+    assert info.value.status_code == 502
+    assert info.value.code == "upstream_unreachable"
+
+
+def test_a_response_head_within_the_limit_passes(
+    gw: InProcessGateway, upstream: RawUpstream
+) -> None:
+    headers = [b"x-filler-%d: %s" % (i, b"a" * 1000) for i in range(60)]
+    upstream.script = lambda h, b: json_reply(completion(), *headers)
+    reply = gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT)
+    assert reply.choices[0].message.content == "Hello world"

@@ -24,7 +24,23 @@ import httptools
 import httpx
 
 _PAUSE_AT = 1 << 20  # stop reading from a server that is ahead of its client by 1 MiB
+# A response head larger than this (status line and headers, with any 1xx heads before
+# it), or with more header lines, fails as malformed: httptools has no limit, and an
+# upstream sending endless headers grew the process by their size. httpx's own pool
+# (httpcore, over h11) allows the same 100 KiB.
+MAX_HEAD_BYTES = 100 * 1024
+MAX_HEADERS = 500
 _Key = tuple[bytes, bytes, int]
+
+
+class _HeadTooLarge(Exception):
+    """Raised in the parser's callback: past `MAX_HEAD_BYTES` or `MAX_HEADERS`."""
+
+
+def _head_too_large() -> httpx.RemoteProtocolError:
+    return httpx.RemoteProtocolError(
+        f"upstream response head larger than {MAX_HEAD_BYTES} bytes or {MAX_HEADERS} headers"
+    )
 
 
 class _Connection(asyncio.Protocol):
@@ -48,6 +64,9 @@ class _Connection(asyncio.Protocol):
         self._head_only = False
         self._until_eof = False
         self._informational = False
+        self._in_head = False  # reading a response head: its bytes are counted
+        self._head_bytes = 0  # bytes read since the request was sent, until its head ended
+        self._header_bytes = 0  # the headers parsed so far, as bytes
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -57,10 +76,20 @@ class _Connection(asyncio.Protocol):
         self._fd = sock.fileno() if sock is not None else -1
 
     def data_received(self, data: bytes) -> None:
+        if self._in_head:
+            self._head_bytes += len(data)
         try:
             self._parser.feed_data(data)
         except httptools.HttpParserError as exc:
-            self._fail(httpx.RemoteProtocolError(f"malformed response from upstream: {exc}"))
+            if isinstance(exc.__context__, _HeadTooLarge):
+                self._fail(_head_too_large())
+            else:
+                self._fail(httpx.RemoteProtocolError(f"malformed response from upstream: {exc}"))
+            return
+        # httptools keeps a header line it has not finished, however long: a head still
+        # unfinished past the limit is refused before the next read adds to it.
+        if self._in_head and self._head_bytes > MAX_HEAD_BYTES:
+            self._fail(_head_too_large())
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -82,6 +111,10 @@ class _Connection(asyncio.Protocol):
 
     # httptools callbacks
     def on_header(self, name: bytes, value: bytes) -> None:
+        # Counted as they are parsed too: one read may hold a whole head past the limit.
+        self._header_bytes += len(name) + len(value) + 4
+        if self._header_bytes > MAX_HEAD_BYTES or len(self._headers) >= MAX_HEADERS:
+            raise _HeadTooLarge  # stops the parser: `data_received` fails the response
         self._headers.append((name, value))
 
     def on_headers_complete(self) -> None:
@@ -91,6 +124,7 @@ class _Connection(asyncio.Protocol):
             self._headers = []
             return
         self.status = status
+        self._in_head = False
         names = {name.lower() for name, _ in self._headers}
         self._until_eof = (
             b"content-length" not in names
@@ -133,6 +167,7 @@ class _Connection(asyncio.Protocol):
         self._informational = False
         self.transport.resume_reading()  # a previous consumer may have left it paused
         self._headers = []
+        self._in_head, self._head_bytes, self._header_bytes = True, 0, 0
         self._chunks.clear()
         self._buffered = 0
         self.complete = False
