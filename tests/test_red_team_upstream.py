@@ -24,6 +24,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from gateway.ledger.usage import TokenUsage
 from gateway.spend.pricing import PriceEntry, Pricer, snapshot_base
 from tests.inprocess import InProcessGateway
+from tests.servers import PROVIDER_KEY
 
 SHORT: list[ChatCompletionMessageParam] = [
     {"role": "user", "content": "Hello there, tell me something about my order."}
@@ -350,3 +351,39 @@ def test_a_response_head_within_the_limit_passes(
     upstream.script = lambda h, b: json_reply(completion(), *headers)
     reply = gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT)
     assert reply.choices[0].message.content == "Hello world"
+
+
+# -- 4: redirects ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])
+def test_a_redirect_is_an_upstream_error_without_its_body(
+    gw: InProcessGateway, upstream: RawUpstream, stream: bool
+) -> None:
+    """A 307 whose body echoed the request's Authorization header reached the client
+    verbatim, the provider key in it. A 3xx is an upstream error now: OpenAI's error
+    shape, nothing of the upstream's body or Location, not booked."""
+
+    def redirect(headers: dict[str, str], body: Any) -> bytes:
+        echo = {"moved": True, "authorization": headers.get("authorization")}
+        return json_reply(
+            echo,
+            b"location: http://elsewhere.example/v1/chat/completions",
+            status=307,
+            reason=b"Temporary Redirect",
+        )
+
+    upstream.script = redirect
+    with pytest.raises(openai.APIStatusError) as info:
+        gw.openai().chat.completions.create(
+            model="gpt-4o-mini",
+            messages=SHORT,
+            stream=stream,
+        )
+    assert upstream.seen[0]["headers"]["authorization"] == f"Bearer {PROVIDER_KEY}"
+    response = info.value.response
+    assert response.status_code == 502
+    assert PROVIDER_KEY not in response.text and "elsewhere" not in response.text
+    assert "location" not in response.headers
+    assert response.json()["error"]["code"] == "upstream_redirected"
+    assert ledger(gw) == []

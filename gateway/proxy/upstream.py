@@ -79,6 +79,16 @@ class UpstreamReplyUnreadable(GatewayError):
     retries_help = False  # the upstream would send it so again, and bill it again
 
 
+class UpstreamRedirected(GatewayError):
+    """A 3xx answer: redirects are not followed (the provider key would go where the
+    upstream says), nor relayed (its body may echo the request's headers)."""
+
+    status = 502
+    type = "api_error"
+    code = "upstream_redirected"
+    retries_help = False
+
+
 class Upstream:
     def __init__(
         self,
@@ -161,6 +171,12 @@ class Upstream:
             self.observe(f"{response.status_code // 100}xx")
             if response.status_code >= 400:
                 return await self._scrubbed(response)
+            if response.status_code >= 300:
+                await response.aclose()
+                raise UpstreamRedirected(
+                    f"upstream {self.display} answered {response.status_code} "
+                    "(a redirect, which the gateway does not follow)"
+                )
             if isinstance(_decoder(response.headers), _Undecodable):
                 # Not relayed as a stream (no route streams a reply without a type): its
                 # reading answers 502, booked as a reply the gateway could not read.
