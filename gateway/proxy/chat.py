@@ -292,11 +292,16 @@ async def _settle(
     output_text: Callable[[], str] | None = None,
     answer: Callable[[], str] | None = None,
     served_tier: Any = None,
+    answered: bool = True,
 ) -> None:
     """Book the call (settling its reservation), then record the turn. `output_text`:
     everything the model wrote (for estimates and the loop detector); `answer`: what the
     customer was shown, kept for the episode card; `served_tier`: the service tier the
-    reply says served it (priced at its rates; else the tier it was held at)."""
+    reply says served it (priced at its rates; else the tier it was held at); `answered`:
+    the reply reached the client whole (False for a stream the upstream broke off or the
+    client left). Only an answered turn applies an escalation (commit) and is read by the
+    loop detector; a call that failed after reaching the upstream (`output_text` None) is
+    never one."""
     gw, call = ctx.gw, ctx.call
     # Token counts learn and estimate under the requested model; prices use the served one.
     usage: TokenUsage | None
@@ -331,7 +336,7 @@ async def _settle(
         cost = record.cost_units
         await gw.rates.settle(ctx.rate, usage.output)
         gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total, ctx.turn.quota_hit)
-    if output_text is not None:  # None: the call failed after reaching the upstream
+    if answered and output_text is not None:
         if ctx.turn.escalation:
             gw.escalations.commit(ctx.turn.record, ctx.turn.escalation)
         if not ctx.turn.retry:  # a retry is the turn the detector has read already
@@ -392,6 +397,7 @@ def _stream(ctx: _Context, response: httpx.Response, before_upstream: float) -> 
             tap.streamed_text,
             tap.answer_text,
             tap.service_tier,
+            answered=tap.whole,  # a broken or abandoned stream answered nothing
         )
 
     on_done = ctx.hold.end_with_stream(book) if ctx.hold is not None else book

@@ -72,6 +72,13 @@ class UsageTap:
         self.model: str | None = None
         self.service_tier: Any = None  # the tier that served it, as its usage event says
         self.web_searches: int | None = None  # a Responses stream's, once it completed
+        # A chat stream's end was read: a choice's finish_reason, or [DONE].
+        self.ended = False
+        # The stream was relayed whole (set by StreamRelay before its `on_done`): the
+        # upstream's reply reached its end and its stream closed cleanly, with the client
+        # still there when the relay got to that end. False when the upstream broke off
+        # or the client went first.
+        self.whole = False
         self._buffer = bytearray()
         self._events: list[bytes] = []
         self._parsed: list[Any] = []  # the events read as JSON so far (None: not JSON)
@@ -103,13 +110,20 @@ class UsageTap:
         rest = bytes(self._buffer)
         self._buffer.clear()
         tail = self._take(rest) if rest.strip() else rest
+        self._note_end(rest)
         return self._held + tail
+
+    def _note_end(self, event: bytes) -> tuple[bool, bool]:
+        """(a finish_reason, [DONE]) in `event`; either marks the stream's end read."""
+        finished, done = any(m in event for m in _FINISHED), event.startswith(_DONE)
+        self.ended = self.ended or finished or done
+        return finished, done
 
     def _hold_the_end(self, event: bytes) -> bytes:
         # A client takes a finish_reason or [DONE] as "complete": from the first of them
         # on, events wait until the call is booked (they follow each other closely).
-        finished = self.hold_on_finish and any(m in event for m in _FINISHED)
-        if self._held or event.startswith(_DONE) or finished:
+        finished, done = self._note_end(event)
+        if self._held or done or (self.hold_on_finish and finished):
             self._held += event
             return b""
         return event
@@ -195,6 +209,8 @@ class StreamRelay:
     after the upstream response is closed: before the end of the stream (finish_reason,
     `[DONE]`) is sent when the stream completes, so a client that saw the end is booked; or
     as soon as the relay stops when the client disconnects or the upstream breaks off.
+    `tap.whole` tells them apart: True only in the first case, and only once the end
+    (a finish_reason or `[DONE]`) was read.
     """
 
     def __init__(
@@ -273,4 +289,8 @@ class StreamRelay:
         except GatewayError as exc:
             log.warning("upstream stream broke off: %s", exc.message)
             return None
-        return self.tap.finish()
+        tail = self.tap.finish()
+        # Reached with the client still there (its leaving cancels the relay): all but
+        # the held end was sent to it, and the end goes once the call is booked.
+        self.tap.whole = self.tap.ended
+        return tail
