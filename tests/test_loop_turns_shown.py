@@ -4,21 +4,26 @@ in this process with the openai SDK.
 A streamed turn is answered only when its stream was relayed whole (the upstream's end
 read, its stream closed cleanly, the client still there): a stream the upstream breaks
 off, or the client leaves, is not read by the detector and does not use up a pending
-escalation, as a failed JSON call is not."""
+escalation, as a failed JSON call is not. And the detector reads what the customer was
+shown (the one choice's content), not the reasoning, tool-call arguments or other
+choices the upstream also wrote."""
 
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
 from gateway.proxy.made_up_replies import stream_events
 from gateway.proxy.streaming import StreamRelay, UsageTap
 from tests.inprocess import InProcessGateway, SimulatorLog, start_inprocess
+from tests.recording_upstream import Answer, Recorder, recording_upstream
 from tests.servers import edit_policy
 from tests.test_loops import LOOP_ASKS, SAME_ANSWER, SYSTEM
 
@@ -257,3 +262,166 @@ def test_a_stream_is_whole_once_its_end_was_relayed_to_a_client_still_there() ->
     assert asyncio.run(_relay(_events(text))) == (True, True)
     assert asyncio.run(_relay(_events(text), leave_at=4, delay=0.01)) == (False, True)
     assert asyncio.run(_relay(_events(text, done=False))) == (False, True)
+
+
+# -- what the detector reads --------------------------------------------------------------
+
+_WORDS = "bcdfghjklmnprstvz"
+
+
+def _thinking(rnd: random.Random, chars: int) -> str:
+    """Reasoning of made-up words, different on every call (as a model's is)."""
+    made = (
+        "".join(rnd.choice(_WORDS) + rnd.choice("aeiou") for _ in range(3))
+        for _ in range(chars // 7 + 1)
+    )
+    return " ".join(made)[:chars]
+
+
+def _sse(deltas: list[dict[str, Any]], usage: dict[str, Any]) -> bytes:
+    head = {"id": "c1", "object": "chat.completion.chunk", "created": 0, "model": "gpt-4o-mini"}
+    out = [{**head, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    out.append({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    out.append({**head, "choices": [], "usage": usage})
+    return b"".join(b"data: " + orjson.dumps(o) + b"\n\n" for o in out) + b"data: [DONE]\n\n"
+
+
+def _reasoning_upstream(recorder: Recorder, chars: int) -> list[str]:
+    """Each call answered with the next of SAME_ANSWER, after `chars` of new reasoning
+    (`reasoning_content`, as DeepSeek, vLLM and OpenRouter send it), JSON or streamed
+    as asked; the answers given, in order."""
+    rnd, given = random.Random(1), list(SAME_ANSWER)
+    usage = {"prompt_tokens": 50, "completion_tokens": 40, "total_tokens": 90}
+
+    def answer(body: Any) -> Answer:
+        content, reasoning = given.pop(0), _thinking(rnd, chars)
+        if body.get("stream"):
+            deltas = [{"role": "assistant", "reasoning_content": reasoning}]
+            deltas += [{"content": w + " "} for w in content.split(" ")]
+            return Answer(200, _sse(deltas, usage), {"content-type": "text/event-stream"})
+        message = {"role": "assistant", "content": content, "reasoning_content": reasoning}
+        reply = {
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+            "usage": usage,
+        }
+        return Answer(200, orjson.dumps(reply), {"content-type": "application/json"})
+
+    recorder.answer_for = answer
+    return given
+
+
+@pytest.mark.parametrize(("stream", "chars"), [(False, 600), (True, 600), (True, 6000)])
+def test_a_reasoning_models_loop_is_read_from_the_answers(
+    tmp_path: Path, stream: bool, chars: int
+) -> None:
+    """A real loop (the same question, the same answer) from a model that reasons
+    before it answers, its reasoning different each time: the customer is shown the
+    answers alone, and the loop escalates as it does without reasoning. (The detector
+    read the reasoning too: it never saw the loop; streamed reasoning past 4 KB filled
+    all it reads of a reply.)"""
+    with recording_upstream() as recorder:
+        _reasoning_upstream(recorder, chars)
+        gw = start_inprocess(tmp_path, f"sqlite:///{tmp_path}/g.db", f"{recorder.url}/v1")
+        try:
+            client = gw.openai()
+            conv = f"reasoning-{stream}-{chars}"
+            messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+            seen = []
+            for ask in LOOP_ASKS:
+                messages.append({"role": "user", "content": ask})
+                extra = {"X-Conversation-Id": conv, **SUPPORT}
+                if stream:
+                    with client.chat.completions.with_streaming_response.create(
+                        model="gpt-4o-mini", messages=messages, stream=True, extra_headers=extra
+                    ) as response:
+                        seen.append(response.headers.get("x-gateway-escalation"))
+                        content = "".join(
+                            c.delta.content or "" for ch in response.parse() for c in ch.choices
+                        )
+                else:
+                    raw = client.chat.completions.with_raw_response.create(
+                        model="gpt-4o-mini", messages=messages, extra_headers=extra
+                    )
+                    seen.append(raw.headers.get("x-gateway-escalation"))
+                    content = raw.parse().choices[0].message.content or ""
+                messages.append({"role": "assistant", "content": content.strip()})
+            # as test_loops' scripted loop: recorded once the third is answered
+            assert seen == [None, None, None, "loop", None], seen
+            assert _state(gw, conv)["escalations"] == 2
+        finally:
+            gw.stop()
+
+
+def test_a_tool_call_is_no_answer_to_compare(tmp_path: Path) -> None:
+    """The customer asks about one order three times, each time about something new;
+    the model looks it up each time with the same call (the app's tool, no content),
+    then answers from what it found: each answer new. The calls' arguments, the same
+    every time, are not an answer the customer was shown: a call is read as an empty
+    reply (never a repeat), the customer's message with it. (Three identical calls
+    were three loop turns: a handoff of a conversation moving on.)"""
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "lookup_order", "arguments": '{"order_id": "ORD-55555"}'},
+    }
+    asks_answers = [
+        ("Where is my order ORD-55555?", "It left the warehouse; tracking number TRK-81726."),
+        (
+            "Order ORD-55555: can I still change the delivery address?",
+            "Yes: I opened address change request REQ-44310 for it, reply with the new one.",
+        ),
+        (
+            "And for ORD-55555, will I be charged for the shipping?",
+            "No: shipping was waived on it under promotion PROMO-90211, nothing more to pay.",
+        ),
+    ]
+    usage = {"prompt_tokens": 50, "completion_tokens": 20, "total_tokens": 70}
+
+    def completion(message: dict[str, Any], finish: str) -> Answer:
+        reply = {
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": "gpt-4o-mini",
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage,
+        }
+        return Answer(200, orjson.dumps(reply), {"content-type": "application/json"})
+
+    with recording_upstream() as recorder:
+        gw = start_inprocess(tmp_path, f"sqlite:///{tmp_path}/g.db", f"{recorder.url}/v1")
+        try:
+            client = gw.openai()
+            extra = {"X-Conversation-Id": "tool-calls", **SUPPORT}
+            messages: list[Any] = [{"role": "system", "content": SYSTEM}]
+            seen = []
+            for ask, answer in asks_answers:
+                messages.append({"role": "user", "content": ask})
+                calling = {"role": "assistant", "content": None, "tool_calls": [call]}
+                recorder.answers.append(completion(calling, "tool_calls"))
+                raw = client.chat.completions.with_raw_response.create(
+                    model="gpt-4o-mini", messages=messages, extra_headers=extra
+                )
+                seen.append(raw.headers.get("x-gateway-escalation"))
+                assert raw.parse().choices[0].message.tool_calls
+                messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+                messages.append(
+                    {"role": "tool", "tool_call_id": "call_1", "content": '{"status": "ok"}'}
+                )
+                recorder.answers.append(
+                    completion({"role": "assistant", "content": answer}, "stop")
+                )
+                raw = client.chat.completions.with_raw_response.create(
+                    model="gpt-4o-mini", messages=messages, extra_headers=extra
+                )
+                seen.append(raw.headers.get("x-gateway-escalation"))
+                messages.append({"role": "assistant", "content": answer})
+            assert seen == [None] * 6
+            state = _state(gw, "tool-calls")
+            assert state["escalations"] == 0 and state["escalation_pending"] is None, state
+        finally:
+            gw.stop()

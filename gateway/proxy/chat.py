@@ -295,13 +295,13 @@ async def _settle(
     answered: bool = True,
 ) -> None:
     """Book the call (settling its reservation), then record the turn. `output_text`:
-    everything the model wrote (for estimates and the loop detector); `answer`: what the
-    customer was shown, kept for the episode card; `served_tier`: the service tier the
-    reply says served it (priced at its rates; else the tier it was held at); `answered`:
-    the reply reached the client whole (False for a stream the upstream broke off or the
-    client left). Only an answered turn applies an escalation (commit) and is read by the
-    loop detector; a call that failed after reaching the upstream (`output_text` None) is
-    never one."""
+    everything the model wrote (for estimates); `answer`: what the customer was shown,
+    read by the loop detector and kept for the episode card; `served_tier`: the service
+    tier the reply says served it (priced at its rates; else the tier it was held at);
+    `answered`: the reply reached the client whole (False for a stream the upstream broke
+    off or the client left). Only an answered turn applies an escalation (commit) and is
+    read by the loop detector; a call that failed after reaching the upstream
+    (`output_text` None) is never one."""
     gw, call = ctx.gw, ctx.call
     # Token counts learn and estimate under the requested model; prices use the served one.
     usage: TokenUsage | None
@@ -336,13 +336,15 @@ async def _settle(
         cost = record.cost_units
         await gw.rates.settle(ctx.rate, usage.output)
         gw.metrics.observe_turn(ctx.turn.record, cost, usage.input_total, ctx.turn.quota_hit)
+    shown = answer() if answer is not None else ""
     if answered and output_text is not None:
         if ctx.turn.escalation:
             gw.escalations.commit(ctx.turn.record, ctx.turn.escalation)
         if not ctx.turn.retry:  # a retry is the turn the detector has read already
             progress = ctx.turn.facts_learned > 0
-            gw.escalations.observe(ctx.turn.record, call.messages, output_text(), progress)
-    shown = answer() if answer is not None else ""
+            # What the customer was shown: not the reasoning nor a call's arguments; ""
+            # for a call of the app's tools or several choices (never a repeat).
+            gw.escalations.observe(ctx.turn.record, call.messages, shown, progress)
     await gw.windows.finish(ctx.turn, call.messages, cost, gw.turn_clock(), shown)
 
 
