@@ -59,11 +59,11 @@ def test_two_sessions_under_one_conversation_id_escalate_with_ids_of_their_own(
         _with_policy(
             sqlite_gateway, {"webhooks": {"acme": f"http://127.0.0.1:{server.server_port}/hook"}}
         )
-        sent = []
+        sent: list[int] = []  # webhooks received after each user's loop
         for _ in range(2):  # one user after the other, the same loop at the same turns
             _anonymous_loop(sqlite_gateway)
             for _ in range(100):
-                if len(received) > len(sent) and _settled(received):
+                if len(received) > (sent[-1] if sent else 0) and _settled(received):
                     break
                 threading.Event().wait(0.1)
             sent.append(len(received))
