@@ -27,7 +27,7 @@ from gateway.ops import tracing
 from gateway.proxy import request_log
 from gateway.proxy.cache_scope import TenantScope
 from gateway.proxy.chat_cost import chat_cost, input_tokens, prediction_tokens
-from gateway.proxy.http_responses import RawResponse
+from gateway.proxy.http_responses import JSON, RawResponse
 from gateway.proxy.identity import Caller, authenticate, header_text, identify, sent_id
 from gateway.proxy.provider_refs import check_chat
 from gateway.proxy.reply_text import reply_text
@@ -42,7 +42,13 @@ from gateway.proxy.request_body import (
     retry_marked,
 )
 from gateway.proxy.streaming import StreamRelay, UsageTap
-from gateway.proxy.upstream import ceiling_key, degraded_headers, response_headers
+from gateway.proxy.upstream import (
+    UpstreamReplyUnreadable,
+    ceiling_key,
+    degraded_headers,
+    response_headers,
+)
+from gateway.proxy.upstream_errors import scrubbed_error
 from gateway.runtime import Gateway
 from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
@@ -355,7 +361,9 @@ async def _json(ctx: _Context, response: httpx.Response, before_upstream: float)
     body = await gw.upstream.read(response)
     after = perf_counter()
     if response.is_success:
-        obj = json_object_or_none(body) or {}
+        obj = json_object_or_none(body)
+        if obj is None or _error_in_reply(obj):
+            return await _unread(ctx, response, body, obj is None)
         model = obj.get("model") if isinstance(obj.get("model"), str) else ctx.spend.model
         await _settle(
             ctx,
@@ -372,6 +380,34 @@ async def _json(ctx: _Context, response: httpx.Response, before_upstream: float)
         *ctx.rate.headers,
     ]
     return RawResponse(response.status_code, headers, body)
+
+
+def _error_in_reply(obj: dict[str, Any]) -> bool:
+    """A 2xx reply that is an error (OpenRouter answers so when the provider failed after
+    the answer began): an `error` object and no choices."""
+    return isinstance(obj.get("error"), dict) and not obj.get("choices")
+
+
+async def _unread(
+    ctx: _Context, response: httpx.Response, body: bytes, broken: bool
+) -> RawResponse:
+    """A 2xx reply the gateway cannot relay as one: a body that is not a JSON object (cut
+    off mid-body: a connection closed early, a Content-Length short of the bytes), or
+    an error object. The upstream began answering and may have billed every reply to
+    its ceiling, as a reply it could not read is booked; the client gets a 502 in
+    OpenAI's shape (the provider's error, scrubbed as an error answer is), and
+    `x-should-retry: false`: a retry would be billed again."""
+    await _settle(ctx, ctx.spend.model, None)  # unread: every reply's ceiling, estimated
+    upstream = ctx.gw.upstream
+    error = UpstreamReplyUnreadable(
+        f"upstream {upstream.display} answered {response.status_code} with a body that is "
+        "not a whole JSON object (cut off or malformed)."
+    )
+    # An error object: the provider's, scrubbed as an upstream error answer is (the key
+    # and anything key-like withheld).
+    content = error.body() if broken else scrubbed_error(502, body, upstream._secrets)
+    headers = [*error.headers(), JSON, *window_headers(ctx.turn, ctx.spend), *ctx.rate.headers]
+    return RawResponse(error.status, headers, content)
 
 
 def _answer(obj: dict[str, Any]) -> str:

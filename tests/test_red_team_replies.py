@@ -1,0 +1,109 @@
+"""What a red-team read found in how the gateway relays a chat reply (2026-12,
+seventeenth session), each reproduced through the openai SDK against the gateway in this
+process in front of a loopback upstream answering raw bytes: a 200 whose body is cut off
+or an error, relayed as a 200 and booked with no output."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import openai
+import pytest
+
+from tests.inprocess import InProcessGateway
+from tests.servers import PROVIDER_KEY
+from tests.test_red_team_upstream import (
+    SHORT,
+    RawUpstream,
+    completion,
+    http,
+    ledger,
+)
+
+
+@pytest.fixture
+def upstream() -> Iterator[RawUpstream]:
+    with RawUpstream() as up:
+        yield up
+
+
+def _gateway(root: Path, upstream: RawUpstream, **extra: Any) -> InProcessGateway:
+    gw = InProcessGateway(root, f"{upstream.url}/v1", f"sqlite:///{root / 'gateway.db'}", **extra)
+    gw.start()
+    return gw
+
+
+@pytest.fixture
+def gw(tmp_path: Path, upstream: RawUpstream) -> Iterator[InProcessGateway]:
+    gw = _gateway(tmp_path, upstream)
+    yield gw
+    gw.stop()
+
+
+# -- 1: a 2xx body that is no reply -------------------------------------------------------
+
+ACCENTED = {**completion(), "choices": [{**completion()["choices"][0], "index": 0}]}
+ACCENTED["choices"][0]["message"] = {"role": "assistant", "content": "Olá, ação é ótima " * 8}
+
+
+def _short_length(headers: dict[str, str], body: Any) -> bytes:
+    """A Content-Length counting characters, not UTF-8 bytes: the body is cut there."""
+    text = json.dumps(ACCENTED, ensure_ascii=False)
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
+    return head % len(text) + text.encode()
+
+
+def _closed_halfway(headers: dict[str, str], body: Any) -> bytes:
+    """No length: the body ends where the connection closes, halfway through the JSON."""
+    raw = json.dumps(completion()).encode()
+    head = b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n"
+    return head + raw[: len(raw) // 2]
+
+
+@pytest.mark.parametrize(
+    "script", [_short_length, _closed_halfway], ids=["short-content-length", "closed-halfway"]
+)
+def test_a_cut_off_json_reply_is_a_502_booked_at_its_ceiling(
+    gw: InProcessGateway, upstream: RawUpstream, script: Any
+) -> None:
+    """The client got a 200 with broken JSON (the SDK failed to parse it) and the call was
+    booked at its input estimate with 0 output: README says a reply cut off mid-body is
+    booked at every reply's output ceiling."""
+    upstream.script = script
+    with pytest.raises(openai.APIStatusError) as info:
+        gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT, max_tokens=300)
+    assert info.value.status_code == 502
+    assert info.value.code == "upstream_reply_unreadable"
+    assert info.value.response.headers["x-should-retry"] == "false"
+    [record] = ledger(gw)
+    assert record["estimated"] is True
+    assert record["output_tokens"] == 300
+
+
+def test_an_error_in_a_200_is_a_502_with_the_providers_message_scrubbed(
+    gw: InProcessGateway, upstream: RawUpstream
+) -> None:
+    """OpenRouter answers 200 with `{"error": ...}` when the provider failed after the
+    answer began: it was relayed as a 200 (the SDK returned a completion without
+    choices) and booked with 0 output."""
+    error = {
+        "error": {
+            "message": f"Provider returned error (key {PROVIDER_KEY} rejected mid-answer)",
+            "code": 502,
+            "type": "provider_error",
+        }
+    }
+    upstream.script = lambda h, b: http(200, json.dumps(error).encode(), b"application/json")
+    with pytest.raises(openai.APIStatusError) as info:
+        gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT, max_tokens=300)
+    response = info.value.response
+    assert response.status_code == 502
+    assert PROVIDER_KEY not in response.text
+    assert "Provider returned error" in info.value.message
+    assert response.headers["x-should-retry"] == "false"
+    [record] = ledger(gw)
+    assert record["estimated"] is True
+    assert record["output_tokens"] == 300
