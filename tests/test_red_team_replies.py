@@ -21,6 +21,7 @@ from tests.test_red_team_upstream import (
     completion,
     http,
     ledger,
+    sse_events,
 )
 
 
@@ -107,3 +108,56 @@ def test_an_error_in_a_200_is_a_502_with_the_providers_message_scrubbed(
     [record] = ledger(gw)
     assert record["estimated"] is True
     assert record["output_tokens"] == 300
+
+
+# -- 2: a stream labelled otherwise -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "label",
+    [
+        b"Text/Event-Stream",
+        b"text/event-stream;charset=UTF-8",
+        b"text/plain",
+        b"application/x-ndjson",
+        None,
+    ],
+    ids=["mixed-case", "parameters", "text-plain", "ndjson", "none"],
+)
+def test_a_stream_not_labelled_text_event_stream_is_relayed_and_booked_as_one(
+    gw: InProcessGateway, upstream: RawUpstream, label: bytes | None
+) -> None:
+    """The content type was checked exactly: such a stream went down the JSON path, the
+    client got it buffered with the usage chunk it did not ask for, and the call was
+    booked with 0 output."""
+    body = sse_events()
+    if label is None:
+        reply = b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(body) + body
+        upstream.script = lambda h, b: reply
+    else:
+        upstream.script = lambda h, b: http(200, body, label)
+    chunks = list(
+        gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT, stream=True)
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == (
+        "Hello world ção"
+    )
+    assert all(c.usage is None and c.choices for c in chunks)  # no usage chunk: not asked
+    [record] = ledger(gw)
+    assert (record["fresh_input_tokens"], record["output_tokens"]) == (20, 7)
+    assert record["estimated"] is False
+
+
+def test_json_answering_a_stream_request_is_still_read_as_json(
+    gw: InProcessGateway, upstream: RawUpstream
+) -> None:
+    upstream.script = lambda h, b: http(200, json.dumps(completion()).encode(), b"text/plain")
+    response = gw.http.post(
+        "/v1/chat/completions",
+        json={"model": "gpt-4o-mini", "messages": SHORT, "stream": True},
+        headers={"Authorization": f"Bearer {gw.keys['acme']}"},
+    )
+    assert response.status_code == 200
+    assert response.json()["choices"][0]["message"]["content"] == "Hello world"
+    [record] = ledger(gw)
+    assert (record["fresh_input_tokens"], record["output_tokens"]) == (20, 7)

@@ -7,7 +7,7 @@ book -> persist the conversation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, replace
 from time import perf_counter
 from typing import Any
@@ -41,9 +41,10 @@ from gateway.proxy.request_body import (
     positive_int,
     retry_marked,
 )
-from gateway.proxy.streaming import StreamRelay, UsageTap
+from gateway.proxy.streaming import StreamRelay, UsageTap, is_event_stream, reads_as_events
 from gateway.proxy.upstream import (
     UpstreamReplyUnreadable,
+    _too_large,
     ceiling_key,
     degraded_headers,
     response_headers,
@@ -251,10 +252,54 @@ async def chat_completions(request: Request) -> ASGIApp:
         ctx.answering = response.is_success
         await gw.windows.written(turn)  # the newest message's facts, before any answer
         before_upstream = perf_counter() - started
-        is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
-        if call.stream and is_sse and response.is_success:
-            return _stream(ctx, response, before_upstream)
-        return await _json(ctx, response, before_upstream)
+        if not (call.stream and response.is_success):
+            return await _json(ctx, response, before_upstream)
+        chunks = gw.upstream.iter_bytes(response)
+        if is_event_stream(response.headers.get("content-type", "")):
+            return _stream(ctx, response, before_upstream, chunks)
+        # Labelled otherwise (`text/plain`, `application/x-ndjson`, none): its first bytes
+        # say whether it is a stream. (A reply the gateway cannot decode raises here, as
+        # its reading would: 502, booked at every reply's ceiling.)
+        start = await _start(chunks)
+        if reads_as_events(start):
+            return _stream(ctx, response, before_upstream, _chained(start, chunks), True)
+        body = await _rest(gw, response, start, chunks)
+        return await _json(ctx, response, before_upstream, body)
+
+
+async def _start(chunks: AsyncIterator[bytes]) -> bytes:
+    """A body's first bytes: enough to tell an event stream from JSON, or all of it."""
+    start = b""
+    async for chunk in chunks:
+        start += chunk
+        if len(start.lstrip()) >= 8:
+            break
+    return start
+
+
+async def _chained(start: bytes, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    yield start
+    async for chunk in chunks:
+        yield chunk
+
+
+async def _rest(
+    gw: Gateway, response: httpx.Response, start: bytes, chunks: AsyncIterator[bytes]
+) -> bytes:
+    """The rest of a reply whose start was read, as `Upstream.read` reads one: at most
+    `max_reply_bytes`; the response closed."""
+    limit = gw.upstream.max_reply_bytes
+    body = bytearray(start)
+    try:
+        async for chunk in chunks:
+            if limit is not None and len(body) > limit:
+                break
+            body += chunk
+        if limit is not None and len(body) > limit:
+            raise _too_large(limit)
+        return bytes(body)
+    finally:
+        await response.aclose()
 
 
 @dataclass(slots=True)
@@ -354,11 +399,15 @@ async def _settle(
     await gw.windows.finish(ctx.turn, call.messages, cost, gw.turn_clock(), shown)
 
 
-async def _json(ctx: _Context, response: httpx.Response, before_upstream: float) -> RawResponse:
+async def _json(
+    ctx: _Context, response: httpx.Response, before_upstream: float, body: bytes | None = None
+) -> RawResponse:
+    """A whole reply: `body` when read already, else read here."""
     gw = ctx.gw
     if ctx.hold is not None and not response.is_success:
         ctx.hold.book_estimate = None  # an error answer is not billed: release
-    body = await gw.upstream.read(response)
+    if body is None:
+        body = await gw.upstream.read(response)
     after = perf_counter()
     if response.is_success:
         obj = json_object_or_none(body)
@@ -423,8 +472,20 @@ def _answer(obj: dict[str, Any]) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _stream(ctx: _Context, response: httpx.Response, before_upstream: float) -> StreamRelay:
+def _stream(
+    ctx: _Context,
+    response: httpx.Response,
+    before_upstream: float,
+    chunks: AsyncIterator[bytes],
+    relabel: bool = False,
+) -> StreamRelay:
+    """Relays `chunks`, the reply's body; `relabel`: an event stream the upstream labelled
+    otherwise, sent to the client as `text/event-stream`."""
     gw = ctx.gw
+    headers = response_headers(response.headers)
+    if relabel:
+        headers = [(k, v) for k, v in headers if k.lower() != b"content-type"]
+        headers.append((b"content-type", b"text/event-stream; charset=utf-8"))
     gw.metrics.overhead.labels(ROUTE, "true").observe(before_upstream)
 
     async def book(tap: UsageTap) -> None:
@@ -442,12 +503,8 @@ def _stream(ctx: _Context, response: httpx.Response, before_upstream: float) -> 
 
     return StreamRelay(
         response.status_code,
-        [
-            *response_headers(response.headers),
-            *window_headers(ctx.turn, ctx.spend),
-            *ctx.rate.headers,
-        ],
-        gw.upstream.iter_bytes(response),
+        [*headers, *window_headers(ctx.turn, ctx.spend), *ctx.rate.headers],
+        chunks,
         response.aclose,
         UsageTap(
             hide_usage=not ctx.call.client_wants_usage,

@@ -30,7 +30,7 @@ from gateway.proxy.identity import Caller, authenticate, identify
 from gateway.proxy.passthrough_cost import PassCall, read_call
 from gateway.proxy.reply_text import reply_text
 from gateway.proxy.request_body import json_object_or_none
-from gateway.proxy.streaming import StreamRelay, UsageTap
+from gateway.proxy.streaming import StreamRelay, UsageTap, is_event_stream
 from gateway.proxy.upstream import degraded_headers, response_headers
 from gateway.runtime import Gateway
 from gateway.spend.hold import Hold, Reservation
@@ -273,7 +273,7 @@ async def passthrough(request: Request) -> ASGIApp:
             forwarded_body(call, spend),
         )
         booking.answering = response.is_success
-        if response.headers.get("content-type", "").startswith("text/event-stream"):
+        if is_event_stream(response.headers.get("content-type", "")):
             return _stream(booking, response)
         if not response.is_success:
             booking.hold.book_estimate = None  # an error answer is not billed: release

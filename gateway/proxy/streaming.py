@@ -33,6 +33,22 @@ _FINISHED = (b'"finish_reason":"', b'"finish_reason": "')
 _USAGE_NULL = re.compile(rb'\s*,\s*"usage"\s*:\s*null|"usage"\s*:\s*null\s*,\s*')
 
 
+def is_event_stream(content_type: str) -> bool:
+    """Whether a Content-Type names an event stream: media types are case-insensitive
+    and may carry parameters (`Text/Event-Stream; charset=utf-8`)."""
+    return content_type.partition(";")[0].strip().lower() == "text/event-stream"
+
+
+# How an event stream's body begins (after any blank lines or a byte-order mark): a
+# field or a comment.
+_SSE_STARTS = (b"data:", b":", b"event:", b"id:", b"retry:")
+
+
+def reads_as_events(start: bytes) -> bool:
+    """Whether a body beginning with `start` is an event stream, whatever its label."""
+    return start.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(_SSE_STARTS)
+
+
 def _event_end(buffer: bytes | bytearray, start: int) -> int:
     """End (exclusive) of the event beginning at `start`, or -1 if it is incomplete.
     Searches only as far as the first blank line, so many events cost linear time."""
