@@ -5,7 +5,9 @@ or an error, relayed as a 200 and booked with no output."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -160,4 +162,75 @@ def test_json_answering_a_stream_request_is_still_read_as_json(
     assert response.status_code == 200
     assert response.json()["choices"][0]["message"]["content"] == "Hello world"
     [record] = ledger(gw)
+    assert (record["fresh_input_tokens"], record["output_tokens"]) == (20, 7)
+
+
+# -- 3: the end of a stream is [DONE], not the connection's close -------------------------
+
+
+class HeldUpstream(RawUpstream):
+    """Answers every request with a chunked event stream that ends in [DONE] and then
+    keeps the response open, a `: ping` comment every 0.1 s, for `hold` seconds."""
+
+    hold = 6.0
+    answering = 0  # requests still being answered
+
+    def __exit__(self, *exc: object) -> None:
+        deadline = time.monotonic() + self.hold + 2
+        while self.answering and time.monotonic() < deadline:
+            time.sleep(0.05)  # the gateway closed the connection: the answer notices
+        super().__exit__(*exc)
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        def chunk(data: bytes) -> bytes:
+            return b"%x\r\n%s\r\n" % (len(data), data)
+
+        self.answering += 1
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next(
+                int(line.split(b":")[1])
+                for line in head.split(b"\r\n")
+                if line.lower().startswith(b"content-length:")
+            )
+            await reader.readexactly(length)
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                b"transfer-encoding: chunked\r\n\r\n" + chunk(sse_events())
+            )
+            loop = asyncio.get_running_loop()
+            until = loop.time() + self.hold
+            while loop.time() < until and not (reader.at_eof() or writer.is_closing()):
+                await writer.drain()
+                await asyncio.sleep(0.1)
+                writer.write(chunk(b": ping\n\n"))
+            writer.write(b"0\r\n\r\n")
+            await writer.drain()
+        except (ConnectionError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+            self.answering -= 1
+
+
+def test_a_stream_ends_at_done_though_the_upstream_keeps_it_open(tmp_path: Path) -> None:
+    """An upstream that sent every chunk, the usage and [DONE], then kept the response
+    open (sending keep-alives): the client got neither the finish chunk nor [DONE] (and
+    the call was not booked) until the upstream closed it or its timeout passed."""
+    with HeldUpstream() as upstream:
+        gw = _gateway(tmp_path, upstream)
+        try:
+            started = time.monotonic()
+            chunks = list(
+                gw.openai().chat.completions.create(
+                    model="gpt-4o-mini", messages=SHORT, stream=True
+                )
+            )
+            elapsed = time.monotonic() - started
+            [record] = ledger(gw)
+        finally:
+            gw.stop()
+    assert elapsed < HeldUpstream.hold / 2
+    assert chunks[-1].choices[0].finish_reason == "stop"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks) == "Hello world ção"
     assert (record["fresh_input_tokens"], record["output_tokens"]) == (20, 7)

@@ -90,6 +90,9 @@ class UsageTap:
         self.web_searches: int | None = None  # a Responses stream's, once it completed
         # A chat stream's end was read: a choice's finish_reason, or [DONE].
         self.ended = False
+        # `[DONE]` was read: nothing follows it, and the relay need not wait for the
+        # upstream to close its stream (anything after it is dropped).
+        self.done = False
         # The stream was relayed whole (set by StreamRelay before its `on_done`): the
         # upstream's reply reached its end and its stream closed cleanly, with the client
         # still there when the relay got to that end. False when the upstream broke off
@@ -113,12 +116,12 @@ class UsageTap:
         self._buffer += chunk
         out = []
         start = 0
-        while (end := _event_end(self._buffer, start)) >= 0:
+        while not self.done and (end := _event_end(self._buffer, start)) >= 0:
             kept = self._hold_the_end(self._take(bytes(self._buffer[start:end])))
             if kept:
                 out.append(kept)
             start = end
-        del self._buffer[:start]
+        del self._buffer[: len(self._buffer) if self.done else start]
         return b"".join(out)
 
     def finish(self) -> bytes:
@@ -133,6 +136,7 @@ class UsageTap:
         """(a finish_reason, [DONE]) in `event`; either marks the stream's end read."""
         finished, done = any(m in event for m in _FINISHED), event.startswith(_DONE)
         self.ended = self.ended or finished or done
+        self.done = self.done or done
         return finished, done
 
     def _hold_the_end(self, event: bytes) -> bytes:
@@ -223,7 +227,8 @@ class StreamRelay:
 
     `on_done(tap)` books the call. It runs exactly once, shielded from cancellation,
     after the upstream response is closed: before the end of the stream (finish_reason,
-    `[DONE]`) is sent when the stream completes, so a client that saw the end is booked; or
+    `[DONE]`) is sent when the stream completes (the upstream closed it, or `[DONE]` was
+    read: the upstream's connection is closed then), so a client that saw the end is booked; or
     as soon as the relay stops when the client disconnects or the upstream breaks off.
     `tap.whole` tells them apart: True only in the first case, and only once the end
     (a finish_reason or `[DONE]`) was read.
@@ -302,9 +307,16 @@ class StreamRelay:
                 out = self.tap.feed(chunk)
                 if out:
                     await send({"type": "http.response.body", "body": out, "more_body": True})
+                if self.tap.done:
+                    # The end: settled now, not when the upstream closes its stream (one
+                    # that keeps it open, or sends keep-alives after it, would hold the
+                    # client's end and the booking until its timeout). `_settle` closes it.
+                    break
         except GatewayError as exc:
             log.warning("upstream stream broke off: %s", exc.message)
             return None
+        if self.tap.done and (aclose := getattr(self._chunks, "aclose", None)) is not None:
+            await aclose()  # left at [DONE]: the iterator ends before its response closes
         tail = self.tap.finish()
         # Reached with the client still there (its leaving cancels the relay): all but
         # the held end was sent to it, and the end goes once the call is booked.
