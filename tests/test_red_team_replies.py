@@ -15,6 +15,8 @@ from typing import Any
 import openai
 import pytest
 
+from gateway.proxy import chat
+from gateway.proxy.streaming import UsageTap
 from tests.inprocess import InProcessGateway
 from tests.servers import PROVIDER_KEY
 from tests.test_red_team_upstream import (
@@ -233,4 +235,54 @@ def test_a_stream_ends_at_done_though_the_upstream_keeps_it_open(tmp_path: Path)
     assert elapsed < HeldUpstream.hold / 2
     assert chunks[-1].choices[0].finish_reason == "stop"
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == "Hello world ção"
+    assert (record["fresh_input_tokens"], record["output_tokens"]) == (20, 7)
+
+
+# -- 4: what a stream keeps ---------------------------------------------------------------
+
+
+def _held_bytes(tap: UsageTap) -> int:
+    """The bytes and characters a tap holds in its attributes (lists of them included)."""
+    total = 0
+    for value in vars(tap).values():
+        items = value if isinstance(value, list) else [value]
+        total += sum(len(v) for v in items if isinstance(v, bytes | bytearray | str))
+    return total
+
+
+@pytest.mark.parametrize(
+    "filler",
+    [b": p\n\n" * 1_000_000, b'data: {"choices":[],"usage":null}\n\n' * 100_000],
+    ids=["keep-alives", "empty-chunks"],
+)
+def test_a_stream_does_not_keep_its_every_event(
+    gw: InProcessGateway,
+    upstream: RawUpstream,
+    monkeypatch: pytest.MonkeyPatch,
+    filler: bytes,
+) -> None:
+    """Every event was kept for the life of the stream, keep-alive comments included:
+    5 million `: p` comments (25 MB) grew the worker by ~330 MB."""
+    taps: list[UsageTap] = []
+
+    class Recorded(UsageTap):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            taps.append(self)
+
+    monkeypatch.setattr(chat, "UsageTap", Recorded)
+    events = sse_events()
+    first_end = events.index(b"\n\n") + 2
+    body = events[:first_end] + filler + events[first_end:]
+    upstream.script = lambda h, b: http(200, body, b"text/event-stream")
+    chunks = list(
+        gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT, stream=True)
+    )
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == (
+        "Hello world ção"
+    )
+    [tap] = taps
+    assert _held_bytes(tap) < 512 * 1024, _held_bytes(tap)
+    assert tap.streamed_text() == "Hello world ção"
+    [record] = ledger(gw)
     assert (record["fresh_input_tokens"], record["output_tokens"]) == (20, 7)

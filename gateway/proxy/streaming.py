@@ -29,6 +29,8 @@ log = logging.getLogger("gateway.proxy.streaming")
 # upstream that never sends the blank line would otherwise grow the process without end.
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 _DONE = b"data: [DONE]"
+# Events kept unread at most (their bytes) before they are read into the texts they hold.
+_FOLD_BYTES = 256 * 1024
 _FINISHED = (b'"finish_reason":"', b'"finish_reason": "')
 _USAGE_NULL = re.compile(rb'\s*,\s*"usage"\s*:\s*null|"usage"\s*:\s*null\s*,\s*')
 
@@ -99,8 +101,14 @@ class UsageTap:
         # or the client went first.
         self.whole = False
         self._buffer = bytearray()
-        self._events: list[bytes] = []
-        self._parsed: list[Any] = []  # the events read as JSON so far (None: not JSON)
+        # Data events not read yet (comments and keep-alives are not kept): read in
+        # batches of _FOLD_BYTES into what the readings need, so what a stream keeps is
+        # its generated text, at most `max_event_bytes` of it, not its every event.
+        self._pending: list[bytes] = []
+        self._pending_bytes = 0
+        self._texts: list[str] = []  # every generated delta (streamed_text)
+        self._text_chars = 0
+        self._answer: list[str] | None = []  # choice 0's content; None: none to show
         self._held = b""
 
     def feed(self, chunk: bytes) -> bytes:
@@ -153,11 +161,11 @@ class UsageTap:
 
     def _process(self, event: bytes) -> bytes:
         if b'"usage"' not in event:
-            self._events.append(event)
+            self._keep(event)
             return event
         obj = _event_json(event)
         if not isinstance(obj, dict):
-            self._events.append(event)
+            self._keep(event)
             return event
         usage = obj.get("usage")
         holder = obj
@@ -171,7 +179,7 @@ class UsageTap:
             if holder is not obj:
                 self.web_searches = web_searches_made(holder)
         if not self.hide_usage:
-            self._events.append(event)
+            self._keep(event)
             return event
         if isinstance(usage, dict) and holder is obj:
             if not obj.get("choices"):
@@ -180,46 +188,68 @@ class UsageTap:
             event = b"data: " + orjson.dumps(obj) + b"\n\n"
         elif usage is None:
             event = _USAGE_NULL.sub(b"", event, count=1)
-        self._events.append(event)
+        self._keep(event)
         return event
+
+    def _keep(self, event: bytes) -> None:
+        """Keeps a data event for the readings; a comment or keep-alive is not kept."""
+        if b"data:" not in event or event.startswith(_DONE):
+            return
+        self._pending.append(event)
+        self._pending_bytes += len(event)
+        if self._pending_bytes > _FOLD_BYTES:
+            self._fold()
+
+    def _fold(self) -> None:
+        """Reads the pending events into the generated text and the answer."""
+        for event in self._pending:
+            obj = _event_json(event)
+            if isinstance(obj, dict):
+                self._read_texts(obj)
+                if self._answer is not None:
+                    self._read_answer(obj, self._answer)
+        self._pending.clear()
+        self._pending_bytes = 0
+
+    def _add_text(self, text: str) -> None:
+        if self._text_chars <= self.max_event_bytes:  # past that, estimates are capped
+            self._texts.append(text)
+            self._text_chars += len(text)
+
+    def _read_texts(self, obj: dict[str, Any]) -> None:
+        if generated_delta(obj.get("type")) and isinstance(obj.get("delta"), str):
+            self._add_text(obj["delta"])  # Responses API: text, arguments, reasoning...
+        for choice in obj.get("choices") or ():
+            if not isinstance(choice, dict):
+                continue
+            if isinstance(choice.get("text"), str):  # legacy completions
+                self._add_text(choice["text"])
+            if isinstance(choice.get("delta"), dict):
+                for text in message_texts(choice["delta"]):
+                    self._add_text(text)
+
+    def _read_answer(self, obj: dict[str, Any], parts: list[str]) -> None:
+        for choice in obj.get("choices") or ():
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            if not isinstance(delta, dict):
+                continue
+            if choice.get("index", 0) != 0 or delta.get("tool_calls"):
+                self._answer = None
+                return
+            if isinstance(delta.get("content"), str) and self._text_chars <= self.max_event_bytes:
+                parts.append(delta["content"])
 
     def streamed_text(self) -> str:
         """Every content/reasoning/tool-argument delta (or completion text) seen so far,
         for an estimate."""
-        parts: list[str] = []
-        for obj in self._objects():
-            if not isinstance(obj, dict):
-                continue
-            if generated_delta(obj.get("type")) and isinstance(obj.get("delta"), str):
-                parts.append(obj["delta"])  # Responses API: text, arguments, reasoning...
-            for choice in obj.get("choices") or ():
-                if not isinstance(choice, dict):
-                    continue
-                if isinstance(choice.get("text"), str):  # legacy completions
-                    parts.append(choice["text"])
-                if isinstance(choice.get("delta"), dict):
-                    parts.extend(message_texts(choice["delta"]))
-        return "".join(parts)
-
-    def _objects(self) -> list[Any]:
-        """Every event as JSON, each parsed once however many readings ask."""
-        self._parsed += [_event_json(e) for e in self._events[len(self._parsed) :]]
-        return self._parsed
+        self._fold()
+        return "".join(self._texts)
 
     def answer_text(self) -> str:
         """The content the customer was shown: choice 0's content deltas; "" when the
         stream had several choices or called the app's tools (reasoning never counts)."""
-        parts: list[str] = []
-        for obj in self._objects():
-            for choice in (obj.get("choices") or ()) if isinstance(obj, dict) else ():
-                delta = choice.get("delta") if isinstance(choice, dict) else None
-                if not isinstance(delta, dict):
-                    continue
-                if choice.get("index", 0) != 0 or delta.get("tool_calls"):
-                    return ""
-                if isinstance(delta.get("content"), str):
-                    parts.append(delta["content"])
-        return "".join(parts)
+        self._fold()
+        return "".join(self._answer or ())
 
 
 class StreamRelay:
