@@ -44,12 +44,11 @@ from gateway.proxy.request_body import (
 from gateway.proxy.streaming import StreamRelay, UsageTap, is_event_stream, reads_as_events
 from gateway.proxy.upstream import (
     UpstreamReplyUnreadable,
-    _too_large,
     ceiling_key,
     degraded_headers,
+    reply_too_large,
     response_headers,
 )
-from gateway.proxy.upstream_errors import scrubbed_error
 from gateway.runtime import Gateway
 from gateway.spend.guard import WorstCase
 from gateway.spend.hold import Hold, Reservation
@@ -296,7 +295,7 @@ async def _rest(
                 break
             body += chunk
         if limit is not None and len(body) > limit:
-            raise _too_large(limit)
+            raise reply_too_large(limit)
         return bytes(body)
     finally:
         await response.aclose()
@@ -454,7 +453,7 @@ async def _unread(
     )
     # An error object: the provider's, scrubbed as an upstream error answer is (the key
     # and anything key-like withheld).
-    content = error.body() if broken else scrubbed_error(502, body, upstream._secrets)
+    content = error.body() if broken else upstream.scrubbed(502, body)
     headers = [*error.headers(), JSON, *window_headers(ctx.turn, ctx.spend), *ctx.rate.headers]
     return RawResponse(error.status, headers, content)
 

@@ -231,6 +231,11 @@ class Upstream:
     # Set from `limits.max_reply_bytes` by the runtime; None reads any size.
     max_reply_bytes: int | None = None
 
+    def scrubbed(self, status: int, body: bytes) -> bytes:
+        """An upstream's error body as the client may see it: the provider key and
+        anything key-like withheld."""
+        return scrubbed_error(status, body, self._secrets)
+
     async def read(self, response: httpx.Response, most: int | None = None) -> bytes:
         """A whole non-stream reply, held in memory: so at most `max_reply_bytes` of it (or
         `most`, when lower: the gateway's own calls know how long an answer can be). A
@@ -242,12 +247,12 @@ class Upstream:
         try:
             declared = response.headers.get("content-length", "")
             if limit is not None and declared.isdigit() and int(declared) > limit:
-                raise _too_large(limit)
+                raise reply_too_large(limit)
             body = bytearray()
             async for chunk in self._decoded(response):
                 body += chunk
                 if limit is not None and len(body) > limit:
-                    raise _too_large(limit)
+                    raise reply_too_large(limit)
             return bytes(body)
         except httpx.HTTPError as exc:
             raise self._translate(exc) from exc
@@ -371,7 +376,7 @@ def _parsed_url(url: str) -> httpx.URL:
     return httpx.URL(url)
 
 
-def _too_large(limit: int) -> UpstreamReplyTooLarge:
+def reply_too_large(limit: int) -> UpstreamReplyTooLarge:
     return UpstreamReplyTooLarge(
         f"The upstream's reply is larger than the gateway accepts "
         f"(limits.max_reply_bytes: {limit} bytes)."
