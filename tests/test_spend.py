@@ -328,22 +328,31 @@ def test_an_image_is_held_at_the_most_its_model_may_bill(
     assert 0 < spent(gw, "globex") <= Decimal("0.0005")
 
 
-def test_money_is_written_in_fixed_point(
-    sqlite_gateway_with: Callable[[dict[str, Any]], GatewayProc],
-) -> None:
+def test_money_is_written_in_fixed_point(tmp_path: Path, simulator_url: str) -> None:
     """A call cheaper than a millionth of a dollar and a budget at zero read as plain
     decimals ("0.0000005000", "0.0000000000"), never "5.0E-7" or "0E-10"."""
-    gw = sqlite_gateway_with({"spend.yaml": {"plans": {"pro": {"customer_daily_usd": 5}}}})
-    client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
-    client.chat.completions.create(
-        model="local-llama",  # 0.05 USD per million input tokens (tests/servers.py)
-        messages=[{"role": "user", "content": "Hi"}],
-        max_tokens=1,
-        extra_headers={"X-Customer-Id": "tiny"},
+    gw = start_gateway(
+        tmp_path,
+        simulator_url,
+        f"sqlite:///{tmp_path / 'gateway.db'}",
+        policies={"spend.yaml": {"plans": {"pro": {"customer_daily_usd": 5}}}},
+        # a model cheap enough that a "Hi" (and the tenant's ~9-token prompt-cache salt)
+        # costs under a millionth of a dollar
+        prices={"local-nano": {"input_per_mtok": "0.01", "output_per_mtok": "0.02"}},
     )
-    ledger = gw.admin("/admin/ledger").json()["records"]
-    spend = gw.admin("/admin/spend").json()["tenants"]
-    held = gw.admin("/admin/budgets", tenant="acme", customer="tiny").json()["budgets"]
+    try:
+        client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["acme"], max_retries=0)
+        client.chat.completions.create(
+            model="local-nano",
+            messages=[{"role": "user", "content": "Hi"}],
+            max_tokens=1,
+            extra_headers={"X-Customer-Id": "tiny"},
+        )
+        ledger = gw.admin("/admin/ledger").json()["records"]
+        spend = gw.admin("/admin/spend").json()["tenants"]
+        held = gw.admin("/admin/budgets", tenant="acme", customer="tiny").json()["budgets"]
+    finally:
+        gw.stop()
     texts = [r["cost_usd"] for r in ledger + spend]
     texts += [b[k] for b in held for k in ("spent_usd", "reserved_usd")]
     assert texts and all("E" not in t and t.count(".") == 1 for t in texts), texts
