@@ -30,7 +30,8 @@ from gateway.proxy.chat_cost import chat_cost, input_tokens, prediction_tokens
 from gateway.proxy.http_responses import JSON, RawResponse
 from gateway.proxy.identity import Caller, authenticate, header_text, identify, sent_id
 from gateway.proxy.provider_refs import check_chat
-from gateway.proxy.reply_text import reply_text
+from gateway.proxy.reply_body import chained, first_bytes, rest_of_reply
+from gateway.proxy.reply_text import error_in_reply, reply_text, shown_answer
 from gateway.proxy.request_body import (
     ask_stream_usage,
     check_messages,
@@ -46,7 +47,6 @@ from gateway.proxy.upstream import (
     UpstreamReplyUnreadable,
     ceiling_key,
     degraded_headers,
-    reply_too_large,
     response_headers,
 )
 from gateway.runtime import Gateway
@@ -259,46 +259,11 @@ async def chat_completions(request: Request) -> ASGIApp:
         # Labelled otherwise (`text/plain`, `application/x-ndjson`, none): its first bytes
         # say whether it is a stream. (A reply the gateway cannot decode raises here, as
         # its reading would: 502, booked at every reply's ceiling.)
-        start = await _start(chunks)
+        start = await first_bytes(chunks)
         if reads_as_events(start):
-            return _stream(ctx, response, before_upstream, _chained(start, chunks), True)
-        body = await _rest(gw, response, start, chunks)
+            return _stream(ctx, response, before_upstream, chained(start, chunks), True)
+        body = await rest_of_reply(gw.upstream.max_reply_bytes, response, start, chunks)
         return await _json(ctx, response, before_upstream, body)
-
-
-async def _start(chunks: AsyncIterator[bytes]) -> bytes:
-    """A body's first bytes: enough to tell an event stream from JSON, or all of it."""
-    start = b""
-    async for chunk in chunks:
-        start += chunk
-        if len(start.lstrip()) >= 8:
-            break
-    return start
-
-
-async def _chained(start: bytes, chunks: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
-    yield start
-    async for chunk in chunks:
-        yield chunk
-
-
-async def _rest(
-    gw: Gateway, response: httpx.Response, start: bytes, chunks: AsyncIterator[bytes]
-) -> bytes:
-    """The rest of a reply whose start was read, as `Upstream.read` reads one: at most
-    `max_reply_bytes`; the response closed."""
-    limit = gw.upstream.max_reply_bytes
-    body = bytearray(start)
-    try:
-        async for chunk in chunks:
-            if limit is not None and len(body) > limit:
-                break
-            body += chunk
-        if limit is not None and len(body) > limit:
-            raise reply_too_large(limit)
-        return bytes(body)
-    finally:
-        await response.aclose()
 
 
 @dataclass(slots=True)
@@ -410,7 +375,7 @@ async def _json(
     after = perf_counter()
     if response.is_success:
         obj = json_object_or_none(body)
-        if obj is None or _error_in_reply(obj):
+        if obj is None or error_in_reply(obj):
             return await _unread(ctx, response, body, obj is None)
         model = obj.get("model") if isinstance(obj.get("model"), str) else ctx.spend.model
         await _settle(
@@ -418,7 +383,7 @@ async def _json(
             model or ctx.spend.model,
             obj.get("usage"),
             lambda: reply_text(obj),
-            lambda: _answer(obj),
+            lambda: shown_answer(obj),
             obj.get("service_tier"),
         )
     gw.metrics.overhead.labels(ROUTE, "false").observe(before_upstream + perf_counter() - after)
@@ -428,12 +393,6 @@ async def _json(
         *ctx.rate.headers,
     ]
     return RawResponse(response.status_code, headers, body)
-
-
-def _error_in_reply(obj: dict[str, Any]) -> bool:
-    """A 2xx reply that is an error (OpenRouter answers so when the provider failed after
-    the answer began): an `error` object and no choices."""
-    return isinstance(obj.get("error"), dict) and not obj.get("choices")
 
 
 async def _unread(
@@ -456,19 +415,6 @@ async def _unread(
     content = error.body() if broken else upstream.scrubbed(502, body)
     headers = [*error.headers(), JSON, *window_headers(ctx.turn, ctx.spend), *ctx.rate.headers]
     return RawResponse(error.status, headers, content)
-
-
-def _answer(obj: dict[str, Any]) -> str:
-    """The text the customer was shown: the one choice's content; "" for several
-    choices (which one the app showed is not known) or a call of the app's tools."""
-    choices = obj.get("choices")
-    if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
-        return ""
-    message = choices[0].get("message")
-    if not isinstance(message, dict) or message.get("tool_calls"):
-        return ""
-    content = message.get("content")
-    return content if isinstance(content, str) else ""
 
 
 def _stream(

@@ -2,7 +2,9 @@
 reported no usage: the same reading for a JSON reply and a stream's events, on chat
 completions, legacy completions and the Responses API. Everything the provider bills as
 output counts (the answer, a refusal, reasoning shown, tool and function call
-arguments, an audio reply's transcript); the audio itself (base64) does not. Pure."""
+arguments, an audio reply's transcript); the audio itself (base64) does not. And what
+of a chat reply the customer was shown (`shown_answer`), or whether a 2xx one is an
+error (`error_in_reply`). Pure."""
 
 from __future__ import annotations
 
@@ -65,3 +67,23 @@ def _item_texts(item: dict[str, Any]) -> list[str]:
             if isinstance(part, dict):
                 texts += [v for k in ("text", "refusal") if isinstance(v := part.get(k), str)]
     return texts
+
+
+def shown_answer(obj: dict[str, Any]) -> str:
+    """The text the customer was shown of a chat completion: the one choice's content;
+    "" for several choices (which one the app showed is not known) or a call of the
+    app's tools."""
+    choices = obj.get("choices")
+    if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
+        return ""
+    message = choices[0].get("message")
+    if not isinstance(message, dict) or message.get("tool_calls"):
+        return ""
+    content = message.get("content")
+    return content if isinstance(content, str) else ""
+
+
+def error_in_reply(obj: dict[str, Any]) -> bool:
+    """A 2xx chat reply that is an error (OpenRouter answers so when the provider failed
+    after the answer began): an `error` object and no choices."""
+    return isinstance(obj.get("error"), dict) and not obj.get("choices")

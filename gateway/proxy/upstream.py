@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import zlib
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable
 from functools import lru_cache
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from urllib.parse import quote
@@ -23,6 +23,7 @@ from gateway.errors import (
     UpstreamUnreachable,
 )
 from gateway.ops import tracing
+from gateway.proxy.content_encoding import Undecodable, content_decoder
 from gateway.proxy.request_log import REQUEST_ID
 from gateway.proxy.upstream_errors import ERROR_BODY_LIMIT, scrubbed_error
 from gateway.spend.hold import Reservation
@@ -62,10 +63,6 @@ RELAYED = frozenset(
         "openai-version",
     }
 )
-# What a piece of decompressed body may be at most: a small compressed chunk may expand
-# a thousandfold (a "zip bomb"), so it is read out in pieces of this size, each one
-# checked against the reply's limits before the next is made.
-_PIECE = 64 * 1024
 
 
 class UpstreamReplyUnreadable(GatewayError):
@@ -177,7 +174,7 @@ class Upstream:
                     f"upstream {self.display} answered {response.status_code} "
                     "(a redirect, which the gateway does not follow)"
                 )
-            if isinstance(_decoder(response.headers), _Undecodable):
+            if isinstance(content_decoder(response.headers), Undecodable):
                 # Not relayed as a stream (no route streams a reply without a type): its
                 # reading answers 502, booked as a reply the gateway could not read.
                 del response.headers["content-type"]
@@ -208,7 +205,7 @@ class Upstream:
         shape without the provider key or anything key-like: providers echo keys back."""
         head = bytearray()
         try:
-            if not isinstance(_decoder(response.headers), _Undecodable):
+            if not isinstance(content_decoder(response.headers), Undecodable):
                 async for chunk in self._decoded(response):
                     head += chunk
                     if len(head) > ERROR_BODY_LIMIT:
@@ -270,7 +267,7 @@ class Upstream:
 
     async def _decoded(self, response: httpx.Response) -> AsyncIterator[bytes]:
         """The body's bytes as the upstream meant them: its content-encoding undone, in
-        pieces of at most `_PIECE` bytes. Raises `UpstreamReplyUnreadable` for an encoding
+        pieces of at most `PIECE` bytes. Raises `UpstreamReplyUnreadable` for an encoding
         the gateway cannot decode, or bytes that do not decode."""
         try:
             content = response.content  # read already: an error answer `_scrubbed` rebuilt
@@ -279,8 +276,8 @@ class Upstream:
         else:
             yield content
             return
-        decoder = _decoder(response.headers)
-        if isinstance(decoder, _Undecodable):
+        decoder = content_decoder(response.headers)
+        if isinstance(decoder, Undecodable):
             raise UpstreamReplyUnreadable(
                 f"upstream {self.display} answered in a content-encoding the gateway "
                 f"cannot decode ({response.headers.get('content-encoding', '')[:40]!r})."
@@ -313,61 +310,6 @@ class Upstream:
 
     async def aclose(self) -> None:
         await self._client.aclose()
-
-
-class _Inflater:
-    """gzip or deflate, undone piece by piece (never more than `_PIECE` bytes at once)."""
-
-    def __init__(self, gzip: bool) -> None:
-        self._gzip = gzip
-        self._z: zlib._Decompress | None = None
-
-    def _start(self, data: bytes) -> zlib._Decompress:
-        if self._gzip:
-            return zlib.decompressobj(16 + zlib.MAX_WBITS)
-        # "deflate" is zlib-wrapped by the standard, raw deflate by some servers.
-        wrapped = len(data) >= 2 and data[0] & 0x0F == 8 and (data[0] << 8 | data[1]) % 31 == 0
-        return zlib.decompressobj(zlib.MAX_WBITS if wrapped else -zlib.MAX_WBITS)
-
-    def feed(self, data: bytes) -> Iterator[bytes]:
-        while data:
-            if self._z is None:
-                self._z = self._start(data)
-            z = self._z
-            while True:
-                piece = z.decompress(data, _PIECE)
-                data = z.unconsumed_tail
-                if piece:
-                    yield piece
-                if z.eof or (not data and len(piece) < _PIECE):
-                    break
-            if not z.eof:
-                return
-            # A gzip body may be several members one after another; a deflate one ends.
-            data = z.unused_data if self._gzip else b""
-            self._z = None
-
-
-class _Undecodable:
-    """A content-encoding the gateway does not undo."""
-
-
-_UNDECODABLE = _Undecodable()
-
-
-def _decoder(headers: httpx.Headers) -> _Inflater | _Undecodable | None:
-    """How to undo the reply's content-encoding: None (none, or `identity`), an
-    `_Inflater`, or `_UNDECODABLE` (anything else, or more than one coding)."""
-    value = headers.get("content-encoding")
-    if value is None:
-        return None
-    codings = [c.strip().lower() for c in value.split(",") if c.strip()]
-    codings = [c for c in codings if c != "identity"]
-    if not codings:
-        return None
-    if len(codings) == 1 and codings[0] in ("gzip", "x-gzip", "deflate"):
-        return _Inflater(gzip=codings[0] != "deflate")
-    return _UNDECODABLE
 
 
 @lru_cache(maxsize=256)
