@@ -24,6 +24,10 @@ from gateway.ledger.usage import web_searches_made
 from gateway.proxy.reply_text import generated_delta, message_texts
 
 log = logging.getLogger("gateway.proxy.streaming")
+# After `[DONE]`, what is read of the rest of an upstream's body (its chunked terminator)
+# so its connection can be reused: at most this long and this much.
+DRAIN_S = 0.25
+DRAIN_BYTES = 64 * 1024
 
 # One event past `limits.max_reply_bytes` (this by default) with no end in sight: an
 # upstream that never sends the blank line would otherwise grow the process without end.
@@ -327,6 +331,22 @@ class StreamRelay:
                 watcher.cancel()
             await self._settle()
 
+    async def _drained(self) -> bool:
+        """After `[DONE]`: the rest of the upstream's body read (its chunked terminator,
+        the next packet or two) within DRAIN_S and DRAIN_BYTES, so its connection is
+        whole and goes back to the pool; whether it ended. An upstream that keeps the
+        stream open, or sends keep-alives after it, is cut: its connection closed."""
+        read = 0
+        try:
+            async with asyncio.timeout(DRAIN_S):
+                async for chunk in self._chunks:
+                    read += len(chunk)
+                    if read > DRAIN_BYTES:
+                        return False
+        except (TimeoutError, GatewayError):
+            return False
+        return True
+
     async def _relay(self, send: Send) -> bytes | None:
         """Relays the upstream's chunks; returns the stream's end to send once the call is
         booked, or None when the upstream broke off. (The status is sent already: such
@@ -345,8 +365,10 @@ class StreamRelay:
         except GatewayError as exc:
             log.warning("upstream stream broke off: %s", exc.message)
             return None
-        if self.tap.done and (aclose := getattr(self._chunks, "aclose", None)) is not None:
-            await aclose()  # left at [DONE]: the iterator ends before its response closes
+        # left at [DONE] with more coming: the iterator ends before its response closes
+        aclose = getattr(self._chunks, "aclose", None)
+        if self.tap.done and not await self._drained() and aclose is not None:
+            await aclose()
         tail = self.tap.finish()
         # Reached with the client still there (its leaving cancels the relay): all but
         # the held end was sent to it, and the end goes once the call is booked.
