@@ -65,20 +65,26 @@ def test_a_prompt_cache_key_is_the_tenants_own(sqlite_app_gateway: InProcessGate
     assert _ask(gw, "globex", SECRET, "b1", **key) == 0
 
 
-def test_a_window_without_a_system_message_gets_the_salt_as_its_own(
+def test_a_window_without_a_system_message_gets_the_salt_in_its_first_message(
     sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
 ) -> None:
-    for _ in range(2):
-        sqlite_app_gateway.openai().chat.completions.create(
-            model="gpt-4o-mini",
-            messages=[{"role": "user", "content": "hi"}],
-            extra_headers={"X-Simulator-Log-Messages": "1"},
-        )
-    first, second = (entry["messages"] for entry in app_log.since())
-    assert first[0] == second[0] and first[0]["role"] == "system"
-    assert first[0]["content"].startswith("[cache-scope ") and first[1:2] == [
-        {"role": "user", "content": "hi"}
-    ]
+    """No system message the client did not send (o1-mini and some chat templates refuse
+    one): the salt opens the first message's text, the same on every call."""
+    for content in ("hi", [{"type": "text", "text": "hi"}]):
+        for _ in range(2):
+            sqlite_app_gateway.openai().chat.completions.create(
+                model="gpt-4o-mini",
+                messages=[{"role": "user", "content": content}],  # type: ignore[misc,list-item]
+                extra_headers={"X-Simulator-Log-Messages": "1"},
+            )
+        first, second = (entry["messages"] for entry in app_log.since()[-2:])
+        assert first == second and [m["role"] for m in first] == ["user"]
+        if isinstance(content, str):
+            salt, said = first[0]["content"].split("\n\n", 1)
+            assert salt.startswith("[cache-scope ") and said == "hi"
+        else:
+            assert first[0]["content"][0]["text"].startswith("[cache-scope ")
+            assert first[0]["content"][1:] == content
 
 
 def test_with_a_shared_cache_the_prompts_go_as_written(tmp_path: Path) -> None:

@@ -12,8 +12,9 @@ cache and no other's: its `salt`, an HMAC of the tenant's name under a server se
 nor make the gateway send it for them). A client's `prompt_cache_key` (routing only) is
 made the tenant's own as well.
 
-What the salt is put in front of: a chat window's opening system or developer message
-(or, with none, a system message of its own before the first), a Responses call's
+What the salt is put in front of: the text of a chat window's first message (its
+opening system or developer message, else its first customer message: no role is
+added), a Responses call's
 `instructions` (which the model reads before its input) and each legacy completion
 prompt. Replies that echo the request (a Response's `instructions` and
 `prompt_cache_key`, a completion's `echo`) are given back as the client sent them.
@@ -38,10 +39,13 @@ class TenantScope:
     key_scope: str  # what its prompt_cache_keys are prefixed with
 
     def chat(self, messages: list[Any]) -> list[Any]:
-        """The window with the salt first: in front of its opening system or developer
-        message's text (one instruction stays one message), else as a system message."""
+        """The window with the salt first: in front of its first message's text, whatever
+        its role (an opening system or developer message stays one instruction; a window
+        without one gets no system message it did not send, which some models and chat
+        templates refuse: o1-mini, Gemma's), else, with no text to put it in front of, as
+        a system message of its own."""
         first = messages[0] if messages else None
-        if isinstance(first, dict) and first.get("role") in ("system", "developer"):
+        if isinstance(first, dict):
             content = first.get("content")
             if isinstance(content, str):
                 return [{**first, "content": self.salt + SEPARATOR + content}, *messages[1:]]
