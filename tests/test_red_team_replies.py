@@ -88,6 +88,26 @@ def test_a_cut_off_json_reply_is_a_502_booked_at_its_ceiling(
     assert record["output_tokens"] == 300
 
 
+@pytest.mark.parametrize("form", ["nan", "infinity", "byte-order mark"])
+def test_a_reply_the_sdk_reads_is_relayed_though_orjson_refuses_it(
+    gw: InProcessGateway, upstream: RawUpstream, form: str
+) -> None:
+    """A self-hosted server's logprobs may hold NaN or -Infinity, and a body may open
+    with a UTF-8 byte-order mark: orjson refuses both, the SDK reads both. Such a reply
+    went out as a 502 booked at the ceiling (a review of b2001e4); it is relayed and
+    booked from its usage."""
+    reply = completion()
+    reply["choices"][0]["logprobs"] = {"content": [{"token": "Hello", "logprob": "@"}]}
+    text = json.dumps(reply)
+    text = text.replace('"@"', {"nan": "NaN", "infinity": "-Infinity"}.get(form, "-0.5"))
+    raw = ("\ufeff" if form == "byte-order mark" else "").encode() + text.encode()
+    upstream.script = lambda headers, body: http(200, raw, b"application/json")
+    answer = gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT)
+    assert answer.choices[0].message.content == "Hello world"
+    [record] = ledger(gw)
+    assert (record["output_tokens"], record["estimated"]) == (7, False)
+
+
 def test_an_error_in_a_200_is_a_502_with_the_providers_message_scrubbed(
     gw: InProcessGateway, upstream: RawUpstream
 ) -> None:

@@ -31,7 +31,7 @@ from gateway.proxy.http_responses import JSON, RawResponse
 from gateway.proxy.identity import Caller, authenticate, header_text, identify, sent_id
 from gateway.proxy.provider_refs import check_chat
 from gateway.proxy.reply_body import chained, first_bytes, rest_of_reply
-from gateway.proxy.reply_text import error_in_reply, reply_text, shown_answer
+from gateway.proxy.reply_text import error_in_reply, lenient_object, reply_text, shown_answer
 from gateway.proxy.request_body import (
     ask_stream_usage,
     check_messages,
@@ -374,7 +374,7 @@ async def _json(
         body = await gw.upstream.read(response)
     after = perf_counter()
     if response.is_success:
-        obj = json_object_or_none(body)
+        obj = json_object_or_none(body) or lenient_object(body)
         if obj is None or error_in_reply(obj):
             return await _unread(ctx, response, body, obj is None)
         model = obj.get("model") if isinstance(obj.get("model"), str) else ctx.spend.model

@@ -4,10 +4,11 @@ completions, legacy completions and the Responses API. Everything the provider b
 output counts (the answer, a refusal, reasoning shown, tool and function call
 arguments, an audio reply's transcript); the audio itself (base64) does not. And what
 of a chat reply the customer was shown (`shown_answer`), or whether a 2xx one is an
-error (`error_in_reply`). Pure."""
+error (`error_in_reply`), read as leniently as the SDK reads it (`lenient_object`). Pure."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 # A Responses output item's own text fields, by what the item is: a function or custom
@@ -87,3 +88,14 @@ def error_in_reply(obj: dict[str, Any]) -> bool:
     """A 2xx chat reply that is an error (OpenRouter answers so when the provider failed
     after the answer began): an `error` object and no choices."""
     return isinstance(obj.get("error"), dict) and not obj.get("choices")
+
+
+def lenient_object(body: bytes) -> dict[str, Any] | None:
+    """A 2xx body orjson refused, read as the SDK's parser reads it: a UTF-8 byte-order
+    mark before it, NaN or Infinity in it (a self-hosted server's logprobs). None when it
+    is no JSON object even so (cut off, malformed)."""
+    try:
+        obj = json.loads(body.decode("utf-8-sig"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
