@@ -5,8 +5,6 @@ anonymous app's conversations are keyed by their opening: two users who both ope
 
 from __future__ import annotations
 
-import http.server
-import json
 import threading
 from typing import Any
 
@@ -14,7 +12,7 @@ import openai
 from openai.types.chat import ChatCompletionMessageParam
 
 from tests.servers import GatewayProc
-from tests.test_loops import LOOP_ASKS, SAME_ANSWER, SYSTEM, _with_policy
+from tests.test_loops import LOOP_ASKS, SAME_ANSWER, SYSTEM, webhooks_to
 
 
 def _anonymous_loop(gw: GatewayProc) -> None:
@@ -42,23 +40,7 @@ def _settled(received: list[dict[str, Any]]) -> bool:
 def test_two_sessions_under_one_conversation_id_escalate_with_ids_of_their_own(
     sqlite_gateway: GatewayProc,
 ) -> None:
-    received: list[dict[str, Any]] = []
-
-    class Hook(http.server.BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            received.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            self.send_response(204)
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        _with_policy(
-            sqlite_gateway, {"webhooks": {"acme": f"http://127.0.0.1:{server.server_port}/hook"}}
-        )
+    with webhooks_to(sqlite_gateway) as received:
         sent: list[int] = []  # webhooks received after each user's loop
         for _ in range(2):  # one user after the other, the same loop at the same turns
             _anonymous_loop(sqlite_gateway)
@@ -72,6 +54,3 @@ def test_two_sessions_under_one_conversation_id_escalate_with_ids_of_their_own(
         assert {e["conversation"] for e in received} == {first[0]["conversation"]}
         assert {e["turn"] for e in first} == {e["turn"] for e in second}
         assert not {e["id"] for e in first} & {e["id"] for e in second}
-    finally:
-        server.shutdown()
-        server.server_close()

@@ -3,11 +3,12 @@ through a running gateway with the openai SDK."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import http.server
 import json
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -854,7 +855,10 @@ def test_a_long_progressing_conversation_does_not_escalate(sqlite_gateway: Gatew
     assert seen == [None] * 30
 
 
-def test_the_tenant_webhook_gets_the_event(sqlite_gateway: GatewayProc) -> None:
+@contextlib.contextmanager
+def webhooks_to(gw: GatewayProc) -> Iterator[list[dict[str, Any]]]:
+    """A webhook receiver on a loopback port, set as the tenant acme's: the events it
+    received, in order."""
     received: list[dict[str, Any]] = []
 
     class Hook(http.server.BaseHTTPRequestHandler):
@@ -869,9 +873,15 @@ def test_the_tenant_webhook_gets_the_event(sqlite_gateway: GatewayProc) -> None:
     server = http.server.HTTPServer(("127.0.0.1", 0), Hook)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
-        _with_policy(
-            sqlite_gateway, {"webhooks": {"acme": f"http://127.0.0.1:{server.server_port}/hook"}}
-        )
+        _with_policy(gw, {"webhooks": {"acme": f"http://127.0.0.1:{server.server_port}/hook"}})
+        yield received
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_tenant_webhook_gets_the_event(sqlite_gateway: GatewayProc) -> None:
+    with webhooks_to(sqlite_gateway) as received:
         _loop(sqlite_gateway, "loop-webhook")
         for _ in range(50):
             if received:
@@ -880,9 +890,6 @@ def test_the_tenant_webhook_gets_the_event(sqlite_gateway: GatewayProc) -> None:
         assert received and received[0]["reason"] == "loop"
         assert received[0]["conversation"] == "loop-webhook" and received[0]["tenant"] == "acme"
         assert len(received[0]["id"]) == 24  # one id per escalation, to drop a second send
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_progress_event_validation(sqlite_gateway: GatewayProc, tmp_path: Path) -> None:

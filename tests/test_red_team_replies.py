@@ -23,6 +23,7 @@ from tests.test_red_team_upstream import (
     SHORT,
     RawUpstream,
     completion,
+    gateway_on,
     http,
     ledger,
     sse_events,
@@ -35,15 +36,9 @@ def upstream() -> Iterator[RawUpstream]:
         yield up
 
 
-def _gateway(root: Path, upstream: RawUpstream, **extra: Any) -> InProcessGateway:
-    gw = InProcessGateway(root, f"{upstream.url}/v1", f"sqlite:///{root / 'gateway.db'}", **extra)
-    gw.start()
-    return gw
-
-
 @pytest.fixture
 def gw(tmp_path: Path, upstream: RawUpstream) -> Iterator[InProcessGateway]:
-    gw = _gateway(tmp_path, upstream)
+    gw = gateway_on(tmp_path, upstream)
     yield gw
     gw.stop()
 
@@ -240,7 +235,7 @@ def test_a_stream_ends_at_done_though_the_upstream_keeps_it_open(tmp_path: Path)
     open (sending keep-alives): the client got neither the finish chunk nor [DONE] (and
     the call was not booked) until the upstream closed it or its timeout passed."""
     with HeldUpstream() as upstream:
-        gw = _gateway(tmp_path, upstream)
+        gw = gateway_on(tmp_path, upstream)
         try:
             started = time.monotonic()
             chunks = list(

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterator
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 import openai
 import pytest
@@ -58,6 +58,9 @@ class RawUpstream:
         server = self._loop.run_until_complete(start())
         self._loop.run_forever()
         server.close()
+        for task in asyncio.all_tasks(self._loop):  # connections a subclass keeps open
+            task.cancel()
+        self._loop.run_until_complete(asyncio.sleep(0))
         self._loop.run_until_complete(server.wait_closed())
         self._loop.close()
 
@@ -80,7 +83,7 @@ class RawUpstream:
         finally:
             writer.close()
 
-    def __enter__(self) -> RawUpstream:
+    def __enter__(self) -> Self:
         self._thread.start()
         assert self._ready.wait(10), "the loopback upstream did not start"
         return self
@@ -148,7 +151,7 @@ def upstream() -> Iterator[RawUpstream]:
         yield up
 
 
-def _gateway(root: Path, upstream: RawUpstream, **extra: Any) -> InProcessGateway:
+def gateway_on(root: Path, upstream: RawUpstream, **extra: Any) -> InProcessGateway:
     gw = InProcessGateway(root, f"{upstream.url}/v1", f"sqlite:///{root / 'gateway.db'}", **extra)
     gw.start()
     return gw
@@ -156,7 +159,7 @@ def _gateway(root: Path, upstream: RawUpstream, **extra: Any) -> InProcessGatewa
 
 @pytest.fixture
 def gw(tmp_path: Path, upstream: RawUpstream) -> Iterator[InProcessGateway]:
-    gw = _gateway(tmp_path, upstream)
+    gw = gateway_on(tmp_path, upstream)
     yield gw
     gw.stop()
 
@@ -184,7 +187,7 @@ def test_the_operators_price_books_the_dated_snapshot_the_reply_names(
         upstream.script = lambda h, b: http(200, sse_events(snapshot), b"text/event-stream")
     else:
         upstream.script = lambda h, b: json_reply(completion(snapshot))
-    gw = _gateway(tmp_path, upstream, prices=OVERRIDE)
+    gw = gateway_on(tmp_path, upstream, prices=OVERRIDE)
     try:
         client = gw.openai()
         if stream:
@@ -310,7 +313,7 @@ def test_a_compressed_reply_is_held_to_the_reply_limit_as_it_is_decoded(
     """50 MB of zeros in 50 KB of gzip: decoded in pieces, the limit stops it."""
     bomb = gzip.compress(b'{"x": "' + b"0" * 50_000_000)
     upstream.script = lambda h, b: http(200, bomb, b"application/json", b"content-encoding: gzip")
-    gw = _gateway(tmp_path, upstream, limits={"max_reply_bytes": 1_000_000})
+    gw = gateway_on(tmp_path, upstream, limits={"max_reply_bytes": 1_000_000})
     try:
         with pytest.raises(openai.APIStatusError) as info:
             gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,38 +14,17 @@ from typing import Any
 import pytest
 
 from tests.inprocess import InProcessGateway
-from tests.test_red_team_upstream import SHORT, completion, ledger, sse_events
+from tests.test_red_team_upstream import SHORT, RawUpstream, completion, ledger, sse_events
 
 
-class KeepAliveUpstream:
+class KeepAliveUpstream(RawUpstream):
     """A loopback HTTP/1.1 server that keeps its connections open and answers each
     request on them: a stream as chunks, its terminator 10 ms after `[DONE]`, as a
     provider's often arrives in a packet of its own. Counts the connections."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.connections = 0
-        self.url = ""
-        self._loop = asyncio.new_event_loop()
-        self._ready = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self) -> None:
-        asyncio.set_event_loop(self._loop)
-
-        async def start() -> asyncio.Server:
-            server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-            self.url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}"
-            self._ready.set()
-            return server
-
-        server = self._loop.run_until_complete(start())
-        self._loop.run_forever()
-        server.close()
-        for task in asyncio.all_tasks(self._loop):  # the connections still kept open
-            task.cancel()
-        self._loop.run_until_complete(asyncio.sleep(0))
-        self._loop.run_until_complete(server.wait_closed())
-        self._loop.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -80,15 +58,6 @@ class KeepAliveUpstream:
             pass
         finally:
             writer.close()
-
-    def __enter__(self) -> KeepAliveUpstream:
-        self._thread.start()
-        assert self._ready.wait(10)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
 
 
 @pytest.fixture
