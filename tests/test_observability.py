@@ -404,7 +404,7 @@ def _workers(master: int) -> set[int]:
     return {int(p) for p in found.stdout.split()}
 
 
-def _until(done: Any, seconds: float = 30) -> None:
+def _until(done: Any, seconds: float = 90) -> None:
     deadline = time.monotonic() + seconds
     while not done():
         assert time.monotonic() < deadline, "timed out"

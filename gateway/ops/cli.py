@@ -40,6 +40,13 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--port", type=int, default=8080)
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument(
+        "--worker-start-timeout",
+        type=int,
+        default=60,
+        help="seconds a worker (--workers N) has to start before uvicorn gives it up; on a "
+        "reload (SIGHUP) a worker not ready in time leaves the old one serving (default 60)",
+    )
+    serve.add_argument(
         "--access-log",
         choices=["json", "plain", "off"],
         default=None,
@@ -160,6 +167,9 @@ def _serve(args: argparse.Namespace) -> int:
             host=args.host,
             port=args.port,
             workers=args.workers,
+            # uvicorn's 5 s: a worker starting on a busy host (imports, tokenizer) was given
+            # up, and a SIGHUP reload was dropped with the old workers still serving.
+            timeout_worker_healthcheck=args.worker_start_timeout,
             access_log=False,  # the gateway's own access line replaces uvicorn's
             log_config=logging_config(access),
             log_level="info",
