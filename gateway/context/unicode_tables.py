@@ -126,36 +126,8 @@ _IGNORABLE = (
 _BLANKS = frozenset([0x2800])
 # Full stops of other scripts an address may be written with ("example。com").
 _STOPS = frozenset([0x3002, 0xFF61, 0xFE52])
-# Superscript and subscript digits: a footnote's mark or a unit's power after a number
-# or a word ("R$ 99,90¹", "10³ litros", "m²") is what was written; a run of them on its
-# own ("⁴¹⁵ ⁵⁵⁵ ⁰¹³⁴") is digits.
-# Code points that show as nothing (Unicode's default ignorables, assigned or not, less
-# the format characters `Cf` already covers): the combining grapheme joiner, Hangul
-# fillers, Khmer inherent vowels, Mongolian and other variation selectors, reserved
-# ranges, the tags' plane.
-_IGNORABLE = (
-    (0x034F, 0x034F),
-    (0x115F, 0x1160),
-    (0x17B4, 0x17B5),
-    (0x180B, 0x180F),
-    (0x2060, 0x206F),
-    (0x3164, 0x3164),
-    (0xFE00, 0xFE0F),
-    (0xFFA0, 0xFFA0),
-    (0xFFF0, 0xFFF8),
-    (0x1BCA0, 0x1BCA3),
-    (0x1D173, 0x1D17A),
-    (0xE0000, 0xE0FFF),
-)
-# Letters and symbols that show as a blank: the Braille blank.
-_BLANKS = frozenset([0x2800])
-# Full stops of other scripts an address may be written with ("example。com").
-_STOPS = frozenset([0x3002, 0xFF61, 0xFE52])
 
 
-# Superscript and subscript digits: a footnote's mark or a unit's power after a number
-# or a word ("R$ 99,90¹", "10³ litros", "m²") is what was written; a run of them on its
-# own ("⁴¹⁵ ⁵⁵⁵ ⁰¹³⁴") is digits.
 def _marks() -> list[list[int]]:
     """Every combining mark (Mn, Me), as ranges."""
     ranges: list[list[int]] = []
