@@ -50,6 +50,7 @@ PURE = {
     "gateway.context.people_hits",
     "gateway.context.people_cities",
     "gateway.context.people_text",
+    "gateway.context.unicode_tables",
     "gateway.context.people_answers",
     "gateway.context.people_dates",
     "gateway.loops.detector",
@@ -83,6 +84,7 @@ PURE_MAY_IMPORT = {
     "gateway.context.people_hits",
     "gateway.context.people_cities",
     "gateway.context.people_text",
+    "gateway.context.unicode_tables",  # the Unicode tables people_text reads text with
     "gateway.context.people_answers",  # a bare answer to the agent's question
     "gateway.context.people_dates",  # the day a date names when said
     "gateway.context.people",  # a value said in words shown with its figures
