@@ -145,3 +145,17 @@ def test_a_config_that_cannot_be_read_is_listed_not_a_traceback(
     assert ended.value.code == 1
     assert f"config: {folder}: -: is a directory, not a file" in caplog.text
     assert "Traceback" not in caplog.text
+
+
+@pytest.mark.parametrize("given", ["0", "-5", "soon"])
+def test_a_worker_start_timeout_under_a_second_is_refused(
+    given: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--worker-start-timeout 0` started: uvicorn's supervisor then found every worker
+    "died" at each liveness check and gave up every reload."""
+    from gateway.ops.cli import cli_logic
+
+    with pytest.raises(SystemExit) as ended:
+        cli_logic(["serve", "--worker-start-timeout", given])
+    assert ended.value.code == 2
+    assert "--worker-start-timeout" in capsys.readouterr().err

@@ -3009,3 +3009,12 @@ def test_the_packaged_unicode_tables_are_what_this_pythons_unicode_builds() -> N
     assert packaged["unidata_version"] == "14.0.0"  # Python 3.11's, which CI runs
     assert unicode_tables.tables() == unicode_tables.built()  # read, if this Python's
     assert plain("\uff14\uff11\uff15\u00a0555\u200b0134") == "415 5550134"
+
+
+def test_unicode_tables_missing_from_the_package_are_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A package without the file (or with a damaged one) builds the tables at start,
+    as before the file shipped, rather than failing every import."""
+    monkeypatch.setattr(unicode_tables, "PACKAGED", "no_such_tables.json")
+    assert unicode_tables.tables.__wrapped__() == unicode_tables.built()

@@ -39,14 +39,16 @@ class Tables:
 def tables() -> Tables:
     """The packaged tables when they were built for this Python's Unicode, else built."""
     packaged = importlib.resources.files("gateway") / "data" / PACKAGED
-    if packaged.is_file():
+    try:
         doc = json.loads(packaged.read_text(encoding="utf-8"))
-        if doc.get("unidata_version") == unicodedata.unidata_version:
+        if doc["unidata_version"] == unicodedata.unidata_version:
             return Tables(
-                fold={int(k): v for k, v in doc["fold"]},
-                plain={int(k): v for k, v in doc["plain"]},
-                mark_ranges=[list(r) for r in doc["mark_ranges"]],
+                fold={int(k): str(v) for k, v in doc["fold"]},
+                plain={int(k): None if v is None else str(v) for k, v in doc["plain"]},
+                mark_ranges=[[int(a), int(b)] for a, b in doc["mark_ranges"]],
             )
+    except (OSError, ValueError, KeyError, TypeError):
+        pass  # missing or damaged: built, as on another Unicode
     return built()
 
 

@@ -41,7 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int, default=1)
     serve.add_argument(
         "--worker-start-timeout",
-        type=int,
+        type=_positive_int,
         default=60,
         help="seconds a worker (--workers N) has to start before uvicorn gives it up; on a "
         "reload (SIGHUP) a worker not ready in time leaves the old one serving (default 60)",
@@ -143,6 +143,13 @@ def _spend_warnings(settings: Settings, plans: dict[str, str]) -> list[str]:
     return spend_warnings(
         settings.spend, plans, pricer_for(settings.config).knows, upstream.timeout_s
     )
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
 
 
 def _serve(args: argparse.Namespace) -> int:
