@@ -5,7 +5,8 @@ ASCII look-alikes made ASCII, and the ranges of combining marks.
 Building them walks Unicode's ~200,000 code points: ~0.5 s on every start of every
 process (~4 s under a line tracer such as coverage's). They ship as
 `gateway/data/unicode_tables.json`, built for one Unicode version (Python's
-`unicodedata.unidata_version`); another Python's Unicode is built at start, as before.
+`unicodedata.unidata_version`); on another Unicode, or with the file missing or damaged,
+they are built at start, as before.
 `python -m gateway.context.unicode_tables` writes the file again; tests/test_people.py
 checks that it still matches what the builders make.
 """
