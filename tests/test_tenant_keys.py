@@ -23,6 +23,7 @@ import yaml
 from starlette.testclient import TestClient
 
 from gateway.config import SIMULATOR, load_settings
+from gateway.ops import metrics as metrics_module
 from gateway.ops.cli import cli_logic
 from gateway.proxy.app import create_app
 from gateway.store import open_store
@@ -324,6 +325,22 @@ def _metric_sha(gw: InProcessGateway) -> str:
     text = gw.http.get("/metrics", headers=ADMIN).text
     line = next(x for x in text.splitlines() if x.startswith("gateway_config_info{"))
     return line.split('sha="')[1].split('"')[0]
+
+
+def test_a_scrape_right_after_a_reload_shows_the_new_sha(
+    gw: InProcessGateway, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/metrics keeps its body a while (10x what it took to render, at most 5 s): a
+    scrape just after `POST /admin/reload` showed the old `gateway_config_info` sha the
+    reload had replaced (CI, a loaded host: the test below failed on it). Kept the
+    full 5 s here, so the old body would be served if the reload did not drop it."""
+    monkeypatch.setattr(metrics_module, "SCRAPE_KEPT_FACTOR", 1e9)
+    before = _metric_sha(gw)
+    spend = {"plans": {"basic": {"monthly_usd": 1}}}
+    (gw.root / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
+    reloaded = gw.http.post("/admin/reload", headers=ADMIN).json()
+    assert reloaded["changed"] is True and reloaded["sha"] != before
+    assert _metric_sha(gw) == reloaded["sha"]
 
 
 def test_a_reload_applies_to_the_next_request_and_a_broken_file_changes_nothing(

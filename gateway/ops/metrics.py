@@ -358,6 +358,8 @@ class GatewayMetrics:
             self.config_info.labels(previous).set(0)
             self.config_info.remove(previous)
         self.config_info.labels(sha).set(1)
+        if previous != sha:  # a scrape after the reload shows the sha it answered
+            self.scrapes.forget()
 
     def observe_turn(
         self, record: Any, cost_units: int | None, history_tokens: int, quota_hit: bool = False
@@ -432,6 +434,13 @@ class ScrapeCache:
         self._body: bytes | None = None
         self._until = 0.0
         self._making: asyncio.Future[bytes] | None = None
+        self._generation = 0  # `forget` counts up: a render begun before is not kept
+
+    def forget(self) -> None:
+        """Every scrape's answer changed (a reload's config sha): the body kept, and one
+        being rendered, are served no more."""
+        self._generation += 1
+        self._body, self._until, self._making = None, 0.0, None
 
     async def body(self, metrics: GatewayMetrics, read: Callable[[], Awaitable[Scraped]]) -> bytes:
         if self._body is not None and time.monotonic() < self._until:
@@ -442,12 +451,13 @@ class ScrapeCache:
         return await asyncio.shield(self._making)
 
     async def _make(self, metrics: GatewayMetrics, read: Callable[[], Awaitable[Scraped]]) -> bytes:
-        started = time.monotonic()
+        started, generation = time.monotonic(), self._generation
         spend, ceilings = await read()
         body = await asyncio.to_thread(metrics.render, spend, ceilings)
         now = time.monotonic()
-        self._body = body
-        self._until = now + min((now - started) * SCRAPE_KEPT_FACTOR, SCRAPE_KEPT_MAX_S)
+        if generation == self._generation:
+            self._body = body
+            self._until = now + min((now - started) * SCRAPE_KEPT_FACTOR, SCRAPE_KEPT_MAX_S)
         return body
 
     def _made(self, making: asyncio.Future[bytes]) -> None:
