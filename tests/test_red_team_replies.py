@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,24 +23,12 @@ from tests.test_red_team_upstream import (
     RawUpstream,
     completion,
     gateway_on,
+    gw_fixture,  # noqa: F401  (the fixture `gw`: the gateway in front of `upstream`)
     http,
     ledger,
     sse_events,
+    upstream_fixture,  # noqa: F401  (the fixture `upstream`)
 )
-
-
-@pytest.fixture
-def upstream() -> Iterator[RawUpstream]:
-    with RawUpstream() as up:
-        yield up
-
-
-@pytest.fixture
-def gw(tmp_path: Path, upstream: RawUpstream) -> Iterator[InProcessGateway]:
-    gw = gateway_on(tmp_path, upstream)
-    yield gw
-    gw.stop()
-
 
 # -- 1: a 2xx body that is no reply -------------------------------------------------------
 

@@ -145,8 +145,8 @@ def json_reply(obj: Any, *extra: bytes, status: int = 200, reason: bytes = b"OK"
     return http(status, json.dumps(obj).encode(), b"application/json", *extra, reason=reason)
 
 
-@pytest.fixture
-def upstream() -> Iterator[RawUpstream]:
+@pytest.fixture(name="upstream")
+def upstream_fixture() -> Iterator[RawUpstream]:
     with RawUpstream() as up:
         yield up
 
@@ -157,8 +157,8 @@ def gateway_on(root: Path, upstream: RawUpstream, **extra: Any) -> InProcessGate
     return gw
 
 
-@pytest.fixture
-def gw(tmp_path: Path, upstream: RawUpstream) -> Iterator[InProcessGateway]:
+@pytest.fixture(name="gw")
+def gw_fixture(tmp_path: Path, upstream: RawUpstream) -> Iterator[InProcessGateway]:
     gw = gateway_on(tmp_path, upstream)
     yield gw
     gw.stop()
