@@ -137,9 +137,12 @@ def probe(
     timeout: float = 120,
     path: str = "/v1/chat/completions",
     poll: str = "/healthz",
+    named: bool = True,
 ) -> Probe:
     """Send `body` to `path` while `poll` is polled from another thread; the gateway's
-    CPU is read before and after."""
+    CPU is read before and after. `named`: the call names its conversation and customer,
+    as a real app's do (so the customer's facts are extracted); else the gateway knows
+    the conversation by its opening."""
     latencies: list[float] = []
     stop = threading.Event()
     poller = threading.Thread(target=_poll, args=(url + poll, stop, latencies), daemon=True)
@@ -156,9 +159,14 @@ def probe(
                 headers={
                     "Authorization": f"Bearer {key}",
                     "Content-Type": "application/json",
-                    # Named like a real app's calls, so the customer's facts are extracted.
-                    "X-Conversation-Id": f"hostile-{time.monotonic_ns()}",
-                    "X-Customer-Id": "hostile-customer",
+                    **(
+                        {
+                            "X-Conversation-Id": f"hostile-{time.monotonic_ns()}",
+                            "X-Customer-Id": "hostile-customer",
+                        }
+                        if named
+                        else {}
+                    ),
                 },
             )
         finally:

@@ -18,6 +18,7 @@ from gateway.context.engine import (
     compacted_memory,
     plan_compaction,
 )
+from gateway.context.fact_blocks import visible_facts
 from gateway.context.policy import DEFAULT_POLICY, POLICY_FILE, load_policies
 from gateway.context.prompts import fact_line, facts_block, render_episode
 from gateway.context.summaries import extractive_summary, recompress
@@ -463,6 +464,19 @@ def test_without_scopes_a_customer_still_sees_what_they_said_here(
     text = "\n".join(str(m["content"]) for m in window.messages)
     assert said not in text
     assert (fact_line(fact) in text.split("\n")) is shown
+
+
+@pytest.mark.parametrize("where", ["head", "tail"])
+def test_a_fact_stated_in_a_pasted_megabyte_is_still_the_customers_own(where: str) -> None:
+    # Only the head and tail of a long message are read for facts, and only they are
+    # looked in for what the customer said: the fact is still shown without scopes.
+    filler = "The log line repeats itself here. " * 30_000
+    said = f"My email is {EMAIL}, write to me there. "
+    text = said + filler if where == "head" else filler + said
+    transcript = [{"role": "user", "content": text}, {"role": "assistant", "content": "Ok."}]
+    assert visible_facts([_heard()], (), transcript, 0.0) == [_heard()]
+    other = [{"role": "user", "content": filler}, {"role": "assistant", "content": "Ok."}]
+    assert visible_facts([_heard()], (), other, 0.0) == []
 
 
 def test_facts_said_in_this_conversation_reach_its_prompt_without_scopes(

@@ -114,10 +114,15 @@ class WindowBuilder:
         # else meanwhile; the engine's own counting on the loop then costs nothing.
         tokens = EngineTokens(self._tokens, req.model)
         ceiling = self._policies.context_window(req.model)
-        await offload.sized(content_chars(req.messages), tokens.prime, req.messages, ceiling)
-        conv_id = req.caller.conversation or conversation_fingerprint(
-            req.caller.tenant.name, req.caller.customer, req.messages
-        )
+        chars = content_chars(req.messages)
+        await offload.sized(chars, tokens.prime, req.messages, ceiling)
+        # hashing a pasted megabyte lets go of the GIL: in a thread, the loop serves on
+        caller = req.caller
+        conv_id = caller.conversation
+        if not conv_id:
+            conv_id = await offload.sized(
+                chars, conversation_fingerprint, caller.tenant.name, caller.customer, req.messages
+            )
         try:
             return await self._build(req, conv_id, tokens)
         except StoreUnavailable:
