@@ -27,7 +27,8 @@ from gateway.ledger.booking import Bookkeeper
 from gateway.ledger.inflight import InFlight, left_behind
 from gateway.ledger.tokens import TokenCounter
 from gateway.loops.escalation import Escalations
-from gateway.ops.metrics import GatewayMetrics, forget_gone_workers, worker_stopped
+from gateway.ops.metrics import GatewayMetrics
+from gateway.ops.metrics_files import forget_gone_workers, worker_stopped
 from gateway.proxy.cache_scope import CacheScopes, scope_secret
 from gateway.proxy.request_body import BodyBytes, read_body
 from gateway.proxy.transport import HTTP11Transport

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from gateway.ops.metrics import CeilingRow, GatewayMetrics
+from gateway.ops.metrics import GatewayMetrics
+from gateway.ops.scrape import CeilingRow
 from gateway.store.records import SpendRow
 from tests.inprocess import InProcessGateway
 

@@ -11,7 +11,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, multiproces
 from prometheus_client import values as prom_values
 from prometheus_client.values import MultiProcessValue
 
-from gateway.ops.metrics import forget_gone_workers
+from gateway.ops.metrics_files import forget_gone_workers
 
 
 def _gone_pid() -> int:

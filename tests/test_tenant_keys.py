@@ -23,7 +23,7 @@ import yaml
 from starlette.testclient import TestClient
 
 from gateway.config import SIMULATOR, load_settings
-from gateway.ops import metrics as metrics_module
+from gateway.ops import scrape as scrape_module
 from gateway.ops.cli import cli_logic
 from gateway.proxy.app import create_app
 from gateway.store import open_store
@@ -334,7 +334,7 @@ def test_a_scrape_right_after_a_reload_shows_the_new_sha(
     scrape just after `POST /admin/reload` showed the old `gateway_config_info` sha the
     reload had replaced (CI, a loaded host: the test below failed on it). Kept the
     full 5 s here, so the old body would be served if the reload did not drop it."""
-    monkeypatch.setattr(metrics_module, "SCRAPE_KEPT_FACTOR", 1e9)
+    monkeypatch.setattr(scrape_module, "SCRAPE_KEPT_FACTOR", 1e9)
     before = _metric_sha(gw)
     spend = {"plans": {"basic": {"monthly_usd": 1}}}
     (gw.root / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))

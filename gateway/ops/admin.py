@@ -12,7 +12,7 @@ import orjson
 from starlette.requests import Request
 
 from gateway.errors import InvalidRequest, StoreUnavailable
-from gateway.ops.metrics import Scraped, tenant_ceilings
+from gateway.ops.scrape import Scraped, tenant_ceilings
 from gateway.proxy.http_responses import RawResponse, json_response
 from gateway.proxy.identity import authenticate_admin
 from gateway.runtime import Gateway
@@ -179,7 +179,7 @@ async def metrics(request: Request) -> RawResponse:
         return booked, ceilings
 
     # Rendered off the event loop, and shared by the scrapes of a few seconds (ScrapeCache).
-    body = await gw.metrics.scrapes.body(gw.metrics, read)
+    body = await gw.metrics.scrapes.body(gw.metrics.render, read)
     return RawResponse(200, [(b"content-type", b"text/plain; version=0.0.4; charset=utf-8")], body)
 
 

@@ -11,13 +11,8 @@ kind; never a conversation or customer id.
 
 from __future__ import annotations
 
-import asyncio
-import fcntl
 import os
-import time
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import (
@@ -26,18 +21,17 @@ from prometheus_client import (
     Gauge,
     Histogram,
     generate_latest,
-    multiprocess,
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-from prometheus_client.mmap_dict import MmapedDict
 from prometheus_client.registry import Collector
 
+from gateway.ops.metrics_files import every_process
+from gateway.ops.scrape import CeilingRow, ScrapeCache
 from gateway.spend.money import from_units
 from gateway.store.records import SpendRow
 
 if TYPE_CHECKING:
-    from gateway.spend.ceilings import SpendRules
-    from gateway.store import Store
+    pass
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 _OVERHEAD_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5)
@@ -49,84 +43,6 @@ TOKEN_KINDS = (
     ("cache_write", "cache_write_tokens"),
     ("output", "output_tokens"),
 )
-
-
-def forget_gone_workers() -> None:
-    """Under PROMETHEUS_MULTIPROC_DIR (`gateway serve --workers N`): the live gauges
-    (`gateway_config_info`, `gateway_pending_bookings`) of workers no longer running,
-    dropped. A worker killed, or restarted on a reload, left its files, and /metrics
-    showed its config sha and its pending bookings for good. Called as a worker starts;
-    a worker that stops drops its own (`worker_stopped`)."""
-    folder = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-    if not folder:
-        return
-    for path in Path(folder).glob("gauge_live*_*.db"):
-        pid = path.stem.rsplit("_", 1)[-1]
-        if pid.isdigit() and not _running(int(pid)):
-            multiprocess.mark_process_dead(int(pid), folder)  # type: ignore[no-untyped-call]
-    _merge_gone_workers(Path(folder))
-
-
-# Counters, histograms and summaries sum across processes: a gone worker's file is added
-# into one file per kind (MERGED), so reloads (every SIGHUP restarts the workers) do not
-# leave a file per worker for every scrape to read, and no count is lost.
-_SUMMED = ("counter", "histogram", "summary")
-MERGED = "merged"  # counter_merged.db, ...: what gone workers counted
-
-
-def _merge_gone_workers(folder: Path) -> None:
-    """Each gone worker's counter, histogram and summary files, added into the kind's
-    MERGED file, then deleted; under a lock of the folder (workers start together)."""
-    with open(folder / "merge.lock", "a+b") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        for kind in _SUMMED:
-            gone = [
-                path
-                for path in folder.glob(f"{kind}_*.db")
-                if (pid := path.stem.rsplit("_", 1)[-1]).isdigit() and not _running(int(pid))
-            ]
-            if not gone:
-                continue
-            merged = MmapedDict(str(folder / f"{kind}_{MERGED}.db"))  # type: ignore[no-untyped-call]
-            try:
-                for path in gone:
-                    for key, value, stamp, _ in MmapedDict.read_all_values_from_file(str(path)):  # type: ignore[no-untyped-call]
-                        had, _ = merged.read_value(key)  # type: ignore[no-untyped-call]
-                        merged.write_value(key, had + value, stamp)  # type: ignore[no-untyped-call]
-            finally:
-                merged.close()  # type: ignore[no-untyped-call]
-            for path in gone:
-                path.unlink(missing_ok=True)
-
-
-def _every_process() -> bytes:
-    """The samples of every worker's files. A gone worker's file merged (and deleted)
-    between the collector's listing of the folder and its read: read again."""
-    for attempt in range(3):
-        merged = CollectorRegistry(auto_describe=False)
-        multiprocess.MultiProcessCollector(merged)  # type: ignore[no-untyped-call]
-        try:
-            return generate_latest(merged)
-        except FileNotFoundError:
-            if attempt == 2:
-                raise
-    raise AssertionError("unreachable")
-
-
-def worker_stopped() -> None:
-    """This worker's live gauges dropped as it stops (see `forget_gone_workers`)."""
-    if folder := os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
-        multiprocess.mark_process_dead(os.getpid(), folder)  # type: ignore[no-untyped-call]
-
-
-def _running(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process by now: not a worker of this folder
-        return False
-    return True
 
 
 def turn_bucket(turn: int) -> str:
@@ -397,94 +313,12 @@ class GatewayMetrics:
         store (`spend` None: the store did not answer)."""
         if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
             # Several workers: every process's samples, summed, not just this one's.
-            text = _every_process()
+            text = every_process()
         else:
             text = generate_latest(self.registry)
         extra = CollectorRegistry(auto_describe=False)
         extra.register(_TenantTotals(spend, ceilings))
         return text + generate_latest(extra)
-
-
-@dataclass(frozen=True, slots=True)
-class CeilingRow:
-    """A tenant's spend in one ceiling's period, and that ceiling, in 1e-10 USD units."""
-
-    tenant: str
-    period: str  # "day" or "month"
-    spent_units: int
-    limit_units: int
-
-
-# A /metrics body is kept this many times as long as it took to read and render (a
-# thousands-of-tenants body that took a second is kept SCRAPE_KEPT_MAX_S; a small one
-# only milliseconds, so a scrape still sees the requests just before it).
-SCRAPE_KEPT_FACTOR = 10.0
-SCRAPE_KEPT_MAX_S = 5.0
-
-Scraped = tuple[list[SpendRow] | None, Sequence[CeilingRow]]
-
-
-class ScrapeCache:
-    """The /metrics body of this process: rendered in a worker thread (every tenant's
-    families can take the event loop a second), once for the scrapes that arrive while
-    it renders, and kept a while after in proportion to what it cost, so that a scraper
-    asking often cannot keep the process rendering."""
-
-    def __init__(self) -> None:
-        self._body: bytes | None = None
-        self._until = 0.0
-        self._making: asyncio.Future[bytes] | None = None
-        self._generation = 0  # `forget` counts up: a render begun before is not kept
-
-    def forget(self) -> None:
-        """Every scrape's answer changed (a reload's config sha): the body kept, and one
-        being rendered, are served no more."""
-        self._generation += 1
-        self._body, self._until, self._making = None, 0.0, None
-
-    async def body(self, metrics: GatewayMetrics, read: Callable[[], Awaitable[Scraped]]) -> bytes:
-        if self._body is not None and time.monotonic() < self._until:
-            return self._body
-        if self._making is None:
-            self._making = asyncio.ensure_future(self._make(metrics, read))
-            self._making.add_done_callback(self._made)
-        return await asyncio.shield(self._making)
-
-    async def _make(self, metrics: GatewayMetrics, read: Callable[[], Awaitable[Scraped]]) -> bytes:
-        started, generation = time.monotonic(), self._generation
-        spend, ceilings = await read()
-        body = await asyncio.to_thread(metrics.render, spend, ceilings)
-        now = time.monotonic()
-        if generation == self._generation:
-            self._body = body
-            self._until = now + min((now - started) * SCRAPE_KEPT_FACTOR, SCRAPE_KEPT_MAX_S)
-        return body
-
-    def _made(self, making: asyncio.Future[bytes]) -> None:
-        if self._making is making:
-            self._making = None
-        if not making.cancelled():
-            making.exception()  # retrieved: the scrapes that waited on it raise it
-
-
-async def tenant_ceilings(
-    store: Store, rules: SpendRules, tenants: Mapping[str, str], now: float
-) -> list[CeilingRow]:
-    """Spend against every tenant-wide ceiling of `tenants` (name -> plan), in one store
-    read. Customer ceilings are left out: a customer id is no label. Raises
-    StoreUnavailable as the store does."""
-    budgets = [
-        (name, b)
-        for name, plan in sorted(tenants.items())
-        for b in rules.policy(name, plan, None, now).guarded
-        if b.scope == "tenant"
-    ]
-    if not budgets:
-        return []
-    counters = await store.budgets([b.key for _, b in budgets])
-    return [
-        CeilingRow(name, b.period, counters[b.key][0], b.limit_units or 0) for name, b in budgets
-    ]
 
 
 class _TenantTotals(Collector):
