@@ -352,6 +352,36 @@ def test_facts_beyond_the_ceiling_of_equal_relevance_go_by_when_last_said() -> N
     assert "7781342" in text and "7790415" not in text
 
 
+def test_facts_beyond_the_ceiling_keep_every_kind_before_more_of_one() -> None:
+    """An agent's price list heard after the customer's email: the prices past the
+    ceiling give way, the one email stays (the newest of each kind first, then the
+    next of each kind)."""
+    t = tokens()
+    email = Fact(
+        "e",
+        "email: ann.lee.mendes-customer@example-store.com.br",
+        ("email",),
+        created_at=1.0,
+        value="ann.lee.mendes-customer@example-store.com.br",
+    )
+    prices = [
+        Fact(f"p{n}", f"amount: R$ {n},90", ("billing",), created_at=2.0 + n, value=f"R$ {n},90")
+        for n in range(10, 30)
+    ]
+    three = sum(t.text(x) + 1 for x in facts_block([email, *prices[-2:]]))
+    p = shipped_policy(quota_tokens=6000, facts_floor=0, facts_ceiling=three, transcript_floor=500)
+    inp = WindowInput(
+        messages=[{"role": "user", "content": "any news on it?"}],
+        memory=Memory(),
+        policy=p,
+        facts=[email, *prices],
+        scopes=("basic", "verified"),
+    )
+    text = "\n".join(str(m["content"]) for m in assemble(inp, t).messages)
+    assert "ann.lee.mendes-customer@example-store.com.br" in text
+    assert "R$ 29,90" in text and "R$ 10,90" not in text  # the newest prices go first
+
+
 @pytest.mark.parametrize("where", ["first", "last"])
 def test_a_history_rewritten_at_the_summarized_span_resets_the_memory(where: str) -> None:
     t = tokens()

@@ -17,7 +17,7 @@ from gateway.context.prompts import (
     render_episode,
 )
 from gateway.context.transcript import Segments, Tokens, WindowInput, least_transcript
-from gateway.context.types import Episode, Fact, last_said
+from gateway.context.types import Episode, Fact, fact_kind, last_said
 
 
 @dataclass(frozen=True)
@@ -112,14 +112,31 @@ def _ranked(
         subject = set(inp.subject_tags) | subject_words(
             seg.transcript[: seg.head_end], seg.memory.summary
         )
+        place = _place_in_kind(visible)
         visible.sort(
             key=lambda f: (
                 -len(subject.intersection(f.tags)),
+                place[id(f)],
                 -(f.confirmed_at or last_said(f)),
                 f.id,
             )
         )
     return [cost[id(f)] for f in visible]
+
+
+def _place_in_kind(facts: Sequence[Fact]) -> dict[int, int]:
+    """Each fact's place among those of its kind, newest first (0: the newest). Facts
+    that do not all fit are taken a round of kinds at a time: the newest of every kind,
+    then the next of every kind, so one kind stated often (the prices of an agent's
+    list) cannot crowd out the one email or name the customer gave early on."""
+    newest = sorted(facts, key=lambda f: (-(f.confirmed_at or last_said(f)), f.id))
+    seen: dict[str, int] = {}
+    place = {}
+    for f in newest:
+        kind = fact_kind(f)
+        place[id(f)] = seen.get(kind, 0)
+        seen[kind] = place[id(f)] + 1
+    return place
 
 
 def allocate(
@@ -149,7 +166,7 @@ def allocate(
     # them. Only the verbatim least above bounds them, the later slice (episodes) giving
     # way first; `facts.floor` is not read here, so under that bound the facts may go
     # below it.
-    visible = visible_facts(inp.facts, inp.scopes, seg.transcript, inp.started)
+    visible = visible_facts(inp.facts, inp.scopes, seg.transcript, inp.started, inp.conversation)
     if shown_only:
         opening = seg.transcript[: seg.head_end]
         visible = showable(visible, inp.started, seg.memory, opening, seg.summarized)
