@@ -309,11 +309,13 @@ def test_a_card_withholds_what_an_unverified_caller_stated_from_every_caller() -
 
 def test_a_fact_a_turn_states_is_marked_by_its_callers_scopes() -> None:
     heard = [replace(PLANTED, stated_unverified=False), _heard("c", "city", "Austin", 6.0)]
-    assert [f.stated_unverified for f in stated_by(heard, ("basic",))] == [True, False]
-    assert [f.stated_unverified for f in stated_by(heard, ("basic", "verified"))] == [False] * 2
+    assert [f.stated_unverified for f in stated_by(heard, ("basic",), "c1")] == [True, False]
+    assert [f.stated_unverified for f in stated_by(heard, ("basic", "verified"), "c1")] == [
+        False
+    ] * 2
     # a verified caller stating the planted value verifies it; an unverified one does not
-    assert verified_again([PLANTED], stated_by(heard, ("basic",))) == []
-    (now,) = verified_again([PLANTED], stated_by(heard, ("basic", "verified")))
+    assert verified_again([PLANTED], stated_by(heard, ("basic",), "c1")) == []
+    (now,) = verified_again([PLANTED], stated_by(heard, ("basic", "verified"), "c1"))
     assert now == replace(PLANTED, stated_unverified=False)
     # read again from a card's turns, a scoped value is marked as the document has it
     again = [replace(f, stated_unverified=False) for f in (PLANTED, PHONE_1, PHONE_3)]
@@ -368,3 +370,45 @@ def test_a_customer_keeps_one_email_the_newest_they_gave(
     prompt = _last_prompt(log)
     assert "ann.lee2@example.com" in prompt
     assert "ann.lee0@" not in prompt and "ann.lee1@" not in prompt
+
+
+def test_a_verified_fact_heard_in_another_conversation_is_not_stated_here(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """Conversation B, opened without scopes, lists guesses at the customer's email; the
+    customer's verified phone call A, begun after B, states the real one. Once B's turns
+    are summarized, B's prompt showed that email as a fact the customer mentioned: it
+    was heard after B began, and B's text holds its value. It was heard in A."""
+    client = sqlite_app_gateway.openai()
+    real = "ana.souza77@example.com"
+    guesses = f"ana@example.com, {real}, asouza@example.org"
+    filler = "I would like to understand the delivery schedule for the parcel. " * 12
+
+    def turn(conv: str, scopes: str, history: list[Any], text: str) -> str:
+        history.append({"role": "user", "content": text})
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=history,
+            extra_headers={
+                "X-Conversation-Id": conv,
+                "X-Customer-Id": "cust-guess",
+                "X-Customer-Scopes": scopes,
+                "X-Simulator-Log-Messages": "1",
+            },
+        )
+        history.append({"role": "assistant", "content": reply.choices[0].message.content})
+        sent = app_log.since()[-1]["messages"]
+        return "\n".join(str(m.get("content")) for m in sent)
+
+    b: list[Any] = [{"role": "system", "content": "You are a support agent."}]
+    turn("conv-b", "", b, "Hi, I have a question about my account.")
+    a: list[Any] = [{"role": "system", "content": "You are a support agent."}]
+    turn("conv-a", "verified", a, f"My email is {real}, please update the record.")
+    turn("conv-b", "", b, f"Which of these is the email you have for me: {guesses}?")
+    folded = False
+    for n in range(14):
+        prompt = turn("conv-b", "", b, f"{filler}({n})")
+        folded = folded or "Summary of earlier turns" in prompt
+        facts = [line for line in prompt.splitlines() if line.startswith("- email:")]
+        assert not any(real in line for line in facts), (n, facts)
+    assert folded  # the guesses' turn left the window: only a fact could have shown it

@@ -700,6 +700,45 @@ def test_a_conversation_closed_after_the_next_began_keeps_only_its_own_facts(
     assert "ORD-55120" in card and "Ana" not in card and "endereço" not in card, card
 
 
+def test_a_conversation_begun_beside_another_does_not_take_its_facts_into_its_card(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """A delivery chat, then an account question on another thread while the chat goes
+    on and names a broken order. A third conversation's cards: the account question's
+    card held the chat's order (facts were picked by when they were heard, and the chat's
+    came while the account question was open). It holds only what it heard now."""
+    client = _client(sqlite_app_gateway)
+    headers = {"X-Customer-Id": "cust-beside", "X-Channel": "webchat"}
+
+    def turn(conversation: str, messages: list[ChatCompletionMessageParam]) -> None:
+        client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={
+                **headers,
+                "X-Conversation-Id": conversation,
+                "X-Simulator-Log-Messages": "1",
+            },
+        )
+
+    delivery: list[ChatCompletionMessageParam] = [
+        {"role": "user", "content": "Hi, I want to ask about a delivery."}
+    ]
+    turn("beside-delivery", delivery)
+    turn("beside-account", [{"role": "user", "content": "Hello, a question about my account."}])
+    delivery += [
+        {"role": "assistant", "content": "Sure, what happened?"},
+        {"role": "user", "content": "Order ORD-55555 arrived broken, the screen is cracked."},
+    ]
+    turn("beside-delivery", delivery)
+    start = len(app_log.all())
+    turn("beside-third", [{"role": "user", "content": "Hi again, any news?"}])
+    (entry,) = app_log.all()[start:]
+    cards = _prompt_text(entry).split("(summaries):\n", 1)[1].split("\n>>>", 1)[0]
+    account = next(line for line in cards.splitlines() if "account" in line)
+    assert "ORD-55555" not in account, cards
+
+
 TURNS = 16  # ~2,100 tokens at the last: fits the 2,500 quota, past its low-water mark
 
 

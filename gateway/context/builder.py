@@ -218,6 +218,7 @@ class WindowBuilder:
             scopes=caller.scopes,
             client_max_tokens=req.client_max_tokens,
             started=record.started,
+            conversation=record.id,
             cache_cold=not new
             and policy.cache_idle_s > 0
             and now - record.last_seen > policy.cache_idle_s,
@@ -328,7 +329,7 @@ class WindowBuilder:
         # Said when the app sent these turns, under its caller's scopes as far as the
         # gateway knows; what an earlier turn's caller stated was heard then (of_latest)
         # and keeps its mark (merged_facts keeps a held fact as it is).
-        heard = stated_by(heard, caller.scopes)
+        heard = stated_by(heard, caller.scopes, record.id)
         # A customer's fact is heard as it is said (of_latest): one heard again only now,
         # its kind full of facts heard since, lost to them before (an agent's is new).
         said = one_line("\n".join(message_text(m) for m in compaction.fold if role(m) == "user"))

@@ -140,9 +140,14 @@ class EpisodeBook:
         during = [
             f
             for f in stored
+            # heard in its turns; one stored before facts named where they were heard,
             # dated by the turns' clocks, which follow facts dated ahead (heard.dated_after)
-            if record.started <= f.created_at <= record.last_seen + CLOCK_LEAD_MAX
-            and f.created_at < before
+            if f.heard_in == record.id
+            or (
+                not f.heard_in
+                and record.started <= f.created_at <= record.last_seen + CLOCK_LEAD_MAX
+                and f.created_at < before
+            )
         ]
         heard = await self._heard.of_fold([], turns, record.channel, record.last_seen)
         heard = as_stored(heard, stored)

@@ -33,20 +33,31 @@ def subject_words(opening: Sequence[Any], summary: str) -> set[str]:
 
 
 def visible_facts(
-    facts: Sequence[Fact], scopes: Sequence[str], transcript: Sequence[Any], started: float
+    facts: Sequence[Fact],
+    scopes: Sequence[str],
+    transcript: Sequence[Any],
+    started: float,
+    conversation: str = "",
 ) -> list[Fact]:
     """The facts this caller may see: those within its scopes, and whatever the customer
     stated in this very conversation (theirs to see in it, whatever the scopes: the app
     sent those turns itself). Scopes guard what comes from elsewhere: other
     conversations, the facts API, verified data. A fact heard in an earlier conversation
     stays out even when this one's text states its value: a caller listing guesses
-    would otherwise learn which one the customer's verified email is."""
+    would otherwise learn which one the customer's verified email is. So does one heard
+    in another conversation of theirs running beside this one (`Fact.heard_in`): heard
+    after this one began, its value listed here among guesses is still not theirs to
+    see here. A fact stored before `heard_in` was recorded goes by when it was heard."""
     allowed = set(scopes)
     visible = [f for f in facts if f.scope in allowed]
     heard = [
         f
         for f in facts
-        if f.scope not in allowed and f.extracted and f.value and f.created_at >= started
+        if f.scope not in allowed
+        and f.extracted
+        and f.value
+        and f.created_at >= started
+        and f.heard_in in ("", conversation)
     ]
     if heard:
         # one line, as a fact's value is: an address said over two lines is found

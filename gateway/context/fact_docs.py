@@ -52,6 +52,8 @@ def fact_from_json(doc: dict[str, Any]) -> Fact:
     values["tags"] = tuple(values.get("tags") or ())
     values["said_again_at"] = _time_or_none(values.get("said_again_at"))
     values["stated_unverified"] = _stated_unverified(doc)
+    heard_in = values.get("heard_in")
+    values["heard_in"] = heard_in if isinstance(heard_in, str) else ""
     return Fact(**values)
 
 

@@ -37,6 +37,9 @@ class WindowInput:
     # When this conversation began: facts created before it came from elsewhere (the
     # customer's earlier conversations, the app) and sit with the episodes at the top.
     started: float = 0.0
+    # The conversation's id: the facts heard in it (`Fact.heard_in`) are the customer's
+    # own statements here, visible whatever the scopes.
+    conversation: str = ""
     # The pause since the last turn outlasted the provider's prompt cache (the policy's
     # cache_idle_s): this request is billed fresh whatever it holds.
     cache_cold: bool = False

@@ -64,7 +64,7 @@ class TurnFacts:
         heard = await self._heard.of_latest(
             latest, record.channel, now, mine, elsewhere, before[-ASKED_CHARS:]
         )
-        heard = stated_by(heard, scopes)
+        heard = stated_by(heard, scopes, record.id)
         # a fact said again on another day ("ontem" a week later) is new: its day differs
         fresh = [
             f

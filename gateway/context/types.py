@@ -38,6 +38,10 @@ class Fact:
     # caller without `verified`): theirs to see in the conversation that stated it, but
     # never verified data elsewhere (gateway.context.unverified).
     stated_unverified: bool = False
+    # The conversation whose turns it was heard in ("" for the app's facts, and for
+    # facts stored before it was recorded): what decides that a customer stated it
+    # *here*, not the time it was heard (another conversation of theirs may run beside).
+    heard_in: str = ""
 
 
 def fact_kind(fact: Fact) -> str:

@@ -15,10 +15,14 @@ from collections.abc import Sequence
 from gateway.context.types import BASIC_SCOPE, Fact
 
 
-def stated_by(facts: Sequence[Fact], scopes: Sequence[str]) -> list[Fact]:
-    """Facts heard in a turn of a caller holding `scopes`: each above them marked so."""
+def stated_by(facts: Sequence[Fact], scopes: Sequence[str], conversation: str) -> list[Fact]:
+    """Facts heard in a turn of `conversation` whose caller holds `scopes`: each marked
+    as heard there, and each above the scopes marked as stated unverified."""
     held = set(scopes)
-    return [f if f.scope in held else dataclasses.replace(f, stated_unverified=True) for f in facts]
+    return [
+        dataclasses.replace(f, heard_in=conversation, stated_unverified=f.scope not in held)
+        for f in facts
+    ]
 
 
 def verified_again(known: Sequence[Fact], heard: Sequence[Fact]) -> list[Fact]:
