@@ -126,23 +126,31 @@ def play_turns(
     with the whole history so far (`ids`: conversation, customer, channel headers; the
     simulator logs each prompt); the messages with every reply, at the end."""
     conversation, customer, channel = ids
-    client = gw.openai()
     messages: list[Any] = [{"role": "system", "content": system}]
     for text in texts:
-        messages.append({"role": "user", "content": text})
-        reply = client.chat.completions.create(
-            model="gpt-4o-mini",
-            messages=messages,
-            extra_headers={
-                "X-Conversation-Id": conversation,
-                "X-Customer-Id": customer,
-                "X-Channel": channel,
-                "X-Simulator-Log-Messages": "1",
-                **headers,
-            },
+        say(
+            gw,
+            messages,
+            text,
+            **{"X-Conversation-Id": conversation, "X-Customer-Id": customer},
+            **{"X-Channel": channel, **headers},
         )
-        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
     return messages
+
+
+def say(gw: InProcessGateway, messages: list[Any], text: str, **headers: str) -> str:
+    """One customer turn of a stateless app: `text` appended to `messages` and sent whole
+    through the SDK with `headers` (the simulator logs the prompt), the reply appended;
+    the reply's text."""
+    messages.append({"role": "user", "content": text})
+    reply = gw.openai().chat.completions.create(
+        model="gpt-4o-mini",
+        messages=messages,
+        extra_headers={"X-Simulator-Log-Messages": "1", **headers},
+    )
+    answer = reply.choices[0].message.content or ""
+    messages.append({"role": "assistant", "content": answer})
+    return answer
 
 
 def running(root: Path, store_url: str, **extra: Any) -> Iterator[InProcessGateway]:

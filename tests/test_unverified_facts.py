@@ -23,7 +23,7 @@ from gateway.context.prompts import fact_tag, facts_block
 from gateway.context.redaction import redact
 from gateway.context.types import Fact
 from gateway.context.unverified import as_stored, stated_by, verified_again, with_verified
-from tests.inprocess import InProcessGateway, SimulatorLog, play_turns
+from tests.inprocess import InProcessGateway, SimulatorLog, play_turns, say
 from tests.ledger_db import EVERY_BACKEND, backend_url, open_test_store
 
 SYSTEM = "You are the support agent of an online store. Be brief and precise."
@@ -379,24 +379,13 @@ def test_a_verified_fact_heard_in_another_conversation_is_not_stated_here(
     customer's verified phone call A, begun after B, states the real one. Once B's turns
     are summarized, B's prompt showed that email as a fact the customer mentioned: it
     was heard after B began, and B's text holds its value. It was heard in A."""
-    client = sqlite_app_gateway.openai()
     real = "ana.souza77@example.com"
     guesses = f"ana@example.com, {real}, asouza@example.org"
     filler = "I would like to understand the delivery schedule for the parcel. " * 12
 
     def turn(conv: str, scopes: str, history: list[Any], text: str) -> str:
-        history.append({"role": "user", "content": text})
-        reply = client.chat.completions.create(
-            model="gpt-4o-mini",
-            messages=history,
-            extra_headers={
-                "X-Conversation-Id": conv,
-                "X-Customer-Id": "cust-guess",
-                "X-Customer-Scopes": scopes,
-                "X-Simulator-Log-Messages": "1",
-            },
-        )
-        history.append({"role": "assistant", "content": reply.choices[0].message.content})
+        ids = {"X-Conversation-Id": conv, "X-Customer-Id": "cust-guess"}
+        say(sqlite_app_gateway, history, text, **ids, **{"X-Customer-Scopes": scopes})
         sent = app_log.since()[-1]["messages"]
         return "\n".join(str(m.get("content")) for m in sent)
 

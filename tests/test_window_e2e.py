@@ -18,7 +18,7 @@ from gateway.context.fact_docs import customer_key, facts_key
 from gateway.context.people import KEEP_PER_KIND
 from gateway.context.transcript import kept_instructions, split
 from gateway.context.types import Memory
-from tests.inprocess import InProcessGateway, SimulatorLog, play_turns, start_inprocess
+from tests.inprocess import InProcessGateway, SimulatorLog, play_turns, say, start_inprocess
 
 SYSTEM = "You are the support agent of an online store. Be brief and precise."
 OPENING = "Hello, my parcel arrived with a broken lid and I would like a replacement sent."
@@ -707,32 +707,17 @@ def test_a_conversation_begun_beside_another_does_not_take_its_facts_into_its_ca
     on and names a broken order. A third conversation's cards: the account question's
     card held the chat's order (facts were picked by when they were heard, and the chat's
     came while the account question was open). It holds only what it heard now."""
-    client = _client(sqlite_app_gateway)
     headers = {"X-Customer-Id": "cust-beside", "X-Channel": "webchat"}
 
-    def turn(conversation: str, messages: list[ChatCompletionMessageParam]) -> None:
-        client.chat.completions.create(
-            model="gpt-4o-mini",
-            messages=messages,
-            extra_headers={
-                **headers,
-                "X-Conversation-Id": conversation,
-                "X-Simulator-Log-Messages": "1",
-            },
-        )
+    def turn(conversation: str, messages: list[Any], text: str) -> None:
+        say(sqlite_app_gateway, messages, text, **headers, **{"X-Conversation-Id": conversation})
 
-    delivery: list[ChatCompletionMessageParam] = [
-        {"role": "user", "content": "Hi, I want to ask about a delivery."}
-    ]
-    turn("beside-delivery", delivery)
-    turn("beside-account", [{"role": "user", "content": "Hello, a question about my account."}])
-    delivery += [
-        {"role": "assistant", "content": "Sure, what happened?"},
-        {"role": "user", "content": "Order ORD-55555 arrived broken, the screen is cracked."},
-    ]
-    turn("beside-delivery", delivery)
+    delivery: list[Any] = []
+    turn("beside-delivery", delivery, "Hi, I want to ask about a delivery.")
+    turn("beside-account", [], "Hello, a question about my account.")
+    turn("beside-delivery", delivery, "Order ORD-55555 arrived broken, the screen is cracked.")
     start = len(app_log.all())
-    turn("beside-third", [{"role": "user", "content": "Hi again, any news?"}])
+    turn("beside-third", [], "Hi again, any news?")
     (entry,) = app_log.all()[start:]
     cards = _prompt_text(entry).split("(summaries):\n", 1)[1].split("\n>>>", 1)[0]
     account = next(line for line in cards.splitlines() if "account" in line)
