@@ -276,6 +276,36 @@ def test_a_retry_continues_a_conversation_known_by_its_opening(gw: InProcessGate
     assert state["turns"] == 2
 
 
+@pytest.mark.parametrize(
+    "conversation",
+    [
+        {"X-Conversation-Id": "retried-first", "X-Customer-Id": "cust-rf"},
+        {"X-Customer-Id": "cust-rf2"},
+    ],
+    ids=["named", "by-opening"],
+)
+def test_a_retried_first_request_is_the_same_turn_not_a_loop(
+    gw: InProcessGateway, conversation: dict[str, str]
+) -> None:
+    """The first request retried as the SDK retries it (max_retries=2): each try counted
+    as a turn, and the third was escalated as a loop. A retry of a later turn was
+    already the same turn; the first one's record holds no turn past its opening."""
+    client = gw.openai()
+    opening: list[Any] = [{"role": "user", "content": "Where is order 48213?"}]
+    for attempt in range(3):
+        headers = {**conversation, "x-stainless-retry-count": str(attempt)}
+        raw = client.chat.completions.with_raw_response.create(
+            model="gpt-4o-mini", messages=opening, extra_headers=headers
+        )
+        assert "x-gateway-escalation" not in raw.headers
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    conversation_id = raw.headers["x-gateway-conversation-id"]
+    state = gw.http.get(f"{gw.v1}/conversations/{conversation_id}", headers=auth).json()
+    assert state["turns"] == 1
+    assert state["escalation"] is None and state.get("escalation_pending") is None
+    assert len(ledger(gw)) == 3  # each call is still booked: the provider billed it
+
+
 def test_the_same_window_sent_again_is_a_turn_without_the_retry_mark(
     gw: InProcessGateway,
 ) -> None:

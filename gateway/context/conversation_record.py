@@ -242,8 +242,9 @@ def repeated(record: ConversationRecord, messages: Sequence[Any]) -> bool:
     opening and the same turns the record still holds verbatim at the same places. Only
     a client's retry says it is the same turn: an app that sends a sliding window of its
     last messages can send the same bytes twice when a customer and an agent repeat
-    themselves (a loop), and that is two turns."""
-    if not record.recent or record.last_reply_at <= 0:
+    themselves (a loop), and that is two turns. A first request answered holds its
+    opening alone (no turn past it in `recent`): sent again, it is that turn again."""
+    if record.last_reply_at <= 0 or not record.opening:
         return False
     transcript = transcript_of(messages)
     if len(transcript) != record.last_reply_at:
