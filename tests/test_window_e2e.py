@@ -700,13 +700,14 @@ def test_a_conversation_closed_after_the_next_began_keeps_only_its_own_facts(
     assert "ORD-55120" in card and "Ana" not in card and "endereço" not in card, card
 
 
-def test_a_conversation_begun_beside_another_does_not_take_its_facts_into_its_card(
+def test_cards_of_conversations_running_side_by_side_are_their_own_and_current(
     sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
 ) -> None:
-    """A delivery chat, then an account question on another thread while the chat goes
-    on and names a broken order. A third conversation's cards: the account question's
-    card held the chat's order (facts were picked by when they were heard, and the chat's
-    came while the account question was open). It holds only what it heard now."""
+    """A delivery chat, then an account question on another thread (its first turn made
+    the chat's card), then the chat names a broken order. A third conversation's cards:
+    the chat's was the one made before the order, for good; the account question's held
+    the chat's order (facts were picked by when they were heard). Now the chat's card is
+    made anew after its turn, and each card holds what its own conversation heard."""
     headers = {"X-Customer-Id": "cust-beside", "X-Channel": "webchat"}
 
     def turn(conversation: str, messages: list[Any], text: str) -> None:
@@ -721,7 +722,9 @@ def test_a_conversation_begun_beside_another_does_not_take_its_facts_into_its_ca
     (entry,) = app_log.all()[start:]
     cards = _prompt_text(entry).split("(summaries):\n", 1)[1].split("\n>>>", 1)[0]
     account = next(line for line in cards.splitlines() if "account" in line)
+    delivery_card = next(line for line in cards.splitlines() if "delivery" in line)
     assert "ORD-55555" not in account, cards
+    assert "ORD-55555" in delivery_card, cards
 
 
 TURNS = 16  # ~2,100 tokens at the last: fits the 2,500 quota, past its low-water mark

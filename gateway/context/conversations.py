@@ -332,15 +332,31 @@ class ConversationStore(FactsDocuments):
             "at": episode.ended_at or at,  # its last turn: the index keeps the newest
             "private": [fact_to_json(f) for f in episode.private],
         }
+        await self._list(tenant, customer, entry, plan)
+
+    async def card_outdated(
+        self, tenant: str, customer: str, entry: dict[str, Any], plan: str = ""
+    ) -> None:
+        """A listed conversation's card made before its latest turn (another conversation
+        of the customer asked for it while this one went on): dropped from its index
+        entry, which stays, so the next conversation to ask makes it anew from the
+        record as it is then. Made once, it would have stayed as it was for good."""
+        blank = {**entry, "summary": None, "model_summary": "", "summarized_at": 0.0}
+        blank["private"] = []
+        await self._list(tenant, customer, blank, plan)
+
+    async def _list(self, tenant: str, customer: str, entry: dict[str, Any], plan: str) -> None:
+        """`entry` written into the customer's index."""
         ttl = self.retention.of(plan).episodes_s
         key = customer_key(customer)
-        await self._store.patch_doc(EPISODES, tenant, key, {episode.conversation: entry}, (), ttl)
-        # A card made from a record read before the customer's erasure, written after it:
-        # its record is gone (the erasure marked before it deleted), so is its card.
+        conversation = entry["conversation"]
+        await self._store.patch_doc(EPISODES, tenant, key, {conversation: entry}, (), ttl)
+        # An entry written from a record read before the customer's erasure, after it:
+        # its record is gone (the erasure marked before it deleted), so is its entry.
         if await self.erased_at(tenant, customer) is not None and await self._gone(
-            tenant, episode.conversation
+            tenant, conversation
         ):
-            await self._unlist(tenant, customer, episode.conversation, ttl)
+            await self._unlist(tenant, customer, conversation, ttl)
 
     async def erased_with(self, record: ConversationRecord) -> bool:
         """Whether the record's customer was erased since its turn began and took its

@@ -60,6 +60,10 @@ class EpisodeBook:
         out: list[Episode] = []
         for doc in await self.conversations.episode_index(record.tenant, record.customer):
             if doc["conversation"] == record.id:
+                if doc.get("summary") is not None:  # its card, made before this turn
+                    await self.conversations.card_outdated(
+                        record.tenant, record.customer, doc, record.plan
+                    )
                 continue
             if facts is None:
                 facts = await self.conversations.customer_facts(record.tenant, record.customer)
