@@ -534,3 +534,42 @@ def test_an_embedding_is_refused_at_the_ceiling_never_degraded(tmp_path: Path) -
         gw.stop()
     assert sent == ["text-embedding-3-large"]
     assert [r["model"] for r in records] == ["text-embedding-3-large"]
+
+
+def test_a_call_the_spend_guard_refuses_writes_none_of_its_facts(tmp_path: Path) -> None:
+    """A call refused before it is forwarded (the customer's ceiling reached) stored the
+    facts its newest message stated: a client retrying refused calls, or an impostor
+    whose calls are refused, still changed what later conversations are shown. The
+    write begins once the call is taken; the same message, taken, is written."""
+    spend = {"plans": {"pro": {"customer_daily_usd": 0.0000001, "action": "block"}}}
+    gw = _gateway(tmp_path, spend)
+    try:
+        client = gw.openai()
+        said = "Hi, I am Carla Mendes, order ORD-77777 never arrived, I live in Recife"
+        headers = {"X-Customer-Id": "carla", "X-Conversation-Id": "cv-carla"}
+        with pytest.raises(openai.RateLimitError) as refused:
+            client.chat.completions.create(
+                model="gpt-4o-mini",
+                messages=[{"role": "user", "content": said}],
+                extra_headers=headers,
+            )
+        assert refused.value.code == "insufficient_quota"
+        auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+        facts = gw.http.get(f"{gw.v1}/customers/carla/facts", headers=auth).json()["facts"]
+        assert facts == []
+        assert ledger(gw) == []  # nothing forwarded, nothing booked
+    finally:
+        gw.stop()
+    (tmp_path / "taken").mkdir()
+    taken = _gateway(tmp_path / "taken")
+    try:
+        taken.openai().chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": said}],
+            extra_headers=headers,
+        )
+        auth = {"Authorization": f"Bearer {taken.keys['acme']}"}
+        facts = taken.http.get(f"{taken.v1}/customers/carla/facts", headers=auth).json()["facts"]
+        assert any("ORD-77777" in f["text"] for f in facts), facts
+    finally:
+        taken.stop()

@@ -7,7 +7,6 @@ persist the summary and cursor BEFORE the prompt without them is built.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 from typing import Any
@@ -52,7 +51,7 @@ from gateway.context.prompts import one_line
 from gateway.context.summaries import Pattern, recompress
 from gateway.context.summarizer import Summarizer, on_behalf_of
 from gateway.context.turn import EngineTokens, Turn, TurnRequest
-from gateway.context.turn_facts import TurnFacts, settled
+from gateway.context.turn_facts import PendingWrite, TurnFacts, settled
 from gateway.context.types import Fact
 from gateway.context.unverified import stated_by
 from gateway.errors import Conflict, StoreUnavailable
@@ -290,6 +289,12 @@ class WindowBuilder:
         # very turn, with the facts dated before it began): never made twice.
         await self.conversations.register(archived)
 
+    def begin(self, turn: Turn) -> None:
+        """The call is taken (by the spend guard and the rate limits): the turn's facts
+        write begins, to run while it is forwarded. One refused before writes nothing."""
+        if turn.facts_write is not None:
+            turn.facts_write.begin()
+
     async def written(self, turn: Turn) -> None:
         """The turn's facts write is done (a failed one was logged: the call is already
         forwarded, so the answer goes to the client, as with `finish`)."""
@@ -305,7 +310,7 @@ class WindowBuilder:
         model: str,
         now: float,
         fkey: str | None,
-        facts_write: asyncio.Future[None] | None = None,
+        facts_write: PendingWrite | None = None,
     ) -> tuple[int, WindowInput, int, Window | None, str]:
         """(messages evicted, the input to assemble, facts learned, its window when it
         is already assembled, and why it compacted: `Compaction.reason`)."""
@@ -373,7 +378,7 @@ class WindowBuilder:
             # else: within quota, or over (the opening or last turns alone are too big)
             # but smaller than keeping everything: sent, and counted as over quota.
         if facts_write is not None:
-            await facts_write  # add_facts reads the document that write changes
+            await facts_write.begin()  # add_facts reads the document that write changes
         learned = (
             await self.conversations.add_facts(record.tenant, fkey, new_facts, record.plan, renewed)
             if fkey

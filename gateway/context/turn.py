@@ -3,12 +3,12 @@ what it made (`Turn`), and token counts as the window engine sees them."""
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
 from gateway.context.conversation_record import ConversationRecord
 from gateway.context.engine import Window
+from gateway.context.turn_facts import PendingWrite
 from gateway.context.types import WindowPolicy
 from gateway.ledger.tokens import TokenCounter
 from gateway.proxy.identity import Caller
@@ -79,9 +79,10 @@ class Turn:
     # flight is the same turn (record_merge).
     started: float = 0.0
     retried: bool = False
-    # The write of the facts the newest message stated, started by the build: it runs
-    # while the call is forwarded, and is done before any of the answer is relayed.
-    facts_write: asyncio.Future[None] | None = field(default=None, compare=False)
+    # The write of the facts the newest message stated, made ready by the build: begun
+    # once the call is taken (WindowBuilder.begin), it runs while the call is forwarded,
+    # and is done before any of the answer is relayed.
+    facts_write: PendingWrite | None = field(default=None, compare=False)
     # The conversation id as the client's header sent it (its bytes: latin-1 or UTF-8),
     # echoed in `x-gateway-conversation-id` so the app finds its own id there.
     sent_id: bytes | None = None

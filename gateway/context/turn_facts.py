@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from gateway.context.conversation_record import ConversationRecord, transcript_of
@@ -43,16 +43,18 @@ class TurnFacts:
         fkey: str | None,
         now: float,
         scopes: Sequence[str],
-    ) -> tuple[list[Fact], int, asyncio.Future[None] | None]:
+    ) -> tuple[list[Fact], int, PendingWrite | None]:
         """(the facts with those the newest message states, how many of them are
         learned (`new_to` the conversation), their write). The held facts it states
         again are marked so (`said_again`) and written too, but add nothing; so are
         those an unverified caller stated that this caller, holding their scope (of
         `scopes`), states: verified now (gateway.context.unverified). The write
-        is started, not awaited: this request's window cannot show them (they are in
+        is made ready, not begun: this request's window cannot show them (they are in
         the newest message, and the facts block shows those of folded turns), so it
-        overlaps the rest of the build and the upstream call. A fold that adds facts
-        waits for it first, and so does the relay of the answer."""
+        begins once the call is taken (a call refused before it is forwarded, by the
+        spend guard or a rate limit, writes nothing) and overlaps the upstream call. A
+        fold that adds facts begins it and waits for it first, and so does the relay
+        of the answer."""
         latest = messages[-1] if messages and isinstance(messages[-1], dict) else None
         if fkey is None or latest is None or latest.get("role") != "user":
             return facts, 0, None
@@ -86,12 +88,13 @@ class TurnFacts:
         fresh = [f for f in fresh if f.id in kept_ids]
         if not fresh and not renewed and not verified:
             return facts, 0, None
-        if renewed or verified:  # on the document as it is now: the app may have edited it
-            written = self._renew(record, fkey, fresh, renewed, verified)
-        else:
-            written = self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
-        write = asyncio.ensure_future(self._unless_erased(record, fkey, written))
-        write.add_done_callback(_log_failed_write)
+
+        def written() -> Awaitable[Any]:
+            if renewed or verified:  # on the document as it is then: the app may edit it
+                return self._renew(record, fkey, fresh, renewed, verified)
+            return self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
+
+        write = PendingWrite(lambda: self._unless_erased(record, fkey, written()))
         return kept, len(new_to(messages[:-1], fresh)), write
 
     async def _unless_erased(
@@ -219,11 +222,26 @@ def new_to(earlier: list[Any], fresh: list[Fact]) -> list[Fact]:
     return [f for f in fresh if not (f.value and any(f.value in text for text in said))]
 
 
-async def settled(write: asyncio.Future[None] | None) -> None:
-    """A facts write is done; a failed one was logged when it failed."""
+class PendingWrite:
+    """A turn's facts write, made ready by the build and begun once (`begin`)."""
+
+    def __init__(self, make: Callable[[], Awaitable[None]]) -> None:
+        self._make = make
+        self._running: asyncio.Future[None] | None = None
+
+    def begin(self) -> asyncio.Future[None]:
+        """The write, begun now unless it was already; a failure is logged as it fails."""
+        if self._running is None:
+            self._running = asyncio.ensure_future(self._make())
+            self._running.add_done_callback(_log_failed_write)
+        return self._running
+
+
+async def settled(write: PendingWrite | None) -> None:
+    """A facts write is begun if it was not, and done; a failed one was logged."""
     if write is not None:
         with contextlib.suppress(StoreUnavailable):
-            await write
+            await write.begin()
 
 
 def _log_failed_write(write: asyncio.Future[None]) -> None:

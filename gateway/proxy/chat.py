@@ -242,6 +242,7 @@ async def chat_completions(request: Request) -> ASGIApp:
         # Counted once the spend guard took the call: one it refuses uses no request.
         ctx.rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, input_estimate)
         ctx.hold.forwarded()  # journaled in flight until booked
+        gw.windows.begin(turn)  # the newest message's facts: taken, so written meanwhile
         response = await gw.upstream.send(
             "POST",
             gw.upstream.url(request.url.path, request.scope["query_string"]),
