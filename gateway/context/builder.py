@@ -169,11 +169,14 @@ class WindowBuilder:
         # A conversation known only by its fingerprint may be two people who both said
         # "Hi" first: it gets no facts document of its own to share.
         fkey = facts_key(caller.customer, caller.conversation)
-        record, facts = await self.conversations.load_with_facts(tenant.name, conv_id, fkey)
+        record, facts, index = await self.conversations.load_with_facts(
+            tenant.name, conv_id, fkey, caller.customer
+        )
         _check_customer(record, caller)
         stored, record = record, continued(record, messages, req.retried)  # anonymous: its own
         if record is not None and started_over(record, messages):
             await self._archive(record)
+            index = None  # it lists the archived session now: read again
             record = None  # the next session takes the fingerprint's record, anew
         now = dated_after(now, record.facts_until if record else 0.0, facts)
         new = record is None
@@ -186,6 +189,8 @@ class WindowBuilder:
         named = bool(caller.customer) and caller.customer != record.customer  # to index
         record.model = model
         claimed = await self._claimed(caller, record, new, named)
+        if claimed:
+            index = None  # listed now (and the index may have forgotten its oldest): read again
         if not new and _confirmed_since(facts, record.last_seen):
             # The app confirmed a fact of the customer's since the last turn (PUT facts):
             # the conversation moved on, before the turn ceiling is checked.
@@ -205,7 +210,7 @@ class WindowBuilder:
         )
         # The request loaded the customer's document when it named the customer.
         loaded = facts if caller.customer else None
-        episodes = await self.episodes.of_customer(caller, record, model, now, loaded)
+        episodes = await self.episodes.of_customer(caller, record, model, now, loaded, index)
         inp = WindowInput(
             messages=messages,
             memory=record.memory,

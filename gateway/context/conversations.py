@@ -302,22 +302,25 @@ class ConversationStore(FactsDocuments):
         return mine[: max(0, len(mine) + 1 - episodes)], strangers
 
     async def load_with_facts(
-        self, tenant: str, conversation: str, facts_key_: str | None
-    ) -> tuple[ConversationRecord | None, list[Fact]]:
-        """The conversation and the facts a turn reads (`facts_for_turn`), in one store round
-        trip."""
+        self, tenant: str, conversation: str, facts_key_: str | None, customer: str | None = None
+    ) -> tuple[ConversationRecord | None, list[Fact], list[dict[str, Any]] | None]:
+        """The conversation, the facts a turn reads (`facts_for_turn`) and, when the turn
+        names its `customer`, their `episode_index`, in one store round trip."""
         wanted = [(CONVERSATION, conversation)]
         if facts_key_ is not None:
             wanted.append((FACTS, facts_key_))
+        if customer:
+            wanted.append((EPISODES, customer_key(customer)))
         docs = await self._store.get_docs(tenant, wanted)
-        conv, facts = docs[0], (docs[1] if len(docs) > 1 else None)
+        conv = docs[0]
+        facts = docs[1] if facts_key_ is not None else None
+        index = _entries(docs[-1]) if customer else None
         record = None if conv is None else ConversationRecord.from_fields(conv)
-        return record, await self._decoded(tenant, facts, bounded=True)
+        return record, await self._decoded(tenant, facts, bounded=True), index
 
     async def episode_index(self, tenant: str, customer: str) -> list[dict[str, Any]]:
         """The customer's conversations, oldest first."""
-        index = await self._store.get_doc(EPISODES, tenant, customer_key(customer)) or {}
-        return sorted(index.values(), key=_entry_at)
+        return _entries(await self._store.get_doc(EPISODES, tenant, customer_key(customer)))
 
     async def save_episode(
         self, tenant: str, customer: str, episode: Episode, at: float, plan: str = ""
@@ -365,6 +368,11 @@ class ConversationStore(FactsDocuments):
 
     async def _gone(self, tenant: str, conversation: str) -> bool:
         return await self._store.get_doc(CONVERSATION, tenant, conversation) is None
+
+
+def _entries(index: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """An episode index's entries, oldest first."""
+    return sorted((index or {}).values(), key=_entry_at)
 
 
 def _own_facts_key(record: ConversationRecord) -> str | None:

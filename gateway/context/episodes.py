@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from gateway.context.conversation_record import ConversationRecord
 from gateway.context.conversations import ConversationStore
@@ -51,14 +52,18 @@ class EpisodeBook:
         model: str,
         now: float,
         facts: Sequence[Fact] | None = None,
+        index: Sequence[dict[str, Any]] | None = None,
     ) -> list[Episode]:
         """The customer's other conversations as cards, redacted for this caller by the
         customer's facts document: `facts` when the request already loaded it, else
-        read here (once, and only when there is a card to redact)."""
+        read here (once, and only when there is a card to redact); from their episode
+        `index` when the request loaded it, else read here."""
         if not record.customer:
             return []
+        if index is None:
+            index = await self.conversations.episode_index(record.tenant, record.customer)
         out: list[Episode] = []
-        for doc in await self.conversations.episode_index(record.tenant, record.customer):
+        for doc in index:
             if doc["conversation"] == record.id:
                 if doc.get("summary") is not None:  # its card, made before this turn
                     await self.conversations.card_outdated(
@@ -67,29 +72,9 @@ class EpisodeBook:
                 continue
             if facts is None:
                 facts = await self.conversations.customer_facts(record.tenant, record.customer)
-            # A card stored before the model's card was kept apart from the deterministic
-            # one may be the model's: made again (not shown when its record is gone).
-            legacy = "model_summary" not in doc and self._summarizer.writes_cards(record.tenant)
-            if doc.get("summary") is None or legacy:
-                other = await self.conversations.load(record.tenant, doc["conversation"])
-                if other is None or other.customer != record.customer:
-                    continue  # gone, or (an id reused) someone else's
-                if not other.opening:
-                    continue  # listed as its first turn began, not answered yet: no card
-                # An older conversation's card stops where this one began; a newer one's
-                # (a customer back in an older conversation) holds all it heard.
-                before = record.started if other.started < record.started else math.inf
-                episode = await self.make(caller, other, model, now, before=before)
-            else:
-                private = tuple(fact_from_json(f) for f in doc.get("private") or ())
-                episode = Episode(
-                    doc["conversation"],
-                    doc["channel"],
-                    doc["summary"],
-                    doc.get("ended_at", 0.0),
-                    private,
-                    doc.get("model_summary") or "",
-                )
+            episode = await self._stored_or_made(caller, record, model, now, doc)
+            if episode is None:
+                continue
             # What another conversation heard may be above this caller's verified scopes:
             # what the patterns find, what the customer's facts above them state, and what
             # the card's own facts above them stated when it was made.
@@ -103,6 +88,39 @@ class EpisodeBook:
             redacted = redact(card, self._patterns, caller.scopes, hidden)
             out.append(dataclasses.replace(episode, summary=redacted, model_summary=""))
         return out
+
+    async def _stored_or_made(
+        self,
+        caller: Caller,
+        record: ConversationRecord,
+        model: str,
+        now: float,
+        doc: dict[str, Any],
+    ) -> Episode | None:
+        """The card an index entry holds, or made now when it holds none (None: no card
+        to show)."""
+        # A card stored before the model's card was kept apart from the deterministic
+        # one may be the model's: made again (not shown when its record is gone).
+        legacy = "model_summary" not in doc and self._summarizer.writes_cards(record.tenant)
+        if doc.get("summary") is not None and not legacy:
+            private = tuple(fact_from_json(f) for f in doc.get("private") or ())
+            return Episode(
+                doc["conversation"],
+                doc["channel"],
+                doc["summary"],
+                doc.get("ended_at", 0.0),
+                private,
+                doc.get("model_summary") or "",
+            )
+        other = await self.conversations.load(record.tenant, doc["conversation"])
+        if other is None or other.customer != record.customer:
+            return None  # gone, or (an id reused) someone else's
+        if not other.opening:
+            return None  # listed as its first turn began, not answered yet: no card
+        # An older conversation's card stops where this one began; a newer one's
+        # (a customer back in an older conversation) holds all it heard.
+        before = record.started if other.started < record.started else math.inf
+        return await self.make(caller, other, model, now, before=before)
 
     async def closed(
         self, caller: Caller, record: ConversationRecord, model: str, now: float
