@@ -78,6 +78,30 @@ def test_holds_the_end_until_finish() -> None:
     assert tap.finish() == event(chunk(None, "stop")) + b"data: [DONE]\n\n"
 
 
+def test_an_empty_or_null_finish_reason_is_not_the_end() -> None:
+    """SGLang, older Ollama and some hosted servers send `"finish_reason": ""` on every
+    chunk (KoboldCpp: "null"): each was taken for the end, so everything after the first
+    content chunk waited until the call was booked, and the client saw nothing stream."""
+    for mid in ("", "null"):
+        tap = UsageTap(hide_usage=True)
+        events = [event(chunk(w, mid)) for w in ("Hel", "lo", " there")]
+        assert [tap.feed(e) for e in events] == events, mid  # each relayed as it comes
+        assert not tap.ended
+        assert tap.feed(event(chunk(None, "stop"))) == b""  # the real end waits
+        assert tap.ended
+
+
+def test_what_follows_a_finish_reason_is_held_only_while_it_is_an_end() -> None:
+    """An upstream that keeps streaming past a finish_reason held every later event, in
+    one buffer copied whole at each event: relayed on past the size of an end's chunks."""
+    tap = UsageTap(hide_usage=True)
+    assert tap.feed(event(chunk(None, "stop"))) == b""
+    sent = b"".join(tap.feed(event(chunk("x" * 1000))) for _ in range(200))
+    assert len(sent) > 100_000  # not held to the last byte
+    whole = event(chunk(None, "stop")) + event(chunk("x" * 1000)) * 200
+    assert sent + tap.finish() == whole  # nothing lost, nothing reordered
+
+
 def test_usage_inside_a_content_chunk_is_read_and_removed() -> None:
     obj = chunk("x", "stop")
     obj["usage"] = USAGE

@@ -35,7 +35,12 @@ MAX_EVENT_BYTES = 16 * 1024 * 1024
 _DONE = b"data: [DONE]"
 # Events kept unread at most (their bytes) before they are read into the texts they hold.
 _FOLD_BYTES = 256 * 1024
-_FINISHED = (b'"finish_reason":"', b'"finish_reason": "')
+# A choice's finish_reason that ends it: a string, neither empty nor "null" (SGLang,
+# older Ollama and some hosted servers send "" on every chunk; KoboldCpp sent "null").
+_FINISHED = re.compile(rb'"finish_reason"\s*:\s*"(?!"|null")')
+# What a stream's end holds back until the call is booked: its last chunks and [DONE].
+# More than this after a finish_reason is no end: what was held goes on, as it came.
+_HOLD_BYTES = 64 * 1024
 _USAGE_NULL = re.compile(rb'\s*,\s*"usage"\s*:\s*null|"usage"\s*:\s*null\s*,\s*')
 
 
@@ -113,7 +118,8 @@ class UsageTap:
         self._texts: list[str] = []  # every generated delta (streamed_text)
         self._text_chars = 0
         self._answer: list[str] | None = []  # choice 0's content; None: none to show
-        self._held = b""
+        self._held: list[bytes] = []
+        self._held_bytes = 0
 
     def feed(self, chunk: bytes) -> bytes:
         """Take upstream bytes; return the bytes to send to the client now. Raises once
@@ -142,11 +148,12 @@ class UsageTap:
         self._buffer.clear()
         tail = self._take(rest) if rest.strip() else rest
         self._note_end(rest)
-        return self._held + tail
+        return b"".join(self._held) + tail
 
     def _note_end(self, event: bytes) -> tuple[bool, bool]:
         """(a finish_reason, [DONE]) in `event`; either marks the stream's end read."""
-        finished, done = any(m in event for m in _FINISHED), event.startswith(_DONE)
+        finished = b'"finish_reason"' in event and _FINISHED.search(event) is not None
+        done = event.startswith(_DONE)
         self.ended = self.ended or finished or done
         self.done = self.done or done
         return finished, done
@@ -156,8 +163,14 @@ class UsageTap:
         # on, events wait until the call is booked (they follow each other closely).
         finished, done = self._note_end(event)
         if self._held or done or (self.hold_on_finish and finished):
-            self._held += event
-            return b""
+            self._held.append(event)
+            self._held_bytes += len(event)
+            if self._held_bytes <= _HOLD_BYTES or self.done:
+                return b""
+            held = b"".join(self._held)  # chunks still coming: relayed, not held whole
+            self._held.clear()
+            self._held_bytes = 0
+            return held
         return event
 
     def _take(self, event: bytes) -> bytes:
