@@ -358,3 +358,52 @@ def test_money_is_written_in_fixed_point(tmp_path: Path, simulator_url: str) -> 
     assert texts and all("E" not in t and t.count(".") == 1 for t in texts), texts
     assert min(Decimal(t) for t in texts[: len(ledger)]) < Decimal("0.000001")
     assert "0.0000000000" in texts  # nothing held once the call settled
+
+
+def test_a_call_whose_client_left_while_it_waited_for_a_hold_is_not_forwarded(
+    sqlite_gateway_with: Callable[[dict[str, Any]], GatewayProc], upstream_log: UpstreamLog
+) -> None:
+    """Two slow calls hold all of a ceiling; a third waits for one to settle
+    (`hold_wait_s`), and its client gives up meanwhile (and the SDK retries it): it was
+    forwarded and booked all the same, billed for an answer nobody read. Not now."""
+    spend = {"plans": {"basic": {"monthly_usd": "0.0012", "action": "block"}}, "hold_wait_s": 10}
+    gw = sqlite_gateway_with({"spend.yaml": spend})
+    tag = f"left-{time.monotonic_ns()}"
+
+    def client(timeout: float) -> openai.OpenAI:
+        headers = {"x-simulator-tag": tag}
+        return openai.OpenAI(
+            base_url=gw.v1,
+            api_key=gw.keys["globex"],
+            max_retries=0,
+            timeout=timeout,
+            default_headers=headers,
+        )
+
+    slow = [
+        threading.Thread(
+            target=lambda: client(30).chat.completions.create(
+                model="gpt-4o-mini",
+                messages=SHORT,
+                extra_headers={"x-simulator-delay-ms": "3000"},
+            )
+        )
+        for _ in range(2)
+    ]
+    for thread in slow:
+        thread.start()
+    deadline = time.monotonic() + 10
+    while Decimal(budgets(gw, "globex")["month/tenant"]["reserved_usd"]) < Decimal("0.0009"):
+        assert time.monotonic() < deadline, "the two slow calls never held the ceiling"
+        time.sleep(0.05)
+    waiting: list[ChatCompletionMessageParam] = [{"role": "user", "content": "the one that left"}]
+    with pytest.raises(openai.APITimeoutError):
+        client(1.0).chat.completions.create(model="gpt-4o-mini", messages=waiting)
+    for thread in slow:
+        thread.join(timeout=30)
+    time.sleep(0.5)  # the waiting call's hold settles as the slow ones end
+    forwarded = [e for e in upstream_log.since() if e["headers"].get("x-simulator-tag") == tag]
+    assert len(forwarded) == 2  # the slow ones; not the one whose client left
+    rows = gw.admin("/admin/ledger", tenant="globex").json()["records"]
+    assert len(rows) == 2
+    assert Decimal(budgets(gw, "globex")["month/tenant"]["reserved_usd"]) == 0

@@ -41,6 +41,7 @@ from gateway.proxy.request_body import (
     model_of,
     positive_int,
     retry_marked,
+    still_there,
 )
 from gateway.proxy.streaming import StreamRelay, UsageTap, is_event_stream, reads_as_events
 from gateway.proxy.upstream import (
@@ -241,6 +242,7 @@ async def chat_completions(request: Request) -> ASGIApp:
     async with gw.guard.held(spend, lambda: _settle(ctx, spend.model, None), journal) as ctx.hold:
         # Counted once the spend guard took the call: one it refuses uses no request.
         ctx.rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, input_estimate)
+        await still_there(request)  # it may have waited: billed for nobody if forwarded
         ctx.hold.forwarded()  # journaled in flight until booked
         gw.windows.begin(turn)  # the newest message's facts: taken, so written meanwhile
         response = await gw.upstream.send(

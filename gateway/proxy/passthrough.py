@@ -29,7 +29,7 @@ from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
 from gateway.proxy.passthrough_cost import PassCall, read_call
 from gateway.proxy.reply_text import reply_text
-from gateway.proxy.request_body import json_object_or_none
+from gateway.proxy.request_body import json_object_or_none, still_there
 from gateway.proxy.streaming import StreamRelay, UsageTap, is_event_stream
 from gateway.proxy.upstream import degraded_headers, response_headers
 from gateway.runtime import Gateway
@@ -265,6 +265,7 @@ async def passthrough(request: Request) -> ASGIApp:
     async with gw.guard.held(spend, estimate, journal) as booking.hold:
         # Counted once the spend guard took the call: one it refuses uses no request.
         booking.rate = await gw.rates.admit(gw.settings.rate_limits, caller.tenant, call.raw_input)
+        await still_there(request)  # it may have waited: billed for nobody if forwarded
         booking.hold.forwarded()  # journaled in flight until booked
         response = await gw.upstream.send(
             request.method,

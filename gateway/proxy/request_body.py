@@ -129,6 +129,14 @@ def _within(text: bytes, most: int) -> bool:
     return containers <= most and text.count(b",") <= VALUES_PER_CONTAINER * most
 
 
+async def still_there(request: Request) -> None:
+    """Raises ClientClosedRequest when the client left while its call waited to be
+    forwarded (for other calls' holds to settle, for the store, for a summary):
+    forwarded, it would be billed for an answer nobody reads."""
+    if await request.is_disconnected():
+        raise ClientClosedRequest("The client closed the connection before the call was forwarded.")
+
+
 # Values a body may hold per array or object it may hold (`limits.max_body_containers`):
 # parsing and walking a million takes the loop ~0.2 s; a chat call of 150,000 short
 # messages holds ~300,000.
