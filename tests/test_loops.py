@@ -744,6 +744,37 @@ def test_a_loop_the_customer_leaves_right_after_is_escalated(
     assert state["escalation_pending"] is None and state["escalations"] == 1
 
 
+def test_an_app_putting_back_the_same_confirmed_fact_each_turn_does_not_end_loops(
+    sqlite_gateway: GatewayProc,
+) -> None:
+    """An app that syncs its CRM profile before each turn PUTs the same confirmed fact
+    again: each PUT read as the app confirming something, progress, so the loop streak
+    and the pending escalation were dropped every turn and no loop ever escalated. A
+    fact put again unchanged is no news."""
+    conv, customer = "loop-synced", "cust-synced"
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    auth = {"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"}
+    profile = {"id": "tier", "text": "Customer tier: gold", "confirmed": True}
+
+    def synced() -> None:
+        put = httpx.put(
+            f"{sqlite_gateway.v1}/customers/{customer}/facts",
+            json={"facts": [profile]},
+            headers=auth,
+        )
+        assert put.status_code == 200, put.text
+
+    who = {"X-Customer-Id": customer}
+    for ask, answer in zip(LOOP_ASKS[:3], SAME_ANSWER[:3], strict=True):
+        synced()
+        _turn(sqlite_gateway, messages, ask, answer, conv, False, **who)
+    state = httpx.get(f"{sqlite_gateway.v1}/conversations/{conv}", headers=auth).json()
+    assert state["escalations"] == 1 and state["escalation_pending"] == "loop"
+    synced()
+    _, headers = _turn(sqlite_gateway, messages, "So?", None, conv, False, **who)
+    assert headers.get("x-gateway-escalation") == "loop"
+
+
 def _with_policy(gw: GatewayProc, change: dict[str, Any]) -> None:
     edit_policy(gw.root, change)
     gw.restart()

@@ -6,6 +6,7 @@ is kept there: gateway.context.fact_docs."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 from collections.abc import Awaitable, Callable, Sequence
@@ -126,7 +127,9 @@ class FactsDocuments:
 
         async def added(doc: dict[str, Any] | None) -> _Change[list[Fact]]:
             before = await self._decoded(tenant, doc, bounded=False)
-            facts = list(({f.id: f for f in before} | {f.id: f for f in new}).values())
+            had = {f.id: f for f in before}
+            put = {f.id: _as_before(f, had.get(f.id)) for f in new}
+            facts = list((had | put).values())
             app = [f for f in facts if not f.extracted]  # heard in turns: bounded by kind
             why = over_limit(len(app), map(fact_to_json, app), self.facts_limit)
             if why is not None:
@@ -210,3 +213,23 @@ class FactsDocuments:
         if added or known != read:
             await self.save_facts(tenant, key, current_facts(known + added), plan, read)
         return len(added)
+
+
+def _as_before(put: Fact, had: Fact | None) -> Fact:
+    """An app's fact put again as it stands (an app syncing its CRM profile before each
+    turn): its stored times kept. A confirmed fact put "now" is progress for the loop
+    detector and the turn ceiling (builder._confirmed_since); one that did not change
+    is none, or an app that syncs would turn both off."""
+    if had is None or had.extracted:
+        return put
+    same = (put.text, put.value, put.tags, put.scope, put.confirmed, put.stated_unverified) == (
+        had.text,
+        had.value,
+        had.tags,
+        had.scope,
+        had.confirmed,
+        had.stated_unverified,
+    )
+    if not same:
+        return put
+    return dataclasses.replace(put, created_at=had.created_at, confirmed_at=had.confirmed_at)
