@@ -775,6 +775,33 @@ def test_an_app_putting_back_the_same_confirmed_fact_each_turn_does_not_end_loop
     assert headers.get("x-gateway-escalation") == "loop"
 
 
+def test_a_retry_of_the_escalated_turn_is_escalated_again_and_counted_once(
+    sqlite_gateway: GatewayProc,
+) -> None:
+    """The turn that applies a loop's action is answered, but its client gave up waiting
+    (a timeout) and the SDK sends it again (`x-stainless-retry-count: 1`): the retry's
+    answer, the only one the customer sees, carried no `X-Gateway-Escalation`, and the
+    escalation was spent on an answer nobody read. The retry escalates as the turn it
+    repeats did; it is counted once."""
+    conv, customer = "loop-retried", "cust-loop-retried"
+    messages: list[ChatCompletionMessageParam] = [{"role": "system", "content": SYSTEM}]
+    auth = {"Authorization": f"Bearer {sqlite_gateway.keys['acme']}"}
+    who = {"X-Customer-Id": customer}
+    for ask, answer in zip(LOOP_ASKS[:3], SAME_ANSWER[:3], strict=True):
+        _turn(sqlite_gateway, messages, ask, answer, conv, False, **who)
+    _, headers = _turn(sqlite_gateway, messages, "So?", None, conv, False, **who)
+    assert headers.get("x-gateway-escalation") == "loop"
+    client = openai.OpenAI(base_url=sqlite_gateway.v1, api_key=sqlite_gateway.keys["acme"])
+    retried = client.chat.completions.with_raw_response.create(
+        model="gpt-4o-mini",
+        messages=messages[:-1],  # the same request again, as the SDK resends it
+        extra_headers={"X-Conversation-Id": conv, **who, "x-stainless-retry-count": "1"},
+    )
+    assert retried.headers.get("x-gateway-escalation") == "loop"
+    state = httpx.get(f"{sqlite_gateway.v1}/conversations/{conv}", headers=auth).json()
+    assert state["escalations"] == 1 and state["turns"] == 4
+
+
 def _with_policy(gw: GatewayProc, change: dict[str, Any]) -> None:
     edit_policy(gw.root, change)
     gw.restart()

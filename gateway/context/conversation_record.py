@@ -51,6 +51,9 @@ class ConversationRecord:
     # A loop noticed once its last turn was answered: its action (the header, the
     # instruction, the handoff) applies to the next turn answered.
     escalation_pending: str | None = None
+    # The turn the latest escalation's action was applied to (answered with it): a
+    # client's retry of that turn gets the action again (gateway.loops.escalation).
+    escalated_turn: int = 0
     loop_state: dict[str, Any] | None = None  # gateway.loops.detector.LoopState, as JSON
     last_event: str | None = None  # the app's latest event: progress / resolved
     events: int = 0  # events the app posted

@@ -87,12 +87,17 @@ class Escalations:
     def _settings(self, record: ConversationRecord) -> LoopSettings:
         return self._policies.loop(record.plan, record.conversation_class or "default")
 
-    def check(self, record: ConversationRecord, policy: WindowPolicy, now: float) -> str | None:
+    def check(
+        self, record: ConversationRecord, policy: WindowPolicy, now: float, retry: bool = False
+    ) -> str | None:
         """Start of a turn: does this turn escalate? A loop noticed at the end of the last
         turn does, unless this turn comes more than PENDING_FOR_S after it (its action is
         dropped then); else the stored counters decide. Changes nothing else: `commit`
         records it, once the turn is answered (a turn that fails is retried and escalates
-        then)."""
+        then). A client's `retry` of the last answered turn escalates as that turn did:
+        its answer reached nobody when the client gave up waiting for it."""
+        if retry and record.escalation and record.escalated_turn == record.turns > 0:
+            return record.escalation
         if record.escalation_pending and now - record.last_seen > PENDING_FOR_S:
             record.escalation_pending = None
         if record.escalation_pending:
@@ -106,10 +111,14 @@ class Escalations:
         )
         return decision.escalation
 
-    def commit(self, record: ConversationRecord, reason: str) -> None:
+    def commit(self, record: ConversationRecord, reason: str, retry: bool = False) -> None:
         """The escalated turn was answered: record it (streak and progress clock start
         again), count it and tell the tenant's webhook; a loop noticed at the end of the
-        last turn was recorded then, and its action is now applied."""
+        last turn was recorded then, and its action is now applied. A retry's was
+        recorded with the turn it repeats."""
+        if retry and record.escalated_turn == record.turns:
+            return
+        record.escalated_turn = record.turns + 1
         if record.escalation_pending == reason:
             record.escalation_pending = None
             return

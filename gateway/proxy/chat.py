@@ -176,7 +176,7 @@ async def chat_completions(request: Request) -> ASGIApp:
         )
     if caller.conversation:  # the record's id: echoed as the client's header sent it
         turn.sent_id = sent_id(request.headers, "x-conversation-id")
-    turn.escalation = gw.escalations.check(turn.record, turn.policy, gw.turn_clock())
+    turn.escalation = gw.escalations.check(turn.record, turn.policy, gw.turn_clock(), turn.retry)
     request_log.note(
         model=call.model,
         conversation_class=turn.record.conversation_class,
@@ -292,7 +292,7 @@ async def _handoff(gw: Gateway, caller: Caller, call: ChatCall, turn: Turn) -> R
         caller, call.model, TokenUsage(), "handoff", conversation=turn.record.id
     )
     if turn.escalation:
-        gw.escalations.commit(turn.record, turn.escalation)
+        gw.escalations.commit(turn.record, turn.escalation, turn.retry)
     await gw.windows.finish(turn, call.messages, 0, gw.turn_clock(), turn.policy.handoff_message)
     return handoff_response(
         call.model,
@@ -357,7 +357,7 @@ async def _settle(
     shown = answer() if answer is not None else ""
     if answered and output_text is not None:
         if ctx.turn.escalation:
-            gw.escalations.commit(ctx.turn.record, ctx.turn.escalation)
+            gw.escalations.commit(ctx.turn.record, ctx.turn.escalation, ctx.turn.retry)
         if not ctx.turn.retry:  # a retry is the turn the detector has read already
             progress = ctx.turn.facts_learned > 0
             # What the customer was shown: not the reasoning nor a call's arguments; ""
