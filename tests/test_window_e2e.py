@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
+import time
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx2
 import openai
@@ -725,6 +728,41 @@ def test_cards_of_conversations_running_side_by_side_are_their_own_and_current(
     delivery_card = next(line for line in cards.splitlines() if "delivery" in line)
     assert "ORD-55555" not in account, cards
     assert "ORD-55555" in delivery_card, cards
+
+
+def test_a_card_made_while_its_conversation_waits_on_the_upstream_is_made_anew(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """The delivery chat's turn waits on the upstream (which answers with a refund
+    promised) while the account question's turn makes the chat's card from its record as
+    it was before that turn. The card is made anew once the chat's turn is saved (a card
+    blanked as the turn began, and made meanwhile, stayed without the promise)."""
+    gw = sqlite_app_gateway
+    who = {"X-Customer-Id": "cust-race", "X-Channel": "webchat"}
+    delivery: list[Any] = []
+    account: list[Any] = []
+    a, b = {"X-Conversation-Id": "race-a"}, {"X-Conversation-Id": "race-b"}
+    say(gw, delivery, "Hi, my parcel arrived broken.", **who, **a)
+    say(gw, account, "Hello, a question about my account.", **who, **b)
+    promise = "I am sorry. We will refund R$ 150,00 by Friday."
+    slow = {
+        "X-Conversation-Id": "race-a",
+        "X-Simulator-Reply": quote(promise),
+        "X-Simulator-Delay-Ms": "1500",
+    }
+    waiting = threading.Thread(
+        target=lambda: say(gw, delivery, "Can I get my money back?", **who, **slow)
+    )
+    waiting.start()
+    time.sleep(0.5)  # the chat's turn is at the upstream
+    say(gw, account, "And my address?", **who, **b)
+    waiting.join()
+    start = len(app_log.all())
+    say(gw, [], "Hi again", **who, **{"X-Conversation-Id": "race-c"})
+    (entry,) = app_log.all()[start:]
+    cards = _prompt_text(entry).split("(summaries):\n", 1)[1].split("\n>>>", 1)[0]
+    chat = next(line for line in cards.splitlines() if "parcel" in line)
+    assert "150,00" in chat, cards
 
 
 TURNS = 16  # ~2,100 tokens at the last: fits the 2,500 quota, past its low-water mark

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from gateway import offload
@@ -17,6 +18,7 @@ from gateway.context.classify import Classifier, user_texts
 from gateway.context.conversation_record import (
     ConversationRecord,
     answer_mark,
+    archived_id,
     continued,
     conversation_fingerprint,
     repeated,
@@ -258,6 +260,7 @@ class WindowBuilder:
             facts_write=facts_write,
             started=req.now,
             retried=req.retried,
+            own_card=_own_card(index, record.id),
         )
 
     async def _claimed(
@@ -286,7 +289,7 @@ class WindowBuilder:
         conversation of its own (`{fingerprint}@{its start}`) with its card in the
         customer's episode index, so the next session, which takes the fingerprint,
         inherits none of its class, counters or loops, and sees it as an earlier episode."""
-        doc = {**record.to_fields(), "id": f"{record.id}@{int(record.started)}", "closed": True}
+        doc = {**record.to_fields(), "id": archived_id(record), "closed": True}
         archived = ConversationRecord.from_fields(doc)
         archived.version, archived.stored = 0, {}  # a document of its own, new
         await self.conversations.save(archived)
@@ -330,7 +333,7 @@ class WindowBuilder:
         if not summary:
             return 0, inp, 0, None, compaction.reason  # nothing holds them: over quota, counted
         opening = inp.messages[leading_system(inp.messages) :][: compaction.head_end]
-        mine = heard_here(inp.facts, record.started)
+        mine = heard_here(inp.facts, record.started, record.id)
         elsewhere = known_elsewhere(inp.facts, record.started)
         said_at = record.relayed_times(compaction.first, compaction.fold)
         heard = await self._heard.of_fold(
@@ -482,11 +485,25 @@ class WindowBuilder:
         await conversations.save(record)
         if turn.to_index and await conversations.erased(record):
             await conversations.forget(record)
+        elif turn.own_card is not None and record.customer:
+            # Made by another conversation's turn before this one: made anew from the
+            # record as saved now (blanked at the start, a card made meanwhile from the
+            # record before this turn would stay stale).
+            await conversations.card_outdated(
+                record.tenant, record.customer, turn.own_card, record.plan
+            )
 
 
 async def _assembled(inp: WindowInput, tokens: EngineTokens) -> Window:
     """The window of `inp` (in a worker thread past offload.OFFLOAD_MESSAGES messages)."""
     return await offload.walking(inp.messages, assemble, inp, tokens)
+
+
+def _own_card(index: Sequence[dict[str, Any]] | None, conversation: str) -> dict[str, Any] | None:
+    """The conversation's entry in the customer's index read at the turn's start, when it
+    holds a card (another conversation's turn made it)."""
+    own = next((e for e in index or () if e.get("conversation") == conversation), None)
+    return own if own is not None and own.get("summary") is not None else None
 
 
 def _confirmed_since(facts: list[Fact], since: float) -> bool:

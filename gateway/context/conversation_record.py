@@ -221,6 +221,20 @@ def conversation_fingerprint(tenant: str, customer: str | None, messages: list[A
     return FINGERPRINT_PREFIX + digest.hexdigest()
 
 
+def archived_id(record: ConversationRecord) -> str:
+    """The id a customer's earlier session under a fingerprint is kept as, closed, once
+    their next session takes the fingerprint (`{fingerprint}@{its start}`)."""
+    return f"{record.id}@{int(record.started)}"
+
+
+def heard_in_of(record: ConversationRecord) -> str:
+    """The conversation id its facts were heard under (`Fact.heard_in`): its own, or for
+    an archived fingerprint session the fingerprint it ran under."""
+    if record.id.startswith(FINGERPRINT_PREFIX):
+        return record.id.partition("@")[0]
+    return record.id
+
+
 def is_anonymous(record: ConversationRecord) -> bool:
     """Known only by its opening: neither the app nor a customer id names it."""
     return record.customer is None and record.id.startswith(FINGERPRINT_PREFIX)

@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from gateway.context.conversation_record import ConversationRecord
+from gateway.context.conversation_record import ConversationRecord, heard_in_of
 from gateway.context.conversations import ConversationStore
 from gateway.context.fact_docs import fact_from_json, facts_key
 from gateway.context.heard import CLOCK_LEAD_MAX, FactExtractor, one_problem
@@ -65,10 +65,6 @@ class EpisodeBook:
         out: list[Episode] = []
         for doc in index:
             if doc["conversation"] == record.id:
-                if doc.get("summary") is not None:  # its card, made before this turn
-                    await self.conversations.card_outdated(
-                        record.tenant, record.customer, doc, record.plan
-                    )
                 continue
             if facts is None:
                 facts = await self.conversations.customer_facts(record.tenant, record.customer)
@@ -159,17 +155,16 @@ class EpisodeBook:
             turns.append({"role": "assistant", "content": record.last_reply})
         fkey = facts_key(record.customer, record.id)
         stored = await self.conversations.facts_for_turn(record.tenant, fkey) if fkey else []
+        heard_as = heard_in_of(record)
         during = [
             f
             for f in stored
-            # heard in its turns; one stored before facts named where they were heard,
-            # dated by the turns' clocks, which follow facts dated ahead (heard.dated_after)
-            if f.heard_in == record.id
-            or (
-                not f.heard_in
-                and record.started <= f.created_at <= record.last_seen + CLOCK_LEAD_MAX
-                and f.created_at < before
-            )
+            # heard in its turns (one stored before facts named where they were heard:
+            # any), dated by the turns' clocks, which follow facts dated ahead
+            # (heard.dated_after): sessions that shared an id (a fingerprint's) told apart
+            if f.heard_in in ("", heard_as)
+            and record.started <= f.created_at <= record.last_seen + CLOCK_LEAD_MAX
+            and f.created_at < before
         ]
         heard = await self._heard.of_fold([], turns, record.channel, record.last_seen)
         heard = as_stored(heard, stored)

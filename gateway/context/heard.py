@@ -223,9 +223,12 @@ def not_told_before(facts: list[Fact], started: float) -> list[Fact]:
     return [f for f in facts if not (fact_kind(f) == "problem" and f.created_at < started)]
 
 
-def heard_here(facts: Sequence[Fact], started: float) -> list[Fact]:
-    """The facts heard in this conversation, oldest first."""
-    return sorted((f for f in facts if f.created_at >= started), key=lambda f: f.created_at)
+def heard_here(facts: Sequence[Fact], started: float, conversation: str) -> list[Fact]:
+    """The facts heard in this conversation, oldest first: since it began, and not in
+    another conversation of the customer's running beside it (`Fact.heard_in`; a fact
+    stored before that was recorded goes by its time)."""
+    here = (f for f in facts if f.created_at >= started and f.heard_in in ("", conversation))
+    return sorted(here, key=lambda f: f.created_at)
 
 
 def known_elsewhere(facts: Sequence[Fact], started: float) -> list[Fact]:

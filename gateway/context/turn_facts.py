@@ -59,7 +59,7 @@ class TurnFacts:
         if fkey is None or latest is None or latest.get("role") != "user":
             return facts, 0, None
         known = {f.id: f.text for f in facts}
-        mine = heard_here(facts, record.started)
+        mine = heard_here(facts, record.started, record.id)
         elsewhere = known_elsewhere(facts, record.started)
         previous = messages[-2] if len(messages) > 1 and isinstance(messages[-2], dict) else {}
         before = message_text(previous) if previous.get("role") == "assistant" else ""
@@ -166,7 +166,7 @@ class TurnFacts:
         # as facts are read (plain): a value cut from the plain text is found in it
         held = plain(held)
         text = one_line(plain("\n".join(message_text(m) for m in messages if isinstance(m, dict))))
-        here = {f.id for f in heard_here(facts, record.started)} if heard_only else None
+        here = {f.id for f in heard_here(facts, record.started, record.id)} if heard_only else None
         kept = [
             f
             for f in facts
