@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from prometheus_client import (
     CollectorRegistry,
@@ -29,9 +29,6 @@ from gateway.ops.metrics_files import every_process
 from gateway.ops.scrape import CeilingRow, ScrapeCache
 from gateway.spend.money import from_units
 from gateway.store.records import SpendRow
-
-if TYPE_CHECKING:
-    pass
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 _OVERHEAD_BUCKETS = (0.0002, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5)
