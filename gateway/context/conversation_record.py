@@ -287,11 +287,14 @@ def continued(
     """The record, if this request may use it. An anonymous record only serves a request
     whose history strictly extends the one it last saw: the same opening, and the turns
     it still holds verbatim (everything after its summary) at the same places. Two end
-    users with the same opening therefore never share a summary, counters or loop
-    state (the last request sent again whole by a client `retried`, `repeated`, is the
-    same user's turn); a request that does not continue the record starts afresh (and, when saved,
-    replaces it: the price of having no id is that such users reset each other's memory).
-    """
+    users with the same opening therefore never share a summary or the turns after it
+    (the last request sent again whole by a client `retried`, `repeated`, is the same
+    user's turn); a request that does not continue the record starts afresh (and, when
+    saved, replaces it: the price of having no id is that such users reset each other's
+    memory). A record that holds its opening alone (one answered turn, its answer not sent
+    back yet) is continued by any history that extends that opening: the second user's
+    next turn then counts on the first one's turn and loop state (the answer is not
+    compared: apps rewrite it before sending it back)."""
     if record is None or not is_anonymous(record):
         return record
     transcript = transcript_of(messages)
