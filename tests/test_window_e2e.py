@@ -765,6 +765,33 @@ def test_a_card_made_while_its_conversation_waits_on_the_upstream_is_made_anew(
     assert "150,00" in chat, cards
 
 
+def test_a_running_conversation_keeps_its_cards_while_the_other_goes_on(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """Two conversations of one customer running at once: each turn of the chat made its
+    card stale, and the account question's next turn made it again, so that prompt's
+    head (where the cards sit, before the cached prefix's every other part) changed at
+    every turn. It keeps the card it showed while its cache is warm; a conversation
+    that begins gets the card as it is now."""
+    gw = sqlite_app_gateway
+    who = {"X-Customer-Id": "cust-steady", "X-Channel": "webchat"}
+    chat, account = {"X-Conversation-Id": "steady-a"}, {"X-Conversation-Id": "steady-b"}
+    a: list[Any] = []
+    b: list[Any] = []
+    say(gw, a, "Hi, my order ORD-10001 is late.", **who, **chat)
+    heads = []
+    for n in range(4):
+        say(gw, b, f"A question about my account, part {n}.", **who, **account)
+        heads.append(str(app_log.since()[-1]["messages"][0]["content"]))
+        say(gw, a, f"Also order ORD-2000{n} is missing.", **who, **chat)
+    assert all("Earlier conversations" in h for h in heads[1:]), heads
+    assert len(set(heads[1:])) == 1, heads  # made at its first turn, then kept
+    start = len(app_log.all())
+    say(gw, [], "Hi again", **who, **{"X-Conversation-Id": "steady-c"})
+    (entry,) = app_log.all()[start:]
+    assert "ORD-20003" in _prompt_text(entry)  # the new conversation's card is current
+
+
 TURNS = 16  # ~2,100 tokens at the last: fits the 2,500 quota, past its low-water mark
 
 

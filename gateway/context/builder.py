@@ -212,7 +212,14 @@ class WindowBuilder:
         )
         # The request loaded the customer's document when it named the customer.
         loaded = facts if caller.customer else None
-        episodes = await self.episodes.of_customer(caller, record, model, now, loaded, index)
+        # A conversation begun, or whose provider cache went cold, has the customer's
+        # stale cards made anew; one running on keeps its prompt head as it was.
+        cache_cold = (
+            not new and policy.cache_idle_s > 0 and now - record.last_seen > policy.cache_idle_s
+        )
+        episodes = await self.episodes.of_customer(
+            caller, record, model, now, loaded, index, refresh=new or cache_cold
+        )
         inp = WindowInput(
             messages=messages,
             memory=record.memory,
@@ -225,9 +232,7 @@ class WindowBuilder:
             client_max_tokens=req.client_max_tokens,
             started=record.started,
             conversation=record.id,
-            cache_cold=not new
-            and policy.cache_idle_s > 0
-            and now - record.last_seen > policy.cache_idle_s,
+            cache_cold=cache_cold,
         )
         evicted_now, inp, learned, window, reason = await self._compact(
             caller, record, inp, engine_tokens, model, now, fkey, facts_write
@@ -503,7 +508,9 @@ def _own_card(index: Sequence[dict[str, Any]] | None, conversation: str) -> dict
     """The conversation's entry in the customer's index read at the turn's start, when it
     holds a card (another conversation's turn made it)."""
     own = next((e for e in index or () if e.get("conversation") == conversation), None)
-    return own if own is not None and own.get("summary") is not None else None
+    if own is None or own.get("summary") is None or own.get("stale"):
+        return None  # no card, or one marked stale already
+    return own
 
 
 def _confirmed_since(facts: list[Fact], since: float) -> bool:

@@ -341,12 +341,11 @@ class ConversationStore(FactsDocuments):
         self, tenant: str, customer: str, entry: dict[str, Any], plan: str = ""
     ) -> None:
         """A listed conversation's card made before its latest turn (another conversation
-        of the customer asked for it while this one went on): dropped from its index
-        entry, which stays, so the next conversation to ask makes it anew from the
-        record as it is then. Made once, it would have stayed as it was for good."""
-        blank = {**entry, "summary": None, "model_summary": "", "summarized_at": 0.0}
-        blank["private"] = []
-        await self._list(tenant, customer, blank, plan)
+        of the customer asked for it while this one went on): marked stale in its index
+        entry, so a conversation that starts, or whose prompt cache went cold, makes it
+        anew from the record as it is then, while one running on keeps showing it as it
+        was (its cached prompt head unchanged). Made once, it stayed as it was for good."""
+        await self._list(tenant, customer, {**entry, "stale": True}, plan)
 
     async def _list(self, tenant: str, customer: str, entry: dict[str, Any], plan: str) -> None:
         """`entry` written into the customer's index."""

@@ -53,11 +53,14 @@ class EpisodeBook:
         now: float,
         facts: Sequence[Fact] | None = None,
         index: Sequence[dict[str, Any]] | None = None,
+        refresh: bool = True,
     ) -> list[Episode]:
         """The customer's other conversations as cards, redacted for this caller by the
         customer's facts document: `facts` when the request already loaded it, else
         read here (once, and only when there is a card to redact); from their episode
-        `index` when the request loaded it, else read here."""
+        `index` when the request loaded it, else read here. A card marked stale (its
+        conversation went on since it was made) is made anew when `refresh`, else shown
+        as it was."""
         if not record.customer:
             return []
         if index is None:
@@ -68,7 +71,7 @@ class EpisodeBook:
                 continue
             if facts is None:
                 facts = await self.conversations.customer_facts(record.tenant, record.customer)
-            episode = await self._stored_or_made(caller, record, model, now, doc)
+            episode = await self._stored_or_made(caller, record, model, now, doc, refresh)
             if episode is None:
                 continue
             # What another conversation heard may be above this caller's verified scopes:
@@ -92,13 +95,15 @@ class EpisodeBook:
         model: str,
         now: float,
         doc: dict[str, Any],
+        refresh: bool,
     ) -> Episode | None:
-        """The card an index entry holds, or made now when it holds none (None: no card
-        to show)."""
+        """The card an index entry holds, or made now when it holds none, or a stale one
+        and `refresh` (None: no card to show)."""
         # A card stored before the model's card was kept apart from the deterministic
         # one may be the model's: made again (not shown when its record is gone).
         legacy = "model_summary" not in doc and self._summarizer.writes_cards(record.tenant)
-        if doc.get("summary") is not None and not legacy:
+        stale = bool(doc.get("stale")) and refresh
+        if doc.get("summary") is not None and not legacy and not stale:
             private = tuple(fact_from_json(f) for f in doc.get("private") or ())
             return Episode(
                 doc["conversation"],
