@@ -167,6 +167,37 @@ def test_keys_rotate_expire_and_refuse_bad_input(gw: InProcessGateway) -> None:
     assert patched.status_code == 200 and patched.json()["plan"] == "basic"
 
 
+def test_a_removed_tenants_keys_do_not_come_back_with_a_new_tenant_of_its_name(
+    gw: InProcessGateway,
+) -> None:
+    """A key the API made for a tenants.yaml tenant outlived the tenant's removal from the
+    file: refused (no plan), unlisted (its tenant gone), then alive again, and booked,
+    for whoever was next given that name through the API. Revoked as that tenant comes."""
+    made = _api(gw, "POST", "/admin/tenants/globex/keys", {"name": "ci"})
+    assert made.status_code == 201, made.text
+    old_key, old_id = made.json()["key"], made.json()["id"]
+
+    def chat(key: str) -> int:
+        body = {"model": "gpt-4o-mini", "messages": [{"role": "user", "content": "hi"}]}
+        auth = {"Authorization": f"Bearer {key}"}
+        return gw.http.post("/v1/chat/completions", json=body, headers=auth).status_code
+
+    assert chat(old_key) == 200
+    tenants = gw.root / "policies" / "tenants.yaml"
+    doc = yaml.safe_load(tenants.read_text())
+    del doc["tenants"]["globex"]
+    tenants.write_text(yaml.safe_dump(doc))
+    assert _api(gw, "POST", "/admin/reload").status_code == 200
+    assert chat(old_key) == 401
+    added = _api(gw, "POST", "/admin/tenants", {"name": "globex", "plan": "pro"})
+    assert added.status_code == 201 and added.json()["keys"] == 0, added.text
+    assert chat(old_key) == 401
+    listed = _api(gw, "GET", "/admin/tenants/globex/keys").json()["keys"]
+    assert [(k["id"], k["revoked"] is not None) for k in listed] == [(old_id, True)]
+    rotated = _api(gw, "POST", f"/admin/keys/{old_id}/rotate", {})
+    assert rotated.status_code == 404  # nothing live to rotate
+
+
 def test_a_key_expiry_past_the_year_9999_is_refused_and_no_key_is_made(
     gw: InProcessGateway,
 ) -> None:

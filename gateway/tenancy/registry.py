@@ -249,7 +249,11 @@ class Registry:
         def edit(state: RegistryState) -> dict[str, Any]:
             if name in state.tenants or any(t.name == name for t in self._file.values()):
                 raise RegistryRefused(f"Tenant {name!r} already exists.", 409, "conflict")
-            return dict([tenant_field(record)])
+            # Keys the API made for a tenants.yaml tenant of this name that the file no
+            # longer declares: that tenant's, not the new one's, revoked with its coming.
+            now = time.time()
+            gone = [revoked(k, now) for k in state.keys.values() if k.tenant == name]
+            return dict([tenant_field(record), *(key_field(k) for k in gone if k.revoked == now)])
 
         await self._change(edit)
         return record
@@ -349,6 +353,7 @@ class Registry:
             old = state.keys.get(key_id)
             if old is None or not old.live(now):
                 raise RegistryRefused(f"No live key {key_id!r}.", 404, "not_found")
+            self._api_tenant(old.tenant, state)  # its tenant still exists
             new = KeyRecord(
                 id=new_key_id(),
                 tenant=old.tenant,
