@@ -9,6 +9,7 @@ the store is the point."""
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
+from gateway.context.builder import EDIT_AFTER_S
 from gateway.context.conversations import ConversationStore
 from gateway.context.fact_docs import customer_facts_key, fact_to_json
 from gateway.context.people import current_facts
@@ -401,3 +403,31 @@ def test_a_verified_fact_heard_in_another_conversation_is_not_stated_here(
         facts = [line for line in prompt.splitlines() if line.startswith("- email:")]
         assert not any(real in line for line in facts), (n, facts)
     assert folded  # the guesses' turn left the window: only a fact could have shown it
+
+
+def test_an_edit_in_one_conversation_keeps_a_fact_another_one_heard(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """Conversation B quotes an email that conversation A, begun after it, heard from a
+    verified caller; B's app then edits that message away. The edit forgot the facts
+    "heard here" by time, so A's verified email went from the customer's facts."""
+    gw = sqlite_app_gateway
+    real = "ana.souza77@example.com"
+    b_id, a_id = {"X-Conversation-Id": "edit-b"}, {"X-Conversation-Id": "edit-a"}
+    who = {"X-Customer-Id": "cust-edit"}
+    b: list[Any] = []
+    say(gw, b, "Hi, I have a question about my account.", **who, **b_id)
+    a: list[Any] = []
+    say(gw, a, f"My email is {real}, please update it.", **who, **a_id, **VERIFIED)
+    say(gw, b, f"Is my email {real}?", **who, **b_id)
+
+    def facts() -> list[str]:
+        auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+        got = gw.http.get(f"{gw.v1}/customers/cust-edit/facts", headers=auth).json()["facts"]
+        return [f["text"] for f in got]
+
+    assert any(real in f for f in facts())
+    time.sleep(EDIT_AFTER_S + 0.2)  # an edit is sent once the turn it edits was answered
+    del b[-2:]  # the app's "edit message": B's last question sent again, reworded
+    say(gw, b, "Actually, never mind, what are your opening hours?", **who, **b_id)
+    assert any(real in f for f in facts()), facts()

@@ -792,6 +792,34 @@ def test_a_running_conversation_keeps_its_cards_while_the_other_goes_on(
     assert "ORD-20003" in _prompt_text(entry)  # the new conversation's card is current
 
 
+def test_a_customers_sessions_under_one_fingerprint_each_card_their_own_facts(
+    sqlite_app_gateway: InProcessGateway, app_log: SimulatorLog
+) -> None:
+    """A customer's app names no conversation: its sessions share one fingerprint, the
+    earlier one archived as `{fingerprint}@{start}` when the next begins. Facts picked
+    for a card by the id that heard them gave the live session the earlier one's facts
+    and the archived one none: each card holds its own session's now."""
+    gw = sqlite_app_gateway
+    who = {"X-Customer-Id": "cust-fp", "X-Channel": "webchat"}
+    filler = "I would like to understand the delivery schedule for the parcel. " * 12
+    first: list[Any] = []
+    for text in ["Hi", "My order ORD-12345 arrived broken, the screen is cracked."]:
+        say(gw, first, text, **who)
+    for n in range(14):
+        say(gw, first, f"{filler}({n})", **who)
+    second: list[Any] = []
+    for text in ["Hi", "Question about my invoice INV-777 please."]:
+        say(gw, second, text, **who)
+    start = len(app_log.all())
+    say(gw, [], "Hello again, a new question.", **who, **{"X-Conversation-Id": "named-3"})
+    (entry,) = app_log.all()[start:]
+    cards = _prompt_text(entry).split("(summaries):\n", 1)[1].split("\n>>>", 1)[0]
+    invoice = next(line for line in cards.splitlines() if "INV-777" in line)
+    order = next(line for line in cards.splitlines() if "ORD-12345" in line)
+    assert invoice != order, cards
+    assert "ORD-12345" not in invoice and "INV-777" not in order, cards
+
+
 TURNS = 16  # ~2,100 tokens at the last: fits the 2,500 quota, past its low-water mark
 
 
