@@ -491,9 +491,9 @@ class WindowBuilder:
         if turn.to_index and await conversations.erased(record):
             await conversations.forget(record)
         elif turn.own_card is not None and record.customer:
-            # Made by another conversation's turn before this one: made anew from the
-            # record as saved now (blanked at the start, a card made meanwhile from the
-            # record before this turn would stay stale).
+            # Made by another conversation's turn before this one: marked stale once this
+            # turn is saved (marked as it began, a card made meanwhile from the record
+            # before this turn would pass for current).
             await conversations.card_outdated(
                 record.tenant, record.customer, turn.own_card, record.plan
             )

@@ -24,7 +24,7 @@ from gateway.context.people import current_facts
 from gateway.context.redaction import redact
 from gateway.context.summaries import Pattern
 from gateway.context.summarizer import EpisodeSource, Summarizer, on_behalf_of
-from gateway.context.types import BASIC_SCOPE, Episode, Fact, fact_kind
+from gateway.context.types import BASIC_SCOPE, Episode, Fact, fact_kind, heard_in_conversation
 from gateway.context.unverified import as_stored, with_verified
 from gateway.messages import role
 from gateway.proxy.identity import Caller
@@ -164,11 +164,11 @@ class EpisodeBook:
         during = [
             f
             for f in stored
-            # heard in its turns (one stored before facts named where they were heard:
-            # any), dated by the turns' clocks, which follow facts dated ahead
-            # (heard.dated_after): sessions that shared an id (a fingerprint's) told apart
-            if f.heard_in in ("", heard_as)
-            and record.started <= f.created_at <= record.last_seen + CLOCK_LEAD_MAX
+            # heard in its turns (sessions that shared a fingerprint's id told apart by
+            # time), dated by the turns' clocks, which follow facts dated ahead
+            # (heard.dated_after)
+            if heard_in_conversation(f, record.started, heard_as)
+            and f.created_at <= record.last_seen + CLOCK_LEAD_MAX
             and f.created_at < before
         ]
         heard = await self._heard.of_fold([], turns, record.channel, record.last_seen)

@@ -16,7 +16,7 @@ from typing import Any
 from gateway.context.people_text import plain
 from gateway.context.prompts import one_line
 from gateway.context.summaries import clip_text
-from gateway.context.types import Episode, Fact, Memory
+from gateway.context.types import Episode, Fact, Memory, heard_in_conversation
 from gateway.messages import message_text, role
 
 _WORD = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
@@ -56,8 +56,7 @@ def visible_facts(
         if f.scope not in allowed
         and f.extracted
         and f.value
-        and f.created_at >= started
-        and f.heard_in in ("", conversation)
+        and heard_in_conversation(f, started, conversation)
     ]
     if heard:
         # one line, as a fact's value is: an address said over two lines is found

@@ -23,7 +23,7 @@ from gateway.context.content_memo import ContentMemo, content_key
 from gateway.context.people import SINGLE_VALUED, current_facts, extract_people_facts
 from gateway.context.people_conversation import WORD_KINDS
 from gateway.context.summaries import Pattern, extract_facts
-from gateway.context.types import BASIC_SCOPE, Fact, fact_kind
+from gateway.context.types import BASIC_SCOPE, Fact, fact_kind, heard_in_conversation
 
 EXTRACTIONS_KEPT = 256  # folds remembered by content, per process
 CLOCK_STEP = 1e-3  # seconds a turn is dated past the newest fact it sees (dated_after)
@@ -224,10 +224,8 @@ def not_told_before(facts: list[Fact], started: float) -> list[Fact]:
 
 
 def heard_here(facts: Sequence[Fact], started: float, conversation: str) -> list[Fact]:
-    """The facts heard in this conversation, oldest first: since it began, and not in
-    another conversation of the customer's running beside it (`Fact.heard_in`; a fact
-    stored before that was recorded goes by its time)."""
-    here = (f for f in facts if f.created_at >= started and f.heard_in in ("", conversation))
+    """The facts heard in this conversation (`heard_in_conversation`), oldest first."""
+    here = (f for f in facts if heard_in_conversation(f, started, conversation))
     return sorted(here, key=lambda f: f.created_at)
 
 

@@ -84,7 +84,8 @@ class Turn:
     # and is done before any of the answer is relayed.
     facts_write: PendingWrite | None = field(default=None, compare=False)
     # Its own entry in the customer's episode index, when another conversation made its
-    # card before this turn: blanked once this turn is saved, so the card is made anew.
+    # card before this turn: marked stale once this turn is saved (made anew by the
+    # next conversation that begins, or whose cache went cold).
     own_card: dict[str, Any] | None = field(default=None, compare=False)
     # The conversation id as the client's header sent it (its bytes: latin-1 or UTF-8),
     # echoed in `x-gateway-conversation-id` so the app finds its own id there.

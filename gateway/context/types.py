@@ -52,6 +52,13 @@ def fact_kind(fact: Fact) -> str:
 LATEST_TIME = 253402300799  # 9999-12-31T23:59:59Z: the latest time a fact may carry
 
 
+def heard_in_conversation(fact: Fact, started: float, conversation: str) -> bool:
+    """Heard in the turns of `conversation`, which began at `started`: since then, and
+    under its id (`Fact.heard_in`; a fact stored before that was recorded goes by when
+    it was heard, so another conversation running beside this one may pass for it)."""
+    return fact.created_at >= started and fact.heard_in in ("", conversation)
+
+
 def last_said(fact: Fact) -> float:
     """When a fact was last stated: heard, or stated again by a later turn since."""
     return max(fact.created_at, fact.said_again_at or 0.0)
