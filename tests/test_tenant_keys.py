@@ -198,6 +198,50 @@ def test_a_removed_tenants_keys_do_not_come_back_with_a_new_tenant_of_its_name(
     assert rotated.status_code == 404  # nothing live to rotate
 
 
+def test_a_removed_tenants_keys_are_listed_so_they_can_be_revoked_before_it_comes_back(
+    gw: InProcessGateway,
+) -> None:
+    """A tenants.yaml tenant removed from the file keeps its API keys (refused, no plan).
+    They were unlisted (404: no tenant), so an operator could not find them to revoke,
+    and declaring the name again brought them all back. Listed now, under its name; one
+    revoked stays revoked when the tenant returns, one not revoked comes back with it."""
+    made = [_api(gw, "POST", "/admin/tenants/globex/keys", {"name": n}) for n in ("a", "b")]
+    assert all(m.status_code == 201 for m in made), [m.text for m in made]
+    (key_a, id_a), (key_b, _) = ((m.json()["key"], m.json()["id"]) for m in made)
+    client = {
+        k: openai.OpenAI(base_url=gw.v1, api_key=k, max_retries=0, http_client=gw.http)
+        for k in (key_a, key_b)
+    }
+
+    def answered(key: str) -> bool:
+        try:
+            client[key].chat.completions.create(model="gpt-4o-mini", messages=ASK)  # type: ignore[arg-type]
+        except openai.AuthenticationError:
+            return False
+        return True
+
+    tenants = gw.root / "policies" / "tenants.yaml"
+    declared = tenants.read_text()
+    doc = yaml.safe_load(declared)
+    del doc["tenants"]["globex"]
+    tenants.write_text(yaml.safe_dump(doc))
+    assert _api(gw, "POST", "/admin/reload").status_code == 200
+    assert not answered(key_a) and not answered(key_b)
+    listed = _api(gw, "GET", "/admin/tenants/globex/keys")
+    assert listed.status_code == 200, listed.text
+    assert sorted(k["name"] for k in listed.json()["keys"] if k.get("source") != "file") == [
+        "a",
+        "b",
+    ]
+    assert _api(gw, "DELETE", f"/admin/keys/{id_a}").status_code == 200
+    assert _api(gw, "GET", "/admin/tenants/nobody/keys").status_code == 404
+
+    tenants.write_text(declared)  # the tenant comes back
+    assert _api(gw, "POST", "/admin/reload").status_code == 200
+    assert not answered(key_a)  # revoked while it was gone
+    assert answered(key_b)  # not revoked: back with its tenant, as the README says
+
+
 def test_a_key_expiry_past_the_year_9999_is_refused_and_no_key_is_made(
     gw: InProcessGateway,
 ) -> None:

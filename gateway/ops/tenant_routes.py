@@ -125,9 +125,10 @@ async def create_key(request: Request) -> RawResponse:
 async def list_keys(request: Request) -> RawResponse:
     gw = _admin(request)
     name = request.path_params["name"]
-    if gw.registry.tenant(name) is None:
+    keys = gw.registry.keys(name)  # a removed tenants.yaml tenant's too: to revoke them
+    if gw.registry.tenant(name) is None and not keys:
         raise NotFound(f"No tenant {name!r}.")
-    return json_response(orjson.dumps({"tenant": name, "keys": gw.registry.keys(name)}))
+    return json_response(orjson.dumps({"tenant": name, "keys": keys}))
 
 
 async def revoke_key(request: Request) -> RawResponse:
