@@ -333,6 +333,19 @@ FOUND = [
     ("o código do kit é BX-TRIO-4, veio sem a tampa", {("sku", "BX-TRIO-4")}),
     ("o kit que comprei, o BX-TRIO-44, veio sem a tampa", {("sku", "BX-TRIO-44")}),
     ("my phone is the XR-A1256-64-BK model", {("sku", "XR-A1256-64-BK")}),
+    # a code's dash said as a word on a call: one code, no phone (eight digits)
+    (
+        "the dispute is d s p dash two six dash one one eight four zero two",
+        {("order", "d s p dash two six dash one one eight four zero two")},
+    ),
+    (
+        "o protocolo é quatro cinco traço um dois três quatro",
+        {("order", "quatro cinco traço um dois três quatro")},
+    ),
+    (
+        "uh it's two six dash zero four four one nine three",
+        {("order", "two six dash zero four four one nine three")},
+    ),
 ]
 
 

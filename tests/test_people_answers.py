@@ -62,6 +62,17 @@ def test_what_the_agent_asks_for(agent: str, kinds: set[str]) -> None:
         ("Qual o número do pedido?", "8841207", ("order", "8841207")),
         ("What's the booking reference?", "it's QWP7RT", ("order", "QWP7RT")),
         ("Em que cidade você está?", "aqui em joinville", ("city", "joinville")),
+        # a police report's or a dispute's number, asked for, written or read out
+        (
+            "You can give me the police report number and I'll add it to the file.",
+            "it's 26-044193",
+            ("order", "26-044193"),
+        ),
+        (
+            "Do you have the dispute number handy?",
+            "it's two six dash zero four four one nine three",
+            ("order", "two six dash zero four four one nine three"),
+        ),
     ],
 )
 def test_a_bare_answer_is_what_was_asked(

@@ -41,7 +41,8 @@ _NAME_ASK_SAID = (
 _NAME_ASK = linear(_NAME_ASK_SAID)
 _ORDER_ASK_SAID = (
     r"\b(?:(?:order|booking|reservation|confirmation|policy|account|case|ticket|tracking"
-    r"|reference|claim|invoice)\s+(?:number|no\b|#|code|id|reference)|booking\s+ref(?:erence)?"
+    r"|reference|claim|invoice|report|incident|dispute|complaint|protocol|request)\s+(?:number"
+    r"|no\b|#|code|id|reference)|booking\s+ref(?:erence)?"
     r"|numero\s+d[oa]s?\s+(?:seu\s+|sua\s+)?(?:pedido|protocolo|apolice|conta|reserva"
     r"|contrato|sinistro|chamado|localizador|rastreio|cadastro)|(?:numero|codigo|num)\s+de"
     r"\s+(?:su\s+|tu\s+)?(?:pedido|reserva|cuenta|poliza|seguimiento|contrato|siniestro|caso"

@@ -25,6 +25,12 @@ _ORD = _alternation(list(ORDINALS))
 _FILLER = r"(?:uh+|uhm|um+|hmm+|eh+|ah+|e|y|and|tipo|like)"  # said between number words
 _SEP = rf"[\s,.-]+(?:{_FILLER}[\s,.-]+)*"
 _RUN = rf"\b{_NUM}\b(?:{_SEP}{_NUM}\b)*"  # number words, fillers between them
+# A code's dash, said as a word when it is read out ("two six dash zero four four",
+# "d s p dash two six", "quatro traço um"): a separator inside a code, no number's.
+_DASH_WORD = r"(?:dash|hyphen|traco|tracinho|hifen|guion)"
+_CODE_SEP = rf"(?:{_SEP}|[\s,.]+{_DASH_WORD}[\s,.]+)"
+_CODE_RUN = rf"\b{_NUM}\b(?:{_CODE_SEP}{_NUM}\b)*"
+DASH_WORD = linear(rf"\b{_DASH_WORD}\b")
 _W = r"[A-Za-z][A-Za-z'-]*"
 # Sounds and fillers said while finding the word, in any of the three languages.
 _FILLERS = r"uh+|hm+|er+m?|tipo|like"
@@ -265,7 +271,7 @@ MACHINE_STAMP = linear(
     r"(?:Z|[+-]\d{2}:?\d{2})?"
 )
 CODE = linear(r"#\s?[A-Za-z0-9-]*\d[A-Za-z0-9-]*|\b[A-Za-z0-9][A-Za-z0-9-]*\d[A-Za-z0-9-]*")
-SPELLED = linear(_RUN)
+SPELLED = linear(_CODE_RUN)
 # A number in any mix of digits and number words, as it is typed or read back ("(415)
 # 555-0199", "four one five, five five five, zero one nine nine", "415 555 zero um nove
 # nove"): where gateway.context.redaction looks for a hidden phone.
@@ -273,7 +279,9 @@ _MIXED_SEP = rf"[\s,.()-]+(?:{_FILLER}[\s,.()-]+)*"
 MIXED_NUMBER = linear(rf"\+?\(?(?:\d+|\b{_NUM}\b)(?:{_MIXED_SEP}(?:\d+|\b{_NUM}\b))*")
 # A code's letters read out before its digits: a consonant first ("l r three three five"),
 # then any letter ("s e nove cinco cinco sete": the "e" a letter, not "and").
-SPELLED_CODE = linear(rf"\b[b-df-hj-np-tv-xz][\s.-]+(?:[a-z][\s.-]+){{0,2}}{_RUN}")
+SPELLED_CODE = linear(
+    rf"\b[b-df-hj-np-tv-xz][\s.-]+(?:[a-z][\s.-]+){{0,2}}(?:{_DASH_WORD}[\s.-]+)?{_CODE_RUN}"
+)
 # Which kind a number is, by the last cue word before it: order, sku, phone, or none
 # at all (a postal code, a card, a document: not facts to keep).
 CUE = linear(
@@ -281,7 +289,8 @@ CUE = linear(
     r"|protocolo|protocol|ticket|chamado|caso|case|reclamacao|invoice|fatura|factura"
     r"|nota\s+fiscal|boleto|booking|reserva|reservation|confirmation|confirmacao|confirmacion"
     r"|localizador|tracking|rastreio|rastreamento"
-    r"|seguimiento|guia|ref|reference|referencia)|(sku|codigo|code|product|produto|producto"
+    r"|seguimiento|guia|ref|reference|referencia|dispute|disputa|claim|sinistro|siniestro"
+    r"|report|incident|incidente|ocorrencia)|(sku|codigo|code|product|produto|producto"
     r"|item|modelo|model|part|peca|pieza|article|articulo|artigo)|(phone|telefone|telefono"
     r"|tel|fone|celular|cel|cell|mobile|movil|whatsapp|whats|zap|wpp|contato|contacto"
     r"|call\s+me\s+at|reach\s+me\s+at|my\s+number|meu\s+numero|mi\s+numero)|(zip|cep|cpf"

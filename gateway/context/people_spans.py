@@ -27,6 +27,7 @@ from gateway.context.people_patterns import (
     COMMIT,
     CUE,
     CUE_KINDS,
+    DASH_WORD,
     DEADLINE,
     DIGITS,
     DISTRICT,
@@ -515,6 +516,8 @@ def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
         count = len(compose([t[2:] for t in tokens]))
         cue = _cue_before(folded, tokens[0][0])
         kind = cue if cue in ("order", "sku") and count >= 3 else "phone" if count >= 8 else ""
+        if kind == "phone" and not cue and DASH_WORD.search(folded[m.start() : m.end()]):
+            kind = "order"  # a dash said between its digits: a code read out, no phone
         if not kind and not cue and count >= READ_OUT_DIGITS and _digit_by_digit(tokens):
             kind = "order"  # "aí o pedindo então é nove três um seis zero cinco"
         if kind and cue != "block":
