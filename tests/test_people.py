@@ -342,6 +342,9 @@ FOUND = [
         "o protocolo é quatro cinco traço um dois três quatro",
         {("order", "quatro cinco traço um dois três quatro")},
     ),
+    ("my claim is 4471203 and nobody called", {("order", "4471203")}),
+    ("minha OS é 7740218 e o técnico não veio", {("order", "7740218")}),
+    ("o cód. 3320418 veio trocado", {("sku", "3320418")}),
     (
         "uh it's two six dash zero four four one nine three",
         {("order", "two six dash zero four four one nine three")},
@@ -360,6 +363,10 @@ def test_finds_the_facts_a_customer_states(text: str, expected: set[tuple[str, s
 
 # One customer message each: no fact of that kind may come out of it.
 ABSENT = [
+    # a word for a file that also has sums: a short number after it is a sum, and "a
+    # million" read after it is no code
+    ("ok. the claim was 865 total right?", "order"),
+    ("the dispute and the fraud thing, my husband will ask me a million questions", "order"),
     # money's slang words name things too: an amount only where money is spoken of
     ("minha filha pediu um conto de fadas", "amount"),
     ("comprei 2 paus de selfie e um veio quebrado", "amount"),
@@ -669,6 +676,8 @@ def test_agent_turns_give_promises_and_deadlines_only() -> None:
         ("Su reembolso se procesa en 3 días hábiles.", "en 3 días hábiles"),
         ("Orders placed today ship tomorrow, and yours will arrive by Monday.", "by Monday"),
         ("Le devolvemos el dinero en 5 días hábiles.", "en 5 días hábiles"),
+        # a visit booked, the day after a colon
+        ("Visita agendada: quarta-feira, 08/04, entre 8h e 12h.", "agendada: quarta-feira, 08/04"),
     ],
 )
 def test_the_agent_commits_to_a_deadline_for_this_case(said: str, deadline: str) -> None:
@@ -684,6 +693,8 @@ def test_the_agent_commits_to_a_deadline_for_this_case(said: str, deadline: str)
         ("I've booked the visit, your job reference is PV-20931.", "PV-20931"),
         ("anotado o protocolo é seis um dois um nove", "seis um dois um nove"),
         ("Su número de radicado es 20260311-4471.", "20260311-4471"),
+        # a service order, as Brazil's technicians write it
+        ("Abri uma OS separada pra geladeira: OS 7740218.", "7740218"),
     ],
 )
 def test_the_agent_gives_a_reference_to_quote(said: str, reference: str) -> None:

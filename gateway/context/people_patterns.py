@@ -211,7 +211,8 @@ DEADLINE = linear(
     # a day booked: "agendado pra sábado dia sete", "programada para el viernes 27",
     # "scheduled for Monday the 16th" (not "fully booked for", "no slots for")
     r"|\b(?:agendad[oa]s?|marcad[oa]s?|programad[oa]s?|reagendad[oa]s?|remarcad[oa]s?"
-    r"|scheduled|rescheduled|confirmad[oa]s?|confirmed)\s+(?:\w+\s+)?(?:pra|para|for)\s+"
+    r"|scheduled|rescheduled|confirmad[oa]s?|confirmed)(?:\s+(?:\w+\s+)?(?:pra|para|for)\s+"
+    r"|\s*:\s*)"
     rf"(?:(?:o|a|el|la|the)\s+)?{_WEEKDAY_DAY}"
 )
 # Where a sentence or clause of the agent's ends, for telling policy from commitment.
@@ -289,15 +290,18 @@ CUE = linear(
     r"|protocolo|protocol|ticket|chamado|caso|case|reclamacao|invoice|fatura|factura"
     r"|nota\s+fiscal|boleto|booking|reserva|reservation|confirmation|confirmacao|confirmacion"
     r"|localizador|tracking|rastreio|rastreamento"
-    r"|seguimiento|guia|ref|reference|referencia|dispute|disputa|claim|sinistro|siniestro"
-    r"|report|incident|incidente|ocorrencia)|(sku|codigo|code|product|produto|producto"
-    r"|item|modelo|model|part|peca|pieza|article|articulo|artigo)|(phone|telefone|telefono"
-    r"|tel|fone|celular|cel|cell|mobile|movil|whatsapp|whats|zap|wpp|contato|contacto"
-    r"|call\s+me\s+at|reach\s+me\s+at|my\s+number|meu\s+numero|mi\s+numero)|(zip|cep|cpf"
-    r"|cnpj|rg|dni|nif|ssn|postal|cvv|card|cartao|tarjeta|senha|password|pin|conta|account"
-    r"|cuenta|agencia|iban))\b"
+    r"|seguimiento|guia|ref|reference|referencia|ordem\s+de\s+servico|(?-i:OS)|work\s+order"
+    r"|service\s+order|orden\s+de\s+(?:trabajo|servicio))|(sku|codigo|cod|code|product"
+    r"|produto|producto|item|modelo|model|part|peca|pieza|article|articulo|artigo)|(phone"
+    r"|telefone|telefono|tel|fone|celular|cel|cell|mobile|movil|whatsapp|whats|zap|wpp|contato"
+    r"|contacto|call\s+me\s+at|reach\s+me\s+at|my\s+number|meu\s+numero|mi\s+numero)|(zip"
+    r"|cep|cpf|cnpj|rg|dni|nif|ssn|postal|cvv|card|cartao|tarjeta|senha|password|pin|conta"
+    r"|account|cuenta|agencia|iban)"
+    # Words for a file that also has a sum ("the claim was 865"): a code after them is
+    # one only when it is long or has letters (people_spans).
+    r"|(dispute|disputa|claim|sinistro|siniestro|report|incident|incidente|ocorrencia))\b"
 )
-CUE_KINDS = ("block", "order", "sku", "phone", "block")  # CUE's groups, in order
+CUE_KINDS = ("block", "order", "sku", "phone", "block", "file")  # CUE's groups, in order
 # The agent's words for a number it gives the customer to quote, the code after them
 # in the same sentence ("Protocolo: RES-2026-058214", "your job reference is PV-31174",
 # "Caso: RC-90215", "o protocolo da sua reclamação é dois zero dois..."): group 1 the
@@ -308,7 +312,9 @@ REFERENCE_CUE = linear(
     r"|order|pedido|ordem\s+de\s+servico|solicitud|solicitacao|atendimento|dispute|disputa"
     r"|contestacao|reclamacao|reclamacion|ocorrencia|incident|incidente|confirmation"
     r"|confirmacao|confirmacion|tracking|rastreio|rastreamento|seguimiento|autorizacao"
-    r"|autorizacion|authorization|voucher|file|arquivo)\b([^.!?;\n]{0,40})$"
+    r"|autorizacion|authorization|voucher|file|arquivo|orden\s+de\s+(?:trabajo|servicio)"
+    # a service order, as Brazil's technicians write it in capitals: "OS 7740218"
+    r"|work\s+order|service\s+order|(?-i:OS|O\.S))\b([^.!?;\n]{0,40})$"
 )
 _STREET_TYPE = (
     r"rua|r\.|avenida|av\.?|avda\.?|alameda|al\.|travessa|tv\.|estrada|rodovia|praca|calle"

@@ -24,6 +24,7 @@ from gateway.context.people_patterns import (
     ADDRESS_UNIT,
     ADDRESS_UNIT_SPOKEN,
     CODE,
+    CODE_DIGITS,
     COMMIT,
     CUE,
     CUE_KINDS,
@@ -450,9 +451,12 @@ def _code_kind(token: str, cue: str) -> str:
         # "o celular é o SM-A556-128-AZ": a device's model after the word for phone
         model = 0 < letters < digits  # not a word spelled on the keypad ("1-800-FLOWERS")
         return "phone" if 8 <= digits <= 13 and not letters else "sku" if model else ""
-    if cue or token.startswith("#"):
-        return cue or "order"
-    return "order" if 0 < letters <= 6 and any(c.isupper() for c in token) else ""
+    if cue == "file":  # "the claim was 865": a sum; "claim 4471203", "claim CL-883": codes
+        coded = digits >= CODE_DIGITS or letters > 0
+    else:
+        coded = bool(cue) or token.startswith("#")
+        coded = coded or (0 < letters <= 6 and any(c.isupper() for c in token))
+    return ("order" if cue in ("", "file") else cue) if coded else ""
 
 
 def _locator(folded: str, start: int, token: str) -> bool:
@@ -507,21 +511,33 @@ def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
     for m in first_matches(SPELLED_CODE, folded):
         cue = _cue_before(folded, m.start())
         tokens = number_tokens(folded, m.start(), m.end(), english)
-        if cue in ("order", "sku") and len(compose([t[2:] for t in tokens])) >= 3:
-            add_hit(hits, cue, _first_letter(folded, m.start(), tokens[0][0]), tokens[-1][1])
+        if _code_cue(cue, tokens):
+            kind = "order" if cue == "file" else cue
+            add_hit(hits, kind, _first_letter(folded, m.start(), tokens[0][0]), tokens[-1][1])
     for m in first_matches(SPELLED, folded):
         tokens = number_tokens(folded, m.start(), m.end(), english)
         if not tokens:
             continue
         count = len(compose([t[2:] for t in tokens]))
         cue = _cue_before(folded, tokens[0][0])
-        kind = cue if cue in ("order", "sku") and count >= 3 else "phone" if count >= 8 else ""
+        code = _code_cue(cue, tokens)
+        kind = ("order" if cue == "file" else cue) if code else "phone" if count >= 8 else ""
         if kind == "phone" and not cue and DASH_WORD.search(folded[m.start() : m.end()]):
             kind = "order"  # a dash said between its digits: a code read out, no phone
         if not kind and not cue and count >= READ_OUT_DIGITS and _digit_by_digit(tokens):
             kind = "order"  # "aí o pedindo então é nove três um seis zero cinco"
         if kind and cue != "block":
             add_hit(hits, kind, tokens[0][0], tokens[-1][1])
+
+
+def _code_cue(cue: str, tokens: Sequence[tuple[int, int, str, int]]) -> bool:
+    """Whether number words after a cue read out its code: two words or more ("a
+    million questions" is none), three digits or more, five after a word for a file
+    that also has sums ("the claim was eight sixty-five")."""
+    least = CODE_DIGITS if cue == "file" else 3
+    if cue not in ("order", "sku", "file") or len(tokens) < 2:
+        return False
+    return len(compose([t[2:] for t in tokens])) >= least
 
 
 def _first_letter(folded: str, start: int, digits: int) -> int:
@@ -593,7 +609,7 @@ def _quoted(folded: str, start: int) -> bool:
     the iPhone 15, model A3090": a model)."""
     found = REFERENCE_CUE.search(folded[max(0, start - REFERENCE_GAP - 24) : start])
     between = (found.group(1) or "") if found else ""
-    return found is not None and _cue_before(between, len(between)) in ("", "order")
+    return found is not None and _cue_before(between, len(between)) in ("", "order", "file")
 
 
 def _phone_shaped(folded: str, start: int, end: int) -> bool:
