@@ -6,6 +6,7 @@ model that over-reports), and the chat calls as a provider would."""
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -600,3 +601,48 @@ def test_summary_calls_open_with_the_tenants_prompt_cache_salt(
     salt = firsts["chat"].split(SEPARATOR, 1)[0]
     assert salt.startswith("[cache-scope "), firsts["chat"]
     assert firsts["summary"].startswith(salt + SEPARATOR + "You maintain the running summary")
+
+
+def test_facts_of_turns_folded_while_their_customer_is_erased_are_not_written_back(
+    gw: InProcessGateway, upstream: Recorder, model: Model
+) -> None:
+    """A turn folds its oldest turns (its summarizer model's call takes a while) and
+    the customer is erased meanwhile: the facts heard in the folded turns (the agent's
+    protocol and refund) were written to the customer's facts document after the erasure
+    deleted it, kept for good and put in the prompt of the customer's next conversation."""
+    model.delay_s = 1.5
+    client = gw.openai()
+    who = {"X-Customer-Id": "cust-gone", "X-Conversation-Id": "folding"}
+    agent = "Protocolo: RES-2026-058214. We will refund R$ 380,00 within 5 days."
+    messages: list[Any] = [{"role": "system", "content": SYSTEM}]
+    erased = None
+    for n in range(10):
+        messages.append({"role": "user", "content": OPENING if n == 0 else f"{n}: " + FILL * 12})
+        summaries = len(_calls(upstream, "summary"))
+        turn = threading.Thread(
+            target=lambda: client.chat.completions.create(
+                model="gpt-4o-mini", messages=messages, extra_headers=who
+            )
+        )
+        turn.start()
+        deadline = time.monotonic() + 5
+        while turn.is_alive() and time.monotonic() < deadline:
+            if len(_calls(upstream, "summary")) > summaries:  # folding now
+                erased = gw.http.delete(f"{gw.v1}/customers/cust-gone", headers=_auth(gw))
+                break
+            time.sleep(0.02)
+        turn.join()
+        if erased is not None:
+            break
+        messages.append({"role": "assistant", "content": agent if n == 0 else "Checking."})
+    assert erased is not None and erased.status_code == 200, "no turn folded"
+    facts = gw.http.get(f"{gw.v1}/customers/cust-gone/facts", headers=_auth(gw)).json()
+    assert facts["facts"] == []
+    chats = len(_calls(upstream, "chat"))
+    gw.openai().chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[{"role": "system", "content": SYSTEM}, {"role": "user", "content": "hi again"}],
+        extra_headers={"X-Customer-Id": "cust-gone", "X-Conversation-Id": "next"},
+    )
+    prompt = orjson.dumps(_calls(upstream, "chat")[chats:]).decode()
+    assert "RES-2026-058214" not in prompt and "380,00" not in prompt

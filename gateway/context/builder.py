@@ -392,11 +392,18 @@ class WindowBuilder:
             # but smaller than keeping everything: sent, and counted as over quota.
         if facts_write is not None:
             await facts_write.begin()  # add_facts reads the document that write changes
-        learned = (
-            await self.conversations.add_facts(record.tenant, fkey, new_facts, record.plan, renewed)
-            if fkey
-            else 0
-        )
+        learned = 0
+        if fkey:  # not for a customer erased while this turn runs
+            learned = (
+                await self.conversations.unless_erased(
+                    record,
+                    fkey,
+                    lambda: self.conversations.add_facts(
+                        record.tenant, fkey, new_facts, record.plan, renewed
+                    ),
+                )
+                or 0
+            )
         record.remember(memory)
         record.summary_recompressions += int(recompressed)
         await self.conversations.save(record)  # persisted before the request is sent
@@ -490,7 +497,9 @@ class WindowBuilder:
         await conversations.save(record)
         if turn.to_index and await conversations.erased(record):
             await conversations.forget(record)
-        elif turn.own_card is not None and record.customer:
+        elif (
+            turn.own_card is not None and record.customer and not await conversations.erased(record)
+        ):
             # Made by another conversation's turn before this one: marked stale once this
             # turn is saved (marked as it began, a card made meanwhile from the record
             # before this turn would pass for current).

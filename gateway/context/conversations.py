@@ -21,7 +21,8 @@ import logging
 import random
 import time
 import weakref
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 import orjson
 
@@ -35,6 +36,8 @@ from gateway.context.retention import Retention
 from gateway.context.types import Episode, Fact
 from gateway.errors import Conflict, StoreUnavailable
 from gateway.store import Store
+
+T = TypeVar("T")
 
 CONVERSATION = "conversation"
 EPISODES = "episodes"
@@ -359,6 +362,26 @@ class ConversationStore(FactsDocuments):
             tenant, conversation
         ):
             await self._unlist(tenant, customer, conversation, ttl)
+
+    async def unless_erased(
+        self,
+        record: ConversationRecord,
+        fkey: str,
+        write: Callable[[], Awaitable[T]],
+        look_first: bool = True,
+    ) -> T | None:
+        """A write of the customer's facts document by a turn (`write`'s result; None when
+        not written): not made when the customer was erased since the turn began (when
+        `look_first`: a write then taken back would leave its text in a SQLite log),
+        taken back when the erasure ran while it was made (the erasure may have deleted
+        the document before this wrote it)."""
+        if look_first and await self.erased_with(record):
+            return None
+        done = await write()
+        if await self.erased_with(record):
+            await self.delete_facts(record.tenant, fkey, record.plan)
+            return None
+        return done
 
     async def erased_with(self, record: ConversationRecord) -> bool:
         """Whether the record's customer was erased since its turn began and took its

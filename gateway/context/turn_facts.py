@@ -94,18 +94,11 @@ class TurnFacts:
                 return self._renew(record, fkey, fresh, renewed, verified)
             return self.conversations.save_facts(record.tenant, fkey, kept, record.plan, facts)
 
-        write = PendingWrite(lambda: self._unless_erased(record, fkey, written()))
+        # Not looked for first: one store read fewer for every turn that learns a fact.
+        write = PendingWrite(
+            lambda: self.conversations.unless_erased(record, fkey, written, look_first=False)
+        )
         return kept, len(new_to(messages[:-1], fresh)), write
-
-    async def _unless_erased(
-        self, record: ConversationRecord, fkey: str, written: Awaitable[Any]
-    ) -> None:
-        """The turn's facts written, then taken back if the customer was erased since
-        the turn began (its conversation gone with them): the erasure may have deleted
-        the document before this wrote it."""
-        await written
-        if await self.conversations.erased_with(record):
-            await self.conversations.delete_facts(record.tenant, fkey, record.plan)
 
     async def _renew(
         self,
