@@ -143,14 +143,17 @@ def _reserve(
     return blocked
 
 
-def _purge_docs(conn: sqlite3.Connection, now: float) -> bool:
-    """A batch of expired documents deleted; True when it was full (more may be left)."""
-    return sqlite_docs.purge(conn, now) >= sqlite_docs.PURGE_BATCH
+def _purge_docs(conn: sqlite3.Connection, now: float) -> tuple[bool, bool]:
+    """A batch of expired documents deleted: (any deleted, the batch was full: more may
+    be left)."""
+    gone = sqlite_docs.purge(conn, now)
+    return gone > 0, gone >= sqlite_docs.PURGE_BATCH
 
 
-def _purge_budgets(conn: sqlite3.Connection, now: float) -> bool:
-    """A batch of ended periods' budget counters deleted; True when it was full."""
-    return sqlite_budgets.purge(conn, now) >= sqlite_budgets.BATCH
+def _purge_budgets(conn: sqlite3.Connection, now: float) -> tuple[bool, bool]:
+    """A batch of ended periods' budget counters deleted: (any touched, it was full)."""
+    gone = sqlite_budgets.purge(conn, now)
+    return gone > 0, gone >= sqlite_budgets.BATCH
 
 
 def _setup(conn: sqlite3.Connection) -> None:
@@ -350,15 +353,23 @@ class SQLiteStore:
         job (one short transaction each, the writes queued meanwhile run between them),
         batch after batch while they come back full, so a backlog is cleared however
         fast documents expire. At most _PURGE_ROUND_BATCHES batches of each: a backlog
-        left then starts the next round _PURGE_AGAIN_S later."""
+        left then starts the next round _PURGE_AGAIN_S later. A round that deleted
+        anything then truncates the write-ahead log, as an erasure does: the old page
+        images of what expired must not outlive it there."""
         try:
-            left = False
+            left = deleted = False
             for purge in (_purge_docs, _purge_budgets):
                 for _ in range(_PURGE_ROUND_BATCHES):
-                    if not await self._purge_batch(purge):
+                    some, full = await self._purge_batch(purge)
+                    deleted = deleted or some
+                    if not full:
                         break
                 else:
                     left = True
+            if deleted:
+                # A reader holding the log back: its stale frames go at its next reset
+                # (`journal_size_limit` 0), or at the next round that deletes.
+                await self._run(truncate_wal)
             if left:
                 self._purge_at = min(self._purge_at, time.time() + _PURGE_AGAIN_S)
         except StoreUnavailable:
@@ -366,7 +377,9 @@ class SQLiteStore:
         finally:
             self._purging = None
 
-    async def _purge_batch(self, purge: Callable[[sqlite3.Connection, float], bool]) -> bool:
+    async def _purge_batch(
+        self, purge: Callable[[sqlite3.Connection, float], tuple[bool, bool]]
+    ) -> tuple[bool, bool]:
         return await self._run(lambda conn: purge(conn, time.time()))
 
     async def purged(self) -> None:

@@ -1,0 +1,79 @@
+"""What erased or expired data leaves behind beside the rows a store reads back: SQLite's
+write-ahead log after a retention purge, a Redis append-only file after an erasure, a
+PostgreSQL ledger's dead row versions. Driven through the gateway (the openai SDK and
+the HTTP API); the files on disk are then searched byte by byte."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from openai.types.chat import ChatCompletionMessageParam
+
+from gateway.store import sqlite
+from gateway.store.sqlite import SQLiteStore
+from tests.inprocess import InProcessGateway, running
+
+DAYS = 0.00002  # 1.7 s: every document expires that long after its last write
+# What the customer said and what the app stored about them (the customer id and the
+# conversation id stay in the ledger, which is not purged).
+WORDS = [b"Quintela", b"98765-4321", b"marta.quintela", b"VIP-GOLD-889"]
+
+
+def _talk(gw: InProcessGateway, customer: str, conversation: str) -> None:
+    client = gw.openai()
+    messages: list[ChatCompletionMessageParam] = [
+        {"role": "system", "content": "You are the support agent of an online store."}
+    ]
+    for line in (
+        "Hi, I'm Marta Quintela, my order ORD-55120 has not arrived.",
+        "Call me on +55 11 98765-4321 or write to marta.quintela@example.com",
+    ):
+        messages.append({"role": "user", "content": line})
+        reply = client.chat.completions.create(
+            model="gpt-4o-mini",
+            messages=messages,
+            extra_headers={"X-Customer-Id": customer, "X-Conversation-Id": conversation},
+        )
+        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+    put = gw.http.put(
+        f"{gw.v1}/customers/{customer}/facts",
+        json={"facts": [{"id": "tier", "text": "Loyalty tier VIP-GOLD-889", "value": "x"}]},
+        headers={"Authorization": f"Bearer {gw.keys['acme']}"},
+    )
+    assert put.status_code == 200, put.text
+
+
+def _found(root: Path, words: list[bytes]) -> dict[str, list[bytes]]:
+    """Per SQLite file (the database, its write-ahead log), the words it holds."""
+    files = {p.name: p.read_bytes() for p in sorted(root.glob("gateway.db*"))}
+    return {name: [w for w in words if w in raw] for name, raw in files.items() if raw}
+
+
+def test_a_sqlite_purge_leaves_nothing_expired_in_the_write_ahead_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The purge deleted the expired rows, but their text stayed in `gateway.db-wal`
+    until some later checkpoint reset the log (with a steady trickle of writes: never)."""
+    monkeypatch.setattr(sqlite, "_PURGE_EVERY_S", 0.0)  # a round at each write, not a minute
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "retention.yaml").write_text(
+        f"conversation_idle_days: {DAYS}\nepisodes_days: {DAYS}\nfacts_days: {DAYS}\n"
+    )
+    for gw in running(tmp_path, f"sqlite:///{tmp_path / 'gateway.db'}"):
+        _talk(gw, "cust-ret-5501", "conv-ret1")
+        assert _found(tmp_path, WORDS)["gateway.db-wal"] == WORDS
+        time.sleep(DAYS * 86_400 + 1)
+        # another tenant's turn: its writes start a purge round
+        gw.openai("globex").chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "hello"}],
+            extra_headers={"X-Conversation-Id": "g-1"},
+        )
+        store = gw.gateway.store
+        assert isinstance(store, SQLiteStore) and gw.http.portal is not None
+        gw.http.portal.call(store.purged)
+        auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+        assert gw.http.get(f"{gw.v1}/conversations/conv-ret1", headers=auth).status_code == 404
+        assert {name: [] for name in _found(tmp_path, WORDS)} == _found(tmp_path, WORDS)
