@@ -9,6 +9,7 @@ conversation id reused for another, and a client's retry counted as a loop."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from decimal import Decimal
 from pathlib import Path
@@ -573,3 +574,25 @@ def test_a_call_the_spend_guard_refuses_writes_none_of_its_facts(tmp_path: Path)
         assert any("ORD-77777" in f["text"] for f in facts), facts
     finally:
         taken.stop()
+
+
+def test_a_call_is_booked_in_the_period_it_was_held_in(tmp_path: Path) -> None:
+    """A call's spend went to the budgets of the day and month it was held in, its ledger
+    row to the period it was booked in: one running past midnight (a long stream) counted
+    against the old day's ceiling and was billed in the new one, so the ceiling gauge and
+    the ledger never agreed. The row is dated when the call was held now: one slow call
+    (three seconds upstream) is dated at its start, not its end."""
+    gw = _gateway(tmp_path, spend={"tenants": {"acme": {"daily_usd": "5"}}})
+    try:
+        started = time.time()
+        gw.openai().chat.completions.create(
+            model="gpt-4o-mini",
+            messages=SHORT,  # type: ignore[arg-type]
+            extra_headers={"x-simulator-delay-ms": "3000"},
+        )
+        ended = time.time()
+        [record] = ledger(gw)
+    finally:
+        gw.stop()
+    assert ended - started >= 3
+    assert started <= record["ts"] < started + 2, (started, record["ts"], ended)

@@ -234,6 +234,7 @@ class Summarizer:
                 fallback_model=spend.priced_as,
                 tier=self._tier,
                 held_tier=self._tier,
+                at=spend.at,
             )
         if outcome.text is None:
             self._calls.labels("not_kept" if outcome.read else "failed").inc()

@@ -111,10 +111,13 @@ class Accountant:
         tier: str | None = None,
         held_tier: str | None = None,
         record_id: str | None = None,
+        at: float = 0.0,
     ) -> UsageRecord:
         """Book `usage` of `model`, priced at its service `tier`'s rates (the tier that
         served the call, gateway.spend.pricing); `held_tier`: the tier it was held at.
-        `record_id`: the call's id in the in-flight journal (gateway.ledger.inflight)."""
+        `record_id`: the call's id in the in-flight journal (gateway.ledger.inflight).
+        `at`: when its reservation was made (`Reservation.at`), the record's date: the
+        ledger's period is then the one whose `budgets` it adds to (0: now)."""
         cost = self._cost(model, usage, tier, held_tier, fallback_model)
         if cost is None:
             self._metrics.count_unpriced(model)
@@ -122,7 +125,7 @@ class Accountant:
             self._metrics.estimated.labels(route).inc()
         record = UsageRecord(
             id=record_id or new_id(),
-            ts=self._clock(),
+            ts=at or self._clock(),
             tenant=caller.tenant.name,
             plan=caller.tenant.plan,
             model=model,

@@ -347,6 +347,7 @@ async def _settle(
                 tier=tier_of(served_tier) or ctx.tier,
                 held_tier=ctx.tier,
                 record_id=ctx.hold.call if ctx.hold is not None else None,
+                at=ctx.spend.at,
             )
         request_log.note_usage(model, usage, record.cost_units)
         if ctx.hold is not None:

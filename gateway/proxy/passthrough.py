@@ -170,6 +170,7 @@ class _Booking:
             fallback_model=self.spend.priced_as,
             tier=tier or self.tier,
             held_tier=self.tier,
+            at=self.spend.at,
             record_id=self.hold.call if self.hold is not None else None,
         )
         request_log.note_usage(model, usage, record.cost_units)

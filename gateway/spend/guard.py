@@ -147,9 +147,9 @@ class SpendGuard:
 
     def unheld(self, caller: Caller, model: str) -> Reservation:
         """For a call that costs nothing (models, moderations): booked, never held."""
-        tenant = caller.tenant
-        policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, time.time())
-        return Reservation(new_id(), model, policy.keys, ())
+        tenant, now = caller.tenant, time.time()
+        policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, now)
+        return Reservation(new_id(), model, policy.keys, (), at=now)
 
     def guards(self, caller: Caller) -> bool:
         """Whether a ceiling holds this caller's calls (the tenant's or its customer's)."""
@@ -183,11 +183,11 @@ class SpendGuard:
         rate), a search or a dearer service tier on a model whose price has no rate for it.
         `degradable=False`: a call the ceiling's `degrade_to` model cannot stand in for
         (an embedding's vectors belong to the model that made them) is refused instead."""
-        tenant = caller.tenant
-        policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, time.time())
+        tenant, now = caller.tenant, time.time()
+        policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, now)
         rid, keys = new_id(), policy.keys
         if not policy.guarded:
-            return Reservation(rid, model, keys, ())  # no ceiling: booked, never held
+            return Reservation(rid, model, keys, (), at=now)  # no ceiling: booked, never held
         guarded = [(b.key, b.limit_units or 0) for b in policy.guarded]
         held = tuple(k for k, _ in guarded)
         worst = _Bill(
@@ -198,7 +198,7 @@ class SpendGuard:
         try:
             blocked = await self._reserve(rid, guarded, amount)
             if blocked is None:
-                return Reservation(rid, model, keys, held, price_as=price_as)
+                return Reservation(rid, model, keys, held, price_as=price_as, at=now)
             degraded = (
                 await self._degrade(rid, guarded, policy.ceiling, model, worst)
                 if degradable
@@ -211,11 +211,11 @@ class SpendGuard:
             # fail_open: the store cannot say what was spent; the call goes unguarded
             # (and is booked against its budgets once the store is back).
             warn_throttled(log, "store unreachable: calls go without a reservation")
-            return Reservation(rid, model, keys, (), price_as=price_as)
+            return Reservation(rid, model, keys, (), price_as=price_as, at=now)
         if degraded is not None:
             self._metrics.spend_degrades.labels(tenant.plan).inc()
             cheaper, cheaper_price_as = degraded
-            return Reservation(rid, cheaper, keys, held, model, cheaper_price_as)
+            return Reservation(rid, cheaper, keys, held, model, cheaper_price_as, now)
         self._metrics.spend_blocks.labels(tenant.plan).inc()
         budget = next(b for b in policy.budgets if b.key == blocked)
         raise SpendCeilingReached(describe(budget), retry_after_s=budget.resets_at - time.time())

@@ -28,6 +28,10 @@ class Reservation:
     guarded: tuple[str, ...]  # the counters this reservation holds an amount on
     degraded_from: str | None = None
     price_as: str | None = None  # an unpriced model is held and booked at this one's price
+    # When it was made: the booking is dated then, so the ledger's period is the one whose
+    # budgets (`budgets`, named for that day and month) it adds to, for a call running
+    # past midnight too (0: not known, booked when it is booked).
+    at: float = 0.0
 
     @property
     def priced_as(self) -> str:
