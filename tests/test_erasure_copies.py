@@ -6,19 +6,24 @@ the HTTP API); the files on disk are then searched byte by byte."""
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import redis
 from openai.types.chat import ChatCompletionMessageParam
 
 from gateway.store import sqlite
 from gateway.store.sqlite import SQLiteStore
 from tests.inprocess import InProcessGateway, running
+from tests.servers import start_redis, stop
 
 DAYS = 0.00002  # 1.7 s: every document expires that long after its last write
 # What the customer said and what the app stored about them (the customer id and the
 # conversation id stay in the ledger, which is not purged).
 WORDS = [b"Quintela", b"98765-4321", b"marta.quintela", b"VIP-GOLD-889"]
+ERASED = "cust-erase-6620"
 
 
 def _talk(gw: InProcessGateway, customer: str, conversation: str) -> None:
@@ -77,3 +82,80 @@ def test_a_sqlite_purge_leaves_nothing_expired_in_the_write_ahead_log(
         auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
         assert gw.http.get(f"{gw.v1}/conversations/conv-ret1", headers=auth).status_code == 404
         assert {name: [] for name in _found(tmp_path, WORDS)} == _found(tmp_path, WORDS)
+
+
+def _erase(gw: InProcessGateway, customer: str) -> dict[str, Any]:
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    erased = gw.http.delete(f"{gw.v1}/customers/{customer}", headers=auth)
+    assert erased.status_code == 200, erased.text
+    report: dict[str, Any] = erased.json()
+    assert report["found"]
+    return report
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[tuple[redis.Redis, Path]]:
+    """A redis-server of this test (no persistence until the test sets it), its folder."""
+    folder = tmp_path / "redis"
+    folder.mkdir()
+    proc, url = start_redis(folder)
+    client = redis.Redis.from_url(url)
+    yield client, folder
+    client.close()
+    stop(proc)
+
+
+def _settled(client: redis.Redis) -> dict[str, Any]:
+    """INFO persistence once no snapshot or append-only file rewrite is under way."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        info: dict[str, Any] = client.info("persistence")
+        busy = info["rdb_bgsave_in_progress"] or info["aof_rewrite_in_progress"]
+        if not busy and not info["aof_rewrite_scheduled"]:
+            return info
+        time.sleep(0.05)
+    raise TimeoutError("redis-server kept writing its files")
+
+
+def _on_disk(folder: Path, words: list[bytes]) -> list[bytes]:
+    files = [p.read_bytes() for p in folder.rglob("*") if p.is_file()]
+    return [w for w in words if any(w in raw for raw in files)]
+
+
+def test_a_redis_erasure_rewrites_the_append_only_file_and_is_not_scrubbed(
+    tmp_path: Path, own_redis: tuple[redis.Redis, Path]
+) -> None:
+    """Redis as deploy/compose.yaml runs it (`--appendonly yes`): the erasure answered
+    `scrubbed: true` while the append-only file kept every word it deleted."""
+    client, folder = own_redis
+    client.config_set("appendonly", "yes")
+    rewrites = _settled(client)["aof_rewrites"]  # turning it on writes the first base
+    url = f"redis://127.0.0.1:{client.connection_pool.connection_kwargs['port']}/0"
+    (tmp_path / "gw").mkdir()
+    for gw in running(tmp_path / "gw", url):
+        _talk(gw, ERASED, "conv-aof")
+        time.sleep(1.2)  # appendfsync everysec
+        assert _on_disk(folder, WORDS) == WORDS
+        assert _erase(gw, ERASED)["scrubbed"] is False
+    assert _settled(client)["aof_rewrites"] == rewrites + 1  # the erasure started one
+    assert _on_disk(folder, [*WORDS, ERASED.encode()]) == []
+
+
+def test_a_redis_erasure_after_a_snapshot_is_not_scrubbed(
+    tmp_path: Path, own_redis: tuple[redis.Redis, Path]
+) -> None:
+    """No append-only file, no `save` schedule: an erasure is scrubbed until a snapshot
+    (BGSAVE, an operator's backup) has written the data to disk."""
+    client, folder = own_redis
+    client.config_set("rdbcompression", "no")  # the words are then found as written
+    url = f"redis://127.0.0.1:{client.connection_pool.connection_kwargs['port']}/0"
+    (tmp_path / "gw").mkdir()
+    for gw in running(tmp_path / "gw", url):
+        _talk(gw, "cust-memory-only", "conv-mem")
+        assert _erase(gw, "cust-memory-only")["scrubbed"] is True
+        _talk(gw, ERASED, "conv-rdb")
+        client.bgsave()
+        _settled(client)
+        assert _on_disk(folder, WORDS) == WORDS
+        assert _erase(gw, ERASED)["scrubbed"] is False
+        assert not list(folder.glob("appendonly*"))  # no append-only file was made

@@ -487,7 +487,8 @@ class RedisStore:
                 for period in await self._periods():
                     rows += await self._pseudonymize(keys.ledger_key(tenant, period), args)
             budgets = await self._rename_budgets(tenant, customer, alias)
-        return Erased(documents=int(deleted), ledger_rows=rows, budgets=budgets)
+            scrubbed = await self._scrubbed()
+        return Erased(int(deleted), rows, budgets, scrubbed=scrubbed)
 
     async def _pseudonymize(self, key: str, args: list[str]) -> int:
         """One ledger list, a chunk per script call (scripts.PSEUDONYMIZE)."""
@@ -521,6 +522,39 @@ class RedisStore:
                 new = keys.budget_key("budget", f"{tenant}|customer:{alias}|{tail}")
                 renamed += int(await self._move_spent_script(keys=[_s(raw), new]))
         return renamed
+
+    async def _scrubbed(self) -> bool:
+        """After an erasure: True when no file of the Redis server (of any node of a
+        cluster) can hold what it deleted (`_on_disk`). An append-only file holds the
+        writes the deletes follow until it is rewritten: a rewrite is started, but it
+        runs in the background (and the old file's blocks are not zeroed): still False."""
+        scrubbed = True
+        for target in self._servers():
+            info, save = await self._persistence(target)
+            if info.get("aof_enabled"):
+                with contextlib.suppress(ResponseError):  # one under way, or not allowed
+                    await self._redis.bgrewriteaof(**target)
+            scrubbed = scrubbed and not _on_disk(info, save)
+        return scrubbed
+
+    def _servers(self) -> list[dict[str, Any]]:
+        """How a server command reaches each Redis server: the one, or every node."""
+        if isinstance(self._redis, RedisCluster):
+            return [{"target_nodes": node} for node in self._redis.get_nodes()]
+        return [{}]
+
+    async def _persistence(self, target: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
+        """A server's `INFO persistence` and `save` setting; ({}, None) for what it
+        refuses to say (a managed Redis may disable CONFIG)."""
+        try:
+            info = dict(await self._redis.info("persistence", **target))
+        except ResponseError:
+            return {}, None
+        try:
+            save = (await self._redis.config_get("save", **target)).get("save")
+        except ResponseError:
+            return info, None
+        return info, None if save is None else str(save)
 
     async def _rename(self, old: str, new: str) -> bool:
         try:
@@ -654,6 +688,18 @@ async def _decoded(fields: Mapping[bytes | str, bytes | str]) -> dict[str, Any] 
     """`_doc`, off the event loop for a big document (a customer's facts stored before
     their limit: tens of MB took the loop a tenth of a second to decode)."""
     return await offload.sized(sum(len(v) for v in fields.values()), _doc, fields)
+
+
+def _on_disk(info: Mapping[str, Any], save: str | None) -> bool:
+    """Whether a Redis server's files may hold what was deleted from its memory, from its
+    `INFO persistence` and `save` setting: an append-only file, a snapshot under way,
+    made or loaded since it started, or snapshots configured (`save`: the last one may
+    predate the deletes). What it did not say (a Redis before 7.0 has no `rdb_saves`)
+    counts as on disk."""
+    if save is None or save.strip():
+        return True
+    counted = ("aof_enabled", "rdb_bgsave_in_progress", "rdb_saves", "rdb_last_load_keys_loaded")
+    return any(int(info.get(name, 1)) for name in counted)
 
 
 def _glob(text: str) -> str:
