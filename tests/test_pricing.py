@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -181,3 +182,83 @@ def test_model_names_from_clients_do_not_grow_the_process_without_bound() -> Non
     counter.learn("gpt-4o-mini", 100, 120)
     assert len(counter._factor) <= MAX_FACTORS
     assert counter.factor("gpt-4o-mini") == pytest.approx(1.2)
+
+
+# DeepSeek bills deepseek-chat at half price off-peak (16:30-00:30 UTC, genai-prices'
+# time-of-day price); gemini-3.6-flash doubles on 2027-01-01; gpt-4o-mini has priority
+# rates from 2026-10-12 (before it, priority bills a rate nobody here knows).
+PEAK = datetime(2026, 12, 7, 2, tzinfo=UTC)
+OFF_PEAK = datetime(2026, 12, 7, 18, tzinfo=UTC)
+CALL = TokenUsage(fresh_input=2000, cached_input=300, output=500)
+
+
+def _genai_cost(model: str, provider: str, when: datetime, tier: str | None = None) -> Decimal:
+    usage = Usage(input_tokens=2300, cache_read_tokens=300, output_tokens=500)
+    context = {"service_tier": tier} if tier else None
+    price = calc_price(
+        usage, model, provider_id=provider, genai_request_timestamp=when, price_context=context
+    )
+    return price.total_price.quantize(Decimal("1e-10"))
+
+
+def test_a_price_is_read_at_the_call_s_time_not_frozen_at_its_first_lookup() -> None:
+    """A pricer lives as long as the process: it priced a model at its first lookup's
+    price for ever, so a day's deepseek-chat calls all went at the peak price or all at
+    the off-peak one (2x apart), and a dated price change never reached a running
+    gateway. Each call is priced at its own time (`at`: the booking's, the hold's)."""
+    pricer = Pricer({}, provider_id="deepseek")
+    edges = [datetime(2026, 12, d, h, 30, tzinfo=UTC) for d, h in ((7, 16), (8, 0))]
+    moments = [PEAK, OFF_PEAK, PEAK, OFF_PEAK + timedelta(hours=7)]
+    for edge in edges:  # the last instant of one price, then the first of the next
+        moments += [edge - timedelta(microseconds=1), edge, edge - timedelta(microseconds=1)]
+    for when in moments:
+        assert pricer.cost("deepseek-chat", CALL, at=when) == _genai_cost(
+            "deepseek-chat", "deepseek", when
+        )
+    assert pricer.cost("deepseek-chat", CALL, at=PEAK.timestamp()) == 2 * pricer.cost(
+        "deepseek-chat", CALL, at=OFF_PEAK.timestamp()
+    )
+
+    google = Pricer({}, provider_id="google")
+    eve, new_year = datetime(2026, 12, 31, 23, tzinfo=UTC), datetime(2027, 1, 1, 1, tzinfo=UTC)
+    assert google.cost("gemini-3.6-flash", CALL, at=eve) == _genai_cost(
+        "gemini-3.6-flash", "google", eve
+    )
+    assert google.cost("gemini-3.6-flash", CALL, at=new_year) == _genai_cost(
+        "gemini-3.6-flash", "google", new_year
+    )
+    assert google.cost("gemini-3.6-flash", CALL, at=new_year) != google.cost(
+        "gemini-3.6-flash", CALL, at=eve
+    )
+
+
+def test_a_service_tier_s_rates_are_read_at_the_call_s_time() -> None:
+    """gpt-4o-mini's priority rates start on 2026-10-12: before, a priority call cannot
+    be held (its rate is unknown: unpriced, never the standard price); after, it is
+    priced at them. Both in one pricer, in either order."""
+    pricer = Pricer({}, provider_id="openai")
+    before, after = datetime(2026, 10, 1, tzinfo=UTC), datetime(2026, 10, 20, tzinfo=UTC)
+    for _ in range(2):
+        assert pricer.cost("gpt-4o-mini", CALL, "priority", at=after) == _genai_cost(
+            "gpt-4o-mini", "openai", after, "priority"
+        )
+        assert not pricer.lacks_rate("gpt-4o-mini", audio_output=False, tier="priority", at=after)
+        assert pricer.cost("gpt-4o-mini", CALL, "priority", at=before) is None
+        assert pricer.lacks_rate("gpt-4o-mini", audio_output=False, tier="priority", at=before)
+
+
+LONG_LIVED = Pricer({})
+
+
+@given(
+    st.datetimes(datetime(2026, 9, 1), datetime(2027, 3, 1), timezones=st.just(UTC)),
+    st.sampled_from([("deepseek-chat", "deepseek"), ("gemini-3.6-flash", "google")]),
+)
+def test_one_pricer_prices_any_moment_as_genai_prices_does(
+    when: datetime, model: tuple[str, str]
+) -> None:
+    """One pricer asked about moments in any order (its cached spans of time between
+    price changes never stretch past one) prices each as genai-prices does."""
+    name, provider = model
+    assert LONG_LIVED.cost(name, CALL, at=when) == _genai_cost(name, provider, when)
+    assert LONG_LIVED.cost(name, CALL, at=when.timestamp()) == _genai_cost(name, provider, when)

@@ -22,6 +22,12 @@ knows: unpriced, never understated.
 A config table entry prices its model's dated snapshots too (`gpt-4o` prices the
 `gpt-4o-2024-08-06` an OpenAI or Azure reply names), unless the table lists the snapshot
 itself: the operator's price wins over genai-prices' for the model it names.
+
+A price is read at the call's time (`at`: the booking's time for a booking, the
+reservation's for a hold; now when not given): genai-prices dates its price changes and
+prices some models by the time of day (DeepSeek's off-peak half price). Which model a
+name is, is looked up once; a model whose prices no time changes keeps its price (and
+its plain rates) cached, the others are resolved at each call.
 """
 
 from __future__ import annotations
@@ -29,11 +35,13 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from genai_prices import Usage, calc_price, data_snapshot
+from genai_prices.types import StartDateConstraint, TimeOfDateConstraint
 from pydantic import Field
 
 from gateway.ledger.usage import TokenUsage
@@ -55,6 +63,8 @@ class PriceEntry(Strict):
 
 _MTOK = Decimal(1_000_000)
 _UNKNOWN = object()
+# When a call happened: a datetime, or seconds since the epoch (a record's `ts`).
+Moment = datetime | float | None
 # Tiers that bill at most the standard rates where genai-prices has no rates of their own
 # (flex and batch bill half; scale draws on capacity paid for ahead).
 AT_MOST_STANDARD = frozenset({"auto", "default", "standard", "flex", "scale", "batch"})
@@ -108,15 +118,16 @@ class Pricer:
         elif provider_api_url and provider_api_url.startswith("http"):
             self._hints.append((None, provider_api_url))
         self._hints.append((None, None))
-        self._model_prices: dict[str, Any] = {}
-        self._windows: dict[str, int | None] = {}
-        self._tier_prices: dict[tuple[str, str], Any] = {}
-        self._rates: dict[str, tuple[Decimal, Decimal, Decimal, Decimal]] = {}
+        # genai-prices' ModelInfo of each model asked about (None: it knows none)
+        self._models: dict[str, Any] = {}
+        # (model, tier; None for the standard tiers) -> its price over the span of time
+        # the last call fell in
+        self._spans: dict[tuple[str, str | None], _Span] = {}
         self._warned: set[str] = set()
 
     def knows(self, model: str) -> bool:
         """Whether the model has a price (config table or genai-prices); logs nothing."""
-        return self._entry(model) is not None or self._model_price(model) is not None
+        return self._entry(model) is not None or self._model_info(model) is not None
 
     def operator_priced(self, model: str) -> bool:
         """Whether the config table prices `model` (listed, or a dated snapshot of a model
@@ -136,15 +147,8 @@ class Pricer:
         none (the config table has no windows)."""
         if self._entry(model) is not None:
             return None
-        if model in self._windows:
-            return self._windows[model]
-        if len(self._windows) > 10_000:  # model names come from clients
-            self._windows.clear()
-            _forget_lookups()
-        calc = self._calc(model)
-        window = getattr(calc.model, "context_window", None) if calc is not None else None
-        found = self._windows[model] = window if isinstance(window, int) else None
-        return found
+        window = getattr(self._model_info(model), "context_window", None)
+        return window if isinstance(window, int) else None
 
     def lacks_rate(
         self,
@@ -154,17 +158,17 @@ class Pricer:
         audio_input: bool = False,
         web_searches: bool = False,
         tier: str | None = None,
+        at: Moment = None,
     ) -> bool:
         """Whether the model has a price but no rate for audio output, audio input or
         web searches that the call may bill (they would be booked unpriced, or at the
         table's text price), or none for its service `tier` (a dearer one without rates
-        of its own)."""
+        of its own), at the time `at` (now when None)."""
         if self._entry(model) is not None:  # a table price has no tiers
             return audio_output or audio_input or web_searches or _dearer(tier)
-        model_price = self._model_price(model)
-        if model_price is None:
+        if self._model_info(model) is None:
             return False
-        model_price = self._tier_price(model, tier)
+        model_price = self._price(model, tier, at).price
         if model_price is None:
             return True
         needed = {
@@ -174,15 +178,18 @@ class Pricer:
         }
         return any(on and getattr(model_price, k, None) is None for k, on in needed.items())
 
-    def cost(self, model: str, usage: TokenUsage, tier: str | None = None) -> Decimal | None:
-        """What `usage` of `model` costs, at its service `tier`'s rates; None: unpriced."""
+    def cost(
+        self, model: str, usage: TokenUsage, tier: str | None = None, *, at: Moment = None
+    ) -> Decimal | None:
+        """What `usage` of `model` costs, at its service `tier`'s rates as they were at
+        the time `at` (now when None); None: unpriced."""
         entry = self._entry(model)
         if entry is not None:
             return self._table_price(model, entry, usage, tier)
-        standard = tier is None or tier in _STANDARD
-        model_price = self._tier_price(model, tier)
+        span = self._price(model, tier, at)
+        model_price = span.price
         if model_price is None:
-            self._unpriced(model, None if standard else tier)
+            self._unpriced(model, None if tier is None or tier in _STANDARD else tier)
             return None
         if _unrated_audio(model_price, usage):
             self._no_rate(model, "audio")
@@ -190,11 +197,9 @@ class Pricer:
         if not has_media_rates(model_price, usage):
             self._no_rate(model, "media")
             return None
-        if not _has_extras(usage):
-            # plain per-token prices: Decimal arithmetic, no lookups (cached per model)
-            rates = self._rates.get(model) if standard else _plain_rates(model_price)
-            if rates is not None:
-                return _quantized(_rated_cost(rates, usage))
+        if span.rates is not None and not _has_extras(usage):
+            # plain per-token prices: Decimal arithmetic, no lookups (cached)
+            return _quantized(_rated_cost(span.rates, usage))
         return _quantized(Decimal(model_price.calc_price(_genai_usage(usage))["total_price"]))
 
     def _table_price(
@@ -213,7 +218,7 @@ class Pricer:
 
     def _unpriced(self, model: str, tier: str | None, why: str = "") -> None:
         """Warn, once per model (or model and tier), that its calls are booked unpriced."""
-        by_model = tier is None or (self._model_price(model) is None and not why)
+        by_model = tier is None or (self._model_info(model) is None and not why)
         key = model if by_model else f"{model}\0{tier}"
         if key in self._warned or len(self._warned) >= 1000:
             return
@@ -237,69 +242,124 @@ class Pricer:
         self._warned.add(key)
         log.warning(_NO_RATE[what], model)
 
-    def _tier_price(self, model: str, tier: str | None) -> Any:
-        """The model's genai-prices price at service `tier`: its rates for the tier where
-        it has them, else the standard price for a tier that bills at most that, else
-        None (as for a model without a price)."""
-        standard = self._model_price(model)
-        if tier is None or tier in _STANDARD or standard is None:
-            return standard
-        key = (model, tier)
-        found = self._tier_prices.get(key, _UNKNOWN)
-        if found is _UNKNOWN:
-            if len(self._tier_prices) > 10_000:  # tiers come from clients and upstreams
-                self._tier_prices.clear()
-            found = self._variant_price(model, tier)
-            if found is None and tier in AT_MOST_STANDARD:
-                found = standard
-            self._tier_prices[key] = found
+    def _price(self, model: str, tier: str | None, at: Moment) -> _Span:
+        """The model's genai-prices price at service `tier` at the time `at` (its rates
+        for the tier where it has them, else the standard price for a tier that bills at
+        most that, else None, as for a model without a price), with the span of time it
+        holds over. A model whose prices no time changes is resolved once, another once
+        per span (a day of DeepSeek has three)."""
+        key = (model, None if tier is None or tier in _STANDARD else tier)
+        span = self._spans.get(key)
+        if span is not None and span.start is None and span.end is None:
+            return span
+        when = _moment(at)
+        if span is not None and span.holds(when):
+            return span
+        if len(self._spans) > 10_000:  # model names and tiers come from clients
+            self._spans.clear()
+        span = self._spans[key] = _resolved(self._model_info(model), key[1], when)
+        return span
+
+    def _model_info(self, model: str) -> Any:
+        """What genai-prices knows of `model` (its prices by time and tier, its window),
+        under the first provider hint that knows it, looked up once; None: unknown."""
+        found = self._models.get(model, _UNKNOWN)
+        if found is not _UNKNOWN:
+            return found
+        if len(self._models) > 10_000:  # model names come from clients
+            self._models.clear()
+            self._spans.clear()
+            _forget_lookups()
+        found = self._models[model] = self._lookup(model)
         return found
 
-    def _variant_price(self, model: str, tier: str) -> Any:
-        """genai-prices' price of `model` with its `service_tier` variant applied, or
-        None when the model has no variant for `tier`."""
-        context = {"service_tier": tier}
-        calc = self._calc(model, context)
-        if calc is None:
-            return None
-        now = datetime.now(UTC)
-        variants = getattr(calc.model, "price_variants", None) or ()
-        if not any(
-            v.when.get("service_tier") == tier
-            and (v.constraint is None or v.constraint.active(now))
-            for v in variants
-        ):
-            return None  # none, or only rates that start later
-        return calc.model.get_prices(now, context)
-
-    def _calc(self, model: str, context: dict[str, str] | None = None) -> Any:
-        """genai-prices' calculation for one token of `model` (its price and what it
-        knows of the model) under the first provider hint that knows it; None: unknown."""
+    def _lookup(self, model: str) -> Any:
         probe = Usage(input_tokens=1, output_tokens=1)
         for provider_id, api_url in self._hints:
             try:
                 if provider_id is not None:
-                    return calc_price(probe, model, provider_id=provider_id, price_context=context)
-                return calc_price(probe, model, provider_api_url=api_url, price_context=context)
+                    return calc_price(probe, model, provider_id=provider_id).model
+                return calc_price(probe, model, provider_api_url=api_url).model
             except LookupError:
                 continue
         return None
 
-    def _model_price(self, model: str) -> Any:
-        found = self._model_prices.get(model, _UNKNOWN)
-        if found is _UNKNOWN:
-            if len(self._model_prices) > 10_000:  # model names come from clients
-                self._model_prices.clear()
-                self._tier_prices.clear()
-                self._rates.clear()
-                _forget_lookups()
-            calc = self._calc(model)
-            found = calc.model_price if calc is not None else None
-            self._model_prices[model] = found
-            rates = _plain_rates(found)
-            if rates is not None:
-                self._rates[model] = rates
-        return found
+
+def _moment(at: Moment) -> datetime:
+    if at is None:
+        return datetime.now(UTC)
+    if isinstance(at, datetime):
+        return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+    return datetime.fromtimestamp(at, UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    """A model's price at one tier (None: none) and its plain rates (None: genai-prices
+    computes it), over a span of time no price change of the model falls in."""
+
+    price: Any
+    rates: tuple[Decimal, Decimal, Decimal, Decimal] | None = None
+    start: datetime | None = None  # None: since ever
+    end: datetime | None = None  # None: for ever
+
+    def holds(self, when: datetime) -> bool:
+        return (self.start is None or self.start <= when) and (self.end is None or when < self.end)
+
+
+def _resolved(info: Any, tier: str | None, when: datetime) -> _Span:
+    """The price of the model `info` (None: unknown) at `tier` (None: standard) at the
+    time `when`, and the span around `when` it holds over."""
+    if info is None:
+        return _Span(None)
+    standard = info.get_prices(when)
+    price = standard if tier is None else _variant_price(info, tier, when)
+    if price is None and tier in AT_MOST_STANDARD:
+        price = standard
+    start, end = _steady_span(info, tier is not None, when)
+    return _Span(price, _plain_rates(price), start, end)
+
+
+def _steady_span(
+    info: Any, variants: bool, when: datetime
+) -> tuple[datetime | None, datetime | None]:
+    """The span around `when` in which no constraint on the model's prices (a start
+    date, a time of day; its `variants`' too) starts or stops applying: the last change
+    at or before `when` and the first after it, None where there is none."""
+    changes: list[datetime] = []
+    constraints = [p.constraint for p in info.prices] if isinstance(info.prices, list) else []
+    if variants:
+        constraints += [v.constraint for v in info.price_variants or ()]
+    for constraint in constraints:
+        if isinstance(constraint, StartDateConstraint):
+            changes.append(datetime.combine(constraint.start_date, time(0), UTC))
+        elif isinstance(constraint, TimeOfDateConstraint):
+            today = when.astimezone(UTC).date()
+            for at in (constraint.start_time, constraint.end_time):
+                clock = _utc_clock(at)
+                changes += [datetime.combine(today + timedelta(d), clock) for d in (-1, 0, 1)]
+    before = [c for c in changes if c <= when]
+    after = [c for c in changes if c > when]
+    return (max(before) if before else None), (min(after) if after else None)
+
+
+def _utc_clock(value: time) -> time:
+    """A time of day in UTC (a naive one is UTC, as genai-prices reads it)."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return datetime.combine(date(1970, 1, 1), value).astimezone(UTC).timetz()
+
+
+def _variant_price(info: Any, tier: str, when: datetime) -> Any:
+    """genai-prices' price of the model `info` with its `service_tier` variant applied at
+    the time `when`, or None when the model has no variant for `tier` then."""
+    variants = info.price_variants or ()
+    if not any(
+        v.when.get("service_tier") == tier and (v.constraint is None or v.constraint.active(when))
+        for v in variants
+    ):
+        return None  # none, or only rates that start later
+    return info.get_prices(when, {"service_tier": tier})
 
 
 def _forget_lookups() -> None:
