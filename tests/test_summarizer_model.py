@@ -9,6 +9,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -646,3 +647,19 @@ def test_facts_of_turns_folded_while_their_customer_is_erased_are_not_written_ba
     )
     prompt = orjson.dumps(_calls(upstream, "chat")[chats:]).decode()
     assert "RES-2026-058214" not in prompt and "380,00" not in prompt
+
+
+def test_a_conversations_cost_counts_its_summarizer_models_calls(
+    gw: InProcessGateway, upstream: Recorder, model: Model
+) -> None:
+    """The summary calls made for a conversation are booked to it (its id on their ledger
+    rows) but were left out of the cost it reports (`GET /v1/conversations/{id}`), so the
+    conversation's cost and the sum of its ledger rows disagreed."""
+    _converse(gw, 8, "costly", {})
+    assert _booked(gw), "no summary call was made"
+    rows = gw.admin("/admin/ledger").json()["records"]
+    mine = [r for r in rows if r["conversation"] == "costly"]
+    assert {r["route"] for r in mine} == {"chat", "summarizer"}
+    state = gw.http.get(f"{gw.v1}/conversations/costly", headers=_auth(gw)).json()
+    total = sum(Decimal(r["cost_usd"]) for r in mine)
+    assert Decimal(state["cost_usd"]) == total

@@ -332,9 +332,11 @@ class WindowBuilder:
             inp, window = await self._summary_yields(record, inp, tokens)
             return 0, inp, 0, window, compaction.reason
         previous = inp.memory.summary if inp.memory.cursor == compaction.first else ""
-        summary, recompressed = await self._summarizer.appended(
+        folded = await self._summarizer.appended(
             on_behalf_of(caller, record), previous, compaction.fold, inp.policy, tokens.text, model
         )
+        summary, recompressed = folded.text, folded.recompressed
+        record.cost_units += folded.cost_units  # its summarizer model's call, booked to it
         if not summary:
             return 0, inp, 0, None, compaction.reason  # nothing holds them: over quota, counted
         opening = inp.messages[leading_system(inp.messages) :][: compaction.head_end]

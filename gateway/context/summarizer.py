@@ -12,7 +12,7 @@ import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -51,6 +51,16 @@ REPLY_BYTES_PER_TOKEN = 32
 REPLY_SLACK = 4096
 
 
+class Folded(NamedTuple):
+    """A running summary made: its text ("" when nothing fits), whether it had to be
+    recompressed, and what its summarizer model's call booked, in units (to the
+    conversation it summarizes: part of that conversation's cost)."""
+
+    text: str
+    recompressed: bool
+    cost_units: int = 0
+
+
 class Summarizer:
     def __init__(
         self,
@@ -79,21 +89,21 @@ class Summarizer:
         # Extractive folds by content: an anonymous app that resends one long history
         # starts a conversation of its own each time (gateway.context.conversation_record) and
         # would summarize the same turns from scratch on every request.
-        self._folds: ContentMemo[tuple[str, bool]] = ContentMemo(FOLDS_KEPT)
+        self._folds: ContentMemo[Folded] = ContentMemo(FOLDS_KEPT)
 
     def _count(self, model: str) -> Any:
         return lambda text: self._tokens.text_tokens(model, text)
 
     async def fold(
         self, caller: Caller, previous: str, turns: Sequence[Any], ceiling: int, model: str
-    ) -> tuple[str, bool]:
-        """The new running summary, under `ceiling`; and whether it had to be recompressed."""
+    ) -> Folded:
+        """The new running summary, under `ceiling`."""
         settings = self._policies.summarizer(caller.tenant.name)
         count = self._count(model)
-        text = None
+        text, spent = None, 0
         if settings.model:
             limit = min(ceiling, settings.max_tokens)
-            answer = await self._call(
+            answer, spent = await self._call(
                 caller,
                 settings.model,
                 settings.timeout_s,
@@ -109,13 +119,15 @@ class Summarizer:
             key = content_key((caller.tenant.name, model, str(ceiling), previous), turns)
             found = self._folds.get(key)
             if found is None:
-                found = await offload.sized(
-                    content_chars(turns), _extractive, previous, turns, ceiling, count
+                found = Folded(
+                    *await offload.sized(
+                        content_chars(turns), _extractive, previous, turns, ceiling, count
+                    )
                 )
                 self._folds.put(key, found)
-            return found
+            return found._replace(cost_units=spent)
         # "" when nothing fits: the caller keeps the turns
-        return recompress(text, ceiling, count), count(text) > ceiling
+        return Folded(recompress(text, ceiling, count), count(text) > ceiling, spent)
 
     async def appended(
         self,
@@ -125,24 +137,25 @@ class Summarizer:
         policy: WindowPolicy,
         count: Callable[[str], int],
         model: str,
-    ) -> tuple[str, bool]:
+    ) -> Folded:
         """The running summary `previous` with the leaving `turns` folded in: appended at
         its end, so the prompt up to the older summary stays a prefix the provider has
-        cached; and whether it was recompressed. Past the class's `summary_ceiling` it is
+        cached. Past the class's `summary_ceiling` it is
         rewritten down to its `low_water` mark (that compaction loses the cached prefix;
         the next ones append again)."""
         ceiling, low_water = policy.summary_ceiling, policy.low_water
         # A fold gets a share of the room between the low-water mark and the ceiling, so
         # a rewritten summary takes at least two folds before it is rewritten again.
-        part, recompressed = await self.fold(
+        part = await self.fold(
             caller, "", turns, max(int(ceiling * (1 - low_water) / 2), 60), model
         )
-        if not part or not previous:
-            return part, recompressed
-        summary = f"{previous}\n{part}"
+        if not part.text or not previous:
+            return part
+        summary = f"{previous}\n{part.text}"
         if count(summary) <= ceiling:
-            return summary, recompressed
-        return recompress(summary, int(ceiling * low_water), count) or part, True
+            return part._replace(text=summary)
+        shorter = recompress(summary, int(ceiling * low_water), count) or part.text
+        return Folded(shorter, True, part.cost_units)
 
     async def card(
         self,
@@ -173,7 +186,9 @@ class Summarizer:
         draft, summary = withhold(made), withhold(episode.summary)
         turns = [{"role": role(m), "content": withhold(message_text(m))} for m in episode.turns]
         messages = card_messages(draft, summary, turns, limit)
-        text = await self._call(caller, settings.model, settings.timeout_s, limit, messages)
+        # booked to the ended conversation's customer and id (`on_behalf_of`); its
+        # record, ended, does not add it to the cost it reports
+        text, _ = await self._call(caller, settings.model, settings.timeout_s, limit, messages)
         if text is None:
             return made, ""
         text = kept_card(text, turns, summary, draft)
@@ -194,7 +209,8 @@ class Summarizer:
 
     async def _call(
         self, caller: Caller, model: str, timeout_s: float, limit: int, messages: list[Any]
-    ) -> str | None:
+    ) -> tuple[str | None, int]:
+        """The model's answer (None: none, or none to keep) and what the call booked."""
         messages = self._salted(caller.tenant.name, messages)
         estimate = self._tokens.raw_message_tokens(model, messages)
         # Held and bounded as a chat call is (gateway.proxy.chat_cost): its input in the
@@ -207,14 +223,14 @@ class Summarizer:
             )
         except SpendCeilingReached:
             self._calls.labels("refused").inc()
-            return None
+            return None, 0
         if spend.degraded_from:
             await self._guard.release(spend)
             self._calls.labels("refused").inc()
-            return None
+            return None, 0
         body = orjson.dumps({"model": model, "messages": messages, ceiling_key(model): limit})
         outcome = await self._request(body, timeout_s, limit * REPLY_BYTES_PER_TOKEN + REPLY_SLACK)
-        usage = None
+        usage, spent = None, 0
         if outcome.unread:  # as a chat reply never read: its ceiling may have been billed
             usage = self._accountant.unread(model, estimate, bound)
         elif outcome.billable:
@@ -224,7 +240,7 @@ class Summarizer:
             await self._guard.release(spend)
         else:
             # an unpriced model under `price_as` is booked at that model's price, as chat's
-            await self._accountant.book(
+            record = await self._accountant.book(
                 caller,
                 model,
                 usage,
@@ -236,9 +252,10 @@ class Summarizer:
                 held_tier=self._tier,
                 at=spend.at,
             )
+            spent = record.cost_units or 0
         if outcome.text is None:
             self._calls.labels("not_kept" if outcome.read else "failed").inc()
-        return outcome.text
+        return outcome.text, spent
 
     async def _request(self, body: bytes, timeout_s: float, most: int) -> _Outcome:
         """The model's answer, read up to `most` bytes (a longer one is a bad answer)."""
