@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from gateway.config import SIMULATOR
 from gateway.ledger.usage import Malformed, TokenUsage, normalize, web_searches_made
 from gateway.spend.pricing import Pricer
+from tests.inprocess import InProcessGateway
 
 CASES = [
     (
@@ -131,6 +135,35 @@ CASES = [
         },
         TokenUsage(cached_input=10),
     ),
+    (
+        "reasoning above the output is capped (chat)",
+        {
+            "prompt_tokens": 10,
+            "completion_tokens": 5,
+            "completion_tokens_details": {"reasoning_tokens": 9000},
+        },
+        TokenUsage(fresh_input=10, output=5, reasoning=5),
+    ),
+    (
+        "reasoning above the output is capped (responses)",
+        {
+            "input_tokens": 10,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 9000},
+        },
+        TokenUsage(fresh_input=10, output=5, reasoning=5),
+    ),
+    (
+        "reasoning above the output is capped (deepseek)",
+        {
+            "prompt_cache_hit_tokens": 0,
+            "prompt_cache_miss_tokens": 10,
+            "completion_tokens": 5,
+            "completion_tokens_details": {"reasoning_tokens": 9000},
+        },
+        TokenUsage(fresh_input=10, output=5, reasoning=5),
+    ),
 ]
 
 
@@ -206,3 +239,25 @@ def test_a_call_whose_use_was_not_reported_bills_something() -> None:
     assert TokenUsage(unmetered=True).billed
     assert TokenUsage(audio_seconds=1).billed
     assert not TokenUsage().billed
+
+
+def test_reasoning_past_the_output_is_not_booked(tmp_path: Path) -> None:
+    """An upstream reporting 9,000 reasoning tokens in a 5-token output had 9,000 booked
+    (the spend report's and the metrics' reasoning_tokens): reasoning is part of the
+    output, so it is cut to it; the output, which is billed, is booked as reported."""
+    gw = InProcessGateway(tmp_path, SIMULATOR, f"sqlite:///{tmp_path / 'gateway.db'}")
+    gw.start()
+    try:
+        forced = {"completion_tokens": 5, "completion_tokens_details": {"reasoning_tokens": 9000}}
+        gw.openai().chat.completions.create(
+            model="gpt-4o-mini",
+            messages=[{"role": "user", "content": "hi"}],
+            extra_headers={"x-simulator-usage": json.dumps(forced)},
+        )
+        [record] = gw.admin("/admin/ledger").json()["records"]
+        [row] = [r for r in gw.admin("/admin/spend").json()["tenants"] if r["tenant"] == "acme"]
+    finally:
+        gw.stop()
+    assert (record["output_tokens"], record["reasoning_tokens"]) == (5, 5)
+    assert record["estimated"] is False
+    assert (row["output_tokens"], row["reasoning_tokens"]) == (5, 5)

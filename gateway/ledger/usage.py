@@ -3,6 +3,8 @@
 Providers disagree on whether "input" includes cached tokens. Everything here ends in
 the same split: fresh input, cached input, cache-write input, output (reasoning is part
 of output and reported beside it), and whether the figures were reported or estimated.
+A part reported larger than its whole (cached past the prompt, reasoning or audio past
+the output) is cut to the whole: the whole is what is billed.
 Audio tokens are part of input and output too, reported beside them because they are
 billed at their own (dearer) rate; so are an image model's input image tokens. Web
 searches are billed per call; a transcription model may bill the seconds of audio it
@@ -165,7 +167,7 @@ def from_openai(raw: Mapping[str, Any]) -> TokenUsage:
         cached_input=cached,
         cache_write=write,
         output=output,
-        reasoning=_int(out_details.get("reasoning_tokens")),
+        reasoning=min(_int(out_details.get("reasoning_tokens")), output),
         input_audio=min(_int(details.get("audio_tokens")), prompt - cached - write),
         output_audio=min(_int(out_details.get("audio_tokens")), output),
     )
@@ -182,7 +184,7 @@ def from_openai_responses(raw: Mapping[str, Any]) -> TokenUsage:
         fresh_input=total - cached,
         cached_input=cached,
         output=output,
-        reasoning=_int(out_details.get("reasoning_tokens")),
+        reasoning=min(_int(out_details.get("reasoning_tokens")), output),
         input_audio=min(_int(details.get("audio_tokens")), total - cached),
         output_audio=min(_int(out_details.get("audio_tokens")), output),
     )
@@ -203,11 +205,10 @@ def from_deepseek(raw: Mapping[str, Any]) -> TokenUsage:
     hit = _int(raw.get("prompt_cache_hit_tokens"))
     miss = raw.get("prompt_cache_miss_tokens")
     fresh = _int(miss) if miss is not None else max(_int(raw.get("prompt_tokens")) - hit, 0)
+    output = _int(raw.get("completion_tokens"))
+    reasoning = _int(_details(raw, "completion_tokens_details").get("reasoning_tokens"))
     return TokenUsage(
-        fresh_input=fresh,
-        cached_input=hit,
-        output=_int(raw.get("completion_tokens")),
-        reasoning=_int(_details(raw, "completion_tokens_details").get("reasoning_tokens")),
+        fresh_input=fresh, cached_input=hit, output=output, reasoning=min(reasoning, output)
     )
 
 
