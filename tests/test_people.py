@@ -343,6 +343,15 @@ FOUND = [
         {("order", "quatro cinco traço um dois três quatro")},
     ),
     ("my claim is 4471203 and nobody called", {("order", "4471203")}),
+    # a house number said in words before its street, as a call's transcript writes it
+    (
+        "it's eighteen forty east speedway boulevard apartment two oh six tucson",
+        {("address", "eighteen forty east speedway boulevard apartment two oh six")},
+    ),
+    (
+        "my address is four four one seven north pearl street",
+        {("address", "four four one seven north pearl street")},
+    ),
     ("minha OS é 7740218 e o técnico não veio", {("order", "7740218")}),
     ("o cód. 3320418 veio trocado", {("sku", "3320418")}),
     (
@@ -366,6 +375,8 @@ ABSENT = [
     # a word for a file that also has sums: a short number after it is a sum, and "a
     # million" read after it is no code
     ("ok. the claim was 865 total right?", "order"),
+    ("I paid twenty five dollars on the road", "address"),
+    ("one main street is where the old store was", "address"),
     ("the dispute and the fraud thing, my husband will ask me a million questions", "order"),
     # money's slang words name things too: an amount only where money is spoken of
     ("minha filha pediu um conto de fadas", "amount"),

@@ -350,6 +350,13 @@ NUMBER_FIRST = linear(
     r"|circle|trail)\b\.?"
     r"(?:[ \t]+(?-i:NE|NW|SE|SW|N|S|E|W)(?:$|[ \t,.;]))?"
 )
+# The same with the house number said in words, as a call's transcript writes it ("four
+# four one seven north pearl street", "eighteen forty east speedway boulevard"): two
+# number words at least ("one main street" is a word's), group 1 the street's name.
+NUMBER_FIRST_SAID = linear(
+    rf"\b{_NUM}(?:[\s-]+{_NUM}){{1,4}}\s+((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET}|way|place"
+    r"|court|terrace|parkway|highway|circle|trail)\b"
+)
 NAME_FIRST = linear(
     rf"\b((?:{_W}\s+){{1,3}}?)(?:{_EN_STREET}|rd|ave|blvd|ln|dr|st)\.?\s*,?\s*(?:(?:(?:no\.?|number"
     rf"|numero)\s*)?\d{{1,5}}\b"

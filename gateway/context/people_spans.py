@@ -45,6 +45,7 @@ from gateway.context.people_patterns import (
     NAME_LEAD,
     NAME_SPEAKING,
     NUMBER_FIRST,
+    NUMBER_FIRST_SAID,
     OFFER,
     PHONE,
     POLICY,
@@ -232,9 +233,15 @@ def _addresses(folded: str, hits: list[Hit]) -> None:
     """A street and its number, and the door when given ("apto 302"); a number said in
     words only if more than "um", "one" ("rua augusta um tempo"), and no number followed by
     a unit ("drive 2 hours")."""
-    for pattern, trim in ((STREET_FIRST, False), (NUMBER_FIRST, False), (NAME_FIRST, True)):
+    patterns = (
+        (STREET_FIRST, False),
+        (NUMBER_FIRST, False),
+        (NUMBER_FIRST_SAID, False),
+        (NAME_FIRST, True),
+    )
+    for pattern, trim in patterns:
         for m in first_matches(pattern, folded):
-            said = (m.group(2) or "").lower() if pattern is not NUMBER_FIRST else ""
+            said = (m.group(2) or "").lower() if pattern in (STREET_FIRST, NAME_FIRST) else ""
             if said in AMBIGUOUS_NUMBERS or next_word(folded, m.end()) in UNITS:
                 continue
             if pattern is NUMBER_FIRST and _two_is_to(folded, m.start(), m.end()):
