@@ -136,7 +136,9 @@ def test_erasure_leaves_nothing_of_the_customer(gateway: GatewayProc, store_url:
     assert erased.status_code == 200, erased.text
     report = erased.json()
     assert report["found"] and report["conversations"] == 2 and report["documents_deleted"] >= 4
-    assert report["ledger_rows_pseudonymized"] == 3 and report["scrubbed"] is True
+    assert report["ledger_rows_pseudonymized"] == 3
+    # A PostgreSQL ledger's VACUUM frees the old row versions without zeroing them.
+    assert report["scrubbed"] is (LEDGER_SEP not in store_url)
     assert report["budgets_pseudonymized"] >= 1  # the customer's daily and monthly counters
     alias = report["pseudonym"]
 

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 import redis
 from openai.types.chat import ChatCompletionMessageParam
@@ -17,6 +18,7 @@ from openai.types.chat import ChatCompletionMessageParam
 from gateway.store import sqlite
 from gateway.store.sqlite import SQLiteStore
 from tests.inprocess import InProcessGateway, running
+from tests.ledger_db import LEDGER_SEP, create_database, drop_database
 from tests.servers import start_redis, stop
 
 DAYS = 0.00002  # 1.7 s: every document expires that long after its last write
@@ -159,3 +161,55 @@ def test_a_redis_erasure_after_a_snapshot_is_not_scrubbed(
         assert _on_disk(folder, WORDS) == WORDS
         assert _erase(gw, ERASED)["scrubbed"] is False
         assert not list(folder.glob("appendonly*"))  # no append-only file was made
+
+
+@pytest.fixture
+def ledger_db() -> Iterator[str]:
+    """A PostgreSQL ledger database of this test, migrated."""
+    url = create_database("h1_erasure")
+    yield url
+    drop_database(url)
+
+
+# Per page of the ledger table: its row versions (the line pointers that still hold a
+# tuple, live or dead) holding the bytes %s; then per page of the (tenant, customer)
+# index, its entries holding them (bt_page_items shows an entry's bytes as hex).
+_PAGES = "(SELECT pg_relation_size('{0}') / current_setting('block_size')::int)"
+_HEAP_VERSIONS = f"""
+SELECT count(*) FROM generate_series(0, {_PAGES.format("ledger")} - 1) AS page,
+    heap_page_items(get_raw_page('ledger', page::int)) AS item
+WHERE position(%s::bytea in item.t_data) > 0
+"""
+_INDEX_ENTRIES = f"""
+SELECT count(*) FROM generate_series(1, {_PAGES.format("ledger_customer")} - 1) AS page,
+    bt_page_items('ledger_customer', page::int) AS item
+WHERE position(encode(%s::bytea, 'hex') in replace(item.data, ' ', '')) > 0
+"""
+
+
+def test_a_postgresql_ledger_erasure_leaves_no_row_version_naming_the_customer(
+    tmp_path: Path, redis_url: str, ledger_db: str
+) -> None:
+    """The erasure's UPDATE left the rows as they were (naming the customer) in the
+    table and its index, as dead versions, until some VACUUM; and it answered
+    `scrubbed: true`, which a VACUUM (it frees their space without zeroing it) cannot
+    make true either."""
+    for gw in running(tmp_path, f"{redis_url}{LEDGER_SEP}{ledger_db}"):
+        _talk(gw, ERASED, "conv-pg")
+        auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+        deadline = time.monotonic() + 30  # the bookings reach PostgreSQL in batches
+        while time.monotonic() < deadline:
+            export = gw.http.get(f"{gw.v1}/customers/{ERASED}/export", headers=auth).json()
+            if len(export["ledger"]) == 2:
+                break
+            time.sleep(0.1)
+        report = _erase(gw, ERASED)
+        assert report["ledger_rows_pseudonymized"] == 2 and report["scrubbed"] is False
+    with psycopg.connect(ledger_db, autocommit=True) as conn:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS pageinspect")
+        named = ERASED.encode()
+        alias = report["pseudonym"].encode()
+        assert conn.execute(_HEAP_VERSIONS, [alias]).fetchone() == (2,)  # the search finds
+        assert conn.execute(_HEAP_VERSIONS, [named]).fetchone() == (0,)
+        assert conn.execute(_INDEX_ENTRIES, [alias]).fetchone() == (2,)
+        assert conn.execute(_INDEX_ENTRIES, [named]).fetchone() == (0,)

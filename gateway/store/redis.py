@@ -468,7 +468,8 @@ class RedisStore:
         """Documents deleted, then each period's ledger list of the tenant rewritten
         atomically (a script per chunk), then the customer's settled spend moved. A
         booking that lands during the erasure may still name the customer: erase once
-        their traffic ends."""
+        their traffic ends. Never `scrubbed` beside a PostgreSQL ledger (keep_ledger
+        False): its VACUUM frees the old row versions without zeroing them."""
         rows = 0
         async with self._call():
             async with self._redis.pipeline(transaction=False) as pipe:
@@ -487,7 +488,7 @@ class RedisStore:
                 for period in await self._periods():
                     rows += await self._pseudonymize(keys.ledger_key(tenant, period), args)
             budgets = await self._rename_budgets(tenant, customer, alias)
-            scrubbed = await self._scrubbed()
+            scrubbed = await self._scrubbed() and self._keep_ledger
         return Erased(int(deleted), rows, budgets, scrubbed=scrubbed)
 
     async def _pseudonymize(self, key: str, args: list[str]) -> int:
