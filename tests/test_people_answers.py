@@ -62,6 +62,14 @@ def test_what_the_agent_asks_for(agent: str, kinds: set[str]) -> None:
         ("Qual o número do pedido?", "8841207", ("order", "8841207")),
         ("What's the booking reference?", "it's QWP7RT", ("order", "QWP7RT")),
         ("Em que cidade você está?", "aqui em joinville", ("city", "joinville")),
+        # asked for among other things ("preciso de ..."), the name on a line of its own
+        # in the middle of the answer
+        (
+            "Para começar, preciso de algumas informações: seu nome completo e o número da "
+            "apólice. Se tiver o boletim de ocorrência, pode ir separando.",
+            "ngm se machucou, so o susto\nMarcos Vinicius Teixeira\napolice PA-0098812-3",
+            ("name", "Marcos Vinicius Teixeira"),
+        ),
         # a police report's or a dispute's number, asked for, written or read out
         (
             "You can give me the police report number and I'll add it to the file.",
@@ -99,6 +107,8 @@ def test_a_bare_answer_is_what_was_asked(
         ("Which city?", "the one by the sea lol", "city"),
         # no question asked: a bare name opening a message is no answer
         ("Thanks for waiting.", "helena castilho, cliente faz tempo", "name"),
+        # nor a name alone on a line between others: the courier's, the seller's
+        ("Pode me contar o que houve?", "o entregador foi\nJoão Pedro Alves\ne nada", "name"),
     ],
 )
 def test_what_is_no_answer(agent: str, customer: str, kind: str) -> None:

@@ -62,7 +62,8 @@ _REQUEST = linear(
     r"\b(?:please|can\s+you|could\s+you|may\s+i|can\s+i|what'?s|what\s+is|por\s+favor"
     r"|poderia|pode|me\s+(?:informa|informe|confirma|confirme|passa|passe|diga|diz|fala)"
     r"|qual|quais|podria|puede|me\s+(?:indica|indique|dice|diga|da|pasa)|cual|indiqueme"
-    r"|digame|confirmeme|confirm|confirme|confirma|informe|informa)\b"
+    r"|digame|confirmeme|confirm|confirme|confirma|informe|informa|preciso\s+d[eo]|precisamos"
+    r"\s+d[eo]|necesito|necesitamos|i\s+need|we\s+need|i'?ll\s+need|we'?ll\s+need)\b"
 )
 _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
 
@@ -154,7 +155,9 @@ def _bare(folded: str, asked: frozenset[str], hits: list[Hit], before: str, name
     if "nom" in low or "name" in low:
         _name_under(folded, hits)
     if not named:
-        _name_line(folded, hits)
+        # asked for, a full name may be any line of the answer ("ninguém se machucou\n
+        # Marcos Vinicius Teixeira\napolice PA-0098812-3"): the customer's, not a courier's
+        _name_line(folded, hits, anywhere="name" in asked)
     if any(h.kind == "city" for h in hits):
         return  # the message names its city otherwise: these give way
     _city_after_address(folded, hits)
@@ -300,16 +303,17 @@ def _name_under(folded: str, hits: list[Hit]) -> None:
             return
 
 
-def _name_line(folded: str, hits: list[Hit]) -> None:
+def _name_line(folded: str, hits: list[Hit], anywhere: bool = False) -> None:
     """A first or last line that is two to four name words and nothing else, the first a
     listed first name, in a message of several lines ("Beatriz Nogueira\\nlocalizador
-    KXT4PZ", a signature); not a line in between, nor one after a label ("Ship to:"):
-    those name the courier, the seller, a gift's addressee."""
+    KXT4PZ", a signature); not a line in between (unless `anywhere`: the name was asked
+    for), nor one after a label ("Ship to:"): those name the courier, the seller, a
+    gift's addressee."""
     lines = folded.split("\n")
     filled = [n for n, line in enumerate(lines) if line.strip()]
     if len(filled) < 2:
         return
-    for n in (filled[0], filled[-1]):
+    for n in filled if anywhere else (filled[0], filled[-1]):
         line = lines[n]
         earlier = [k for k in filled if k < n]
         if earlier and lines[earlier[-1]].rstrip().endswith(":"):
