@@ -343,6 +343,11 @@ FOUND = [
         {("order", "quatro cinco traço um dois três quatro")},
     ),
     ("my claim is 4471203 and nobody called", {("order", "4471203")}),
+    # an email read out whose domain the transcript split in two, after "email"
+    (
+        "yeah and the email is uh derek at brightpath dental dot com, one word",
+        {("email", "derek at brightpath dental dot com")},
+    ),
     # a house number said in words before its street, as a call's transcript writes it
     (
         "it's eighteen forty east speedway boulevard apartment two oh six tucson",
@@ -376,6 +381,7 @@ ABSENT = [
     # million" read after it is no code
     ("ok. the claim was 865 total right?", "order"),
     ("I paid twenty five dollars on the road", "address"),
+    ("I bought it at best buy dot com last week", "email"),
     ("one main street is where the old store was", "address"),
     ("the dispute and the fraud thing, my husband will ask me a million questions", "order"),
     # money's slang words name things too: an amount only where money is spoken of

@@ -142,6 +142,14 @@ SAID_EMAIL = linear(
     rf"(?:\s+(?:{_NUM})\b){{0,4}})\s+"
     rf"(at|arroba)\s+[A-Za-z0-9-]+(?:{_SAID_DOT}[A-Za-z0-9-]+){{0,3}}{_SAID_DOT}{_TLD}\b"
 )
+# The same with the domain's name heard as two words ("derek at brightpath dental dot
+# com": a transcript splits a compound): only after an email's cue (people_spans).
+SAID_EMAIL_SPLIT = linear(
+    rf"\b([A-Za-z0-9][A-Za-z0-9._-]*)((?:{_SAID_SEP}[A-Za-z0-9][A-Za-z0-9._-]*){{0,4}}"
+    rf"(?:\s+(?:{_NUM})\b){{0,4}})\s+"
+    rf"(at|arroba)\s+[A-Za-z0-9-]+\s+[A-Za-z0-9-]+(?:{_SAID_DOT}[A-Za-z0-9-]+){{0,3}}"
+    rf"{_SAID_DOT}{_TLD}\b"
+)
 EMAIL_CUE = linear(r"\b(?:e-?mail|correo|mail)\b")
 # The cents word, or its plural run into the next word by a missing space
 # ("50 centavosdigitei errado"): the cents are still said.

@@ -53,6 +53,7 @@ from gateway.context.people_patterns import (
     REFERENCE_CUE,
     ROMANCE,
     SAID_EMAIL,
+    SAID_EMAIL_SPLIT,
     SAID_SEPARATOR,
     SIGN_OFF,
     SPELLED,
@@ -338,6 +339,9 @@ def _emails(folded: str, hits: list[Hit]) -> None:
         add_hit(hits, "email", *whole_words(folded, m.start(), m.end()))
     for m in first_matches(SAID_EMAIL, folded):
         if _said_email(folded, m):
+            add_hit(hits, "email", m.start(), m.end())
+    for m in first_matches(SAID_EMAIL_SPLIT, folded):
+        if EMAIL_CUE.search(folded[max(0, m.start() - 40) : m.start()]) is not None:
             add_hit(hits, "email", m.start(), m.end())
 
 
