@@ -445,3 +445,47 @@ def test_beside_the_ledger_redis_keeps_no_marker_per_call_and_counts_each_call_o
     assert len(rows) == 25
     assert once[0].requests == 20 and again[0].requests == 25  # each call counted once
     assert again[0].cost_units == 25 * 1234
+
+
+def test_a_call_replayed_after_a_kill_between_redis_and_the_ledger_is_ledgered_as_counted(
+    pg_url: str, redis_url: str
+) -> None:
+    """kill -9 after Redis booked a call and before PostgreSQL committed its row: the
+    next start books the in-flight journal's estimate of the call (its input and its
+    whole output ceiling) under the same id. Redis answered "booked before" and kept
+    the actual cost, while PostgreSQL took the estimate: the ledger and the spend report
+    said $0.0024615 where the ceilings had counted $0.0000072. The ledger gets what Redis
+    counted; the marker that keeps it names neither the customer nor the conversation."""
+    from gateway.store.ledgered import LedgeredStore
+    from gateway.store.options import RedisConfig
+    from gateway.store.redis import RedisStore
+    from tests.servers import redis_client
+
+    budgets = ("acme|month|2026-11", "acme|customer:c-77|day|2026-11-30")
+    actual = record(customer="c-77", budgets=budgets, fresh_input=20, cached_input=0, output=7)
+    actual = dataclasses.replace(actual, cost_units=72_000)
+    estimate = dataclasses.replace(
+        actual, usage=TokenUsage(fresh_input=26, output=4096, estimated=True), cost_units=24_615_000
+    )
+    client = redis_client(redis_url)
+
+    async def go() -> tuple[list[SpendRow], list[UsageRecord], dict[str, tuple[int, int]]]:
+        hot = RedisStore(redis_url, RedisConfig(), keep_ledger=False)
+        async with migrated(pg_url) as ledger:
+            store = LedgeredStore(hot, ledger)
+            await hot.book_many([actual])  # LedgeredStore.book_many's first step; killed here
+            [marker] = [str(client.get(k)) for k in client.scan_iter(match="*:booked:*")]
+            assert "c-77" not in marker and "conv-1" not in marker
+            await store.book_many([estimate])  # the next start replays the journal
+            await store.book_many([estimate])  # and once more (a spill file): nothing moves
+            counted = await hot.budgets(list(budgets))
+            result = await ledger.spend("2026-11"), await ledger.ledger("2026-11"), counted
+            await hot.close()
+            return result
+
+    spend, [row], counted = run(go())
+    assert row.id == actual.id and (row.customer, row.conversation) == ("c-77", "conv-1")
+    assert (row.usage, row.cost_units) == (actual.usage, 72_000)
+    assert counters(spend[0]) == expected_spend([actual])[0]
+    assert counted == {b: (72_000, 0) for b in budgets}  # the ceilings counted the same
+    assert list(client.scan_iter(match="*:booked:*")) == []  # the marker went with the row

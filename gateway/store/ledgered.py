@@ -10,7 +10,11 @@ on the record's id), then to PostgreSQL in one transaction per batch (group comm
 idempotent on the id). When PostgreSQL is down the batch raises `StoreUnavailable`: the
 bookkeeper keeps it (in memory, then in the replica's spill file) and books it again
 later; Redis then answers "booked before" and changes nothing, PostgreSQL takes the
-rows. So every call is counted once in each, whatever fails in between.
+rows. So every call is counted once in each, whatever fails in between. A record Redis
+booked before goes to PostgreSQL as Redis booked it (its marker keeps that until the
+ledger has the row): a process killed between the two writes has its call replayed at
+the next start with the in-flight journal's estimate, and the ledger must hold the
+figures the ceilings counted, not those.
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ class LedgeredStore:
         is not counted again, whether or not its marker is still there (a replayed spill
         file after a crash). With PostgreSQL down that check is skipped and the markers
         (kept until the ledger has the rows, else expiring after 2 days) guard the
-        counters alone."""
+        counters alone. A record Redis had booked before is written to the ledger with
+        the figures Redis booked for it (`RedisStore.booked_records`)."""
         try:
             await self._open()
             known = await self.ledger_db.existing([r.id for r in records])
@@ -57,7 +62,11 @@ class LedgeredStore:
             known = set()
         todo = [r for r in records if r.id not in known]
         if todo:
-            await self.hot.book_many(todo)
+            fresh = await self.hot.book_many(todo)
+            before = [r for r, new in zip(todo, fresh, strict=True) if not new]
+            if before:
+                booked_as = {r.id: r for r in await self.hot.booked_records(before)}
+                records = [booked_as.get(r.id, r) for r in records]
         await self._open()
         booked = await self.ledger_db.append(records)
         with contextlib.suppress(StoreUnavailable):  # else they expire

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import re
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
@@ -74,6 +75,29 @@ def _budget_ttls(budgets: Sequence[str]) -> str:
         ttl = _BUDGET_TTL_S if expires is None else max(expires - now, _BUDGET_MIN_TTL_S)
         ttls.append(str(int(ttl)))
     return " ".join(ttls)
+
+
+def _marker(record: UsageRecord) -> bytes:
+    """A booked marker beside another ledger: the record as booked, without the ids of
+    its customer and conversation, nor its budgets, which name the customer (a replay
+    of the same call carries them; an erasure does not look in markers)."""
+    unnamed: dict[str, Any] = {"customer": None, "conversation": None, "budgets": []}
+    return orjson.dumps(record.to_json() | unnamed)
+
+
+def _booked_as(record: UsageRecord, marker: Any) -> UsageRecord:
+    """`record` with the figures its booked `marker` holds, if it holds any."""
+    if not marker or marker in (b"1", "1"):
+        return record
+    try:
+        booked = UsageRecord.from_json(orjson.loads(marker))
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, ArithmeticError):
+        return record
+    if (booked.id, booked.tenant) != (record.id, record.tenant):
+        return record
+    return dataclasses.replace(
+        booked, customer=record.customer, conversation=record.conversation, budgets=record.budgets
+    )
 
 
 class RedisStore:
@@ -200,6 +224,7 @@ class RedisStore:
         marker_ttl = _MARKER_TTL_S if self._keep_ledger else _MARKER_TTL_LEDGERED_S
         args: list[Any] = [marker_ttl, record.plan, row, record.reservation or ""]
         args += [record.cost_units or 0, _budget_ttls(record.budgets)]
+        args.append(b"1" if self._keep_ledger else _marker(record))
         for name, value in increments(record).items():
             args += [name, value]
         return call_keys, args
@@ -262,6 +287,21 @@ class RedisStore:
             await self._index(records)
             results = await self._scripts(self._book_script, [self._book_call(r) for r in records])
         return [bool(r) for r in results]
+
+    async def booked_records(self, records: Sequence[UsageRecord]) -> list[UsageRecord]:
+        """Each record as this store booked it, for the ledger beside it
+        (gateway.store.ledgered): a call booked here whose process died before the
+        ledger had its row is replayed later under its id with other figures (the
+        in-flight journal's estimate); its marker, kept until the ledger has the row,
+        holds what was counted here, and that is what the ledger must get. A record
+        whose marker holds nothing (gone, or written by an earlier version) as it is."""
+        if not records:
+            return []
+        async with self._call(), self._redis.pipeline(transaction=False) as pipe:
+            for record in records:
+                pipe.get(keys.booked_key(record.tenant, record.id))
+            markers = await pipe.execute()
+        return [_booked_as(r, m) for r, m in zip(records, markers, strict=True)]
 
     async def forget_bookings(self, records: Sequence[UsageRecord]) -> None:
         """Drop the idempotency markers of records the durable ledger now holds (beside

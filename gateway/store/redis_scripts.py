@@ -21,12 +21,14 @@ about $900,000 per period.
 # ARGV[1] marker ttl (s)  ARGV[2] plan  ARGV[3] record JSON ('' to keep no ledger row)
 # ARGV[4] reservation id ('' for none)  ARGV[5] cost units  ARGV[6] the budgets' ttls (s),
 # one per triple in KEYS order, separated by spaces (a day's budget goes sooner than a month's)
-# ARGV[7..] counter name, increment, counter name, increment, ...
+# ARGV[7] the marker's value ('1'; beside the PostgreSQL ledger, the record as booked,
+# RedisStore.booked_records)  ARGV[8..] counter name, increment, counter name, increment, ...
 # Returns 1 when booked, 0 when the id was booked before (the reservation is settled
-# either way), an error reply when a counter would pass 9e18 (64-bit counters end at
-# 9.22e18): Redis does not undo a script's earlier writes when a later command fails, so
-# every counter is checked before anything is written, and the booked marker is set
-# last: a record that failed is never taken for booked (the bookkeeper sets it aside).
+# either way, and the marker keeps what was booked first), an error reply when a counter
+# would pass 9e18 (64-bit counters end at 9.22e18): Redis does not undo a script's
+# earlier writes when a later command fails, so every counter is checked before anything
+# is written, and the booked marker is set last: a record that failed is never taken for
+# booked (the bookkeeper sets it aside).
 BOOK = """
 local rid = ARGV[4]
 local ttls = {}
@@ -37,7 +39,7 @@ local function overflows(key, field, add)
   local n = tonumber(add)
   return not n or n < 0 or n + tonumber(redis.call('HGET', key, field) or '0') > 9e18
 end
-for i = 7, #ARGV, 2 do
+for i = 8, #ARGV, 2 do
   if overflows(KEYS[2], ARGV[i], ARGV[i + 1]) then
     return redis.error_reply('counter ' .. ARGV[i] .. ' would overflow')
   end
@@ -60,7 +62,7 @@ end
 if redis.call('EXISTS', KEYS[1]) == 1 then
   return 0
 end
-for i = 7, #ARGV, 2 do
+for i = 8, #ARGV, 2 do
   redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
 end
 for b = 4, #KEYS, 3 do
@@ -71,7 +73,7 @@ redis.call('HSET', KEYS[2], 'plan', ARGV[2])
 if ARGV[3] ~= '' then
   redis.call('RPUSH', KEYS[3], ARGV[3])
 end
-redis.call('SET', KEYS[1], '1', 'EX', tonumber(ARGV[1]))
+redis.call('SET', KEYS[1], ARGV[7], 'EX', tonumber(ARGV[1]))
 return 1
 """
 
