@@ -4,6 +4,7 @@ SDK, on each store backend; the raw stores are then searched byte by byte."""
 from __future__ import annotations
 
 import subprocess
+import time
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,8 @@ import openai
 import pytest
 from openai.types.chat import ChatCompletionMessageParam
 
-from tests.inprocess import InProcessGateway
+from gateway.context.conversation_record import conversation_fingerprint
+from tests.inprocess import InProcessGateway, running
 from tests.ledger_db import EVERY_BACKEND, LEDGER_SEP, backend_url
 from tests.servers import GatewayProc, redis_client
 
@@ -238,3 +240,55 @@ def test_a_conversation_whose_first_turn_failed_is_still_erased(
     erased = gw.http.delete(f"{gw.v1}/customers/ines", headers=auth).json()
     assert erased["conversations"] == 2
     assert gw.http.get(f"{gw.v1}/conversations/c-new", headers=auth).status_code == 404
+
+
+def _opened(opening: str) -> list[ChatCompletionMessageParam]:
+    return [
+        {"role": "system", "content": "You are the support agent of an online store."},
+        {"role": "user", "content": opening},
+    ]
+
+
+def test_the_ledger_keeps_no_conversation_id_made_from_the_erased_customer_id(
+    tmp_path: Path, store_url: str
+) -> None:
+    """The app sends no X-Conversation-Id: the gateway names the conversation by a digest
+    of the tenant, the customer id and its opening (`fp-...`). After the erasure the
+    ledger rows had a pseudonym but kept that id, which anyone who can guess the opening
+    recomputes for each candidate customer id: the pseudonym was re-identified."""
+    openings = ["Hi", "Hello, about my order"]
+    for gw in running(tmp_path, store_url):
+        for customer, said in [(ERASED, openings), (KEPT, openings[:1])]:
+            for opening in said:  # a conversation of two turns
+                messages = _opened(opening)
+                for _ in range(2):
+                    reply = gw.openai().chat.completions.create(
+                        model="gpt-4o-mini",
+                        messages=messages,
+                        extra_headers={"X-Customer-Id": customer},
+                    )
+                    answer = reply.choices[0].message.content
+                    messages.append({"role": "assistant", "content": answer})
+                    messages.append({"role": "user", "content": "Where is it?"})
+        auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+        deadline = time.monotonic() + 30  # with PostgreSQL, bookings land in batches
+        while True:
+            theirs = gw.http.get(f"{gw.v1}/customers/{ERASED}/export", headers=auth).json()
+            if len(theirs["ledger"]) == 4 or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        made = {conversation_fingerprint("acme", ERASED, _opened(o)) for o in openings}
+        before = {r["id"]: r["conversation"] for r in theirs["ledger"]}
+        assert len(before) == 4 and set(before.values()) == made  # ids anyone can recompute
+        report = gw.http.delete(f"{gw.v1}/customers/{ERASED}", headers=auth).json()
+        assert report["ledger_rows_pseudonymized"] == 4
+        rows = gw.admin("/admin/ledger", tenant="acme").json()["records"]
+        after = {r["id"]: r["conversation"] for r in rows if r["customer"] == report["pseudonym"]}
+        assert after.keys() == before.keys()
+        assert made & {r["conversation"] for r in rows} == set()
+        assert all(c.startswith("fp-erased-") for c in after.values())
+        # a new id per conversation: its rows stay together, apart from the other's
+        pairs = {(before[i], after[i]) for i in after}
+        assert len(pairs) == len({new for _, new in pairs}) == 2
+        kept = [r["conversation"] for r in rows if r["customer"] == KEPT]
+        assert kept == [conversation_fingerprint("acme", KEPT, _opened("Hi"))] * 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -30,8 +31,24 @@ class Erased:
     ledger_rows: int  # now under the pseudonym
     budgets: int  # spend counters (and their reservations) renamed to the pseudonym
     # False when no copy of the deleted data could be ruled out yet (SQLite: a reader
-    # held the write-ahead log; its old frames go at a later checkpoint)
+    # held the write-ahead log; its old frames go at a later checkpoint. Redis: a file of
+    # the server may hold it. The PostgreSQL ledger: VACUUM does not zero freed space)
     scrubbed: bool = True
+
+
+# A conversation id the gateway made (gateway.context.conversation_record's
+# FINGERPRINT_PREFIX): a digest of the tenant, the customer id and the conversation's
+# opening, which whoever guesses the opening (the app's system prompt, a "Hi") recomputes
+# for each candidate customer id. An erasure gives each such id of the customer's ledger
+# rows a random one, the same for each row of one conversation (`erased_conversation`).
+FINGERPRINT_PREFIX = "fp-"
+ERASED_CONVERSATION_PREFIX = "fp-erased-"
+
+
+def erased_conversation() -> str:
+    """A new id for one fingerprinted conversation of an erased customer's ledger rows:
+    random, so nothing of the customer can be recomputed from it."""
+    return ERASED_CONVERSATION_PREFIX + secrets.token_hex(12)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,8 +185,9 @@ class Store(Protocol):
     ) -> Erased:
         """Privacy erasure, in one step where the backend allows: delete the (kind, key)
         documents, give the customer's ledger rows and spend counters the pseudonym
-        `alias` (their costs stay), and leave no copy of what was deleted in the raw
-        store (SQLite: deleted pages zeroed, the WAL truncated)."""
+        `alias` (their costs stay) and each conversation id the gateway made from the
+        customer's id (FINGERPRINT_PREFIX) a random one, and leave no copy of what was
+        deleted in the raw store (SQLite: deleted pages zeroed, the WAL truncated)."""
 
     async def ping(self) -> None: ...
 

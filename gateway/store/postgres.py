@@ -31,7 +31,7 @@ from psycopg.rows import TupleRow
 from psycopg_pool import AsyncConnectionPool, PoolTimeout
 
 from gateway.errors import ConfigError, StoreRejected, StoreUnavailable
-from gateway.store.base import StoreHealth
+from gateway.store.base import FINGERPRINT_PREFIX, StoreHealth, erased_conversation
 from gateway.store.cursor import decode_cursor, encode_cursor
 from gateway.store.options import PostgresConfig
 from gateway.store.records import (
@@ -334,8 +334,10 @@ class PostgresLedger:
 
     async def pseudonymize(self, tenant: str, customer: str, alias: str) -> int:
         """Privacy erasure, in one transaction: the tenant's rows naming the customer name
-        `alias` instead, in `customer` and in the customer's budget keys; costs stay.
-        Then a VACUUM of the ledger (`_vacuum`). Returns the rows changed."""
+        `alias` instead, in `customer` and in the customer's budget keys, and each
+        conversation id the gateway made from their id (FINGERPRINT_PREFIX) a random one
+        (the same for its every row); costs stay. Then a VACUUM of the ledger
+        (`_vacuum`). Returns the rows changed."""
         rows = await self._pseudonymize(tenant, customer, alias)
         await self._vacuum()
         return rows
@@ -365,8 +367,21 @@ class PostgresLedger:
                 new = [_pseudonymized(key, tenant, customer, alias) for key in budgets]
                 if new != budgets:
                     renamed.append((new, row_id))
+            cursor = await conn.execute(
+                "SELECT DISTINCT conversation FROM ledger WHERE tenant = %s AND customer = %s "
+                "AND starts_with(conversation, %s)",
+                [tenant, customer, FINGERPRINT_PREFIX],
+            )
+            fingerprints = [
+                (erased_conversation(), tenant, customer, old) for (old,) in await cursor.fetchall()
+            ]
             async with conn.cursor() as many:
                 await many.executemany("UPDATE ledger SET budgets = %s WHERE id = %s", renamed)
+                await many.executemany(
+                    "UPDATE ledger SET conversation = %s "
+                    "WHERE tenant = %s AND customer = %s AND conversation = %s",
+                    fingerprints,
+                )
             cursor = await conn.execute(
                 "UPDATE ledger SET customer = %s WHERE tenant = %s AND customer = %s",
                 [alias, tenant, customer],

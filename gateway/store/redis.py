@@ -13,6 +13,7 @@ import asyncio
 import contextlib
 import dataclasses
 import re
+import secrets
 import time
 from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
 from typing import Any
@@ -34,7 +35,13 @@ from gateway import offload
 from gateway.errors import StoreBusy, StoreRejected, StoreUnavailable
 from gateway.store import redis_keys as keys
 from gateway.store import redis_scripts as scripts
-from gateway.store.base import Erased, RateUse, StoreHealth
+from gateway.store.base import (
+    ERASED_CONVERSATION_PREFIX,
+    FINGERPRINT_PREFIX,
+    Erased,
+    RateUse,
+    StoreHealth,
+)
 from gateway.store.cursor import decode_cursor, encode_cursor
 from gateway.store.fail_fast import FailFast
 from gateway.store.options import RedisConfig
@@ -63,6 +70,37 @@ _ERASE_CHUNK = 2000  # ledger rows an erasure script reads and rewrites per call
 _HEALTH_WAIT_S = 0.8  # /healthz answers within a second
 
 __all__ = ["CLUSTER_SCHEME", "RedisStore", "doc_key"]
+
+
+# An erasure's second step, on one chunk of a ledger list: in the rows now under the
+# pseudonym, a conversation id the gateway made from the customer's id (base.
+# FINGERPRINT_PREFIX) becomes ERASED_CONVERSATION_PREFIX and 24 hex digits of a digest of
+# it under a key drawn for this erasure and never kept: random to whoever reads the
+# ledger, the same for each row of one conversation. An id holding an escape (the app's,
+# not the gateway's) is left.
+# KEYS[1] the ledger list  ARGV[1] '"customer":' and the pseudonym, as a row holds them
+# ARGV[2] '"conversation":"' and FINGERPRINT_PREFIX  ARGV[3] ERASED_CONVERSATION_PREFIX
+# ARGV[4] the erasure's key  ARGV[5], ARGV[6] the chunk's first and last index
+# Returns the rows changed.
+_RENAME_FINGERPRINTS = r"""
+local first = tonumber(ARGV[5])
+local rows = redis.call('LRANGE', KEYS[1], first, tonumber(ARGV[6]))
+local changed = 0
+for i, row in ipairs(rows) do
+  local s, e = string.find(row, ARGV[2], 1, true)
+  local close = s and string.find(row, '"', e + 1, true)
+  if close and string.find(row, ARGV[1], 1, true) then
+    local id = string.sub(row, s + 16, close - 1)  -- 16: '"conversation":"'
+    if not string.find(id, '\\', 1, true) and string.sub(id, 1, #ARGV[3]) ~= ARGV[3] then
+      local digest = string.sub(redis.sha1hex(ARGV[4] .. id), 1, 24)
+      local new = string.sub(row, 1, s + 15) .. ARGV[3] .. digest .. string.sub(row, close)
+      redis.call('LSET', KEYS[1], first + i - 1, new)
+      changed = changed + 1
+    end
+  end
+end
+return changed
+"""
 
 
 def _budget_ttls(budgets: Sequence[str]) -> str:
@@ -137,6 +175,7 @@ class RedisStore:
         self._release_script = self._redis.register_script(scripts.RELEASE)
         self._renew_script = self._redis.register_script(scripts.RENEW)
         self._pseudonymize_script = self._redis.register_script(scripts.PSEUDONYMIZE)
+        self._fingerprints_script = self._redis.register_script(_RENAME_FINGERPRINTS)
         self._move_spent_script = self._redis.register_script(scripts.MOVE_SPENT)
         self._swap_script = self._redis.register_script(scripts.SWAP)
         self._rate_script = self._redis.register_script(scripts.RATE)
@@ -506,7 +545,8 @@ class RedisStore:
         self, tenant: str, customer: str, alias: str, docs: Sequence[tuple[str, str]]
     ) -> Erased:
         """Documents deleted, then each period's ledger list of the tenant rewritten
-        atomically (a script per chunk), then the customer's settled spend moved. A
+        atomically (a script per chunk: the customer, then the conversation ids made from
+        their id, `_RENAME_FINGERPRINTS`), then the customer's settled spend moved. A
         booking that lands during the erasure may still name the customer: erase once
         their traffic ends. Never `scrubbed` beside a PostgreSQL ledger (keep_ledger
         False): its VACUUM frees the old row versions without zeroing them."""
@@ -525,8 +565,12 @@ class RedisStore:
                     f"|customer:{named[1:-1]}|",
                     f"|customer:{renamed[1:-1]}|",
                 ]
+                fingerprinted = [args[1], f'"conversation":"{FINGERPRINT_PREFIX}']
+                fingerprinted += [ERASED_CONVERSATION_PREFIX, secrets.token_hex(16)]
                 for period in await self._periods():
-                    rows += await self._pseudonymize(keys.ledger_key(tenant, period), args)
+                    key = keys.ledger_key(tenant, period)
+                    rows += await self._pseudonymize(key, args)
+                    await self._rename_fingerprints(key, fingerprinted)
             budgets = await self._rename_budgets(tenant, customer, alias)
             scrubbed = await self._scrubbed() and self._keep_ledger
         return Erased(int(deleted), rows, budgets, scrubbed=scrubbed)
@@ -538,6 +582,11 @@ class RedisStore:
             chunk = [*args, str(first), str(last)]
             changed += int(await self._pseudonymize_script(keys=[key], args=chunk))
         return changed
+
+    async def _rename_fingerprints(self, key: str, args: list[str]) -> None:
+        """One ledger list, a chunk per script call (_RENAME_FINGERPRINTS)."""
+        for first, last in await self._chunks(key):
+            await self._fingerprints_script(keys=[key], args=[*args, str(first), str(last)])
 
     async def _periods(self) -> list[str]:
         return sorted(_s(p) for p in await self._redis.smembers(keys.PERIODS))

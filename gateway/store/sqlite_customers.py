@@ -1,7 +1,8 @@
 """What the SQLite store does for one customer (gateway.context.customers): read their
 ledger rows (an export), and erase them: documents deleted, ledger rows and spend
-counters under a pseudonym, no copy of what was deleted left in the file (secure_delete
-zeroes freed content; the write-ahead log is truncated). Also how a ledger row reads."""
+counters under a pseudonym (the conversation ids made from their id random), no copy of
+what was deleted left in the file (secure_delete zeroes freed content; the write-ahead
+log is truncated). Also how a ledger row reads."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from gateway.store.base import Erased
+from gateway.store.base import FINGERPRINT_PREFIX, Erased, erased_conversation
 from gateway.store.records import UsageRecord, customer_budget, record_of_row
 from gateway.store.sqlite_budgets import prefix_range
 from gateway.store.sqlite_docs import delete_many
@@ -32,6 +33,7 @@ def erase(
     conn.execute("BEGIN IMMEDIATE")
     try:
         deleted = delete_many(conn, tenant, docs)
+        _rename_fingerprints(conn, tenant, customer)
         rows = conn.execute(
             "UPDATE ledger SET customer = ? WHERE tenant = ? AND customer = ?",
             (alias, tenant, customer),
@@ -52,6 +54,20 @@ def erase(
         rollback(conn)
         raise
     return Erased(documents=deleted, ledger_rows=rows, budgets=budgets)
+
+
+def _rename_fingerprints(conn: sqlite3.Connection, tenant: str, customer: str) -> None:
+    """Each conversation id of the customer's ledger rows that the gateway made from
+    their id (base.FINGERPRINT_PREFIX) gets a random one, the same for its every row."""
+    found = conn.execute(
+        "SELECT DISTINCT conversation FROM ledger WHERE tenant = ? AND customer = ? "
+        "AND substr(conversation, 1, ?) = ?",
+        (tenant, customer, len(FINGERPRINT_PREFIX), FINGERPRINT_PREFIX),
+    ).fetchall()
+    conn.executemany(
+        "UPDATE ledger SET conversation = ? WHERE tenant = ? AND customer = ? AND conversation = ?",
+        [(erased_conversation(), tenant, customer, old) for (old,) in found],
+    )
 
 
 def truncate_wal(conn: sqlite3.Connection) -> bool:
