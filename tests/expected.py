@@ -22,8 +22,8 @@ def split(usage: dict[str, Any]) -> tuple[int, int, int]:
 
 
 def cost(model: str, fresh: int, cached: int, output: int) -> Decimal | None:
-    if model == "text-embedding-3-small":
-        return None  # unknown to genai-prices without a provider hint: booked unpriced
+    if model == "text-embedding-3-small":  # no provider known: priced as its maker lists it
+        return calc_price(Usage(input_tokens=fresh), model, provider_id="openai").total_price
     if model in TABLE:
         rate_in, rate_out = TABLE[model]
         return ((fresh + cached) * rate_in + output * rate_out) / Decimal(1_000_000)

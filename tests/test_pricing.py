@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from genai_prices import Usage, calc_price, data_snapshot
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gateway.config import SIMULATOR
 from gateway.ledger.tokens import MAX_FACTORS, TokenCounter
 from gateway.ledger.usage import TokenUsage
+from gateway.ops.cli import cli_logic
 from gateway.spend.files import worst_input
 from gateway.spend.images import beyond_count, image_cost, images_anywhere, images_in
 from gateway.spend.money import from_units, to_units
 from gateway.spend.pricing import PriceEntry, Pricer
 from gateway.spend.tool_fees import chat_searches, may_search, unbounded_tools
+from tests.inprocess import InProcessGateway
+from tests.servers import write_config
 
 USAGE = TokenUsage(fresh_input=1000, cached_input=1000, output=100)
 
@@ -44,14 +52,38 @@ def test_unknown_model_is_unpriced_not_free() -> None:
 
 
 def test_provider_hint_prices_models_only_that_provider_names() -> None:
+    """A provider named or found by its URL prices from its own list (and genai-prices'
+    guess by name); Groq does not serve OpenAI's embeddings."""
     usage = TokenUsage(fresh_input=1000)
-    assert Pricer({}).cost("text-embedding-3-small", usage) is None
-    assert Pricer({}, provider_id="openai").cost("text-embedding-3-small", usage) == Decimal(
-        "0.00002"
-    )
-    assert Pricer({}, provider_api_url="https://api.openai.com/v1").cost(
-        "text-embedding-3-small", usage
-    ) == Decimal("0.00002")
+    for pricer in (
+        Pricer({}, provider_id="openai"),
+        Pricer({}, provider_api_url="https://api.openai.com/v1"),
+    ):
+        assert pricer.provider_known
+        assert pricer.cost("text-embedding-3-small", usage) == Decimal("0.00002")
+    groq = Pricer({}, provider_id="groq")
+    assert groq.provider_known and groq.cost("text-embedding-3-small", usage) is None
+
+
+def test_a_model_only_its_maker_lists_is_priced_when_the_provider_is_not_known() -> None:
+    """With no provider named and a URL genai-prices does not know (a proxy, the
+    simulator), genai-prices found a chat model by its maker's name pattern (gpt-*) but
+    an embedding by none: text-embedding-3-small was booked unpriced (and refused under
+    a ceiling without an `unpriced` choice). A model only its maker lists is priced at
+    the maker's price now; an open model a host lists (Cerebras's llama-3.3-70b) is not,
+    as hosts price them their own ways."""
+    usage = TokenUsage(fresh_input=1000)
+    for pricer in (
+        Pricer({}),
+        Pricer({}, provider_api_url="http://10.0.0.7:4000/v1"),
+        Pricer({}, provider_id="no-such-provider"),
+    ):
+        assert not pricer.provider_known
+        assert pricer.cost("text-embedding-3-small", usage) == Decimal("0.00002")
+        assert pricer.cost("text-embedding-3-large", usage) == Decimal("0.00013")
+        assert pricer.cost("gpt-4o-mini", usage) == Decimal("0.00015")  # as before
+        assert pricer.cost("llama-3.3-70b", usage) is None
+        assert pricer.cost("my-private-model-x", usage) is None
 
 
 def test_units_round_trip_exactly() -> None:
@@ -262,3 +294,51 @@ def test_one_pricer_prices_any_moment_as_genai_prices_does(
     name, provider = model
     assert LONG_LIVED.cost(name, CALL, at=when) == _genai_cost(name, provider, when)
     assert LONG_LIVED.cost(name, CALL, at=when.timestamp()) == _genai_cost(name, provider, when)
+
+
+def test_an_embedding_through_an_upstream_of_unknown_provider_is_booked_and_held(
+    tmp_path: Path,
+) -> None:
+    """The openai SDK through the gateway and its simulated upstream (a loopback URL,
+    no provider named): the embedding is held under the tenant's ceiling, booked at
+    OpenAI's price, and not counted unpriced."""
+    (tmp_path / "policies").mkdir()
+    spend = {"plans": {"pro": {"monthly_usd": "5"}}}  # no `unpriced` choice: block
+    (tmp_path / "policies" / "spend.yaml").write_text(yaml.safe_dump(spend))
+    gw = InProcessGateway(tmp_path, SIMULATOR, f"sqlite:///{tmp_path / 'gateway.db'}")
+    gw.start()
+    try:
+        reply = gw.openai("acme").embeddings.create(
+            model="text-embedding-3-small", input=["refund policy", "order status"]
+        )
+        [record] = gw.admin("/admin/ledger").json()["records"]
+        [row] = [r for r in gw.admin("/admin/spend").json()["tenants"] if r["tenant"] == "acme"]
+    finally:
+        gw.stop()
+    expected = reply.usage.prompt_tokens * Decimal("0.02") / 1_000_000
+    assert Decimal(record["cost_usd"]) == expected > 0
+    assert row["unpriced_requests"] == 0 and Decimal(row["cost_usd"]) == expected
+
+
+@pytest.mark.parametrize(
+    ("upstream", "warned"),
+    [
+        ({"base_url": "http://10.0.0.7:4000/v1"}, "genai-prices knows no provider at"),
+        ({"base_url": "http://10.0.0.7:4000/v1", "provider": "opneai"}, "'opneai' is no"),
+        ({"base_url": "http://10.0.0.7:4000/v1", "provider": "openai"}, None),
+        ({"base_url": "https://api.openai.com/v1"}, None),
+        ({"base_url": SIMULATOR}, None),
+    ],
+)
+def test_check_config_warns_when_the_upstream_s_provider_is_not_known(
+    tmp_path: Path, upstream: dict[str, str], warned: str | None
+) -> None:
+    config = write_config(tmp_path, SIMULATOR, "sqlite:///g.db", upstream=upstream)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert cli_logic(["check-config", "--config", str(config)]) == 0
+    text = err.getvalue()
+    if warned is None:
+        assert "upstream.provider" not in text, text
+    else:
+        assert warned in text and "set upstream.provider" in text, text

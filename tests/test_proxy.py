@@ -158,7 +158,7 @@ def test_spend_and_metrics_equal_the_upstreams_usage(
         assert row["output_tokens"] == want["output"]
         assert Decimal(row["cost_usd"]) == want["cost"]
         assert row["estimated_requests"] == 0
-        assert row["unpriced_requests"] == want["unpriced"] == 1  # the embeddings call
+        assert row["unpriced_requests"] == want["unpriced"] == 0  # embeddings priced too
         plan = row["plan"]
         for kind, key in (
             ("fresh_input", "fresh"),

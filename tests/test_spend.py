@@ -279,7 +279,8 @@ def test_pass_through_routes_count_against_budgets_and_are_refused_at_the_ceilin
     client.embeddings.create(model="text-embedding-3-small", input="counted")
     (record,) = sqlite_gateway.admin("/admin/ledger").json()["records"]
     assert record["route"] == "embeddings"
-    # The embedding model has no price here (no provider hint): `allow` admits it.
+    # At a ceiling of 0 both are refused: the embedding is priced (at OpenAI's price, the
+    # simulator being no provider genai-prices knows), and would be under `allow` too.
     ceiling = {"monthly_usd": "0", "action": "block", "unpriced": "allow"}
     gw = with_spend(sqlite_gateway, {"plans": {"basic": ceiling}})
     client = openai.OpenAI(base_url=gw.v1, api_key=gw.keys["globex"], max_retries=0)

@@ -110,7 +110,7 @@ def _check_config(config: str) -> int:
             print(f"error: {line}", file=sys.stderr)
         return 1
     plans, unread = tenant_cli.tenant_plans(settings)
-    for warning in _spend_warnings(settings, plans):
+    for warning in [*_pricing_warnings(settings, config), *_spend_warnings(settings, plans)]:
         print(f"warning: {warning}", file=sys.stderr)
     if unread is not None:
         print(
@@ -133,6 +133,31 @@ def _check_config(config: str) -> int:
     declared = len(settings.tenants_by_hash)
     print(f"ok: {config} ({declared} tenants in tenants.yaml, store {settings.store_url})")
     return 0
+
+
+def _pricing_warnings(settings: Settings, config: str) -> list[str]:
+    """The upstream's provider, when genai-prices cannot tell it: calls are then priced
+    by their models' names alone (gateway.spend.pricing)."""
+    from gateway.config import SIMULATOR, pricer_for
+
+    upstream = settings.config.upstream
+    if upstream.base_url == SIMULATOR or pricer_for(settings.config).provider_known:
+        return []
+    if upstream.provider:
+        unknown = f"upstream.provider {upstream.provider!r} is no provider genai-prices knows"
+    else:
+        unknown = (
+            f"upstream.provider is not set and genai-prices knows no provider at "
+            f"upstream.base_url ({upstream.base_url})"
+        )
+    return [
+        f"{config}: {unknown}: calls are priced by their models' names alone (gpt-* at "
+        "OpenAI's prices, claude-* at Anthropic's; a model only its maker lists, such as "
+        "text-embedding-3-small, at the maker's), and any other (a deployment name, an open "
+        "model a host prices its own way, an embedding of a host) is booked unpriced and, "
+        "under a ceiling, refused unless `unpriced` allows it: set upstream.provider "
+        "(openai, azure, groq, ...)"
+    ]
 
 
 def _spend_warnings(settings: Settings, plans: dict[str, str]) -> list[str]:

@@ -118,6 +118,7 @@ class Pricer:
         elif provider_api_url and provider_api_url.startswith("http"):
             self._hints.append((None, provider_api_url))
         self._hints.append((None, None))
+        self.provider_known = _provider_known(provider_id, provider_api_url)
         # genai-prices' ModelInfo of each model asked about (None: it knows none)
         self._models: dict[str, Any] = {}
         # (model, tier; None for the standard tiers) -> its price over the span of time
@@ -282,7 +283,45 @@ class Pricer:
                 return calc_price(probe, model, provider_api_url=api_url).model
             except LookupError:
                 continue
+        return None if self.provider_known else _model_makers_model(model)
+
+
+def _provider_known(provider_id: str | None, api_url: str | None) -> bool:
+    """Whether genai-prices knows the upstream's provider: by its id when one is given,
+    else by the URL (the simulator's loopback URL, a proxy or a self-hosted server is no
+    provider it knows)."""
+    url = api_url if provider_id is None and api_url and api_url.startswith("http") else None
+    if provider_id is None and url is None:
+        return False
+    try:
+        data_snapshot.get_snapshot().find_provider(None, provider_id, url)
+    except LookupError:
+        return False
+    return True
+
+
+def _model_makers_model(model: str) -> Any:
+    """For an upstream whose provider is not known: the model as the model makers list
+    it (the providers others resell the models of, genai-prices'
+    `fallback_model_providers`: OpenAI, Anthropic, DeepSeek, ...), when those that list
+    it under this name all price it alike; None otherwise. genai-prices infers a
+    provider from a name only by the maker's pattern (`gpt-*`, `claude-*`), which an
+    embedding (`text-embedding-3-small`) or a moderation model does not match; a
+    reseller's or host's list (Azure's, Groq's, a vLLM's models) is not read, since a
+    host prices an open model its own way."""
+    snapshot = data_snapshot.get_snapshot()
+    makers = {m for p in snapshot.providers for m in p.fallback_model_providers or ()}
+    listed = [
+        found
+        for provider in snapshot.providers
+        if provider.id in makers and (found := provider.find_model(model)) is not None
+    ]
+    if not listed or any(
+        (m.prices, m.price_variants) != (listed[0].prices, listed[0].price_variants)
+        for m in listed[1:]
+    ):
         return None
+    return listed[0]
 
 
 def _moment(at: Moment) -> datetime:
