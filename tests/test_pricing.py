@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 from datetime import UTC, datetime, timedelta
@@ -342,3 +343,38 @@ def test_check_config_warns_when_the_upstream_s_provider_is_not_known(
         assert "upstream.provider" not in text, text
     else:
         assert warned in text and "set upstream.provider" in text, text
+
+
+def test_a_call_booked_after_a_restart_is_priced_as_it_was_when_it_was_made(
+    tmp_path: Path,
+) -> None:
+    """A call a killed process left journaled is booked when the next one starts: its row
+    is dated when it was made, and its price is read then too (it was read at the replay's
+    time: deepseek-chat made at its peak and replayed off-peak went at half price)."""
+    from prometheus_client import CollectorRegistry
+
+    from gateway.ledger.accounting import Accountant
+    from gateway.ledger.booking import Bookkeeper
+    from gateway.ops.metrics import GatewayMetrics
+    from gateway.store import open_store
+
+    metrics = GatewayMetrics(CollectorRegistry())
+    store = open_store(f"sqlite:///{tmp_path / 'g.db'}")
+    keeper = Bookkeeper(store, metrics, tmp_path / "spill.jsonl", max_pending=10)
+    pricer = Pricer({}, provider_id="deepseek")
+    accountant = Accountant(TokenCounter(), pricer, keeper, metrics, clock=OFF_PEAK.timestamp)
+    entry = {
+        "begun": "call-1",
+        "at": PEAK.timestamp(),
+        "tenant": "acme",
+        "model": "deepseek-chat",
+        "input": CALL.fresh_input,
+        "output": CALL.output,
+    }
+    record = accountant.left_behind(entry)
+    assert record is not None and record.ts == PEAK.timestamp()
+    whole = TokenUsage(fresh_input=CALL.fresh_input, output=CALL.output, estimated=True)
+    then = pricer.cost("deepseek-chat", whole, at=PEAK)
+    assert then is not None and then != pricer.cost("deepseek-chat", whole, at=OFF_PEAK)
+    assert record.cost_units == to_units(then)
+    asyncio.run(store.close())

@@ -118,14 +118,15 @@ class Accountant:
         `record_id`: the call's id in the in-flight journal (gateway.ledger.inflight).
         `at`: when its reservation was made (`Reservation.at`), the record's date: the
         ledger's period is then the one whose `budgets` it adds to (0: now)."""
-        cost = self._cost(model, usage, tier, held_tier, fallback_model)
+        ts = at or self._clock()
+        cost = self._cost(model, usage, tier, held_tier, fallback_model, ts)
         if cost is None:
             self._metrics.count_unpriced(model)
         if usage.estimated:
             self._metrics.estimated.labels(route).inc()
         record = UsageRecord(
             id=record_id or new_id(),
-            ts=at or self._clock(),
+            ts=ts,
             tenant=caller.tenant.name,
             plan=caller.tenant.plan,
             model=model,
@@ -154,11 +155,13 @@ class Accountant:
             )
             model, tier = str(entry["model"]), entry.get("tier")
             priced_as = entry.get("priced_as")
-            cost = self._cost(model, usage, tier, tier, str(priced_as) if priced_as else None)
+            at = float(entry["at"])  # priced as it was when the call was made
+            fallback = str(priced_as) if priced_as else None
+            cost = self._cost(model, usage, tier, tier, fallback, at)
             self._metrics.estimated.labels(str(entry.get("route", "chat"))).inc()
             return UsageRecord(
                 id=str(entry["begun"]),
-                ts=float(entry["at"]),
+                ts=at,
                 tenant=str(entry["tenant"]),
                 plan=str(entry.get("plan") or ""),
                 model=model,
@@ -180,10 +183,11 @@ class Accountant:
         tier: str | None,
         held_tier: str | None,
         fallback_model: str | None,
+        at: float,
     ) -> Decimal | None:
-        """The price of `usage`: nothing for a call that bills nothing, priced or not
-        (no "unpriced" warning); else at `model`'s rates (the model the reply names), or
-        `fallback_model`'s (the model the call was held at: the requested one, or its
+        """The price of `usage` at the time `at`: nothing for a call that bills nothing,
+        priced or not (no "unpriced" warning); else at `model`'s rates (the model the reply
+        names), or `fallback_model`'s (the model the call was held at: the requested one, or its
         `price_as`) when the operator priced that one in config.yaml and not the one the
         reply names (OpenAI and Azure name a dated snapshot, `gpt-4o-2024-08-06`, for
         `gpt-4o`: the operator's price wins over genai-prices' list price, and is what
@@ -197,29 +201,29 @@ class Accountant:
         pricer = self._pricer
         if fallback_model and fallback_model != model:
             if pricer.operator_priced(fallback_model) and not pricer.operator_priced(model):
-                return self._price(fallback_model, usage, tier, held_tier)
+                return self._price(fallback_model, usage, tier, held_tier, at)
             if not pricer.knows(model):
                 # not "counted unpriced": it is priced, at the model it was held at
                 log.debug(
                     "no price for %r (the reply's model): booked at %r's", model, fallback_model
                 )
-                return self._price(fallback_model, usage, tier, held_tier)
-        cost = self._price(model, usage, tier, held_tier)
+                return self._price(fallback_model, usage, tier, held_tier, at)
+        cost = self._price(model, usage, tier, held_tier, at)
         if cost is None and fallback_model and fallback_model != model:
-            cost = self._price(fallback_model, usage, tier, held_tier)
+            cost = self._price(fallback_model, usage, tier, held_tier, at)
         return cost
 
     def _price(
-        self, model: str, usage: TokenUsage, tier: str | None, held_tier: str | None
+        self, model: str, usage: TokenUsage, tier: str | None, held_tier: str | None, at: float
     ) -> Decimal | None:
         """At the rates of the tier that served the call. A tier the reply names without
         rates for the model ("on_demand") is booked at the held tier's, never free; one
         dearer than the hold is booked at its own rates, past what was held (a project
         set to a dearer tier than `upstream.default_service_tier` says)."""
-        cost = self._pricer.cost(model, usage, tier)
+        cost = self._pricer.cost(model, usage, tier, at=at)
         if tier == held_tier:
             return cost
-        held = self._pricer.cost(model, usage, held_tier)
+        held = self._pricer.cost(model, usage, held_tier, at=at)
         if cost is None:
             return held
         if held is not None and cost > held:
