@@ -108,13 +108,19 @@ class TokenCounter:
         """One message's tokens (framing included), cached by content. Past `ceiling`
         (the model's context window) the exact number does not matter, only that it is
         more: the rest of a longer text is estimated from what was counted, so a 9 MB
-        message costs a fraction of a CPU second, not a second and a half."""
+        message costs a fraction of a CPU second, not a second and a half. Such an
+        estimate is remembered for that ceiling only: another model of the same encoding
+        and a larger window (any tenant's, sending the same text) counts it again."""
         enc = self.encoding(model)
-        key = _message_key(enc.name, message)
-        count = self._cache.get(key)
+        exact = _message_key(enc.name, message)
+        count = self._cache.get(exact)
+        if count is None and ceiling is not None:
+            count = self._cache.get(hash((exact, ceiling)))
         if count is None:
             count = _count_message(enc, message, ceiling)
             self.encoded_messages += 1
+            # within the ceiling nothing was estimated: the count is the message's own
+            key = exact if ceiling is None or count <= ceiling else hash((exact, ceiling))
             self._cache.put(key, count)
         return count
 
