@@ -5,9 +5,11 @@ let what one tenant sends change what another is answered or billed."""
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 import openai
+import orjson
 import pytest
 
 from tests.inprocess import InProcessGateway
@@ -37,3 +39,49 @@ def test_a_count_estimated_for_a_small_window_does_not_refuse_another_tenant(
         _ask(gw, "acme", "local-llama", UNEVEN)  # past its 32,000 tokens: refused
     reply = _ask(gw, "globex", "gpt-4o-mini", UNEVEN)
     assert reply.usage is not None and reply.usage.prompt_tokens < 100_000
+
+
+def _image_call(gw: InProcessGateway) -> None:
+    """A low-detail picture, reported as OpenAI bills it on gpt-4o-mini (2,833 tokens an
+    image, which the window counts as 85)."""
+    image: Any = {
+        "type": "image_url",
+        "image_url": {"url": "https://x.test/cat.png", "detail": "low"},
+    }
+    text: Any = {"type": "text", "text": "what is this"}
+    usage = {"prompt_tokens": 30 + 2833, "total_tokens": 30 + 2833 + 5}
+    gw.openai("acme").chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": [text, image]}],
+        max_tokens=5,
+        extra_headers={"X-Simulator-Usage": orjson.dumps(usage).decode()},
+    )
+
+
+def _unreported_call(gw: InProcessGateway, tag: str) -> int:
+    """A call of globex's whose reply carries no usage: booked at its estimated input."""
+    gw.openai("globex").chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": f"where is my order, it was due monday {tag}"}],
+        max_tokens=5,
+        extra_headers={"X-Simulator-Drop-Usage": "1"},
+    )
+    period = time.strftime("%Y-%m", time.gmtime())
+    rows = gw.admin("/admin/ledger", period=period, tenant="globex").json()["records"]
+    newest = max(rows, key=lambda r: r["ts"])
+    assert newest["estimated"] is True
+    return int(newest["fresh_input_tokens"])
+
+
+def test_one_tenants_pictures_do_not_raise_another_tenants_estimated_bill(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """The token factor (a model's provider count over the gateway's) is every tenant's.
+    An image is counted 85 tokens and billed up to thousands: learned from image calls,
+    acme's pictures moved the factor to 2 and globex's next call booked without a
+    reported usage was billed twice its input (31 tokens, then 62)."""
+    gw = sqlite_app_gateway
+    before = _unreported_call(gw, "a")
+    for _ in range(12):
+        _image_call(gw)
+    assert _unreported_call(gw, "b") == before

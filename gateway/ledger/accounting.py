@@ -59,8 +59,8 @@ class Accountant:
         gateway did not count it (pass-through routes), and then only reported usage books.
         `bound`: the most the call can have used; a report past it is implausible (a
         corrupt or hostile upstream would otherwise bill a tenant past its reservation).
-        The model's token factor learns from the report unless the call's files or
-        searches added input the estimate does not count (`bound.input_held`).
+        The model's token factor learns from the report unless the call's images, files
+        or searches added input the estimate does not count (`bound.uncounted`).
         """
         try:
             usage = normalize(reported)
@@ -75,7 +75,7 @@ class Accountant:
                 return clamped(usage, bound)
             usage = None  # the gateway's own counts are the better guess
         elif usage is not None:
-            if input_estimate and not (bound is not None and bound.input_held):
+            if input_estimate and not (bound is not None and bound.uncounted):
                 self._tokens.learn(model, input_estimate, usage.input_total)
             return usage
         if input_estimate is None:

@@ -80,11 +80,16 @@ class UsageBound:
     tokens per reply) and its worst-case input: counted from the body, or (`input_held`)
     the input the spend guard held for a call whose files or searches add input the
     body does not show (the model's context window per round), already the most the
-    provider can bill, so a report past it is not believed, with no slack."""
+    provider can bill, so a report past it is not believed, with no slack. `uncounted`:
+    its input holds what the gateway's count does not measure (images, counted 85
+    tokens each and billed up to thousands; files; searches), so its report teaches the
+    model's token factor nothing: the factor is every tenant's, and one tenant's
+    pictures would otherwise raise the count of every other's text."""
 
     output: int
     input: int | None = None
     input_held: bool = False
+    uncounted: bool = False
 
 
 # Tokenizers and hidden framing differ: a reported input within twice the gateway's own

@@ -37,9 +37,10 @@ class ChatCost:
         add input the body does not show, the input held for it (on the model served)."""
         if self.unseen_input:
             held = self.held_input + beyond_count(models[-1], self.images)
-            return UsageBound(self.worst.output_tokens, held, input_held=True)
+            return UsageBound(self.worst.output_tokens, held, input_held=True, uncounted=True)
         extra = max(beyond_count(model, self.images) for model in models) + self.audio
-        return UsageBound(self.worst.output_tokens, self.worst.input_tokens + extra)
+        inputs = self.worst.input_tokens + extra
+        return UsageBound(self.worst.output_tokens, inputs, uncounted=bool(self.images))
 
 
 def chat_cost(

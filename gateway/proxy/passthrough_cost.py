@@ -100,8 +100,9 @@ class PassCall:
         output = self.held_output if self.ceiling_sent else MAX_TOKENS
         images = beyond_count(self.model or "", self.images)
         if self.files or self.web_searches:
-            return UsageBound(output, held_input + images, input_held=True)
-        return UsageBound(output, corrected(self.raw_input, factor) + self.audio + images)
+            return UsageBound(output, held_input + images, input_held=True, uncounted=True)
+        inputs = corrected(self.raw_input, factor) + self.audio + images
+        return UsageBound(output, inputs, uncounted=bool(self.images))
 
     @property
     def estimated(self) -> bool:
