@@ -4,6 +4,7 @@ let what one tenant sends change what another is answered or billed."""
 
 from __future__ import annotations
 
+import base64
 import random
 import time
 from typing import Any
@@ -58,10 +59,10 @@ def _image_call(gw: InProcessGateway) -> None:
     )
 
 
-def _unreported_call(gw: InProcessGateway, tag: str) -> int:
+def _unreported_call(gw: InProcessGateway, tag: str, model: str = "gpt-4o-mini") -> int:
     """A call of globex's whose reply carries no usage: booked at its estimated input."""
     gw.openai("globex").chat.completions.create(
-        model="gpt-4o-mini",
+        model=model,
         messages=[{"role": "user", "content": f"where is my order, it was due monday {tag}"}],
         max_tokens=5,
         extra_headers={"X-Simulator-Drop-Usage": "1"},
@@ -85,3 +86,35 @@ def test_one_tenants_pictures_do_not_raise_another_tenants_estimated_bill(
     for _ in range(12):
         _image_call(gw)
     assert _unreported_call(gw, "b") == before
+
+
+def _recording_call(gw: InProcessGateway) -> None:
+    """One second of a 320 kbit/s MP3 (40 KB), counted as 40 s (its size as though it
+    were 8 kbit/s: 400 tokens) and reported as OpenAI bills it (10 tokens a second)."""
+    mp3 = base64.b64encode(random.Random(3).randbytes(40_000)).decode()
+    part: Any = {"type": "input_audio", "input_audio": {"data": mp3, "format": "mp3"}}
+    text: Any = {"type": "text", "text": "what did I say"}
+    usage = {
+        "prompt_tokens": 30,
+        "completion_tokens": 5,
+        "prompt_tokens_details": {"audio_tokens": 10},
+    }
+    gw.openai("acme").chat.completions.create(
+        model="gpt-audio",
+        messages=[{"role": "user", "content": [text, part]}],
+        max_tokens=5,
+        extra_headers={"X-Simulator-Usage": orjson.dumps(usage).decode()},
+    )
+
+
+def test_one_tenants_recordings_do_not_lower_another_tenants_counts(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """Audio not in WAV is counted from its size, at least its length: acme's MP3s moved
+    gpt-audio's factor to 0.5, and globex's call booked without a reported usage was
+    billed half its input (31 tokens, then 16), its window counted at half its size."""
+    gw = sqlite_app_gateway
+    before = _unreported_call(gw, "a", "gpt-audio")
+    for _ in range(12):
+        _recording_call(gw)
+    assert _unreported_call(gw, "b", "gpt-audio") == before

@@ -59,8 +59,9 @@ class Accountant:
         gateway did not count it (pass-through routes), and then only reported usage books.
         `bound`: the most the call can have used; a report past it is implausible (a
         corrupt or hostile upstream would otherwise bill a tenant past its reservation).
-        The model's token factor learns from the report unless the call's images, files
-        or searches added input the estimate does not count (`bound.uncounted`).
+        The model's token factor learns from the report unless the call's images,
+        audio, files or searches added input the estimate does not measure
+        (`bound.uncounted`).
         """
         try:
             usage = normalize(reported)

@@ -82,9 +82,10 @@ class UsageBound:
     body does not show (the model's context window per round), already the most the
     provider can bill, so a report past it is not believed, with no slack. `uncounted`:
     its input holds what the gateway's count does not measure (images, counted 85
-    tokens each and billed up to thousands; files; searches), so its report teaches the
-    model's token factor nothing: the factor is every tenant's, and one tenant's
-    pictures would otherwise raise the count of every other's text."""
+    tokens each and billed up to thousands; audio, counted from its size as though it
+    were 8 kbit/s; files; searches), so its report teaches the model's token factor
+    nothing: the factor is every tenant's, and one tenant's pictures or recordings
+    would otherwise move the count of every other's text."""
 
     output: int
     input: int | None = None

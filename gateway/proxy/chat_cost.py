@@ -40,7 +40,9 @@ class ChatCost:
             return UsageBound(self.worst.output_tokens, held, input_held=True, uncounted=True)
         extra = max(beyond_count(model, self.images) for model in models) + self.audio
         inputs = self.worst.input_tokens + extra
-        return UsageBound(self.worst.output_tokens, inputs, uncounted=bool(self.images))
+        return UsageBound(
+            self.worst.output_tokens, inputs, uncounted=bool(self.images or self.audio)
+        )
 
 
 def chat_cost(

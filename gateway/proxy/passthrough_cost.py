@@ -102,7 +102,7 @@ class PassCall:
         if self.files or self.web_searches:
             return UsageBound(output, held_input + images, input_held=True, uncounted=True)
         inputs = corrected(self.raw_input, factor) + self.audio + images
-        return UsageBound(output, inputs, uncounted=bool(self.images))
+        return UsageBound(output, inputs, uncounted=bool(self.images or self.audio))
 
     @property
     def estimated(self) -> bool:
