@@ -283,11 +283,26 @@ def _percentiles(values: list[int]) -> list[float]:
 
 
 def write(path: str, conversations: int, seed: int, langs: list[str]) -> str:
-    """Generate, write the JSONL file and return the summary. Raises ChitchatMissing."""
+    """Generate, write the JSONL file and return the summary. Raises ChitchatMissing, and
+    OSError with the file as it was: the workload goes to a temporary file beside it,
+    renamed over it once whole, so a write cut short (Ctrl-C, a full disk) leaves no
+    truncated workload that replay would read as a shorter one."""
+    import errno
+    import os
     from pathlib import Path
 
+    target = Path(path)
+    if target.is_dir():  # renamed over, "." said "Device or resource busy"
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
     found = generate(conversations, seed, langs)
-    Path(path).write_text(to_jsonl(found), encoding="utf-8")
+    tmp = Path(f"{path}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("x", encoding="utf-8") as fh:
+            fh.write(to_jsonl(found))
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     return summary(found)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 from gateway.config import Settings, load_settings
 from gateway.context.policy import packaged_entries_back
-from gateway.errors import ConfigError, InvalidRequest
+from gateway.errors import ConfigError, InvalidRequest, StoreRejected
 from gateway.ops import tenant_cli
 
 DESCRIPTION = (
@@ -37,8 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="run the gateway")
     serve.add_argument("--config", default="config.yaml")
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8080)
-    serve.add_argument("--workers", type=int, default=1)
+    serve.add_argument("--port", type=_port, default=8080)
+    serve.add_argument("--workers", type=_positive_int, default=1)
     serve.add_argument(
         "--worker-start-timeout",
         type=_positive_int,
@@ -65,7 +65,7 @@ def _parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("simulate-upstream", help="run the simulated upstream alone")
     sim.add_argument("--host", default="127.0.0.1")
-    sim.add_argument("--port", type=int, default=9000)
+    sim.add_argument("--port", type=_port, default=9000)
     sim.add_argument("--cache-ttl", type=float, default=300.0)
 
     report = sub.add_parser("report", help="cost figures from the store (seed 002)")
@@ -81,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     workload = sub.add_parser("workload", help="labelled customer-service conversations")
     workload_sub = workload.add_subparsers(dest="workload_command", required=True)
     gen = workload_sub.add_parser("generate", help="write a realistic workload as JSONL")
-    gen.add_argument("--conversations", type=int, default=600)
+    gen.add_argument("--conversations", type=_positive_int, default=600)
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--lang", default="pt,en,es", help="comma list of pt, en, es")
     gen.add_argument("-o", "--output", required=True, help="the JSONL file to write")
@@ -109,7 +109,11 @@ def _check_config(config: str) -> int:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
         return 1
-    plans, unread = tenant_cli.tenant_plans(settings)
+    try:
+        plans, unread = tenant_cli.tenant_plans(settings)
+    except StoreRejected as exc:  # up but refusing (a Redis db index past its databases)
+        print(f"error: {config}: store: {exc.message}", file=sys.stderr)
+        return 1
     for warning in [*_pricing_warnings(settings, config), *_spend_warnings(settings, plans)]:
         print(f"warning: {warning}", file=sys.stderr)
     if unread is not None:
@@ -170,10 +174,25 @@ def _spend_warnings(settings: Settings, plans: dict[str, str]) -> list[str]:
     )
 
 
+def _whole_number(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # argparse would name the function: "invalid _port value"
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None
+
+
 def _positive_int(text: str) -> int:
-    value = int(text)
+    value = _whole_number(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _port(text: str) -> int:
+    """A TCP port: uvicorn binds 99999 as 34463 (modulo 65536) and logs it as 99999."""
+    value = _whole_number(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port, 0 to 65535, not {value}")
     return value
 
 
@@ -193,7 +212,8 @@ def _serve(args: argparse.Namespace) -> int:
 
     access = args.access_log or load_settings(Path(args.config)).config.logging.access_log
     try:
-        uvicorn.run(
+        _uvicorn_run(
+            uvicorn.run,
             "gateway.proxy.app:create_app_from_env",
             factory=True,
             host=args.host,
@@ -206,12 +226,28 @@ def _serve(args: argparse.Namespace) -> int:
             log_config=logging_config(access),
             log_level="info",
         )
+    except _StartupFailed:
+        return 1
     finally:
         if made is not None:  # the folder this run made: its metrics end with it
             import shutil
 
             shutil.rmtree(made, ignore_errors=True)
     return 0
+
+
+class _StartupFailed(Exception):
+    """uvicorn could not start (a port in use, an app that failed its start-up): it has
+    logged why."""
+
+
+def _uvicorn_run(run: Any, *args: Any, **kwargs: Any) -> None:
+    """uvicorn.run, whose sys.exit(3) on a failed start becomes the CLI's exit code 1."""
+    try:
+        run(*args, **kwargs)
+    except SystemExit as exc:
+        if exc.code:
+            raise _StartupFailed from None
 
 
 def _check_schema(config: str) -> int:
@@ -239,7 +275,7 @@ def _migrate(args: argparse.Namespace) -> int:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
         return 1
-    except StoreUnavailable as exc:
+    except (StoreUnavailable, StoreRejected) as exc:  # down, or refusing (a Redis db index)
         print(f"error: {exc.message}", file=sys.stderr)
         return 1
     print("\n".join(lines))
@@ -294,7 +330,7 @@ def _report(args: argparse.Namespace) -> int:
 
     try:
         report = asyncio.run(read())
-    except StoreUnavailable as exc:
+    except (StoreUnavailable, StoreRejected) as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 1
     return _print_report(report, args)
@@ -349,13 +385,17 @@ def _simulate(args: argparse.Namespace) -> int:
 
     from gateway.dev.simulator import create_simulator_app
 
-    uvicorn.run(
-        create_simulator_app(args.cache_ttl),
-        host=args.host,
-        port=args.port,
-        access_log=False,
-        log_level="warning",
-    )
+    try:
+        _uvicorn_run(
+            uvicorn.run,
+            create_simulator_app(args.cache_ttl),
+            host=args.host,
+            port=args.port,
+            access_log=False,
+            log_level="warning",
+        )
+    except _StartupFailed:
+        return 1
     return 0
 
 
@@ -379,6 +419,9 @@ def _workload(args: argparse.Namespace) -> int:
     except ChitchatMissing as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except OSError as exc:  # a folder missing or read-only, a full disk: nothing written
+        print(f"error: cannot write {args.output}: {exc.strerror}", file=sys.stderr)
+        return 1
     print(f"written to {args.output}", file=sys.stderr)
     return 0
 
@@ -392,4 +435,24 @@ def _replay(args: argparse.Namespace) -> int:
 
 
 def main() -> None:
-    sys.exit(cli_logic(sys.argv[1:]))
+    sys.exit(_outermost(sys.argv[1:]))
+
+
+def _outermost(argv: list[str]) -> int:
+    """cli_logic, with what may end any command said in one line, never a traceback."""
+    try:
+        code = cli_logic(argv)
+        sys.stdout.flush()  # a closed pipe shows here, not at the interpreter's exit
+    except BrokenPipeError:  # `gateway ... | head`: the reader has gone
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        print("error: the output was not read whole (stdout closed)", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except OSError as exc:
+        if exc.filename is None:  # not a file's trouble: a bug, with its traceback
+            raise
+        print(f"error: {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 1
+    return code

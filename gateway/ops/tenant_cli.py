@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from gateway.config import Settings
-from gateway.errors import GatewayError, StoreUnavailable
+from gateway.errors import GatewayError, StoreRejected, StoreUnavailable
 from gateway.tenancy.keys import RegistryRefused
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def run(settings: Settings, args: argparse.Namespace) -> int:
 
     try:
         result = asyncio.run(go())
-    except StoreUnavailable as exc:
+    except (StoreUnavailable, StoreRejected) as exc:  # the store's trouble, not a refusal
         print(f"error: {exc.message}", file=sys.stderr)
         return 1
     except GatewayError as exc:
@@ -138,5 +138,5 @@ def tenant_plans(settings: Settings) -> tuple[dict[str, str], str | None]:
 
     try:
         return asyncio.run(read()), None
-    except StoreUnavailable as exc:
+    except StoreUnavailable as exc:  # a store that refuses (StoreRejected) is raised
         return plans, exc.message

@@ -1,0 +1,218 @@
+"""Every `gateway` command on a bad day (red-team read 22): run as the operator runs it,
+a subprocess, each ends in a line that names what is wrong and the README's exit code
+(0 ok, 1 failure, 2 usage), never a Python traceback, never a file left half-written."""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+GATEWAY = [sys.executable, "-m", "gateway"]
+CONFIG = "upstream:\n  base_url: simulator\nstore: sqlite:///gw.db\npolicies: policies\n"
+
+
+def _gateway(
+    *args: str, cwd: Path, timeout: float = 120, **kwargs: Any
+) -> subprocess.CompletedProcess[str]:
+    """The command run from `cwd`, on this checkout's gateway package."""
+    streams = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **kwargs}
+    return subprocess.run(  # noqa: PLW1510 - the exit code is asserted
+        [*GATEWAY, *args],
+        cwd=cwd,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        **streams,
+    )
+
+
+def _deployment(folder: Path, config: str = CONFIG) -> Path:
+    (folder / "policies").mkdir(parents=True, exist_ok=True)
+    (folder / "config.yaml").write_text(config)
+    return folder / "config.yaml"
+
+
+def _one_line_error(run: subprocess.CompletedProcess[str], code: int, says: str) -> None:
+    assert "Traceback" not in run.stderr, run.stderr
+    assert run.returncode == code, (run.returncode, run.stderr)
+    assert says in run.stderr, run.stderr
+
+
+# --- main: a closed pipe, Ctrl-C, a folder it may not read ---------------------------
+
+
+def test_output_to_a_reader_gone_is_a_line_not_a_traceback(tmp_path: Path) -> None:
+    """`gateway check-config | head -0`: a BrokenPipeError traceback before."""
+    _deployment(tmp_path)
+    read, write = os.pipe()
+    os.close(read)  # the reader has gone before the command writes
+    try:
+        run = _gateway("check-config", cwd=tmp_path, stdout=write)
+    finally:
+        os.close(write)
+    _one_line_error(run, 1, "stdout closed")
+    assert "Exception ignored" not in run.stderr
+
+
+def test_ctrl_c_is_one_line_and_exit_130_and_writes_no_workload(tmp_path: Path) -> None:
+    """A KeyboardInterrupt traceback and death by SIGINT before."""
+    proc = subprocess.Popen(
+        [*GATEWAY, "workload", "generate", "--conversations", "50000", "-o", "w.jsonl"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
+    time.sleep(3)  # past the imports, well inside the generation
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    assert proc.returncode == 130 and "interrupted" in err, (proc.returncode, err)
+    assert out == "" and sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_a_policies_folder_it_may_not_read_is_one_line(tmp_path: Path) -> None:
+    """A PermissionError traceback from the stray-file scan before (gateway/config.py).
+    The tests run as root, whom no mode bit stops: the folder's listing is refused in the
+    real `gateway` process as a `chmod 0` refuses it to anyone else."""
+    _deployment(tmp_path)
+    denied = (
+        "import pathlib, sys\n"
+        "def iterdir(self):\n"
+        "    raise PermissionError(13, 'Permission denied', str(self))\n"
+        "pathlib.Path.iterdir = iterdir\n"
+        "from gateway.ops.cli import main; sys.argv[0] = 'gateway'; main()"
+    )
+    run = subprocess.run(  # noqa: PLW1510 - the exit code is asserted
+        [sys.executable, "-c", denied, "check-config"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": os.getcwd()},
+    )
+    _one_line_error(run, 1, f"error: {tmp_path / 'policies'}: Permission denied")
+    assert run.stderr.count("\n") == 1 and run.stdout == ""
+
+
+# --- a store that answers but refuses -------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["check-config"], ["report"], ["migrate"], ["serve"]])
+def test_a_redis_database_past_the_servers_is_one_line(
+    tmp_path: Path, redis_server: str, command: list[str]
+) -> None:
+    """`store: redis://host:6379/99` on a server of 16 databases: a StoreRejected
+    traceback (check-config, report, migrate; serve after its whole start-up, exit 3)."""
+    url = urlsplit(redis_server)._replace(path="/100000").geturl()
+    _deployment(tmp_path, CONFIG.replace("sqlite:///gw.db", url))
+    run = (
+        _gateway(*command, "--port", "0", cwd=tmp_path, timeout=60)
+        if command == ["serve"]
+        else _gateway(*command, cwd=tmp_path, timeout=60)
+    )
+    _one_line_error(run, 1, "refused the command")
+
+
+def test_tenants_on_a_refusing_store_is_a_failure_not_a_refusal(
+    tmp_path: Path, redis_server: str
+) -> None:
+    """Exit 2 (usage, as for an unknown plan) before: the store's trouble is 1."""
+    url = urlsplit(redis_server)._replace(path="/100000").geturl()
+    _deployment(tmp_path, CONFIG.replace("sqlite:///gw.db", url))
+    _one_line_error(_gateway("tenants", "list", cwd=tmp_path), 1, "refused the command")
+
+
+# --- serve and simulate-upstream: ports, workers, a port in use -----------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["serve", "--port", "99999"], "--port: must be a port"),
+        (["simulate-upstream", "--port", "70000"], "--port: must be a port"),
+        (["simulate-upstream", "--port", "-1"], "--port: must be a port"),
+        (["serve", "--workers", "0"], "--workers: must be at least 1"),
+        (["serve", "--port", "http"], "--port: must be a whole number"),
+    ],
+)
+def test_a_port_or_worker_count_out_of_range_is_a_usage_error(
+    tmp_path: Path, args: list[str], says: str
+) -> None:
+    """uvicorn bound --port 99999 as 34463 and logged `running on ...:99999`; --workers 0
+    served on one; --port -1 failed late with exit 3."""
+    _deployment(tmp_path)
+    try:
+        run = _gateway(*args, cwd=tmp_path, timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"gateway {' '.join(args)} started serving")
+    _one_line_error(run, 2, says)
+
+
+def test_a_port_in_use_exits_1(tmp_path: Path) -> None:
+    """uvicorn's sys.exit(3): not an exit code the README knows."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = str(held.getsockname()[1])
+        run = _gateway("simulate-upstream", "--port", port, cwd=tmp_path, timeout=30)
+    _one_line_error(run, 1, "address already in use")
+
+
+# --- workload generate ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "says"),
+    [
+        (["--conversations", "0", "-o", "w.jsonl"], 2, "--conversations: must be at least 1"),
+        (["--conversations", "-3", "-o", "w.jsonl"], 2, "--conversations: must be at least 1"),
+        (["--conversations", "2", "-o", "nowhere/w.jsonl"], 1, "cannot write nowhere/w.jsonl"),
+        (["--conversations", "2", "-o", "."], 1, "cannot write .: Is a directory"),
+    ],
+)
+def test_workload_generate_on_bad_arguments(
+    tmp_path: Path, args: list[str], code: int, says: str
+) -> None:
+    """An IndexError traceback (0 or fewer conversations, an empty file left behind) or a
+    FileNotFoundError / IsADirectoryError one before."""
+    run = _gateway("workload", "generate", "--lang", "pt", *args, cwd=tmp_path)
+    _one_line_error(run, code, says)
+    assert not (tmp_path / "w.jsonl").exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_workload_write_cut_short_leaves_the_previous_file_whole(tmp_path: Path) -> None:
+    """The file was truncated, then written in place: a full disk (here a file-size
+    limit) or a Ctrl-C while writing left a shorter workload, and replay plays it."""
+    previous = '{"id": "the previous workload"}\n'
+    (tmp_path / "w.jsonl").write_text(previous)
+
+    def small_files() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+
+    run = _gateway(
+        "workload",
+        "generate",
+        "--conversations",
+        "60",
+        "--lang",
+        "pt",
+        "-o",
+        "w.jsonl",
+        cwd=tmp_path,
+        preexec_fn=small_files,
+    )
+    _one_line_error(run, 1, "cannot write w.jsonl: File too large")
+    assert (tmp_path / "w.jsonl").read_text() == previous
+    assert [p.name for p in tmp_path.iterdir()] == ["w.jsonl"]  # no temporary file left
