@@ -216,3 +216,30 @@ def test_a_workload_write_cut_short_leaves_the_previous_file_whole(tmp_path: Pat
     _one_line_error(run, 1, "cannot write w.jsonl: File too large")
     assert (tmp_path / "w.jsonl").read_text() == previous
     assert [p.name for p in tmp_path.iterdir()] == ["w.jsonl"]  # no temporary file left
+
+
+# --- demo -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tenant", ["acme", "umbrella"])
+def test_demo_never_writes_over_a_folder_holding_a_config(tmp_path: Path, tenant: str) -> None:
+    """`gateway demo --dir .` in a deployment's folder replaced its config.yaml with the
+    demo's, added the demo's tenants acme and globex (and their keys) to its tenants.yaml
+    and made demo.db there, exit 0 (tenant umbrella); a folder whose tenants.yaml has an
+    `acme`, as after an earlier demo, ended in a ValueError traceback: a second
+    `demo --dir D` always failed so."""
+    operators = "# the deployment's own\n" + CONFIG
+    _deployment(tmp_path, operators)
+    tenants = f"tenants:\n  {tenant}:\n    plan: pro\n    key_sha256: '{'ab' * 32}'\n"
+    (tmp_path / "policies" / "tenants.yaml").write_text(tenants)
+    run = _gateway("demo", "--dir", ".", cwd=tmp_path)
+    _one_line_error(run, 2, "give it a new or empty folder")
+    assert (tmp_path / "config.yaml").read_text() == operators
+    assert (tmp_path / "policies" / "tenants.yaml").read_text() == tenants
+    assert run.stdout == "" and not (tmp_path / "demo.db").exists()
+
+
+def test_demo_in_a_folder_it_cannot_make_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    run = _gateway("demo", "--dir", "file/demo", cwd=tmp_path)
+    _one_line_error(run, 1, "error: --dir file/demo: Not a directory")

@@ -4,6 +4,7 @@ multi-turn conversations through the official openai SDK, then the spend table."
 from __future__ import annotations
 
 import socket
+import sys
 import tempfile
 import threading
 import time
@@ -17,7 +18,7 @@ import openai
 import uvicorn
 from openai.types.chat import ChatCompletionMessageParam
 
-from gateway.config import load_settings
+from gateway.config import load_settings, tenants_path
 from gateway.ops.tenants import add_tenant
 from gateway.proxy.app import create_app
 
@@ -36,6 +37,30 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+class DemoFolderTaken(Exception):
+    """--dir holds files the demo would write over (an earlier demo's, a deployment's)."""
+
+
+def _claim(workdir: Path) -> Path:
+    """The demo's config.yaml, made in a folder holding none of the demo's files, so a
+    second demo (at once, or later) or a deployment's config.yaml is never written over."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    config = workdir / "config.yaml"
+    ours = (config, workdir / "demo.db", tenants_path(workdir / "policies"))
+    held = [p for p in ours if p.exists()]
+    if not held:
+        try:
+            config.open("x").close()  # the claim: of two demos at once, one makes it
+        except FileExistsError:
+            held = [config]
+    if held:
+        raise DemoFolderTaken(
+            f"--dir {workdir} already holds {', '.join(str(p) for p in held)}: the demo "
+            "writes config.yaml, demo.db and policies/ there; give it a new or empty folder"
+        )
+    return config
 
 
 @contextmanager
@@ -112,7 +137,14 @@ def _table(rows: list[dict[str, str | int]]) -> str:
 def run_demo(workdir: Path | None) -> int:
     with tempfile.TemporaryDirectory(prefix="gateway-demo-") as tmp:
         root = workdir or Path(tmp)
-        root.mkdir(parents=True, exist_ok=True)
+        try:
+            _claim(root)
+        except DemoFolderTaken as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            print(f"error: --dir {root}: {exc.strerror}", file=sys.stderr)
+            return 1
         keys = {
             name: add_tenant(root / "policies", name, plan)
             for name, plan in (("acme", "pro"), ("globex", "basic"))
@@ -134,7 +166,10 @@ def run_demo(workdir: Path | None) -> int:
                 f"{url}/admin/spend", headers={"Authorization": f"Bearer {ADMIN_KEY}"}
             )
             if spend.status_code != 200:
-                print(f"error: /admin/spend answered {spend.status_code}: {spend.text}")
+                print(
+                    f"error: /admin/spend answered {spend.status_code}: {spend.text}",
+                    file=sys.stderr,
+                )
                 return 1
             print(f"\nSpend for {spend.json()['period']} (from /admin/spend):\n")
             print(_table(spend.json()["tenants"]))
