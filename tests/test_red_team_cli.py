@@ -243,3 +243,41 @@ def test_demo_in_a_folder_it_cannot_make_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     run = _gateway("demo", "--dir", "file/demo", cwd=tmp_path)
     _one_line_error(run, 1, "error: --dir file/demo: Not a directory")
+
+
+# --- replay -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("workload")
+    made = _gateway(
+        "workload",
+        "generate",
+        "--conversations",
+        "1",
+        "--lang",
+        "pt",
+        "-o",
+        "w.jsonl",
+        cwd=folder,
+    )
+    assert made.returncode == 0, made.stderr
+    return folder / "w.jsonl"
+
+
+def test_replay_of_an_unknown_plan_names_the_option(workload: Path) -> None:
+    """Exit 1 naming `/tmp/gateway-replay-.../policies/tenants.yaml: tenants.replay.plan`,
+    a file the user never saw, for what is a wrong option (exit 2)."""
+    run = _gateway("replay", str(workload), "--plan", "platinum", cwd=workload.parent)
+    _one_line_error(run, 2, "error: --plan 'platinum': unknown plan 'platinum'")
+    assert "gateway-replay-" not in run.stderr and run.stdout == ""
+
+
+def test_replay_logs_no_line_per_request(workload: Path) -> None:
+    """Two log lines a turn (the simulator's uvicorn access line and the gateway's own):
+    thousands a replay on stderr, its progress lines buried among them."""
+    run = _gateway("replay", str(workload), "--format", "json", cwd=workload.parent)
+    assert run.returncode == 0, run.stderr
+    assert "uvicorn.access" not in run.stderr and "gateway.access" not in run.stderr
+    assert run.stdout.lstrip().startswith("{")

@@ -395,6 +395,8 @@ def write_replay_config(
     config.write_text(
         f"upstream:\n  base_url: {upstream_url}\n  api_key_env: GATEWAY_REPLAY_PROVIDER_KEY\n"
         "store: sqlite:///replay.db\npolicies: policies\n"
+        # Two lines a turn on stderr (thousands a replay) buried its progress lines.
+        "logging:\n  access_log: 'off'\n"
     )
     return config, key
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from pathlib import Path
 
 from gateway.context.policy import POLICY_FILE
-from gateway.dev.replay import ReplayError, read_workload, replay
+from gateway.dev.replay import TENANT, ReplayError, read_workload, replay
 from gateway.dev.replay_report import as_table, to_json
 from gateway.dev.replay_workload import WorkloadError
 from gateway.errors import ConfigError
@@ -32,6 +33,17 @@ def _policies_problem(policies: str | None) -> str | None:
     if not any((folder / name).is_file() for name in (POLICY_FILE, SPEND_FILE)):
         return f"has neither {POLICY_FILE} nor {SPEND_FILE} (the only files replay reads)"
     return None
+
+
+def _config_problems(exc: ConfigError, plan: str) -> int:
+    """Print what is wrong; 2 when it is only --plan (the replay's tenant is written into
+    a temporary tenants.yaml, which the user never saw), else 1."""
+    plan_key = f"tenants.{TENANT}.plan"
+    others = [(f, k, r) for f, k, r in exc.problems if k != plan_key]
+    for file, key, reason in exc.problems:
+        where = f"--plan {plan!r}" if key == plan_key else f"{file}: {key}"
+        print(f"error: {where}: {reason}", file=sys.stderr)
+    return 1 if others else 2
 
 
 def run_replay(
@@ -58,14 +70,14 @@ def run_replay(
     except (OSError, ValueError) as exc:
         print(f"error: cannot read {workload}: {exc}", file=sys.stderr)
         return 1
+    # The simulator's uvicorn logs a line a request on the process's shared logger.
+    logging.getLogger("uvicorn.access").setLevel(logging.WARNING)
     try:
         result = asyncio.run(
             replay(conversations, folder, baseline == "full", model, plan, _progress, clock)
         )
     except ConfigError as exc:
-        for line in exc.lines():
-            print(f"error: {line}", file=sys.stderr)
-        return 1
+        return _config_problems(exc, plan)
     except ReplayError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
