@@ -4,8 +4,10 @@ a subprocess, each ends in a line that names what is wrong and the README's exit
 
 from __future__ import annotations
 
+import json
 import os
 import resource
+import shutil
 import signal
 import socket
 import subprocess
@@ -281,3 +283,22 @@ def test_replay_logs_no_line_per_request(workload: Path) -> None:
     assert run.returncode == 0, run.stderr
     assert "uvicorn.access" not in run.stderr and "gateway.access" not in run.stderr
     assert run.stdout.lstrip().startswith("{")
+
+
+# --- keys -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("grace", ["inf", "1e300", "-1"])
+def test_a_rotation_grace_past_the_year_9999_is_refused(tmp_path: Path, grace: str) -> None:
+    """`keys rotate K --grace-s inf` (or 1e300) exited 0 and left the replaced key live for
+    good: its expiry inf was stored as JSON null, no expiry, and listed so; -1 revoked it
+    at once. The admin API refuses all three (400), as the CLI does now (exit 2)."""
+    _deployment(tmp_path)
+    shutil.copy(Path(__file__).parents[1] / "policies" / "spend.yaml", tmp_path / "policies")
+    added = _gateway("tenants", "add", "acme", "--plan", "pro", cwd=tmp_path)
+    assert added.returncode == 0, added.stderr
+    old = json.loads(added.stdout)["key_id"]
+    run = _gateway("keys", "rotate", old, "--grace-s", grace, cwd=tmp_path)
+    _one_line_error(run, 2, "--grace-s must be a number of seconds, 0 to")
+    listed = json.loads(_gateway("keys", "list", "acme", cwd=tmp_path).stdout)
+    assert [(k["id"], k["expires"], k["revoked"]) for k in listed] == [(old, None, None)]

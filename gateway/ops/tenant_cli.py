@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from gateway.config import Settings
+from gateway.context.types import LATEST_TIME
 from gateway.errors import GatewayError, StoreRejected, StoreUnavailable
 from gateway.tenancy.keys import RegistryRefused
 
@@ -70,9 +71,11 @@ async def _tenants(registry: Registry, args: argparse.Namespace) -> Any:
 
 async def _keys(registry: Registry, args: argparse.Namespace) -> Any:
     if args.keys_command == "create":
-        days = args.expires_in_days
-        if days is not None and not (math.isfinite(days) and days > 0):
-            raise RegistryRefused("--expires-in-days must be a positive number.")
+        days, most = args.expires_in_days, (LATEST_TIME - time.time()) / 86400
+        if days is not None and not (math.isfinite(days) and 0 < days <= most):
+            raise RegistryRefused(
+                f"--expires-in-days must be a positive number, at most {most:.0f}."
+            )
         expires = time.time() + days * 86400 if days is not None else None
         record, key = await registry.create_key(args.tenant, args.name, expires, args.rpm, args.tpm)
         return {"id": record.id, "tenant": record.tenant, "key": key}
@@ -83,6 +86,9 @@ async def _keys(registry: Registry, args: argparse.Namespace) -> Any:
         return keys
     if args.keys_command == "revoke":
         return (await registry.revoke(args.key_id)).public(None)
+    most = LATEST_TIME - time.time()  # as the admin API: inf was stored as no expiry
+    if not (math.isfinite(args.grace_s) and 0 <= args.grace_s <= most):
+        raise RegistryRefused(f"--grace-s must be a number of seconds, 0 to {most:.0f}.")
     new, key, old = await registry.rotate(args.key_id, args.grace_s)
     return {"id": new.id, "key": key, "replaces": old.id, "old_expires": old.expires}
 
