@@ -276,6 +276,15 @@ def test_replay_of_an_unknown_plan_names_the_option(workload: Path) -> None:
     assert "gateway-replay-" not in run.stderr and run.stdout == ""
 
 
+def test_replay_of_a_model_with_no_price_is_refused(workload: Path) -> None:
+    """`replay --model my-local-llama` compared $0 against $0 and exited 0: a replay is
+    a comparison of what the policy and the baseline cost."""
+    run = _gateway("replay", str(workload), "--model", "my-local-llama", cwd=workload.parent)
+    assert run.returncode == 2, run.stderr
+    assert "error: --model 'my-local-llama' has no price" in run.stderr
+    assert run.stdout == ""
+
+
 def test_replay_logs_no_line_per_request(workload: Path) -> None:
     """Two log lines a turn (the simulator's uvicorn access line and the gateway's own):
     thousands a replay on stderr, its progress lines buried among them."""

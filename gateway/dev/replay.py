@@ -56,11 +56,15 @@ from gateway.spend.ceilings import SPEND_FILE
 from gateway.spend.pricing import Pricer
 
 TENANT = "replay"
-__all__ = ["ReplayError", "read_workload", "replay", "turn_time"]
+__all__ = ["ReplayError", "UnpricedModel", "read_workload", "replay", "turn_time"]
 
 
 class ReplayError(Exception):
     """The replay could not go on (a request failed): its message says which."""
+
+
+class UnpricedModel(ReplayError):
+    """`--model` has no price: a replay that compares costs would print $0 against $0."""
 
 
 @dataclass(frozen=True)
@@ -457,6 +461,11 @@ async def _sides(
         app = create_app(settings)
         async with app.router.lifespan_context(app):
             gateway = GatewaySide(app, sim, key, settings, model, plan)
+            if gateway.pricer.cost(model, TokenUsage(fresh_input=1_000, output=100)) is None:
+                raise UnpricedModel(
+                    f"--model {model!r} has no price (config `prices` or genai-prices): "
+                    "a replay compares what the policy and the baseline cost"
+                )
             base = BaselineSide(model, gateway.pricer) if baseline else None
             try:
                 yield gateway, base

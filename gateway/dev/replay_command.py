@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from gateway.context.policy import POLICY_FILE
-from gateway.dev.replay import TENANT, ReplayError, read_workload, replay
+from gateway.dev.replay import TENANT, ReplayError, UnpricedModel, read_workload, replay
 from gateway.dev.replay_report import as_table, to_json
 from gateway.dev.replay_workload import WorkloadError
 from gateway.errors import ConfigError
@@ -78,9 +78,9 @@ def run_replay(
         )
     except ConfigError as exc:
         return _config_problems(exc, plan)
-    except ReplayError as exc:
+    except ReplayError as exc:  # an unpriced --model is a usage error, as a --plan is
         print(f"error: {exc}", file=sys.stderr)
-        return 1
+        return 2 if isinstance(exc, UnpricedModel) else 1
     report = to_json(result, model, workload, str(folder) if folder else "shipped")
     print(json.dumps(report, indent=2) if output == "json" else as_table(report))
     return 0
