@@ -10,6 +10,7 @@ import resource
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -64,6 +65,19 @@ def test_output_to_a_reader_gone_is_a_line_not_a_traceback(tmp_path: Path) -> No
         os.close(write)
     _one_line_error(run, 1, "stdout closed")
     assert "Exception ignored" not in run.stderr
+
+
+def test_check_config_says_when_the_sqlite_store_is_a_new_file(tmp_path: Path) -> None:
+    """A store path typed wrong (`sqlite:///gw.db` for `gateway.db`) made a new, empty
+    store and check-config said ok: the deployment's tenants, keys and spend seemed
+    gone. It says so, and says nothing once the file is there."""
+    _deployment(tmp_path)
+    first = _gateway("check-config", cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert f"note: the store's file {tmp_path / 'gw.db'} does not exist" in first.stderr
+    sqlite3.connect(tmp_path / "gw.db").close()
+    again = _gateway("check-config", cwd=tmp_path)
+    assert again.returncode == 0 and "does not exist" not in again.stderr, again.stderr
 
 
 def test_ctrl_c_is_one_line_and_exit_130_and_writes_no_workload(tmp_path: Path) -> None:

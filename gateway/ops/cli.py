@@ -109,6 +109,8 @@ def _check_config(config: str) -> int:
         for line in exc.lines():
             print(f"error: {line}", file=sys.stderr)
         return 1
+    # A path typed wrong would start a new, empty store, and check-config said ok.
+    new_file = _new_sqlite_file(settings.store_url)
     try:
         plans, unread = tenant_cli.tenant_plans(settings)
     except StoreRejected as exc:  # up but refusing (a Redis db index past its databases)
@@ -134,9 +136,24 @@ def _check_config(config: str) -> int:
             "policies apply (gateway/data/context.yaml)",
             file=sys.stderr,
         )
+    if new_file is not None:
+        print(
+            f"note: the store's file {new_file} does not exist: the gateway will start a "
+            "new, empty store there (no tenants, keys or spend of before: check the path "
+            "if the deployment has one)",
+            file=sys.stderr,
+        )
     declared = len(settings.tenants_by_hash)
     print(f"ok: {config} ({declared} tenants in tenants.yaml, store {settings.store_url})")
     return 0
+
+
+def _new_sqlite_file(store_url: str) -> str | None:
+    """The SQLite store's file when it does not exist yet (None: it does, or no SQLite)."""
+    if not store_url.startswith("sqlite:///"):
+        return None
+    path = Path(store_url.removeprefix("sqlite:///"))
+    return None if path.exists() else str(path)
 
 
 def _pricing_warnings(settings: Settings, config: str) -> list[str]:
