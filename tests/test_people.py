@@ -358,7 +358,6 @@ FOUND = [
         {("address", "four four one seven north pearl street")},
     ),
     ("minha OS é 7740218 e o técnico não veio", {("order", "7740218")}),
-    ("o cód. 3320418 veio trocado", {("sku", "3320418")}),
     (
         "uh it's two six dash zero four four one nine three",
         {("order", "two six dash zero four four one nine three")},
@@ -381,6 +380,16 @@ ABSENT = [
     # million" read after it is no code
     ("ok. the claim was 865 total right?", "order"),
     ("I paid twenty five dollars on the road", "address"),
+    # a sum said after a word for a file, in words or after "for"/"de"; a year after "OS";
+    # cash on delivery; a phone read out with dashes (ten digits) is no code
+    ("my claim is for twelve thousand five hundred", "order"),
+    ("a disputa é de vinte e cinco mil", "order"),
+    ("el siniestro fue de treinta mil", "order"),
+    ("my claim is for 12500", "order"),
+    ("o sinistro foi de 40000", "order"),
+    ("the OS 2023 update broke it", "order"),
+    ("I paid COD 350 for the delivery", "sku"),
+    ("it's four one five dash five five five dash zero one nine nine", "order"),
     ("I bought it at best buy dot com last week", "email"),
     ("one main street is where the old store was", "address"),
     ("the dispute and the fraud thing, my husband will ask me a million questions", "order"),

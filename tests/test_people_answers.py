@@ -109,6 +109,14 @@ def test_a_bare_answer_is_what_was_asked(
         ("Thanks for waiting.", "helena castilho, cliente faz tempo", "name"),
         # nor a name alone on a line between others: the courier's, the seller's
         ("Pode me contar o que houve?", "o entregador foi\nJoão Pedro Alves\ne nada", "name"),
+        # asked for, still not one the line before says is someone else's
+        (
+            "Qual o seu nome completo?",
+            "foi entregue para o porteiro\nJoão Pereira\nmas nada",
+            "name",
+        ),
+        ("Can I get your full name?", "the courier was\nJames Walker\nhe left it", "name"),
+        ("¿Me dice su nombre completo?", "hablé con\nLucía Fernández\nayer", "name"),
     ],
 )
 def test_what_is_no_answer(agent: str, customer: str, kind: str) -> None:

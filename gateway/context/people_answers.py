@@ -21,7 +21,7 @@ from gateway.context.common_words import is_common
 from gateway.context.first_names import is_first_name, is_last_name
 from gateway.context.people_cities import address_city, city_at
 from gateway.context.people_hits import Hit, add_hit, proper
-from gateway.context.people_text import first_matches, linear
+from gateway.context.people_text import first_matches, linear, word_set
 from gateway.context.people_words import SIGN_OFF_WORDS
 from gateway.context.places import is_city
 
@@ -303,6 +303,21 @@ def _name_under(folded: str, hits: list[Hit]) -> None:
             return
 
 
+# The last word of a line a name on the next line finishes: a preposition or a link
+# ("I talked to", "foi entregue para o"), or a role ("the courier", "o porteiro").
+_GOES_ON = word_set(
+    "to by was is with from for the a an com con para pelo pela por foi era o a os as de do "
+    "da el la los las al del y e and courier driver agent attendant technician porteiro "
+    "entregador motoboy atendente tecnico vendedor vendedora repartidor tecnica mensajero"
+)
+
+
+def _goes_on(line: str) -> bool:
+    """Whether a line ends unfinished, its clause going on into the next line."""
+    words = line.strip(" \t").split()
+    return bool(words) and words[-1].lower() in _GOES_ON
+
+
 def _name_line(folded: str, hits: list[Hit], anywhere: bool = False) -> None:
     """A first or last line that is two to four name words and nothing else, the first a
     listed first name, in a message of several lines ("Beatriz Nogueira\\nlocalizador
@@ -318,6 +333,8 @@ def _name_line(folded: str, hits: list[Hit], anywhere: bool = False) -> None:
         earlier = [k for k in filled if k < n]
         if earlier and lines[earlier[-1]].rstrip().endswith(":"):
             continue
+        if anywhere and earlier and _goes_on(lines[earlier[-1]]):
+            continue  # "the courier was\nJames Walker": the line before names whose
         begin_line = sum(len(x) + 1 for x in lines[:n])
         if earlier and any(h.kind == "address" and h.end <= begin_line for h in hits):
             continue  # the line under an address is its town ("12 Main St\\nAustin Texas")

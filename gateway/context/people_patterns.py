@@ -298,16 +298,18 @@ CUE = linear(
     r"|protocolo|protocol|ticket|chamado|caso|case|reclamacao|invoice|fatura|factura"
     r"|nota\s+fiscal|boleto|booking|reserva|reservation|confirmation|confirmacao|confirmacion"
     r"|localizador|tracking|rastreio|rastreamento"
-    r"|seguimiento|guia|ref|reference|referencia|ordem\s+de\s+servico|(?-i:OS)|work\s+order"
-    r"|service\s+order|orden\s+de\s+(?:trabajo|servicio))|(sku|codigo|cod|code|product"
+    r"|seguimiento|guia|ref|reference|referencia|ordem\s+de\s+servico|work\s+order"
+    r"|service\s+order|orden\s+de\s+(?:trabajo|servicio))|(sku|codigo|code|product"
     r"|produto|producto|item|modelo|model|part|peca|pieza|article|articulo|artigo)|(phone"
     r"|telefone|telefono|tel|fone|celular|cel|cell|mobile|movil|whatsapp|whats|zap|wpp|contato"
     r"|contacto|call\s+me\s+at|reach\s+me\s+at|my\s+number|meu\s+numero|mi\s+numero)|(zip"
     r"|cep|cpf|cnpj|rg|dni|nif|ssn|postal|cvv|card|cartao|tarjeta|senha|password|pin|conta"
     r"|account|cuenta|agencia|iban)"
-    # Words for a file that also has a sum ("the claim was 865"): a code after them is
-    # one only when it is long or has letters (people_spans).
-    r"|(dispute|disputa|claim|sinistro|siniestro|report|incident|incidente|ocorrencia))\b"
+    # Words for a file that also has a sum ("the claim was 865"), or a short number of
+    # its own ("the OS 2023 update": an operating system, "OS 7740218": a service order):
+    # a code after them is one only when it is long or has letters (people_spans).
+    r"|(dispute|disputa|claim|sinistro|siniestro|report|incident|incidente|ocorrencia"
+    r"|(?-i:OS)))\b"
 )
 CUE_KINDS = ("block", "order", "sku", "phone", "block", "file")  # CUE's groups, in order
 # The agent's words for a number it gives the customer to quote, the code after them

@@ -85,6 +85,9 @@ from gateway.context.places import is_city
 # Digits read one at a time with no cue before them: a code (an order, a protocol), as
 # a customer reads one out on a call; fewer are a count, 8 or more a phone.
 READ_OUT_DIGITS = 5
+# Ten digits or more read out with dashes between are a phone ("four one five dash five
+# five five dash zero one nine nine"), fewer a code ("two six dash zero four four...").
+PHONE_DIGITS = 10
 # An agent's reference follows its word closely: "protocolo: RES-...", "your job reference
 # is PV-31174", "o protocolo da sua reclamação é dois zero dois...".
 REFERENCE_GAP = 40
@@ -503,7 +506,10 @@ def _codes(folded: str, hits: list[Hit]) -> None:
     ("item sku aa64-26" states "sku aa64-26", as the customer wrote it)."""
     for m in first_matches(CODE, folded):
         token = (m.group(0) or "").rstrip("-")
-        kind = _code_kind(token, _cue_before(folded, m.start()))
+        cue = _cue_before(folded, m.start())
+        if cue == "file" and _SUM_LEAD.search(folded[max(0, m.start() - 12) : m.start()]):
+            continue  # "my claim is for 12500", "o sinistro foi de 40000": a sum
+        kind = _code_kind(token, cue)
         if not kind and _locator(folded, m.start(), token):
             kind = "order"
         if kind:
@@ -533,22 +539,32 @@ def _spelled(folded: str, hits: list[Hit], english: bool) -> None:
         cue = _cue_before(folded, tokens[0][0])
         code = _code_cue(cue, tokens)
         kind = ("order" if cue == "file" else cue) if code else "phone" if count >= 8 else ""
-        if kind == "phone" and not cue and DASH_WORD.search(folded[m.start() : m.end()]):
-            kind = "order"  # a dash said between its digits: a code read out, no phone
+        dashed = DASH_WORD.search(folded[m.start() : m.end()]) is not None
+        if kind == "phone" and not cue and dashed and count < PHONE_DIGITS:
+            kind = "order"  # a dash said between 8-9 digits: a code read out, no phone
         if not kind and not cue and count >= READ_OUT_DIGITS and _digit_by_digit(tokens):
             kind = "order"  # "aí o pedindo então é nove três um seis zero cinco"
         if kind and cue != "block":
             add_hit(hits, kind, tokens[0][0], tokens[-1][1])
 
 
+# What comes right before a sum, not a code, after a word for a file ("for", "de").
+_SUM_LEAD = re.compile(
+    r"\b(?:for|of|about|around|de|do|da|por|em|en|de\s+unos|cerca\s+de)\s*[$€£]?\s*$",
+    re.IGNORECASE,
+)
+
+
 def _code_cue(cue: str, tokens: Sequence[tuple[int, int, str, int]]) -> bool:
     """Whether number words after a cue read out its code: two words or more ("a
-    million questions" is none), three digits or more, five after a word for a file
-    that also has sums ("the claim was eight sixty-five")."""
-    least = CODE_DIGITS if cue == "file" else 3
+    million questions" is none), three digits or more; after a word for a file that
+    also has sums, five digits or more read one at a time ("the claim was eight
+    sixty-five", "twelve thousand five hundred" are sums)."""
     if cue not in ("order", "sku", "file") or len(tokens) < 2:
         return False
-    return len(compose([t[2:] for t in tokens])) >= least
+    if cue == "file":  # "a disputa é de vinte e cinco mil": a sum, read as one number
+        return _digit_by_digit(tokens) and len(compose([t[2:] for t in tokens])) >= CODE_DIGITS
+    return len(compose([t[2:] for t in tokens])) >= 3
 
 
 def _first_letter(folded: str, start: int, digits: int) -> int:
