@@ -11,19 +11,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.inprocess import InProcessGateway
+from tests.inprocess import InProcessGateway, say
 
 SYSTEM = "You are a helpful support agent."
 CUSTOMER = "cust-midturn"
-
-
-def _ask(gw: InProcessGateway, messages: list[Any], conversation: str, **extra: Any) -> str:
-    reply = gw.openai().chat.completions.create(
-        model="gpt-4o-mini",
-        messages=messages,
-        extra_headers={"X-Customer-Id": CUSTOMER, "X-Conversation-Id": conversation, **extra},
-    )
-    return reply.choices[0].message.content or ""
 
 
 def test_a_card_made_before_the_erasure_is_not_written_back_by_a_turn_ending_after_it(
@@ -34,18 +25,18 @@ def test_a_card_made_before_the_erasure_is_not_written_back_by_a_turn_ending_aft
     into the index again, then took it back; the text stayed in gateway.db-wal after
     the erasure had answered `scrubbed: true`."""
     gw = sqlite_app_gateway
+    who = {"X-Customer-Id": CUSTOMER, "X-Conversation-Id": "conv-a"}
     a: list[Any] = [{"role": "system", "content": SYSTEM}]
     for text in ["Hi, I'm Marta Quintela, order 55120 is missing", "call me on +55 11 98765-4321"]:
-        a.append({"role": "user", "content": text})
-        a.append({"role": "assistant", "content": _ask(gw, a, "conv-a")})
-    _ask(gw, [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "hi"}], "conv-b")
+        say(gw, a, text, **who)
+    b: list[Any] = [{"role": "system", "content": SYSTEM}]
+    say(gw, b, "hi", **{"X-Customer-Id": CUSTOMER, "X-Conversation-Id": "conv-b"})
     auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
     export = gw.http.get(f"{gw.v1}/customers/{CUSTOMER}/export", headers=auth).json()
     assert any(e["conversation"] == "conv-a" and e.get("summary") for e in export["episodes"])
 
-    a.append({"role": "user", "content": "any news?"})
     slow = {"X-Simulator-Delay-Ms": "1500"}
-    turn = threading.Thread(target=_ask, args=(gw, a, "conv-a"), kwargs=slow)
+    turn = threading.Thread(target=say, args=(gw, a, "any news?"), kwargs={**who, **slow})
     turn.start()
     time.sleep(0.6)
     assert turn.is_alive()

@@ -13,11 +13,10 @@ from typing import Any
 import psycopg
 import pytest
 import redis
-from openai.types.chat import ChatCompletionMessageParam
 
 from gateway.store import sqlite
 from gateway.store.sqlite import SQLiteStore
-from tests.inprocess import InProcessGateway, running
+from tests.inprocess import InProcessGateway, running, say
 from tests.ledger_db import LEDGER_SEP, create_database, drop_database
 from tests.servers import start_redis, stop
 
@@ -29,21 +28,14 @@ ERASED = "cust-erase-6620"
 
 
 def _talk(gw: InProcessGateway, customer: str, conversation: str) -> None:
-    client = gw.openai()
-    messages: list[ChatCompletionMessageParam] = [
+    messages: list[Any] = [
         {"role": "system", "content": "You are the support agent of an online store."}
     ]
     for line in (
         "Hi, I'm Marta Quintela, my order ORD-55120 has not arrived.",
         "Call me on +55 11 98765-4321 or write to marta.quintela@example.com",
     ):
-        messages.append({"role": "user", "content": line})
-        reply = client.chat.completions.create(
-            model="gpt-4o-mini",
-            messages=messages,
-            extra_headers={"X-Customer-Id": customer, "X-Conversation-Id": conversation},
-        )
-        messages.append({"role": "assistant", "content": reply.choices[0].message.content})
+        say(gw, messages, line, **{"X-Customer-Id": customer, "X-Conversation-Id": conversation})
     put = gw.http.put(
         f"{gw.v1}/customers/{customer}/facts",
         json={"facts": [{"id": "tier", "text": "Loyalty tier VIP-GOLD-889", "value": "x"}]},

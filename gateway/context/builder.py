@@ -499,8 +499,11 @@ class WindowBuilder:
         await conversations.save(record)
         if turn.to_index and await conversations.erased(record):
             await conversations.forget(record)
+        # (a listed turn has just looked, and found no erasure)
         elif (
-            turn.own_card is not None and record.customer and not await conversations.erased(record)
+            turn.own_card is not None
+            and record.customer
+            and (turn.to_index or not await conversations.erased(record))
         ):
             # Made by another conversation's turn before this one: marked stale once this
             # turn is saved (marked as it began, a card made meanwhile from the record

@@ -114,14 +114,15 @@ class TokenCounter:
         enc = self.encoding(model)
         exact = _message_key(enc.name, message)
         count = self._cache.get(exact)
-        if count is None and ceiling is not None:
-            count = self._cache.get(hash((exact, ceiling)))
+        if count is not None:
+            return count
+        estimated = exact if ceiling is None else hash((exact, ceiling))
+        count = self._cache.get(estimated)
         if count is None:
             count = _count_message(enc, message, ceiling)
             self.encoded_messages += 1
             # within the ceiling nothing was estimated: the count is the message's own
-            key = exact if ceiling is None or count <= ceiling else hash((exact, ceiling))
-            self._cache.put(key, count)
+            self._cache.put(exact if ceiling is None or count <= ceiling else estimated, count)
         return count
 
     def text_tokens(self, model: str, text: str) -> int:
