@@ -234,6 +234,19 @@ def test_a_workload_write_cut_short_leaves_the_previous_file_whole(tmp_path: Pat
     assert [p.name for p in tmp_path.iterdir()] == ["w.jsonl"]  # no temporary file left
 
 
+def test_a_workload_to_stdout_is_the_file_it_would_write(tmp_path: Path) -> None:
+    """`-o -` wrote a file named "-" in the working folder and nothing to stdout."""
+    args = ["workload", "generate", "--conversations", "4", "--seed", "3", "--lang", "pt,en"]
+    piped = _gateway(*args, "-o", "-", cwd=tmp_path)
+    assert piped.returncode == 0, piped.stderr
+    assert list(tmp_path.iterdir()) == []
+    assert "4 conversations" in piped.stderr
+    written = _gateway(*args, "-o", "w.jsonl", cwd=tmp_path)
+    assert written.returncode == 0, written.stderr
+    assert piped.stdout == (tmp_path / "w.jsonl").read_text(encoding="utf-8")
+    assert [json.loads(line)["id"] for line in piped.stdout.splitlines()]  # 4 rows of JSON
+
+
 # --- demo -------------------------------------------------------------------------------
 
 

@@ -50,7 +50,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, TextIO
 
 from gateway.dev import cs_beats, cs_talk, cs_values
 from gateway.dev.cs_conversation import Customer, Episode, Fact, Turn
@@ -303,6 +303,13 @@ def write(path: str, conversations: int, seed: int, langs: list[str]) -> str:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return summary(found)
+
+
+def stream(out: TextIO, conversations: int, seed: int, langs: list[str]) -> str:
+    """Generate, write the JSONL to `out` (`-o -`: stdout) and return the summary."""
+    found = generate(conversations, seed, langs)
+    out.write(to_jsonl(found))
     return summary(found)
 
 

@@ -84,7 +84,7 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--conversations", type=_positive_int, default=600)
     gen.add_argument("--seed", type=int, default=0)
     gen.add_argument("--lang", default="pt,en,es", help="comma list of pt, en, es")
-    gen.add_argument("-o", "--output", required=True, help="the JSONL file to write")
+    gen.add_argument("-o", "--output", required=True, help="the JSONL file to write; - for stdout")
 
     replay = sub.add_parser("replay", help="a workload through the gateway vs full history")
     replay.add_argument("file", help="a workload JSONL (gateway workload generate)")
@@ -424,7 +424,7 @@ def _demo(args: argparse.Namespace) -> int:
 
 def _workload(args: argparse.Namespace) -> int:
     from gateway.dev.cs_chitchat import ChitchatMissing
-    from gateway.dev.cs_workload import LANGUAGES, write
+    from gateway.dev.cs_workload import LANGUAGES, stream, write
 
     langs = [lang.strip() for lang in args.lang.split(",") if lang.strip()]
     unknown = sorted(set(langs) - set(LANGUAGES))
@@ -432,6 +432,9 @@ def _workload(args: argparse.Namespace) -> int:
         print(f"error: --lang takes {','.join(LANGUAGES)}; got {args.lang!r}", file=sys.stderr)
         return 2
     try:
+        if args.output == "-":  # the workload on stdout, its summary on stderr
+            print(stream(sys.stdout, args.conversations, args.seed, langs), file=sys.stderr)
+            return 0
         print(write(args.output, args.conversations, args.seed, langs))
     except ChitchatMissing as exc:
         print(f"error: {exc}", file=sys.stderr)
