@@ -247,6 +247,28 @@ def test_a_workload_to_stdout_is_the_file_it_would_write(tmp_path: Path) -> None
     assert [json.loads(line)["id"] for line in piped.stdout.splitlines()]  # 4 rows of JSON
 
 
+def test_check_config_names_the_store_and_upstream_without_their_passwords(
+    tmp_path: Path,
+) -> None:
+    """`serve` prints check-config's lines into every replica's log: the Redis URL's
+    password (deploy/README puts it in the store URL) and an upstream URL's credentials
+    were printed whole (red-team read 23)."""
+    redis = "redis://:REDISPASSCANARY@127.0.0.1:6379/15?password=QUERYPASSCANARY"
+    upstream = "https://proxyuser:UPSTREAMPASSCANARY@llm-proxy.internal:8443/v1"
+    config = f"upstream:\n  base_url: {upstream}\nstore: {redis}\npolicies: policies\n"
+    _deployment(tmp_path, config)
+    run = _gateway("check-config", "--config", "config.yaml", cwd=tmp_path)
+    said = run.stdout + run.stderr
+    assert run.returncode == 0, said
+    assert "store redis://:***@127.0.0.1:6379/15?password=***" in run.stdout
+    assert "https://proxyuser:***@llm-proxy.internal:8443/v1" in run.stderr
+    assert "CANARY" not in said
+    typo = _deployment(tmp_path / "typo", CONFIG.replace("sqlite:///gw.db", "reddis://:PW1@h/0"))
+    run = _gateway("check-config", "--config", str(typo), cwd=tmp_path)
+    assert run.returncode == 1 and "store: " in run.stderr, run.stderr
+    assert "PW1" not in run.stdout + run.stderr
+
+
 # --- demo -------------------------------------------------------------------------------
 
 

@@ -14,6 +14,7 @@ from gateway.config import Settings, load_settings
 from gateway.context.policy import packaged_entries_back
 from gateway.errors import ConfigError, InvalidRequest, StoreRejected
 from gateway.ops import tenant_cli
+from gateway.urls import shown_url
 
 DESCRIPTION = (
     "An OpenAI-compatible gateway that budgets each conversation's context and books every "
@@ -144,7 +145,8 @@ def _check_config(config: str) -> int:
             file=sys.stderr,
         )
     declared = len(settings.tenants_by_hash)
-    print(f"ok: {config} ({declared} tenants in tenants.yaml, store {settings.store_url})")
+    store = shown_url(settings.store_url)
+    print(f"ok: {config} ({declared} tenants in tenants.yaml, store {store})")
     return 0
 
 
@@ -169,7 +171,7 @@ def _pricing_warnings(settings: Settings, config: str) -> list[str]:
     else:
         unknown = (
             f"upstream.provider is not set and genai-prices knows no provider at "
-            f"upstream.base_url ({upstream.base_url})"
+            f"upstream.base_url ({shown_url(upstream.base_url)})"
         )
     return [
         f"{config}: {unknown}: calls are priced by their models' names alone (gpt-* at "
