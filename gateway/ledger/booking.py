@@ -28,6 +28,7 @@ from collections import deque
 from collections.abc import Iterable
 from itertools import islice
 from pathlib import Path
+from typing import BinaryIO
 
 import orjson
 
@@ -165,7 +166,7 @@ class Bookkeeper:
 
     def _reject(self, record: UsageRecord, exc: Exception) -> None:
         try:
-            with self.rejected_path.open("ab") as fh:
+            with _private_append(self.rejected_path) as fh:
                 fh.write(orjson.dumps(record.to_json()) + b"\n")
         except OSError as err:
             log.error("cannot write %s (%s): booking %s lost", self.rejected_path, err, record.id)
@@ -200,7 +201,7 @@ class Bookkeeper:
         False when the disk refuses."""
         try:
             # One write per record line; readers skip a line a crash may have cut short.
-            with self._spill_path.open("ab") as fh:
+            with _private_append(self._spill_path) as fh:
                 for record in records:
                     fh.write(orjson.dumps(record.to_json()) + b"\n")
         except OSError as exc:
@@ -260,3 +261,9 @@ class Bookkeeper:
             )
         self._release(list(self._queue))
         self._queue.clear()
+
+
+def _private_append(path: Path) -> BinaryIO:
+    """`path` opened to append, made readable by its owner alone when new: the records
+    name customers and conversations (as the in-flight journal, `inflight`)."""
+    return open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")

@@ -189,6 +189,10 @@ class SQLiteThread:
 
     def _open(self, wait_s: float) -> sqlite3.Connection:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        if self.path != ":memory:" and not self.path.startswith("file:"):
+            # Made readable by its owner alone: it holds customers' text. SQLite gives
+            # its -wal and -shm files the database file's mode.
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
         # Several processes may open a new file at once; switching it to WAL can answer
         # "locked" without waiting on the busy timeout, so the set-up itself retries.
         for attempt in range(_OPEN_ATTEMPTS):
