@@ -32,6 +32,7 @@ from gateway.proxy.reply_text import reply_text
 from gateway.proxy.request_body import json_object_or_none, still_there
 from gateway.proxy.streaming import StreamRelay, UsageTap, is_event_stream
 from gateway.proxy.upstream import degraded_headers, response_headers
+from gateway.proxy.upstream_errors import WITHHELD, scrub
 from gateway.runtime import Gateway
 from gateway.spend.hold import Hold, Reservation
 from gateway.spend.pricing import held_tier, tier_of
@@ -280,6 +281,8 @@ async def passthrough(request: Request) -> ASGIApp:
         if not response.is_success:
             booking.hold.book_estimate = None  # an error answer is not billed: release
         content = await gw.upstream.read(response)
+        if call.route == "models":
+            content = owners_withheld(content)
         if booking.given_back is not None:
             content = booking.given_back(content)
         if response.is_success:
@@ -329,3 +332,24 @@ def _json_object(content: bytes) -> Any:
     if not any(key in content for key in (b'"usage"', b'"choices"', b'"output"')):
         return None
     return json_object_or_none(content)
+
+
+def owners_withheld(content: bytes) -> bytes:
+    """A model list (or one model) as a tenant may see it: an `owned_by` that names the
+    provider's account (`org-...`, a fine-tuned model's owner) withheld, as the account's
+    headers and errors withhold it. (The shared account's fine-tuned models are listed to
+    every tenant: there is one provider key.)"""
+    if b'"owned_by"' not in content:
+        return content
+    doc = json_object_or_none(content)
+    listed = doc.get("data") if doc is not None else None
+    models = listed if isinstance(listed, list) else [doc]
+    changed = False
+    for model in models:
+        if not isinstance(model, dict):
+            continue
+        owner = model.get("owned_by")
+        if isinstance(owner, str) and scrub(owner, ()) != owner:
+            model["owned_by"] = WITHHELD
+            changed = True
+    return orjson.dumps(doc) if changed else content

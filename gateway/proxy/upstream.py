@@ -1,7 +1,10 @@
 """The one seam to the upstream provider: a single httpx client, owned by the lifespan.
 
 Network failures are translated here, once, into the gateway's errors naming the
-upstream; a response is always closed by whoever holds it (see `StreamRelay`).
+upstream; a response is always closed by whoever holds it (see `StreamRelay`). Every
+byte of a reply passes here on its way to the tenant, so here it loses what the tenant
+may not see (gateway.proxy.upstream_errors): an error answer is rebuilt, and an error
+object in a 2xx body or a stream's event is scrubbed as one, with the provider key.
 """
 
 from __future__ import annotations
@@ -25,7 +28,13 @@ from gateway.errors import (
 from gateway.ops import tracing
 from gateway.proxy.content_encoding import Undecodable, content_decoder
 from gateway.proxy.request_log import REQUEST_ID
-from gateway.proxy.upstream_errors import ERROR_BODY_LIMIT, scrubbed_error
+from gateway.proxy.streaming import MAX_EVENT_BYTES
+from gateway.proxy.upstream_errors import (
+    ERROR_BODY_LIMIT,
+    StreamScrub,
+    scrubbed_error,
+    scrubbed_reply,
+)
 from gateway.spend.hold import Reservation
 
 # What a decoded request path may keep as it is when it is encoded again for the upstream.
@@ -237,7 +246,7 @@ class Upstream:
         """A whole non-stream reply, held in memory: so at most `max_reply_bytes` of it (or
         `most`, when lower: the gateway's own calls know how long an answer can be). A
         larger one answers 502 (the call is booked as an estimate) instead of growing the
-        process by its size."""
+        process by its size. Its error objects scrubbed, the provider key withheld."""
         limit = self.max_reply_bytes
         if most is not None:
             limit = most if limit is None else min(limit, most)
@@ -250,7 +259,7 @@ class Upstream:
                 body += chunk
                 if limit is not None and len(body) > limit:
                     raise reply_too_large(limit)
-            return bytes(body)
+            return scrubbed_reply(bytes(body), self._secrets)
         except httpx.HTTPError as exc:
             raise self._translate(exc) from exc
         finally:
@@ -258,10 +267,15 @@ class Upstream:
 
     async def iter_bytes(self, response: httpx.Response) -> AsyncIterator[bytes]:
         """A stream's bytes, decoded (gzip, deflate: an upstream may ignore the
-        `accept-encoding: identity` the gateway sends)."""
+        `accept-encoding: identity` the gateway sends), in whole events, each scrubbed
+        (`StreamScrub`); a body that is no stream comes whole, at its end."""
+        scrub = StreamScrub(self._secrets, self.max_reply_bytes or MAX_EVENT_BYTES)
         try:
             async for chunk in self._decoded(response):
-                yield chunk
+                if out := scrub.feed(chunk):
+                    yield out
+            if rest := scrub.finish():
+                yield rest
         except httpx.HTTPError as exc:
             raise self._translate(exc) from exc
 
