@@ -189,14 +189,19 @@ class SQLiteThread:
 
     def _open(self, wait_s: float) -> sqlite3.Connection:
         Path(self.path).parent.mkdir(parents=True, exist_ok=True)
-        if self.path != ":memory:" and not self.path.startswith("file:"):
-            # Made readable by its owner alone: it holds customers' text. SQLite gives
-            # its -wal and -shm files the database file's mode.
-            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+        on_disk = self.path != ":memory:" and not self.path.startswith("file:")
+        new = on_disk and not os.path.exists(self.path)
         # Several processes may open a new file at once; switching it to WAL can answer
         # "locked" without waiting on the busy timeout, so the set-up itself retries.
         for attempt in range(_OPEN_ATTEMPTS):
             conn = sqlite3.connect(self.path, isolation_level=None, timeout=wait_s)
+            if new:
+                # A file it made is its owner's alone (it holds customers' text), before
+                # the set-up makes its -wal and -shm, which SQLite gives the database
+                # file's mode. (chmod, not an open and close of the file: closing any
+                # descriptor of it drops every SQLite lock this process holds on it.)
+                with contextlib.suppress(FileNotFoundError):
+                    os.chmod(self.path, 0o600)
             try:
                 self._setup(conn)
                 return conn
