@@ -103,6 +103,7 @@ STORE_MAY_IMPORT = {
     "gateway.spend.money",
     "gateway.ledger.usage",
     "gateway.offload",  # a big document decoded off the event loop
+    "gateway.urls",  # a URL named in a message without its password (standard library only)
 }
 STORE_NEVER = {"starlette", "httpx", "uvicorn", "yaml", "genai_prices"}
 
