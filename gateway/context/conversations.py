@@ -16,7 +16,6 @@ Documents in the store (`Store.get_doc` / `patch_doc`), each with the expiry of
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import random
 import time
@@ -36,6 +35,7 @@ from gateway.context.retention import Retention
 from gateway.context.types import Episode, Fact
 from gateway.errors import Conflict, StoreUnavailable
 from gateway.store import Store
+from gateway.store.base import ERASED_DOC, ERASED_S, erased_at, erased_key
 
 T = TypeVar("T")
 
@@ -44,14 +44,6 @@ EPISODES = "episodes"
 
 
 log = logging.getLogger("gateway.context.conversations")
-ERASED = "erased"  # a document kind: customers erased in the last ERASED_S
-ERASED_S = 86400.0
-
-
-def _erased_key(tenant: str, customer: str) -> str:
-    return hashlib.blake2b(f"{tenant}\x1f{customer}".encode(), digest_size=16).hexdigest()
-
-
 # A write that keeps losing to others gives up (the turn is still answered) once it has
 # lost SAVE_TRIES times *and* tried for SAVE_PATIENCE_S: on a starved host (every write's
 # read-merge-write window long) a steady stream of small writes (an app posting events)
@@ -202,16 +194,12 @@ class ConversationStore(FactsDocuments):
         """Remember for a day that this customer was erased (by a digest of the id, not
         the id), so a turn in flight at the erasure does not write its record back."""
         await self._store.put_doc(
-            ERASED, tenant, _erased_key(tenant, customer), {"at": now}, ERASED_S
+            ERASED_DOC, tenant, erased_key(tenant, customer), {"at": now}, ERASED_S
         )
 
     async def erased_at(self, tenant: str, customer: str) -> float | None:
         """When the customer was last erased, within ERASED_S (None: not erased)."""
-        doc = await self._store.get_doc(ERASED, tenant, _erased_key(tenant, customer))
-        if doc is None:
-            return None
-        at = doc.get("at")
-        return float(at) if isinstance(at, int | float) else 0.0
+        return await erased_at(self._store, tenant, customer)
 
     async def erased(self, record: ConversationRecord) -> bool:
         """Whether the record's customer was erased since its turn began (since it was

@@ -13,7 +13,6 @@ pseudonym is not derived from the id, so it cannot be matched back to it.
 
 from __future__ import annotations
 
-import secrets
 import time
 from typing import Any
 
@@ -31,7 +30,7 @@ from gateway.context.fact_docs import (
     facts_in,
 )
 from gateway.context.facts_documents import FACTS
-from gateway.store.base import Store
+from gateway.store.base import Store, erased_customer
 
 LEDGER_ROWS = 100_000  # an export's ledger rows, oldest first
 
@@ -72,7 +71,7 @@ async def documents(
 async def erase(
     store: Store, conversations: ConversationStore, tenant: str, customer: str
 ) -> dict[str, Any]:
-    alias = "erased-" + secrets.token_hex(8)
+    alias = erased_customer()
     # First, before the index is read: a write for the customer that the erasure misses
     # (a conversation listed after the read, a card written after the delete) finds the
     # mark once written, and takes itself back (ConversationStore.claim, forget).

@@ -20,6 +20,7 @@ is set aside in the rejected-bookings file for an operator, logged and counted.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import time
@@ -35,12 +36,21 @@ import orjson
 from gateway.errors import StoreUnavailable
 from gateway.ops.metrics import GatewayMetrics
 from gateway.store import Store
+from gateway.store.base import (
+    FINGERPRINT_PREFIX,
+    erased_at,
+    erased_conversation,
+    erased_customer,
+)
 from gateway.store.records import UsageRecord
 from gateway.throttled_log import warn_throttled
 
 log = logging.getLogger("gateway.ledger.booking")
 
 MAX_BATCH = 256
+# A booking written this long after its call began is checked against erasures made
+# meanwhile (`Bookkeeper._unerased`); one written sooner, as almost all are, is not.
+LATE_S = 2.0
 
 
 class Bookkeeper:
@@ -115,7 +125,7 @@ class Bookkeeper:
         """Write the oldest batch; False when the store could not take it (retry later)."""
         batch = list(islice(self._queue, MAX_BATCH))
         try:
-            await self._store.book_many(batch)
+            await self._store.book_many(await self._unerased(batch))
         except StoreUnavailable as exc:
             self._outage(exc)
             return False
@@ -128,10 +138,38 @@ class Bookkeeper:
         self._written(len(batch))
         return True
 
+    async def _unerased(self, batch: list[UsageRecord]) -> list[UsageRecord]:
+        """The batch as it may be written: a record of a call that began before its
+        customer was erased and is written LATE_S or more after it began (held in memory
+        through an outage, spilled, journaled at a kill, a long stream) is written under a
+        pseudonym, as the erasure left the customer's rows (`pseudonymized`): else it
+        would put the id back in the ledger and its spend counters."""
+        late = time.time() - LATE_S
+        named = {(r.tenant, r.customer) for r in batch if r.customer and r.ts < late}
+        if not named:
+            return batch
+        erased: dict[tuple[str, str], float] = {}
+        for tenant, customer in named:
+            at = await erased_at(self._store, tenant, customer)
+            if at is not None:
+                erased[(tenant, customer)] = at
+        if not erased:
+            return batch
+        aliases: dict[tuple[str, str], str] = {}
+        out = []
+        for record in batch:
+            key = (record.tenant, record.customer or "")
+            at = erased.get(key)
+            if at is not None and record.ts < at:
+                out.append(pseudonymized(record, aliases.setdefault(key, erased_customer())))
+            else:
+                out.append(record)
+        return out
+
     async def _one_by_one(self, batch: list[UsageRecord]) -> bool:
         """Book each record alone and set aside those the store refuses; False when the
         store went down meanwhile (the batch stays queued: booked records are skipped)."""
-        for record in batch:
+        for record in await self._unerased(batch):
             try:
                 await self._store.book_many([record])
             except StoreUnavailable as exc:
@@ -267,3 +305,24 @@ def _private_append(path: Path) -> BinaryIO:
     """`path` opened to append, made readable by its owner alone when new: the records
     name customers and conversations (as the in-flight journal, `inflight`)."""
     return open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+
+
+def pseudonymized(record: UsageRecord, alias: str) -> UsageRecord:
+    """A record of an erased customer as their erasure left their rows: under `alias`,
+    in the ledger and in its spend counters' names, and a conversation id the gateway
+    made from their id (`fp-`) a random one."""
+    named, renamed = (
+        f"{record.tenant}|customer:{record.customer}|",
+        f"{record.tenant}|customer:{alias}|",
+    )
+    conversation = record.conversation
+    if conversation and conversation.startswith(FINGERPRINT_PREFIX):
+        conversation = erased_conversation()
+    return dataclasses.replace(
+        record,
+        customer=alias,
+        conversation=conversation,
+        budgets=tuple(
+            renamed + b.removeprefix(named) if b.startswith(named) else b for b in record.budgets
+        ),
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,33 @@ class Erased:
 # rows a random one, the same for each row of one conversation (`erased_conversation`).
 FINGERPRINT_PREFIX = "fp-"
 ERASED_CONVERSATION_PREFIX = "fp-erased-"
+
+
+# Customers erased in the last ERASED_S, each a document of this kind under a digest of
+# the tenant and the id (not the id), holding when (`at`): a turn in flight at the
+# erasure does not write its record back (gateway.context.conversations), and a booking
+# written late (held through an outage, spilled, journaled at a kill) is written under a
+# pseudonym (gateway.ledger.booking).
+ERASED_DOC = "erased"
+ERASED_S = 86400.0
+
+
+def erased_key(tenant: str, customer: str) -> str:
+    return hashlib.blake2b(f"{tenant}\x1f{customer}".encode(), digest_size=16).hexdigest()
+
+
+async def erased_at(store: Store, tenant: str, customer: str) -> float | None:
+    """When the customer was last erased, within ERASED_S (None: not erased)."""
+    doc = await store.get_doc(ERASED_DOC, tenant, erased_key(tenant, customer))
+    if doc is None:
+        return None
+    at = doc.get("at")
+    return float(at) if isinstance(at, int | float) else 0.0
+
+
+def erased_customer() -> str:
+    """The pseudonym an erasure gives a customer's ledger rows and spend counters."""
+    return "erased-" + secrets.token_hex(8)
 
 
 def erased_conversation() -> str:
