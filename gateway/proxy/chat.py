@@ -157,11 +157,10 @@ async def chat_completions(request: Request) -> ASGIApp:
     started = perf_counter()
     caller = identify(request.headers, await authenticate(request.headers, gw.registry.find))
     request_log.note(tenant=caller.tenant.name, key_id=caller.tenant.key_id)
+    await _refuse_early(gw, caller)
     raw = await gw.read_body(request, caller.tenant.name)
     # parsed, and walked by parse_chat's checks, off the loop when big
     call = await offload.sized(len(raw), _read_chat, raw, gw.settings.config.limits)
-    await gw.guard_store()
-    await gw.rates.precheck(gw.settings.rate_limits, caller.tenant)  # before any work
     with tracing.span("window.build"):
         turn = await gw.windows.build(
             TurnRequest(
@@ -192,12 +191,7 @@ async def chat_completions(request: Request) -> ASGIApp:
     if (scope := gw.cache_scopes.of(caller.tenant.name)) is not None:
         turn.window.messages = scope.chat(turn.window.messages)
     if turn.window.report.exceeds_context:
-        raise InvalidRequest(
-            "The system message and the window's minimum history exceed the model's context "
-            "window.",
-            param="messages",
-            code="context_length_exceeded",
-        )
+        await _refuse_past_context(gw, caller)
     input_estimate = await input_tokens(gw.tokens, call.model, turn.window.messages, call.body)
     factor = gw.tokens.factor(call.model)
     # Each reply may write its ceiling and be billed every predicted token it rejects.
@@ -267,6 +261,27 @@ async def chat_completions(request: Request) -> ASGIApp:
             return _stream(ctx, response, before_upstream, chained(start, chunks), True)
         body = await rest_of_reply(gw.upstream.max_reply_bytes, response, start, chunks)
         return await _json(ctx, response, before_upstream, body)
+
+
+async def _refuse_early(gw: Gateway, caller: Caller) -> None:
+    """Before any work, the body's reading included: a call its rate limits or a budget
+    spent to its ceiling would refuse anyway costs next to nothing (another tenant's
+    calls wait for none of it). Raises as they refuse; counts nothing."""
+    await gw.guard_store()
+    await gw.rates.precheck(gw.settings.rate_limits, caller.tenant)
+    gw.guard.refuse_spent(caller)
+
+
+async def _refuse_past_context(gw: Gateway, caller: Caller) -> None:
+    """400 `context_length_exceeded`, counted as a request first: it built its window,
+    so a rate limit bounds such calls as it does others."""
+    await gw.rates.admit(gw.settings.rate_limits, caller.tenant, 0)
+    raise InvalidRequest(
+        "The system message and the window's minimum history exceed the model's context "
+        "window.",
+        param="messages",
+        code="context_length_exceeded",
+    )
 
 
 @dataclass(slots=True)

@@ -33,6 +33,8 @@ from gateway.throttled_log import warn_throttled
 log = logging.getLogger("gateway.spend.guard")
 
 _FIRST_WAIT_S, _LONGEST_WAIT_S = 0.05, 1.0  # re-check another replica's settlements
+SPENT_S = 30.0  # a budget seen spent to its ceiling refuses calls at once this long
+MAX_SPENT = 10_000  # such budgets remembered (customers' budgets come from clients' ids)
 
 
 class SpendCeilingReached(GatewayError):
@@ -105,13 +107,44 @@ class SpendGuard:
         self._pricer = pricer
         self._metrics = metrics
         self._waiters: deque[asyncio.Future[None]] = deque()
+        # Budgets whose settled spend reached their ceiling, each until when (wall clock)
+        # a call under it is refused without asking the store (`refuse_spent`).
+        self._spent: dict[str, float] = {}
 
     def with_rules(self, rules: SpendRules) -> SpendGuard:
         """This guard under reloaded rules: calls in flight keep the old object, and both
-        share the queue of calls waiting for a hold to settle."""
+        share the queue of calls waiting for a hold to settle. (A ceiling raised by the
+        reload lets its budget's calls through at once.)"""
         guard = copy.copy(self)
         guard._rules = rules
+        guard._spent = {}
         return guard
+
+    def refuse_spent(self, caller: Caller) -> None:
+        """Refuse (`SpendCeilingReached`, as `reserve` would) a call under a budget this
+        process saw spent to its ceiling in the last SPENT_S: no call can fit in it (each
+        holds at least one unit) until it resets, so none builds its window or reads the
+        store first (a tenant past its ceiling sending long histories cost every other
+        tenant the event loop). Re-read after SPENT_S: an erasure moves a customer's spend
+        away, and another replica's reload may raise the ceiling."""
+        if not self._spent:
+            return
+        tenant, now = caller.tenant, time.time()
+        policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, now)
+        for budget in policy.guarded:
+            until = self._spent.get(budget.key)
+            if until is None:
+                continue
+            if until <= now:
+                del self._spent[budget.key]
+                continue
+            self._metrics.spend_blocks.labels(tenant.plan).inc()
+            raise SpendCeilingReached(describe(budget), retry_after_s=budget.resets_at - now)
+
+    def _spent_out(self, key: str) -> None:
+        if len(self._spent) >= MAX_SPENT:
+            self._spent.clear()
+        self._spent[key] = time.time() + SPENT_S
 
     def worst_case(
         self,
@@ -304,6 +337,8 @@ class SpendGuard:
                 return blocked
             spent, held = (await self._store.budgets([blocked]))[blocked]
             if spent + amount > limits[blocked]:
+                if spent >= limits[blocked]:
+                    self._spent_out(blocked)
                 return blocked
             if held > 0:
                 await self._until_freed(min(wait, max(deadline - loop.time(), 0)))

@@ -1,0 +1,94 @@
+"""A call refused anyway costs next to nothing (red-team read 24: one tenant's refused
+calls cost every other tenant the event loop): a tenant whose budget is spent to its
+ceiling, or past its rate limit, has no window built, nothing folded or summarized and
+no body parsed for its next calls; a call refused for its context length counts
+against the rate limit, as it built a window."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import openai
+import pytest
+import yaml
+
+from tests.inprocess import InProcessGateway
+
+LONG = [
+    msg
+    for n in range(40)
+    for msg in (
+        {"role": "user", "content": f"Turn {n}: my parcel BR{n:05d} is late again. " * 12},
+        {"role": "assistant", "content": f"Sorry about parcel BR{n:05d}, I am checking. " * 12},
+    )
+]
+
+
+def _policies(gw: InProcessGateway, name: str, doc: dict[str, Any]) -> None:
+    (gw.root / "policies" / name).write_text(yaml.safe_dump(doc))
+    gw.restart()
+
+
+def _ask(gw: InProcessGateway, conversation: str, messages: list[Any]) -> Any:
+    return gw.openai().chat.completions.create(
+        model="gpt-4o-mini",
+        messages=[*messages, {"role": "user", "content": "Any news?"}],
+        extra_headers={"X-Conversation-Id": conversation},
+    )
+
+
+def test_a_budget_spent_to_its_ceiling_refuses_before_building_the_window(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    gw = sqlite_app_gateway
+    _ask(gw, "c-spent", [])  # spent without a ceiling
+    _policies(gw, "spend.yaml", {"tenants": {"acme": {"monthly_usd": "0.0000001"}}})
+    with pytest.raises(openai.RateLimitError) as first:
+        _ask(gw, "c-first", [])  # the store says the budget is spent: remembered
+    assert first.value.code == "insufficient_quota"
+    with pytest.raises(openai.RateLimitError) as refused:
+        _ask(gw, "c-long", LONG)  # 80 messages past the quota: would fold and summarize
+    assert refused.value.code == "insufficient_quota"
+    assert "monthly ceiling of $0.0000001 USD" in refused.value.message
+    assert int(refused.value.response.headers["retry-after"]) > 0
+    # nothing of it was built: no record, no summary made of its history
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    assert gw.http.get("/v1/conversations/c-long", headers=auth).status_code == 404
+    # another tenant is not refused
+    gw.openai("globex").chat.completions.create(
+        model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}]
+    )
+    # a ceiling raised by a reload lets the tenant through at once
+    _policies(gw, "spend.yaml", {"tenants": {"acme": {"monthly_usd": "5"}}})
+    _ask(gw, "c-after", [])
+
+
+def test_a_rate_limited_call_is_refused_before_its_body_is_read(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    gw = sqlite_app_gateway
+    _policies(gw, "limits.yaml", {"tenants": {"acme": {"rpm": 1}}})
+    _ask(gw, "c-rate", [])
+    # a body that is not JSON: refused 429 for the limit, not 400 for the body
+    refused = gw.http.post(
+        "/v1/chat/completions",
+        content=b"{not json" * 1000,
+        headers={"Authorization": f"Bearer {gw.keys['acme']}", "Content-Type": "application/json"},
+    )
+    assert refused.status_code == 429, refused.text
+    assert refused.json()["error"]["code"] == "rate_limit_exceeded"
+
+
+def test_a_call_past_the_context_window_counts_against_the_rate_limit(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    gw = sqlite_app_gateway
+    _policies(gw, "limits.yaml", {"tenants": {"acme": {"rpm": 2}}})
+    system = {"role": "system", "content": "policy " * 140_000}  # past gpt-4o-mini's window
+    for _ in range(2):
+        with pytest.raises(openai.BadRequestError) as past:
+            _ask(gw, "c-past", [system])
+        assert past.value.code == "context_length_exceeded"
+    with pytest.raises(openai.RateLimitError) as limited:  # the third is the limit's
+        _ask(gw, "c-past", [system])
+    assert limited.value.code == "rate_limit_exceeded"
