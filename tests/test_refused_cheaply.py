@@ -52,8 +52,14 @@ def test_a_budget_spent_to_its_ceiling_refuses_before_building_the_window(
     assert "monthly ceiling of $0.0000001 USD" in refused.value.message
     assert int(refused.value.response.headers["retry-after"]) > 0
     # nothing of it was built: no record, no summary made of its history
-    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}", "Content-Type": "application/json"}
     assert gw.http.get("/v1/conversations/c-long", headers=auth).status_code == 404
+    # so is a pass-through call, before its body is read (not JSON: 429, not 400), but
+    # not one that costs nothing
+    embedding = gw.http.post("/v1/embeddings", content=b"{not json", headers=auth)
+    assert embedding.status_code == 429, embedding.text
+    assert embedding.json()["error"]["code"] == "insufficient_quota"
+    assert gw.http.get("/v1/models", headers=auth).status_code == 200
     # another tenant is not refused
     gw.openai("globex").chat.completions.create(
         model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}]
@@ -73,6 +79,13 @@ def test_a_rate_limited_call_is_refused_before_its_body_is_read(
     refused = gw.http.post(
         "/v1/chat/completions",
         content=b"{not json" * 1000,
+        headers={"Authorization": f"Bearer {gw.keys['acme']}", "Content-Type": "application/json"},
+    )
+    assert refused.status_code == 429, refused.text
+    assert refused.json()["error"]["code"] == "rate_limit_exceeded"
+    refused = gw.http.post(  # a pass-through route's too
+        "/v1/embeddings",
+        content=b"{not json",
         headers={"Authorization": f"Bearer {gw.keys['acme']}", "Content-Type": "application/json"},
     )
     assert refused.status_code == 429, refused.text

@@ -27,7 +27,7 @@ from gateway.ledger.usage import TokenUsage, web_searches_made
 from gateway.proxy import request_log
 from gateway.proxy.http_responses import RawResponse
 from gateway.proxy.identity import Caller, authenticate, identify
-from gateway.proxy.passthrough_cost import PassCall, read_call
+from gateway.proxy.passthrough_cost import FREE_ROUTES, PassCall, read_call
 from gateway.proxy.reply_text import reply_text
 from gateway.proxy.request_body import json_object_or_none, still_there
 from gateway.proxy.streaming import StreamRelay, UsageTap, is_event_stream
@@ -221,14 +221,20 @@ async def passthrough(request: Request) -> ASGIApp:
     caller = identify(request.headers, await authenticate(request.headers, gw.registry.find))
     request_log.note(tenant=caller.tenant.name, key_id=caller.tenant.key_id)
     check_route(request.method, request.scope.get("raw_path", b"").decode("latin-1").split("?")[0])
-    body = await gw.read_body(request, caller.tenant.name)
+    route = _route(request.url.path)
+    # Before its body is read: a call its rate limits or a spent budget refuse costs
+    # next to nothing (as a chat turn: gateway.proxy.chat).
     await gw.guard_store()
+    await gw.rates.precheck(gw.settings.rate_limits, caller.tenant)
+    if route not in FREE_ROUTES:
+        gw.guard.refuse_spent(caller)
+    body = await gw.read_body(request, caller.tenant.name)
     defaults = gw.settings.spend.file
     scope = gw.cache_scopes.of(caller.tenant.name)
     call = await offload.sized(  # megabytes of prompt are counted off the event loop
         len(body),
         read_call,
-        _route(request.url.path),
+        route,
         body,
         gw.tokens,
         defaults.default_max_output_tokens,
