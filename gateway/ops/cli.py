@@ -117,6 +117,8 @@ def _check_config(config: str) -> int:
     except StoreRejected as exc:  # up but refusing (a Redis db index past its databases)
         print(f"error: {config}: store: {exc.message}", file=sys.stderr)
         return 1
+    if _layout_problem(settings) != 0:
+        return 1
     for warning in [*_pricing_warnings(settings, config), *_spend_warnings(settings, plans)]:
         print(f"warning: {warning}", file=sys.stderr)
     if unread is not None:
@@ -148,6 +150,18 @@ def _check_config(config: str) -> int:
     store = shown_url(settings.store_url)
     print(f"ok: {config} ({declared} tenants in tenants.yaml, store {store})")
     return 0
+
+
+def _layout_problem(settings: Settings) -> int:
+    """A Redis of an earlier version's layout, not migrated: `serve` would read it empty."""
+    import asyncio
+
+    from gateway.ops.migrate import layout_problem
+
+    problem = asyncio.run(layout_problem(settings.config))
+    for line in [] if problem is None else problem.lines():
+        print(f"error: {line}", file=sys.stderr)
+    return 0 if problem is None else 1
 
 
 def _new_sqlite_file(store_url: str) -> str | None:

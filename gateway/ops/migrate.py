@@ -4,7 +4,9 @@ the start-up check that they were.
 - PostgreSQL ledger (`ledger:`): versioned migrations (gateway/store/pg_migrations),
   recorded in its `schema_version` table; `serve` refuses to start on an older schema.
 - Redis: moves what earlier versions wrote (documents as fields of one hash per tenant,
-  untagged counter and budget keys) into today's layout (RedisStore.migrate_layout).
+  untagged counter and budget keys) into today's layout (RedisStore.migrate_layout),
+  merged into what this version wrote there (never overwriting it), and marks the layout
+  done; `serve` (and `check-config`) refuse a Redis that still holds the earlier one.
 - SQLite: migrates itself when opened; this only opens it.
 Each step is idempotent: running it twice changes nothing the second time.
 """
@@ -39,6 +41,14 @@ async def migrate(config: Config) -> list[str]:
             await redis.close()
         counts = ", ".join(f"{kind} {n}" for kind, n in sorted(moved.items()))
         lines.append(f"redis: earlier layout moved ({counts or 'nothing to move'})")
+        if moved.get("merged") or moved.get("documents_kept"):
+            lines.append(
+                "redis: this version had written some of those keys already (it served "
+                "before the migration, or replicas of the earlier version served after "
+                "one): counters and budgets were added, reservations and ledger rows "
+                "joined; of a document both held, this version's was kept (a customer's "
+                "facts and episodes joined)"
+            )
     else:
         from gateway.store import open_store
 
@@ -52,10 +62,12 @@ async def migrate(config: Config) -> list[str]:
 
 
 async def schema_problem(config: Config) -> ConfigError | None:
-    """Why `serve` must not start on this ledger database (None: it may). A server that
-    does not answer is no reason: the gateway starts and books once it does."""
-    if config.ledger is None:
-        return None
+    """Why `serve` must not start on this ledger database or Redis (None: it may). A
+    server that does not answer is no reason: the gateway starts and books once it does.
+    A Redis found to hold no earlier layout is marked so (one GET at the next start)."""
+    problem = await layout_problem(config, record=True)
+    if problem is not None or config.ledger is None:
+        return problem
     from gateway.errors import StoreUnavailable
     from gateway.store.postgres import PostgresLedger
 
@@ -70,3 +82,31 @@ async def schema_problem(config: Config) -> ConfigError | None:
     finally:
         await ledger.close()
     return None
+
+
+async def layout_problem(config: Config, *, record: bool = False) -> ConfigError | None:
+    """A Redis store that still holds an earlier version's key layout (RedisStore.
+    legacy_keys): served as it is, every conversation, fact, counter and budget would
+    read as empty. None for another store, a Redis that does not answer, or one that
+    refuses (check-config says so). `record`: mark a Redis found clean."""
+    if not config.store.startswith(("redis://", "rediss://", "redis-cluster://")):
+        return None
+    from gateway.errors import StoreRejected, StoreUnavailable
+    from gateway.store.redis import RedisStore
+    from gateway.urls import shown_url
+
+    redis = RedisStore(config.store, config.redis)
+    try:
+        found = await redis.legacy_keys(record=record)
+    except (StoreUnavailable, StoreRejected):
+        return None
+    finally:
+        await redis.close()
+    if not found:
+        return None
+    reason = (
+        f"holds the key layout of an earlier version ({', '.join(found)}): this "
+        "version would read its conversations, facts, spend and budgets as empty; stop "
+        "the earlier version's replicas, then run `gateway migrate`"
+    )
+    return ConfigError([(shown_url(config.store), "store", reason)])

@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import fnmatch
 import re
 import secrets
 import time
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import AsyncGenerator, AsyncIterator, Iterator, Mapping, Sequence
+from typing import Any, cast
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import orjson
@@ -68,6 +69,14 @@ _BUDGET_MIN_TTL_S = 3600  # a booking late for a period already gone: kept an ho
 _GLOB_SPECIAL = re.compile(r"[*?\[\]\\]")
 _ERASE_CHUNK = 2000  # ledger rows an erasure script reads and rewrites per call
 _HEALTH_WAIT_S = 0.8  # /healthz answers within a second
+# Set by `migrate_layout`, and by `legacy_keys(record=True)` on a Redis that holds none of
+# an earlier version's keys: today's layout, read with one GET at each start.
+LAYOUT_KEY = "gw:layout"
+LAYOUT = "2"
+# One SCAN pattern for every earlier prefix (keys.LEGACY_PATTERNS: gw:doc:, gw:booked:,
+# gw:budget:, gw:ledger:, gw:month:, gw:resv:, gw:resvamt:), matching none of today's
+# keys but LAYOUT_KEY (gw:{tenant}:..., gw:d:..., gw:periods, gw:tenants:...).
+_LEGACY_SCAN = "gw:[bdlmr][aeou]*"
 
 __all__ = ["CLUSTER_SCHEME", "RedisStore", "doc_key"]
 
@@ -100,6 +109,83 @@ for i, row in ipairs(rows) do
   end
 end
 return changed
+"""
+
+
+# `migrate_layout`: an earlier version's key moved to today's name without destroying what
+# today's layout holds there (written by this version before the migration ran, or while
+# replicas of the earlier one still served). Atomic, so a run cut short and run again
+# never counts a key twice.
+# KEYS[1] the earlier key  KEYS[2] today's  ARGV[1] how to merge when both exist:
+# 'add' (a hash: whole numbers added, another field kept where today's has it: counters,
+# a budget's spent and open), 'keep' (a hash: today's fields kept, the earlier's others
+# added: reservation amounts), 'zset' (each member at its later score: reservations),
+# 'first' (today's kept whole: a booked marker), 'list' (nothing done: the caller merges)
+# Returns 0 when there is no earlier key, 1 renamed (today's had none, its expiry kept),
+# 2 merged (the earlier key deleted), 3 both exist and the caller merges ('list').
+_MIGRATE_KEY = r"""
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return 0
+end
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  redis.call('RENAME', KEYS[1], KEYS[2])
+  return 1
+end
+local how = ARGV[1]
+if how == 'list' then
+  return 3
+elseif how == 'zset' then
+  local flat = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+  for i = 1, #flat, 2 do
+    local now = redis.call('ZSCORE', KEYS[2], flat[i])
+    if not now or tonumber(now) < tonumber(flat[i + 1]) then
+      redis.call('ZADD', KEYS[2], flat[i + 1], flat[i])
+    end
+  end
+elseif how ~= 'first' then
+  local flat = redis.call('HGETALL', KEYS[1])
+  for i = 1, #flat, 2 do
+    if how == 'add' and string.match(flat[i + 1], '^%-?%d+$') then
+      redis.call('HINCRBY', KEYS[2], flat[i], flat[i + 1])
+    else
+      redis.call('HSETNX', KEYS[2], flat[i], flat[i + 1])
+    end
+  end
+end
+redis.call('DEL', KEYS[1])
+return 2
+"""
+
+# `migrate_layout`: one document of an earlier version's per-tenant hash written as a key
+# of its own, then its field deleted (atomic: a run cut short and run again neither loses
+# nor repeats it). A document today's layout already holds is kept: the earlier fields
+# are added beside it only when they are independent items (a customer's facts, a field
+# per fact; an episode index, a field per conversation), else the earlier one is dropped.
+# KEYS[1] the earlier hash  KEYS[2] today's document  ARGV[1] the earlier hash's field
+# ARGV[2] '1' when the fields are independent items  ARGV[3..] field, JSON, field, JSON, ...
+# Returns 0 when the field is gone, 1 written, 2 merged, 3 today's kept, the earlier dropped.
+_MIGRATE_DOC = r"""
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 0 then
+  return 0
+end
+local done = 3
+if redis.call('EXISTS', KEYS[2]) == 0 then
+  for i = 3, #ARGV, 2 do
+    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+  end
+  done = 1
+elseif ARGV[2] == '1' then
+  local added = 0
+  for i = 3, #ARGV, 2 do
+    added = added + redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
+  end
+  if added > 0 and redis.call('HEXISTS', KEYS[2], 'version') == 1 then
+    redis.call('HINCRBY', KEYS[2], 'version', 1)  -- a swap read before fails (SWAP)
+  end
+  done = 2
+end
+redis.call('HDEL', KEYS[1], ARGV[1])
+return done
 """
 
 
@@ -179,6 +265,8 @@ class RedisStore:
         self._move_spent_script = self._redis.register_script(scripts.MOVE_SPENT)
         self._swap_script = self._redis.register_script(scripts.SWAP)
         self._rate_script = self._redis.register_script(scripts.RATE)
+        self._migrate_key_script = self._redis.register_script(_MIGRATE_KEY)
+        self._migrate_doc_script = self._redis.register_script(_MIGRATE_DOC)
 
     @contextlib.asynccontextmanager
     async def _call(self, *, probe: bool = False) -> AsyncIterator[None]:
@@ -646,57 +734,129 @@ class RedisStore:
             return info, None
         return info, None if save is None else str(save)
 
-    async def _rename(self, old: str, new: str) -> bool:
-        try:
-            await self._redis.rename(old, new)
-        except ResponseError as exc:  # expired meanwhile, or SCAN said it twice
-            if "no such key" not in str(exc).lower():
-                raise
-            return False
-        return True
+    async def legacy_keys(self, *, record: bool = False) -> list[str]:
+        """The patterns (keys.LEGACY_PATTERNS: no key's name, which may hold a customer's
+        id) of an earlier version's keys that `migrate_layout` has not moved, [] when there
+        are none. One GET when LAYOUT_KEY is set; else a SCAN (once per deployment on a
+        Redis of today's layout), stopped at the first key found. `record`: set
+        LAYOUT_KEY when none is found (a new store)."""
+        found: set[str] = set()
+        async with self._call():
+            if await self._redis.get(LAYOUT_KEY) is not None:
+                return []
+            scan = cast(
+                AsyncGenerator[Any, None], self._redis.scan_iter(match=_LEGACY_SCAN, count=1000)
+            )
+            async with contextlib.aclosing(scan) as names:
+                async for raw in names:
+                    name = _s(raw)
+                    found.update(
+                        p for p in keys.LEGACY_PATTERNS.values() if fnmatch.fnmatchcase(name, p)
+                    )
+                    if found:
+                        break
+            if record and not found:
+                await self._redis.set(LAYOUT_KEY, LAYOUT)
+        return sorted(found)
 
     async def migrate_layout(self) -> dict[str, int]:
         """Move what earlier versions wrote on a standalone Redis into today's layout:
         each `gw:doc:<kind>:<tenant>` hash into documents of their own (records.
         legacy_doc), the untagged markers, counters, ledger lists and budgets renamed
-        (the old all-tenants ledger list dropped: the tenants' lists hold its rows).
-        Idempotent; run it while nothing else writes. Counts per kind of key."""
-        counts: dict[str, int] = {}
+        (the old all-tenants ledger list dropped: the tenants' lists hold its rows), then
+        LAYOUT_KEY set. What today's layout already holds is never overwritten
+        (_MIGRATE_KEY, _MIGRATE_DOC): counters and spent budgets are added, reservations
+        and ledger rows joined (a row once, by id), a document kept (an earlier one's
+        independent fields added, else the earlier one dropped): `merged` and
+        `documents_kept` count those, present only when not 0. Idempotent. Counts per kind
+        of key."""
+        counts: dict[str, int] = {"merged": 0}
         async with self._call():
-            counts["documents"], counts["doc"] = await self._migrate_docs()
+            (
+                counts["documents"],
+                counts["doc"],
+                counts["documents_kept"],
+            ) = await self._migrate_docs()
             for family in ("month", "ledger", *keys.BUDGET_FAMILIES):
-                counts |= await self._migrate_family(family)
+                moved, merged = await self._migrate_family(family, counts)
+                counts[family] = moved
+                counts["merged"] += merged
             counts["booked"], counts["booked_unmatched"] = await self._migrate_markers()
-        return counts
+            await self._redis.set(LAYOUT_KEY, LAYOUT)
+        return {k: n for k, n in counts.items() if n or k not in ("merged", "documents_kept")}
 
     async def _legacy(self, family: str) -> list[str]:
         pattern = keys.LEGACY_PATTERNS[family]
         return sorted({_s(raw) async for raw in self._redis.scan_iter(match=pattern, count=1000)})
 
-    async def _migrate_docs(self) -> tuple[int, int]:
-        documents = hashes = 0
+    async def _migrate_docs(self) -> tuple[int, int, int]:
+        """(documents written or merged, earlier hashes emptied, documents kept as today's
+        layout had them, the earlier one dropped)."""
+        documents = hashes = kept = 0
         for name in await self._legacy("doc"):
             kind, tenant = keys.legacy_doc_hash(name)
             for field, body in (await self._redis.hgetall(name)).items():
-                key, fields = legacy_doc(kind, _s(field), dict(orjson.loads(body)))
-                await self._write_doc(doc_key(kind, tenant, key), fields, (), None, replace=False)
-                documents += 1
-            hashes += await self._redis.delete(name)
-        return documents, hashes
+                doc = dict(orjson.loads(body))
+                key, fields = legacy_doc(kind, _s(field), doc)
+                items = "1" if fields is not doc else "0"  # split into independent fields
+                args: list[Any] = [field, items]
+                for k, v in fields.items():
+                    args += [k, orjson.dumps(v)]
+                done = int(
+                    await self._migrate_doc_script(
+                        keys=[name, doc_key(kind, tenant, key)], args=args
+                    )
+                )
+                documents += done in (1, 2)
+                kept += done == 3
+            hashes += not await self._redis.exists(name)
+        return documents, hashes, kept
 
-    async def _migrate_family(self, family: str) -> dict[str, int]:
-        counts = {family: 0, "ledger_all": 0} if family == "ledger" else {family: 0}
+    async def _migrate_family(self, family: str, counts: dict[str, int]) -> tuple[int, int]:
+        """(keys moved, of them merged into today's)."""
+        how = {"month": "add", "ledger": "list", "budget": "add", "resv": "zset"}
+        moved = merged = 0
         for name in await self._legacy(family):
             new = keys.legacy_renamed(family, name)
             if new is None:
-                counts["ledger_all"] += await self._redis.delete(name)
-            elif await self._rename(name, new):
-                counts[family] += 1
-        return counts
+                counts["ledger_all"] = counts.get("ledger_all", 0) + await self._redis.delete(name)
+                continue
+            done = int(
+                await self._migrate_key_script(keys=[name, new], args=[how.get(family, "keep")])
+            )
+            if done == 3:
+                done = await self._join_lists(name, new)
+            moved += done > 0
+            merged += done == 2
+        if family == "ledger":
+            counts.setdefault("ledger_all", 0)
+        return moved, merged
+
+    async def _join_lists(self, old: str, new: str) -> int:
+        """An earlier ledger list's rows appended to today's, each whose id today's does
+        not hold (so a run cut short and run again adds none twice), then the earlier list
+        deleted. 2 (merged)."""
+        ids: set[str] = set()
+        for first, last in await self._chunks(new):
+            ids.update(
+                orjson.loads(raw)["id"] for raw in await self._redis.lrange(new, first, last)
+            )
+        for first, last in await self._chunks(old):
+            rows = []
+            for raw in await self._redis.lrange(old, first, last):
+                record_id = orjson.loads(raw)["id"]
+                if record_id not in ids:
+                    ids.add(record_id)
+                    rows.append(raw)
+            if rows:
+                await self._redis.rpush(new, *rows)
+        await self._redis.delete(old)
+        return 2
 
     async def _migrate_markers(self) -> tuple[int, int]:
         """A marker names no tenant: each is matched to its ledger row (already moved
-        to the tenant's list), newest period first. One without a row stays and expires."""
+        to the tenant's list), newest period first. One without a row stays and expires.
+        A marker today's layout holds for the id is kept (_MIGRATE_KEY 'first')."""
         ids = {_s(name).removeprefix("gw:booked:") for name in await self._legacy("booked")}
         moved = 0
         for period in reversed(await self._periods()):
@@ -707,9 +867,10 @@ class RedisStore:
                     record_id = orjson.loads(raw)["id"]
                     if record_id in ids:
                         ids.discard(record_id)
-                        moved += await self._rename(
-                            f"gw:booked:{record_id}", keys.booked_key(tenant, record_id)
-                        )
+                        old = f"gw:booked:{record_id}"
+                        new = keys.booked_key(tenant, record_id)
+                        done = await self._migrate_key_script(keys=[old, new], args=["first"])
+                        moved += int(done) > 0
         return moved, len(ids)
 
     async def ping(self) -> None:
