@@ -54,7 +54,10 @@ SMALL_BYTES = 200  # a field this long or shorter (as JSON) goes in the pack
 
 
 def setup(conn: sqlite3.Connection) -> None:
-    """Once per file: a legacy `docs` table becomes fields, then is dropped."""
+    """Once per file: a legacy `docs` table becomes fields, then is dropped. Every process
+    of the earlier release must be stopped first (README: Upgrading): one still serving
+    on the file fails its document reads and writes from then on. Dropped, not renamed
+    aside: a copy of the customers' text there would outlive their erasure."""
     if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'docs'").fetchone():
         return
     conn.execute("BEGIN IMMEDIATE")
