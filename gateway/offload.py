@@ -27,6 +27,21 @@ async def sized(size: int, work: Callable[P, R], *args: P.args, **kwargs: P.kwar
     return work(*args, **kwargs)
 
 
+# Work that reads text in Python at some microseconds a character (the fact extractor,
+# the extractive summary): past this much of it, a worker thread. A stateless app's
+# first request of a long history folds it all at once: 85 KB of it inline held the
+# event loop half a second (red-team read 24); a turn's own few messages stay inline.
+OFFLOAD_SCAN_CHARS = 16 * 1024
+
+
+async def scanning(size: int, work: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
+    """`work(*args)`, in a worker thread when it reads more than OFFLOAD_SCAN_CHARS: it
+    lets go of the GIL at each switch interval, so the loop serves others meanwhile."""
+    if size > OFFLOAD_SCAN_CHARS:
+        return await asyncio.to_thread(work, *args, **kwargs)
+    return work(*args, **kwargs)
+
+
 # The window's own passes (plan, assemble) walk every message in Python: past this many
 # they take a good part of a second (150,000 short messages: ~0.3 s a pass).
 OFFLOAD_MESSAGES = 2_000

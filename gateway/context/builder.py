@@ -47,7 +47,7 @@ from gateway.context.heard import (
     not_told_before,
 )
 from gateway.context.linear_regex import compile_linear
-from gateway.context.people import crowded_out, said_again, with_said_again
+from gateway.context.people import crowded_kinds, crowded_out, said_again, with_said_again
 from gateway.context.policy import Policies
 from gateway.context.prompts import one_line
 from gateway.context.summaries import Pattern, recompress
@@ -353,10 +353,11 @@ class WindowBuilder:
         # A customer's fact is heard as it is said (of_latest): one heard again only now,
         # its kind full of facts heard since, lost to them before (an agent's is new).
         said = one_line("\n".join(message_text(m) for m in compaction.fold if role(m) == "user"))
+        crowded = crowded_kinds(mine)  # (a fold of a long history hears thousands of facts)
         new_facts = [
             f
             for f in not_heard_before(heard, inp.facts, record.started)
-            if not (f.value and f.value in said and crowded_out(f, mine))
+            if not (f.value and crowded_out(f, crowded) and f.value in said)
         ]
         # A fact held and stated again by the agent in these turns keeps its place in its
         # kind's bound. Not by the customer: each of their messages was heard as the

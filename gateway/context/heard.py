@@ -185,7 +185,7 @@ class FactExtractor:
         if hit is not None:
             found, then = hit
             return [dataclasses.replace(f, created_at=f.created_at - then + now) for f in found]
-        found = await offload.sized(
+        found = await offload.scanning(
             offload.content_chars([*opening, *turns]),
             _scan,
             opening,

@@ -21,6 +21,7 @@ import hashlib
 import itertools
 import operator
 import re
+from collections import Counter
 from collections.abc import Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -385,14 +386,18 @@ def _heard_or_said(kind: str, seen: Conversation, hits: Sequence[Hit]) -> bool:
     return kind in seen.recent or any(h.kind == kind and not h.weak for h in hits)
 
 
-def crowded_out(fact: Fact, known: Sequence[Fact]) -> bool:
-    """A fact heard again in a turn leaving the window, whose kind already holds as many
-    facts heard later as `current_facts` keeps: it was superseded before, and dated now
-    it would push out the newer ones it lost to."""
-    kind = fact_kind(fact)
-    if not kind or not fact.extracted:
-        return False
-    return sum(fact_kind(f) == kind and f.extracted for f in known) >= _kept_of(kind)
+def crowded_kinds(known: Sequence[Fact]) -> frozenset[str]:
+    """The kinds that already hold, of `known`'s facts heard in turns, as many as
+    `current_facts` keeps: a fact of one heard again in a turn leaving the window was
+    superseded before, and dated now it would push out the newer ones it lost to."""
+    counts = Counter(kind for f in known if f.extracted and (kind := fact_kind(f)))
+    return frozenset(kind for kind, n in counts.items() if n >= _kept_of(kind))
+
+
+def crowded_out(fact: Fact, crowded: frozenset[str]) -> bool:
+    """Whether `fact` is of a kind `crowded_kinds` found full (a fact put by the app
+    never is)."""
+    return fact.extracted and fact_kind(fact) in crowded
 
 
 def _kept_of(kind: str) -> int:

@@ -120,7 +120,7 @@ class Summarizer:
             found = self._folds.get(key)
             if found is None:
                 found = Folded(
-                    *await offload.sized(
+                    *await offload.scanning(
                         content_chars(turns), _extractive, previous, turns, ceiling, count
                     )
                 )
