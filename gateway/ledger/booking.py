@@ -48,9 +48,6 @@ from gateway.throttled_log import warn_throttled
 log = logging.getLogger("gateway.ledger.booking")
 
 MAX_BATCH = 256
-# A booking written this long after its call began is checked against erasures made
-# meanwhile (`Bookkeeper._unerased`); one written sooner, as almost all are, is not.
-LATE_S = 2.0
 
 
 class Bookkeeper:
@@ -75,6 +72,9 @@ class Bookkeeper:
         self._store_down = False
         self._spilled = False  # this run wrote records to the spill file
         self._replaying: list[Path] = []
+        # Queued records held back by an outage or read from a spill file (a call journaled
+        # at a kill comes that way too): checked against erasures when written (`_unerased`).
+        self._held: set[str] = set()
         self._progress_at = time.monotonic()  # last write, or when the queue filled
 
     @property
@@ -100,6 +100,7 @@ class Bookkeeper:
         self._queue.append(record)
         self._wake.set()
         if self._store_down:
+            self._held.add(record.id)
             self._metrics.pending_bookings.set(len(self._queue))
             return
         waiter = asyncio.get_running_loop().create_future()
@@ -139,13 +140,14 @@ class Bookkeeper:
         return True
 
     async def _unerased(self, batch: list[UsageRecord]) -> list[UsageRecord]:
-        """The batch as it may be written: a record of a call that began before its
-        customer was erased and is written LATE_S or more after it began (held in memory
-        through an outage, spilled, journaled at a kill, a long stream) is written under a
-        pseudonym, as the erasure left the customer's rows (`pseudonymized`): else it
-        would put the id back in the ledger and its spend counters."""
-        late = time.time() - LATE_S
-        named = {(r.tenant, r.customer) for r in batch if r.customer and r.ts < late}
+        """The batch as it may be written: a record held back (`_held`: through an outage
+        of the store, spilled, journaled at a kill) of a call that began before its
+        customer was erased is written under a pseudonym, as the erasure left the
+        customer's rows (`pseudonymized`): else it would put the id back in the ledger
+        and its spend counters. (A call in flight at the erasure and booked as it ends
+        books under the id, where its reservation is: its customer's ceiling holds.)"""
+        held = self._held
+        named = {(r.tenant, r.customer) for r in batch if r.customer and r.id in held}
         if not named:
             return batch
         erased: dict[tuple[str, str], float] = {}
@@ -160,7 +162,7 @@ class Bookkeeper:
         for record in batch:
             key = (record.tenant, record.customer or "")
             at = erased.get(key)
-            if at is not None and record.ts < at:
+            if at is not None and record.ts < at and record.id in held:
                 out.append(pseudonymized(record, aliases.setdefault(key, erased_customer())))
             else:
                 out.append(record)
@@ -185,10 +187,13 @@ class Bookkeeper:
             self._store_down = True
             log.warning("store failed, holding bookings in memory: %s", exc.message)
         self._release_all()  # fail_open: nobody waits for an outage to end
+        self._held.update(r.id for r in self._queue)  # written after the outage: held back
         self._metrics.pending_bookings.set(len(self._queue))
 
     def _written(self, count: int) -> None:
         batch = [self._queue.popleft() for _ in range(count)]
+        if self._held:
+            self._held.difference_update(r.id for r in batch)
         self._progress_at = time.monotonic()
         self._release(batch)
         self._metrics.pending_bookings.set(len(self._queue))
@@ -265,7 +270,9 @@ class Bookkeeper:
                 continue  # another worker took it
             for line in taken.read_bytes().splitlines():
                 try:
-                    self._queue.append(UsageRecord.from_json(orjson.loads(line)))
+                    record = UsageRecord.from_json(orjson.loads(line))
+                    self._queue.append(record)
+                    self._held.add(record.id)
                     loaded += 1
                 except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
                     log.error("skipping an unreadable line of %s", path)
@@ -286,6 +293,7 @@ class Bookkeeper:
             self._spill_queue()
 
     def _spill_queue(self) -> None:
+        self._held.clear()  # (read back from the spill file as held: `_take_spill`)
         if not self._queue:
             return
         if not self.spill(self._queue):
