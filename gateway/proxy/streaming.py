@@ -33,8 +33,6 @@ DRAIN_BYTES = 64 * 1024
 # upstream that never sends the blank line would otherwise grow the process without end.
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 _DONE = b"data: [DONE]"
-# Events kept unread at most (their bytes) before they are read into the texts they hold.
-_FOLD_BYTES = 256 * 1024
 # A choice's finish_reason that ends it: a string, neither empty nor "null" (SGLang,
 # older Ollama and some hosted servers send "" on every chunk; KoboldCpp sent "null").
 _FINISHED = re.compile(rb'"finish_reason"\s*:\s*"(?!"|null")')
@@ -80,6 +78,52 @@ def _event_json(event: bytes) -> Any:
         return None
 
 
+def _one_line_json(event: bytes) -> bool:
+    """Whether `event` is one `data: {...}` line and its blank line, as (nearly) every
+    event of a chat stream is: its JSON is then `event[6:-2]`, as `_event_json` reads it."""
+    return (
+        event.startswith(b"data: {")
+        and event.endswith(b"}\n\n")
+        and event.find(b"\n") == len(event) - 2
+        and b"\r" not in event
+    )
+
+
+def _finished(event: bytes) -> bool:
+    """A finish_reason that ends a choice in `event` (`_FINISHED`); a chunk whose every
+    finish_reason is `null`, as every chunk but the last is, costs two byte counts."""
+    n = event.count(b'"finish_reason"')
+    return bool(n) and event.count(b'"finish_reason":null') != n and bool(_FINISHED.search(event))
+
+
+_SPACE = b" \t\n\r\x0b\x0c"  # what `\s` matches in a bytes pattern
+
+
+def _without_usage_null(event: bytes) -> bytes:
+    r"""`_USAGE_NULL.sub(b"", event, count=1)`, found from the first `"usage"` on: every
+    match holds one, so none starts before the spaces and comma in front of the first.
+    (The pattern begins with `\s*`: searched from the start, it cost 10 µs an event.)"""
+    at = event.find(b'"usage"')
+    if at < 0:
+        return event
+    if (
+        at >= 2
+        and event[at - 1] == 0x2C  # ","
+        and event[at - 2] not in _SPACE
+        and event.startswith(b'"usage":null', at)
+    ):
+        return event[: at - 1] + event[at + 12 :]  # `,"usage":null`, as most have it
+    start = at
+    while start and event[start - 1] in _SPACE:
+        start -= 1
+    if start and event[start - 1] == 0x2C:  # ","
+        start -= 1
+        while start and event[start - 1] in _SPACE:
+            start -= 1
+    found = _USAGE_NULL.match(event, start) or _USAGE_NULL.search(event, start)
+    return event if found is None else event[: found.start()] + event[found.end() :]
+
+
 class UsageTap:
     def __init__(
         self,
@@ -110,11 +154,8 @@ class UsageTap:
         # or the client went first.
         self.whole = False
         self._buffer = bytearray()
-        # Data events not read yet (comments and keep-alives are not kept): read in
-        # batches of _FOLD_BYTES into what the readings need, so what a stream keeps is
-        # its generated text, at most `max_event_bytes` of it, not its every event.
-        self._pending: list[bytes] = []
-        self._pending_bytes = 0
+        # What a stream keeps is its generated text (at most `max_event_bytes` of it),
+        # read from each data event as it passes (its one JSON parse), not its events.
         self._texts: list[str] = []  # every generated delta (streamed_text)
         self._text_chars = 0
         self._answer: list[str] | None = []  # choice 0's content; None: none to show
@@ -131,6 +172,13 @@ class UsageTap:
                 f"(limits.max_reply_bytes: {self.max_event_bytes} bytes): the stream was cut "
                 "there."
             )
+        if (
+            not self._buffer
+            and not self.done
+            and chunk.find(b"\n") == len(chunk) - 2 > 0
+            and chunk[-1] == 0x0A
+        ):  # one line and a blank line: one whole event, as most chunks are; no copies
+            return self._hold_the_end(self._take(chunk))
         self._buffer += chunk
         out = []
         start = 0
@@ -152,7 +200,7 @@ class UsageTap:
 
     def _note_end(self, event: bytes) -> tuple[bool, bool]:
         """(a finish_reason, [DONE]) in `event`; either marks the stream's end read."""
-        finished = b'"finish_reason"' in event and _FINISHED.search(event) is not None
+        finished = _finished(event)
         done = event.startswith(_DONE)
         self.ended = self.ended or finished or done
         self.done = self.done or done
@@ -177,13 +225,30 @@ class UsageTap:
         return self._process(event if self.rewrite is None else self.rewrite(event))
 
     def _process(self, event: bytes) -> bytes:
-        if b'"usage"' not in event:
-            self._keep(event)
+        """The event as the client gets it; its usage, model and texts read on the way.
+        A one-line event is parsed once, and its texts read from that parse; any other
+        is read as it leaves (`_keep`), as the client gets it."""
+        if _one_line_json(event):
+            try:
+                obj = orjson.loads(event[6:-2])
+            except orjson.JSONDecodeError:
+                return event
+            if not isinstance(obj, dict):
+                return event
+            if b'"usage"' in event and not (event := self._usage(event, obj)):
+                return event
+            self._read(obj)
             return event
-        obj = _event_json(event)
-        if not isinstance(obj, dict):
-            self._keep(event)
-            return event
+        usage = b'"usage"' in event and isinstance(obj := _event_json(event), dict)
+        if usage and not (event := self._usage(event, obj)):
+            return event  # the usage-only chunk, hidden
+        self._keep(event)
+        return event
+
+    def _usage(self, event: bytes, obj: dict[str, Any]) -> bytes:
+        """Reads the usage an event holds; the event without what the client did not ask
+        for: nothing of the usage-only chunk, no `"usage": null` (one member of one line
+        of a JSON object taken out: what is read of it is the same)."""
         usage = obj.get("usage")
         holder = obj
         if usage is None and isinstance(obj.get("response"), dict):  # Responses API events
@@ -196,37 +261,49 @@ class UsageTap:
             if holder is not obj:
                 self.web_searches = web_searches_made(holder)
         if not self.hide_usage:
-            self._keep(event)
             return event
         if isinstance(usage, dict) and holder is obj:
             if not obj.get("choices"):
                 return b""  # the usage-only chunk the client did not ask for
             del obj["usage"]
-            event = b"data: " + orjson.dumps(obj) + b"\n\n"
-        elif usage is None:
-            event = _USAGE_NULL.sub(b"", event, count=1)
-        self._keep(event)
+            return b"data: " + orjson.dumps(obj) + b"\n\n"
+        if usage is None:
+            return _without_usage_null(event)
         return event
 
     def _keep(self, event: bytes) -> None:
-        """Keeps a data event for the readings; a comment or keep-alive is not kept."""
+        """Reads a data event's texts; a comment or keep-alive holds none."""
         if b"data:" not in event or event.startswith(_DONE):
             return
-        self._pending.append(event)
-        self._pending_bytes += len(event)
-        if self._pending_bytes > _FOLD_BYTES:
-            self._fold()
+        obj = _event_json(event)
+        if isinstance(obj, dict):
+            self._read(obj)
 
-    def _fold(self) -> None:
-        """Reads the pending events into the generated text and the answer."""
-        for event in self._pending:
-            obj = _event_json(event)
-            if isinstance(obj, dict):
-                self._read_texts(obj)
-                if self._answer is not None:
-                    self._read_answer(obj, self._answer)
-        self._pending.clear()
-        self._pending_bytes = 0
+    def _read(self, obj: dict[str, Any]) -> None:
+        """Reads one event's generated text and what it adds to the answer."""
+        choices = obj.get("choices")
+        if (
+            type(choices) is list
+            and len(choices) == 1
+            and type(choice := choices[0]) is dict
+            and type(delta := choice.get("delta")) is dict
+            and len(delta) <= 2
+            and type(content := delta.get("content")) is str
+            and (len(delta) == 1 or "role" in delta)
+            and "text" not in choice
+            and "type" not in obj
+        ):
+            # A chat chunk of one choice's content (and role), as most are.
+            self._add_text(content)
+            if self._answer is not None:
+                if choice.get("index", 0) != 0:
+                    self._answer = None
+                elif self._text_chars <= self.max_event_bytes:
+                    self._answer.append(content)
+            return
+        self._read_texts(obj)
+        if self._answer is not None:
+            self._read_answer(obj, self._answer)
 
     def _add_text(self, text: str) -> None:
         if self._text_chars <= self.max_event_bytes:  # past that, estimates are capped
@@ -259,13 +336,11 @@ class UsageTap:
     def streamed_text(self) -> str:
         """Every content/reasoning/tool-argument delta (or completion text) seen so far,
         for an estimate."""
-        self._fold()
         return "".join(self._texts)
 
     def answer_text(self) -> str:
         """The content the customer was shown: choice 0's content deltas; "" when the
         stream had several choices or called the app's tools (reasoning never counts)."""
-        self._fold()
         return "".join(self._answer or ())
 
 
