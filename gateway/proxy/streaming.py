@@ -33,6 +33,11 @@ DRAIN_BYTES = 64 * 1024
 # upstream that never sends the blank line would otherwise grow the process without end.
 MAX_EVENT_BYTES = 16 * 1024 * 1024
 _DONE = b"data: [DONE]"
+# Upstream bytes relayed (about 60 chat chunks) before the relay lets the event loop run
+# other tasks: neither the upstream's buffered bytes nor the client's send make it wait
+# when both keep up, so one fast stream ran through up to 1 MiB of events (the
+# transport's buffer) while every other request on the loop waited.
+_TURN_BYTES = 16 * 1024
 # A choice's finish_reason that ends it: a string, neither empty nor "null" (SGLang,
 # older Ollama and some hosted servers send "" on every chunk; KoboldCpp sent "null").
 _FINISHED = re.compile(rb'"finish_reason"\s*:\s*"(?!"|null")')
@@ -440,11 +445,20 @@ class StreamRelay:
         booked, or None when the upstream broke off. (The status is sent already: such
         a stream ends without its final chunk, so the server drops the connection and
         the client sees a broken stream, not a complete-looking truncated reply.)"""
+        turn = 0  # upstream bytes relayed since the relay last let other tasks run
         try:
             async for chunk in self._chunks:
-                out = self.tap.feed(chunk)
-                if out:
-                    await send({"type": "http.response.body", "body": out, "more_body": True})
+                for at in range(0, len(chunk), _TURN_BYTES):
+                    piece = chunk[at : at + _TURN_BYTES] if len(chunk) > _TURN_BYTES else chunk
+                    out = self.tap.feed(piece)
+                    if out:
+                        await send({"type": "http.response.body", "body": out, "more_body": True})
+                    if self.tap.done:
+                        break
+                    turn += len(piece)
+                    if turn >= _TURN_BYTES:
+                        turn = 0
+                        await asyncio.sleep(0)
                 if self.tap.done:
                     # The end: settled now, not when the upstream closes its stream (one
                     # that keeps it open, or sends keep-alives after it, would hold the
