@@ -6,13 +6,15 @@ against the rate limit, as it built a window."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import openai
 import pytest
 import yaml
 
-from tests.inprocess import InProcessGateway
+from tests.inprocess import InProcessGateway, say
+from tests.servers import ADMIN_KEY, edit_policy
 
 LONG = [
     msg
@@ -105,3 +107,96 @@ def test_a_call_past_the_context_window_counts_against_the_rate_limit(
     with pytest.raises(openai.RateLimitError) as limited:  # the third is the limit's
         _ask(gw, "c-past", [system])
     assert limited.value.code == "rate_limit_exceeded"
+
+
+def _spent_seen(gw: InProcessGateway, spend: dict[str, Any]) -> None:
+    """acme spends, its ceiling is set under what it spent, and a call is refused by the
+    store: this replica has seen the budget spent."""
+    _ask(gw, "c-spend", [])
+    _policies(gw, "spend.yaml", spend)
+    with pytest.raises(openai.RateLimitError):
+        _ask(gw, "c-seen", [])
+
+
+def test_a_handoff_is_answered_under_a_budget_seen_spent(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """Refused 429 before the escalation was looked at (review of 75182df): a customer
+    whose dispute escalated to a person got no handoff message."""
+    gw = sqlite_app_gateway
+    handoff = "A colleague will take over now."
+    edit_policy(
+        gw.root,
+        {
+            "classes.dispute.turn_ceiling": 1,
+            "classes.dispute.progress_window": 1,
+            "classes.dispute.escalation_action": "handoff",
+            "classes.dispute.handoff_message": handoff,
+        },
+    )
+    messages: list[Any] = []
+    headers = {"X-Conversation-Id": "d1", "X-Conversation-Class": "dispute"}
+    for text in ("I dispute this charge", "I still dispute it"):
+        say(gw, messages, text, **headers)
+    _spent_seen(gw, {"tenants": {"acme": {"monthly_usd": "0.0000001"}}})
+    assert say(gw, messages, "and now?", **headers) == handoff
+
+
+def test_a_budget_seen_spent_takes_a_higher_ceiling_at_once(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    """Remembered by its key alone (review of 75182df): a tenant moved to a plan of a
+    higher ceiling was still refused for 30 s, the 429 naming a ceiling nowhere near
+    spent; and so was a customer erased (their spend moved to a pseudonym)."""
+    gw = sqlite_app_gateway
+    admin = {"Authorization": f"Bearer {ADMIN_KEY}"}
+    spend = {"plans": {"basic": {"monthly_usd": "0.0000001"}, "pro": {"monthly_usd": "50"}}}
+    _policies(gw, "spend.yaml", spend)
+    created = gw.http.post("/admin/tenants", json={"name": "hooli", "plan": "pro"}, headers=admin)
+    assert created.status_code == 201, created.text
+    key = gw.http.post("/admin/tenants/hooli/keys", json={}, headers=admin).json()["key"]
+    client = openai.OpenAI(base_url=gw.v1, api_key=key, max_retries=0, http_client=gw.http)
+
+    def ask() -> None:
+        client.chat.completions.create(
+            model="gpt-4o-mini", messages=[{"role": "user", "content": "hi"}]
+        )
+
+    def moved(plan: str) -> None:
+        patched = gw.http.patch("/admin/tenants/hooli", json={"plan": plan}, headers=admin)
+        assert patched.status_code == 200, patched.text
+        deadline = time.monotonic() + 10  # the registry takes the change within a second
+        while gw.gateway.registry.tenant("hooli").plan != plan:  # type: ignore[union-attr]
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+
+    ask()  # spends on pro
+    moved("basic")
+    with pytest.raises(openai.RateLimitError):
+        ask()  # seen spent at basic's ceiling
+    moved("pro")
+    ask()  # pro's $50 is nowhere near spent
+
+
+def test_an_erasure_lets_the_customer_spend_again_at_once(
+    sqlite_app_gateway: InProcessGateway,
+) -> None:
+    gw = sqlite_app_gateway
+    headers = {"X-Customer-Id": "cust-erase", "x-simulator-fill": "1"}
+
+    def ask(conversation: str) -> None:
+        gw.openai().chat.completions.create(
+            model="gpt-4o-mini",
+            max_tokens=800,
+            messages=[{"role": "user", "content": "hi"}],
+            extra_headers={**headers, "X-Conversation-Id": conversation},
+        )
+
+    for n in range(3):  # ~$0.0005 each: the whole output written
+        ask(f"c-before-{n}")
+    _policies(gw, "spend.yaml", {"plans": {"pro": {"customer_daily_usd": "0.001"}}})
+    with pytest.raises(openai.RateLimitError):
+        ask("c-seen")  # spent past $0.001: seen spent
+    auth = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    assert gw.http.delete("/v1/customers/cust-erase", headers=auth).status_code == 200
+    ask("c-after")  # their spend is the pseudonym's now: one call fits again

@@ -230,6 +230,27 @@ class Policies:
             values["output_reserve"] = max(values["output_reserve"], reserve)
         return _complete(WindowPolicy, values, self.path, f"classes.{conversation_class}")
 
+    def hands_off(self, plan: str) -> bool:
+        """Whether a conversation of some class may be handed to a person under `plan`
+        (`escalation_action: handoff`): such a turn is answered, at no cost, whatever
+        the spend guard would say (gateway.proxy.chat refuses a spent budget early only
+        where none can be)."""
+        return cast(
+            bool,
+            self._remembered(
+                ("handoff", plan),
+                lambda: any(
+                    self._action(plan, name) == "handoff" for name in self.file.classes
+                ),
+            ),
+        )
+
+    def _action(self, plan: str, conversation_class: str) -> str | None:
+        action = None
+        for layer in self._layers(plan, conversation_class):
+            action = layer.escalation_action or action
+        return action
+
     def model_reserve(self, model: str) -> int | None:
         """The least output reserve of `model`: its first matching pattern's (the file's
         patterns before the packaged file's), else None (the class's reserve stands)."""

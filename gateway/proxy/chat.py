@@ -266,10 +266,12 @@ async def chat_completions(request: Request) -> ASGIApp:
 async def _refuse_early(gw: Gateway, caller: Caller) -> None:
     """Before any work, the body's reading included: a call its rate limits or a budget
     spent to its ceiling would refuse anyway costs next to nothing (another tenant's
-    calls wait for none of it). Raises as they refuse; counts nothing."""
+    calls wait for none of it). Raises as they refuse; counts nothing. (Not a spent
+    budget where a turn may be handed to a person: the handoff is answered at no cost.)"""
     await gw.guard_store()
     await gw.rates.precheck(gw.settings.rate_limits, caller.tenant)
-    gw.guard.refuse_spent(caller)
+    if not gw.settings.policies.hands_off(caller.tenant.plan):
+        gw.guard.refuse_spent(caller)
 
 
 async def _refuse_past_context(gw: Gateway, caller: Caller) -> None:

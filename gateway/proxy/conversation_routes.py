@@ -254,6 +254,7 @@ async def erase_customer(request: Request) -> RawResponse:
     erased = await customers.erase(
         gw.store, gw.windows.conversations, caller.tenant.name, _customer(request)
     )
+    gw.guard.forget_spent()  # their spend moved to the pseudonym: room again
     return json_response(orjson.dumps(erased))
 
 

@@ -107,9 +107,10 @@ class SpendGuard:
         self._pricer = pricer
         self._metrics = metrics
         self._waiters: deque[asyncio.Future[None]] = deque()
-        # Budgets whose settled spend reached their ceiling, each until when (wall clock)
-        # a call under it is refused without asking the store (`refuse_spent`).
-        self._spent: dict[str, float] = {}
+        # Budgets whose settled spend reached their ceiling: until when (wall clock) a call
+        # under it is refused without asking the store (`refuse_spent`), and the ceiling
+        # it reached (a plan changed since may set another).
+        self._spent: dict[str, tuple[float, int]] = {}
 
     def with_rules(self, rules: SpendRules) -> SpendGuard:
         """This guard under reloaded rules: calls in flight keep the old object, and both
@@ -125,26 +126,34 @@ class SpendGuard:
         process saw spent to its ceiling in the last SPENT_S: no call can fit in it (each
         holds at least one unit) until it resets, so none builds its window or reads the
         store first (a tenant past its ceiling sending long histories cost every other
-        tenant the event loop). Re-read after SPENT_S: an erasure moves a customer's spend
-        away, and another replica's reload may raise the ceiling."""
+        tenant the event loop). Only at the ceiling it was seen spent to: a plan changed
+        since may set a higher one. Re-read after SPENT_S: an erasure on another replica
+        moves a customer's spend away, and another replica's reload may raise the
+        ceiling (this replica's own erasures and reloads forget it at once)."""
         if not self._spent:
             return
         tenant, now = caller.tenant, time.time()
         policy = self._rules.policy(tenant.name, tenant.plan, caller.customer, now)
         for budget in policy.guarded:
-            until = self._spent.get(budget.key)
-            if until is None:
+            seen = self._spent.get(budget.key)
+            if seen is None:
                 continue
-            if until <= now:
+            until, limit = seen
+            if until <= now or (budget.limit_units or 0) > limit:
                 del self._spent[budget.key]
                 continue
             self._metrics.spend_blocks.labels(tenant.plan).inc()
             raise SpendCeilingReached(describe(budget), retry_after_s=budget.resets_at - now)
 
-    def _spent_out(self, key: str) -> None:
+    def _spent_out(self, key: str, limit: int) -> None:
         if len(self._spent) >= MAX_SPENT:
             self._spent.clear()
-        self._spent[key] = time.time() + SPENT_S
+        self._spent[key] = (time.time() + SPENT_S, limit)
+
+    def forget_spent(self) -> None:
+        """An erasure moved a customer's spend to a pseudonym: their budgets may have
+        room again."""
+        self._spent.clear()
 
     def worst_case(
         self,
@@ -338,7 +347,7 @@ class SpendGuard:
             spent, held = (await self._store.budgets([blocked]))[blocked]
             if spent + amount > limits[blocked]:
                 if spent >= limits[blocked]:
-                    self._spent_out(blocked)
+                    self._spent_out(blocked, limits[blocked])
                 return blocked
             if held > 0:
                 await self._until_freed(min(wait, max(deadline - loop.time(), 0)))
