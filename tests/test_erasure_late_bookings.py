@@ -9,7 +9,9 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
+import uuid
 from pathlib import Path
+from typing import Any
 
 from prometheus_client import CollectorRegistry
 
@@ -17,6 +19,7 @@ from gateway.context.conversation_record import conversation_fingerprint
 from gateway.ledger.booking import Bookkeeper
 from gateway.ops.metrics import GatewayMetrics
 from gateway.store import open_store
+from gateway.store.base import ERASED_DOC, ERASED_S, erased_customer, erased_key
 from tests.inprocess import InProcessGateway, say
 from tests.servers import TENANT_KEYS, free_port
 from tests.test_store_contract import record
@@ -89,3 +92,55 @@ def test_bookings_replayed_after_an_erasure_do_not_name_the_customer(
 
 async def _rows(gw: InProcessGateway, month: str) -> list:  # type: ignore[type-arg]
     return list(await gw.gateway.store.ledger(month, "acme", 1000))
+
+
+def test_a_held_back_booking_written_under_a_pseudonym_releases_its_reservation(
+    store_url: str, tmp_path: Path
+) -> None:
+    """Its call held a reservation under the customer's id, and Redis settles a
+    reservation in the budgets its record names: renamed to the pseudonym, the booking
+    left the id's day held until the reservation expired (600 s), refusing the customer's
+    next calls (review of 307ce76)."""
+    tenant, customer = f"t{uuid.uuid4().hex[:8]}", "cust-held"
+    month = time.strftime("%Y-%m", time.gmtime())
+    tenant_budget = f"{tenant}|month|{month}"
+    customer_budget = f"{tenant}|customer:{customer}|month|{month}"
+    budgets = [(tenant_budget, 10**12), (customer_budget, 10**9)]
+    spill = tmp_path / "pending.jsonl"
+
+    async def run() -> dict[str, tuple[int, int]]:
+        store = open_store(store_url)
+        reservation = uuid.uuid4().hex
+        assert await store.reserve(reservation, budgets, 500_000_000, 600) is None
+        began = time.time() - 5
+        held = dataclasses.replace(
+            record(ts=began, tenant=tenant),
+            customer=customer,
+            budgets=(tenant_budget, customer_budget),
+            reservation=reservation,
+        )
+        keeper = Bookkeeper(store, GatewayMetrics(CollectorRegistry()), spill, max_pending=10)
+        assert keeper.spill([held])  # held back: a stop while the store was down
+        await erased_mark(store, tenant, customer)
+        await store.erase_customer(tenant, customer, erased_customer(), [])
+        keeper.load_spill()  # the next start
+        writer = asyncio.create_task(keeper.run())
+        while keeper.pending:
+            await asyncio.sleep(0.01)
+        writer.cancel()
+        found = await store.budgets([tenant_budget, customer_budget])
+        rows = await store.ledger(month, tenant, 10)
+        await store.close()
+        assert [r.customer for r in rows] != [customer]
+        return found
+
+    found = asyncio.run(run())
+    assert found[customer_budget] == (0, 0)  # nothing spent, nothing held under the id
+    assert found[tenant_budget][1] == 0  # the tenant's hold settled too
+
+
+async def erased_mark(store: Any, tenant: str, customer: str) -> None:
+    """As DELETE /v1/customers/{id} marks an erasure before it runs."""
+    await store.put_doc(
+        ERASED_DOC, tenant, erased_key(tenant, customer), {"at": time.time()}, ERASED_S
+    )

@@ -26,7 +26,7 @@ import os
 import time
 import uuid
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
@@ -126,7 +126,9 @@ class Bookkeeper:
         """Write the oldest batch; False when the store could not take it (retry later)."""
         batch = list(islice(self._queue, MAX_BATCH))
         try:
-            await self._store.book_many(await self._unerased(batch))
+            written = await self._unerased(batch)
+            await self._store.book_many(written)
+            await self._release_renamed(batch, written)
         except StoreUnavailable as exc:
             self._outage(exc)
             return False
@@ -168,12 +170,23 @@ class Bookkeeper:
                 out.append(record)
         return out
 
+    async def _release_renamed(
+        self, batch: Sequence[UsageRecord], written: Sequence[UsageRecord]
+    ) -> None:
+        """A record written under a pseudonym (`_unerased`) settled no reservation under
+        the customer's id, where its call held it (Redis settles a reservation in the
+        budgets its record names): released there, as its call is over."""
+        for held, record in zip(batch, written, strict=True):
+            if record is not held and held.reservation:
+                await self._store.release(held.reservation, held.budgets)
+
     async def _one_by_one(self, batch: list[UsageRecord]) -> bool:
         """Book each record alone and set aside those the store refuses; False when the
         store went down meanwhile (the batch stays queued: booked records are skipped)."""
-        for record in await self._unerased(batch):
+        for held, record in zip(batch, await self._unerased(batch), strict=True):
             try:
                 await self._store.book_many([record])
+                await self._release_renamed([held], [record])
             except StoreUnavailable as exc:
                 self._outage(exc)
                 return False
