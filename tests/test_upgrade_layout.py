@@ -20,7 +20,7 @@ import pytest
 import redis
 
 from gateway.config import load_settings
-from gateway.ops.migrate import schema_problem
+from gateway.ops.migrate import layout_problem, schema_problem
 from gateway.store import redis_keys as keys
 from gateway.store.options import RedisConfig
 from gateway.store.records import UsageRecord, increments
@@ -135,18 +135,102 @@ def test_a_new_redis_is_marked_once_and_then_read_with_one_get(
     assert run(schema_problem(config.config)) is None
 
 
-def test_a_migration_left_unmatched_markers_is_not_refused_after_migrate(
+def test_booked_markers_an_earlier_migration_left_do_not_make_serve_refuse(
     tmp_path: Path, client: redis.Redis, redis_url: str
 ) -> None:
-    """A booked marker without its ledger row stays (and expires) after `migrate`: the
-    layout is marked done, so it does not make `serve` refuse the Redis."""
-    client.set("gw:booked:lost", "1", ex=3600)
+    """The earlier release's own `gateway migrate` (abd6019: no layout marker) left the
+    booked markers it matched to no ledger row (beside a PostgreSQL ledger, every one)
+    to expire: no data this version would read as missing. Before, a rolling upgrade
+    from it had every new pod exit 1 saying the Redis would read as empty."""
+
+    async def this_version_booked() -> None:
+        store = RedisStore(redis_url, RedisConfig())
+        try:
+            assert await store.book_many(_booked(1)) == [True]  # today's layout
+        finally:
+            await store.close()
+
+    run(this_version_booked())
+    client.set("gw:booked:rec-without-row", "1", ex=40 * 86400)
+    assert client.get("gw:layout") is None
     config = load_settings(_deployment(tmp_path, CONFIG.replace("sqlite:///gw.db", redis_url)))
-    problem = run(schema_problem(config.config))
-    assert problem is not None and "gw:booked:*" in problem.lines()[0]
+    check = _gateway("check-config", cwd=tmp_path, timeout=60)
+    assert check.returncode == 0, check.stderr
+    assert run(schema_problem(config.config)) is None  # what `serve` asks
+    assert client.get("gw:layout") is not None
+    assert client.exists("gw:booked:rec-without-row")  # left to expire
+    client.delete("gw:layout")
     assert _gateway("migrate", cwd=tmp_path, timeout=60).returncode == 0
-    assert client.exists("gw:booked:lost")
+    assert client.exists("gw:booked:rec-without-row")  # still unmatched: stays
     assert run(schema_problem(config.config)) is None
+
+
+# Another application's keys in the same database under the earlier layout's prefixes:
+# other names, or the names of that layout holding other types or contents.
+FOREIGN: dict[str, Any] = {
+    "gw:month:report-cache": "some other app's value",
+    "gw:ledger:jobs": ["job1", "job2"],
+    "gw:doc:readme": {"title": "x"},
+    "gw:budget:quota": {"limit": "10"},
+    "gw:month:2026-10:reports": "a string, no counters",
+    "gw:ledger:2026-10": ["a job, no ledger row"],
+    "gw:doc:conversation:wiki": {"page": "no JSON document"},
+    "gw:budget:wiki|month|2026-11": {"spent": "a lot"},
+    "gw:resvamt:wiki|day|2026-11-30": "a string",
+}
+
+
+def _foreign(client: redis.Redis) -> dict[str, Any]:
+    for name, value in FOREIGN.items():
+        if isinstance(value, str):
+            client.set(name, value)
+        elif isinstance(value, list):
+            client.rpush(name, *value)
+        else:
+            client.hset(name, mapping=value)
+    return {name: client.dump(name) for name in FOREIGN}
+
+
+def test_another_applications_keys_under_the_earlier_prefixes_are_left_alone(
+    tmp_path: Path, client: redis.Redis, redis_url: str
+) -> None:
+    """Before: any key under gw:month:, gw:ledger:, gw:doc:, ... made `serve` refuse the
+    Redis, and `gateway migrate` then raised (JSONDecodeError) or renamed the other
+    application's key (gw:month:report-cache -> gw:{ache}:month:report-). Now the earlier
+    layout's keys are known by their exact names, types and contents: the others are
+    neither counted nor touched, and `migrate` says how many it left."""
+    before = _foreign(client)
+    config = load_settings(_deployment(tmp_path, CONFIG.replace("sqlite:///gw.db", redis_url)))
+    assert run(layout_problem(config.config)) is None
+    check = _gateway("check-config", cwd=tmp_path, timeout=60)
+    assert check.returncode == 0, check.stderr
+
+    rows = _earlier_release_served(client)  # the earlier layout beside them
+    marker = f"gw:booked:{rows[0].id}"  # a marker's name, matched to a row, no marker
+    client.delete(marker)
+    client.hset(marker, "a", "hash")
+    before[marker] = client.dump(marker)
+    assert run(layout_problem(config.config)) is not None
+    migrated = _gateway("migrate", cwd=tmp_path, timeout=60)
+    assert migrated.returncode == 0, migrated.stderr
+    assert f"{len(before)} key(s)" in migrated.stdout and "of its own" in migrated.stdout
+    assert {name: client.dump(name) for name in before} == before
+    left = {k.decode() for p in keys.LEGACY_PATTERNS.values() for k in client.scan_iter(match=p)}
+    assert left == set(before)
+
+    async def read() -> None:
+        store = RedisStore(redis_url, RedisConfig())
+        try:
+            (row,) = await store.spend("2026-11")
+            assert row.requests == 3
+            assert len(await store.ledger("2026-11", "acme")) == 3
+            assert await store.get_doc("conversation", "acme", "conv-1") is not None
+        finally:
+            await store.close()
+
+    run(read())
+    check = _gateway("check-config", cwd=tmp_path, timeout=60)
+    assert check.returncode == 0, check.stderr
 
 
 # --- F2: a migration after this version wrote merges, never overwrites ------------------

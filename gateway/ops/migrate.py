@@ -6,7 +6,9 @@ the start-up check that they were.
 - Redis: moves what earlier versions wrote (documents as fields of one hash per tenant,
   untagged counter and budget keys) into today's layout (RedisStore.migrate_layout),
   merged into what this version wrote there (never overwriting it), and marks the layout
-  done; `serve` (and `check-config`) refuse a Redis that still holds the earlier one.
+  done; `serve` (and `check-config`) refuse a Redis that still holds the earlier one's
+  data (not the booked markers a migration leaves to expire, nor another application's
+  keys of other shapes under its prefixes: those are left as they are).
 - SQLite: migrates itself when opened; this only opens it.
 Each step is idempotent: running it twice changes nothing the second time.
 """
@@ -48,6 +50,12 @@ async def migrate(config: Config) -> list[str]:
                 "one): counters and budgets were added, reservations and ledger rows "
                 "joined; of a document both held, this version's was kept (a customer's "
                 "facts and episodes joined)"
+            )
+        if moved.get("skipped"):
+            lines.append(
+                f"redis: {moved['skipped']} key(s) under the earlier layout's prefixes "
+                "were left as they are: not of its shape (another application's? the "
+                "gateway wants a Redis database of its own)"
             )
     else:
         from gateway.store import open_store

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import fnmatch
 import re
 import secrets
 import time
@@ -73,10 +72,33 @@ _HEALTH_WAIT_S = 0.8  # /healthz answers within a second
 # an earlier version's keys: today's layout, read with one GET at each start.
 LAYOUT_KEY = "gw:layout"
 LAYOUT = "2"
-# One SCAN pattern for every earlier prefix (keys.LEGACY_PATTERNS: gw:doc:, gw:booked:,
-# gw:budget:, gw:ledger:, gw:month:, gw:resv:, gw:resvamt:), matching none of today's
-# keys but LAYOUT_KEY (gw:{tenant}:..., gw:d:..., gw:periods, gw:tenants:...).
-_LEGACY_SCAN = "gw:[bdlmr][aeou]*"
+# One SCAN pattern for the earlier prefixes of data (gw:doc:, gw:budget:, gw:ledger:,
+# gw:month:, gw:resv:, gw:resvamt:), matching none of today's keys (gw:{tenant}:...,
+# gw:d:..., gw:periods, gw:tenants:..., LAYOUT_KEY) nor the earlier booked markers
+# (gw:boo...: see _LEGACY_DATA).
+_LEGACY_SCAN = "gw:[bdlmr][aeou][cdns]*"
+# The earlier layout's keys (ceddeca's RedisStore; keys.LEGACY_PATTERNS) by their exact
+# names and types: a key under one of its prefixes of another shape or type (or holding
+# what that layout never wrote, _legacy_readable) is another application's, sharing the
+# database, and is neither counted by `legacy_keys` nor touched by `migrate_layout`.
+_LEGACY_MONTH = r"\d{4}-(?:0[1-9]|1[0-2])"
+_LEGACY_BUDGET = rf".+\|(?:month\|{_LEGACY_MONTH}|day\|{_LEGACY_MONTH}-(?:0[1-9]|[12]\d|3[01]))"
+_LEGACY_SHAPES: dict[str, tuple[re.Pattern[str], str]] = {
+    # gw:doc:<kind>:<tenant>, a hash: field = key, value = the JSON document
+    "doc": (re.compile(r"gw:doc:(?:conversation|episodes|facts):.+", re.S), "hash"),
+    "booked": (re.compile(r"gw:booked:.+", re.S), "string"),  # gw:booked:<id>
+    "month": (re.compile(rf"gw:month:{_LEGACY_MONTH}:.+", re.S), "hash"),  # :<tenant>
+    "ledger": (re.compile(rf"gw:ledger:{_LEGACY_MONTH}(?::.+)?", re.S), "list"),
+    "budget": (re.compile(rf"gw:budget:{_LEGACY_BUDGET}", re.S), "hash"),
+    "resv": (re.compile(rf"gw:resv:{_LEGACY_BUDGET}", re.S), "zset"),
+    "resvamt": (re.compile(rf"gw:resvamt:{_LEGACY_BUDGET}", re.S), "hash"),
+}
+# The families of data this layout would read as missing. A booked marker is none: a
+# completed migration (this one, or an earlier release's) leaves those it matched to no
+# ledger row (beside a PostgreSQL ledger, every one) until they expire, on purpose.
+_LEGACY_DATA = ("doc", "month", "ledger", "budget", "resv", "resvamt")
+_WHOLE = re.compile(rb"-?\d+")
+_NUMBER = re.compile(rb"-?\d+(?:\.\d*)?(?:[eE][+-]?\d+)?")  # a Lua number HSET (resvamt)
 
 __all__ = ["CLUSTER_SCHEME", "RedisStore", "doc_key"]
 
@@ -736,11 +758,12 @@ class RedisStore:
 
     async def legacy_keys(self, *, record: bool = False) -> list[str]:
         """The patterns (keys.LEGACY_PATTERNS: no key's name, which may hold a customer's
-        id) of an earlier version's keys that `migrate_layout` has not moved, [] when there
-        are none. One GET when LAYOUT_KEY is set; else a SCAN (once per deployment on a
-        Redis of today's layout), stopped at the first key found. `record`: set
-        LAYOUT_KEY when none is found (a new store)."""
-        found: set[str] = set()
+        id) of an earlier version's keys of data (_LEGACY_DATA) that `migrate_layout` has
+        not moved, [] when there are none. One GET when LAYOUT_KEY is set; else a SCAN
+        (once per deployment on a Redis of today's layout), stopped at the first such key
+        found; a key of another shape or content (_legacy_family, _legacy_readable) is
+        not one. `record`: set LAYOUT_KEY when none is found (a new store)."""
+        found: list[str] = []
         async with self._call():
             if await self._redis.get(LAYOUT_KEY) is not None:
                 return []
@@ -749,15 +772,41 @@ class RedisStore:
             )
             async with contextlib.aclosing(scan) as names:
                 async for raw in names:
-                    name = _s(raw)
-                    found.update(
-                        p for p in keys.LEGACY_PATTERNS.values() if fnmatch.fnmatchcase(name, p)
-                    )
-                    if found:
+                    family = _legacy_family(raw)
+                    if family in _LEGACY_DATA and await self._legacy_readable(family, raw):
+                        found.append(keys.LEGACY_PATTERNS[family])
                         break
             if record and not found:
                 await self._redis.set(LAYOUT_KEY, LAYOUT)
-        return sorted(found)
+        return found
+
+    async def _legacy_readable(self, family: str, name: bytes | str) -> bool | None:
+        """Whether a key of the earlier layout's name (_LEGACY_SHAPES) holds what that
+        layout wrote there: its type, whole numbers in its counters, budgets and
+        reservation amounts (a month's `plan` aside), ledger rows (its first and last)
+        and JSON documents (its first). None when the key is gone (expired)."""
+        kind = _s(await self._redis.type(name))
+        if kind == "none":
+            return None
+        if kind != _LEGACY_SHAPES[family][1]:
+            return False
+        if family in ("month", "budget", "resvamt"):
+            fields = await self._redis.hgetall(name)
+            return all(_legacy_count(family, k, v) for k, v in fields.items())
+        if family == "ledger":
+            ends = [await self._redis.lindex(name, 0), await self._redis.lindex(name, -1)]
+            return all(raw is None or _ledger_id(raw) is not None for raw in ends)
+        if family == "doc":
+            return await self._holds_a_document(name)
+        return True
+
+    async def _holds_a_document(self, name: bytes | str) -> bool | None:
+        """Whether a hash's first field (HSCAN) holds a JSON object; None: no field."""
+        fields = cast(AsyncGenerator[Any, None], self._redis.hscan_iter(name, count=100))
+        async with contextlib.aclosing(fields) as pairs:
+            async for _, body in pairs:
+                return _json_object(body) is not None
+        return None
 
     async def migrate_layout(self) -> dict[str, int]:
         """Move what earlier versions wrote on a standalone Redis into today's layout:
@@ -768,38 +817,53 @@ class RedisStore:
         (_MIGRATE_KEY, _MIGRATE_DOC): counters and spent budgets are added, reservations
         and ledger rows joined (a row once, by id), a document kept (an earlier one's
         independent fields added, else the earlier one dropped): `merged` and
-        `documents_kept` count those, present only when not 0. Idempotent. Counts per kind
-        of key."""
-        counts: dict[str, int] = {"merged": 0}
+        `documents_kept` count those, present only when not 0. A key under the earlier
+        prefixes that is not of that layout (_LEGACY_SHAPES, _legacy_readable: another
+        application's, in a database shared with it) is left as it is: `skipped` counts
+        them (a hash of documents some of whose fields are no JSON object, once), present
+        only when not 0. Idempotent. Counts per kind of key."""
+        counts: dict[str, int] = {"merged": 0, "skipped": 0}
         async with self._call():
             (
                 counts["documents"],
                 counts["doc"],
                 counts["documents_kept"],
-            ) = await self._migrate_docs()
+            ) = await self._migrate_docs(counts)
             for family in ("month", "ledger", *keys.BUDGET_FAMILIES):
                 moved, merged = await self._migrate_family(family, counts)
                 counts[family] = moved
                 counts["merged"] += merged
-            counts["booked"], counts["booked_unmatched"] = await self._migrate_markers()
+            counts["booked"], counts["booked_unmatched"] = await self._migrate_markers(counts)
             await self._redis.set(LAYOUT_KEY, LAYOUT)
-        return {k: n for k, n in counts.items() if n or k not in ("merged", "documents_kept")}
+        optional = ("merged", "documents_kept", "skipped")
+        return {k: n for k, n in counts.items() if n or k not in optional}
 
-    async def _legacy(self, family: str) -> list[str]:
+    async def _legacy(self, family: str, counts: dict[str, int]) -> list[str]:
+        """The keys of the earlier layout's name (_LEGACY_SHAPES) under the family's
+        prefix; the others found there are counted `skipped`."""
         pattern = keys.LEGACY_PATTERNS[family]
-        return sorted({_s(raw) async for raw in self._redis.scan_iter(match=pattern, count=1000)})
+        found = {raw async for raw in self._redis.scan_iter(match=pattern, count=1000)}
+        named = {raw for raw in found if _legacy_family(raw) == family}
+        counts["skipped"] += len(found - named)
+        return sorted(_s(raw) for raw in named)
 
-    async def _migrate_docs(self) -> tuple[int, int, int]:
+    async def _migrate_docs(self, counts: dict[str, int]) -> tuple[int, int, int]:
         """(documents written or merged, earlier hashes emptied, documents kept as today's
-        layout had them, the earlier one dropped)."""
+        layout had them, the earlier one dropped). A field that is no JSON object (or no
+        document legacy_doc reads) stays, and its hash is counted `skipped`."""
         documents = hashes = kept = 0
-        for name in await self._legacy("doc"):
+        for name in await self._legacy("doc", counts):
+            readable = await self._legacy_readable("doc", name)
+            if not readable:
+                counts["skipped"] += readable is not None
+                continue
             kind, tenant = keys.legacy_doc_hash(name)
             for field, body in (await self._redis.hgetall(name)).items():
-                doc = dict(orjson.loads(body))
-                key, fields = legacy_doc(kind, _s(field), doc)
-                items = "1" if fields is not doc else "0"  # split into independent fields
-                args: list[Any] = [field, items]
+                found = _legacy_document(kind, field, body)
+                if found is None:
+                    continue
+                key, fields, items = found
+                args: list[Any] = [field, "1" if items else "0"]
                 for k, v in fields.items():
                     args += [k, orjson.dumps(v)]
                 done = int(
@@ -809,14 +873,21 @@ class RedisStore:
                 )
                 documents += done in (1, 2)
                 kept += done == 3
-            hashes += not await self._redis.exists(name)
+            if await self._redis.exists(name):
+                counts["skipped"] += 1
+            else:
+                hashes += 1
         return documents, hashes, kept
 
     async def _migrate_family(self, family: str, counts: dict[str, int]) -> tuple[int, int]:
         """(keys moved, of them merged into today's)."""
         how = {"month": "add", "ledger": "list", "budget": "add", "resv": "zset"}
         moved = merged = 0
-        for name in await self._legacy(family):
+        for name in await self._legacy(family, counts):
+            readable = await self._legacy_readable(family, name)
+            if not readable:
+                counts["skipped"] += readable is not None
+                continue
             new = keys.legacy_renamed(family, name)
             if new is None:
                 counts["ledger_all"] = counts.get("ledger_all", 0) + await self._redis.delete(name)
@@ -853,11 +924,13 @@ class RedisStore:
         await self._redis.delete(old)
         return 2
 
-    async def _migrate_markers(self) -> tuple[int, int]:
+    async def _migrate_markers(self, counts: dict[str, int]) -> tuple[int, int]:
         """A marker names no tenant: each is matched to its ledger row (already moved
         to the tenant's list), newest period first. One without a row stays and expires.
-        A marker today's layout holds for the id is kept (_MIGRATE_KEY 'first')."""
-        ids = {_s(name).removeprefix("gw:booked:") for name in await self._legacy("booked")}
+        A marker today's layout holds for the id is kept (_MIGRATE_KEY 'first'); a key of
+        a matched name that is no marker (not a string) is left, counted `skipped`."""
+        named = await self._legacy("booked", counts)
+        ids = {name.removeprefix("gw:booked:") for name in named}
         moved = 0
         for period in reversed(await self._periods()):
             if not ids:
@@ -868,6 +941,10 @@ class RedisStore:
                     if record_id in ids:
                         ids.discard(record_id)
                         old = f"gw:booked:{record_id}"
+                        readable = await self._legacy_readable("booked", old)
+                        if not readable:
+                            counts["skipped"] += readable is not None
+                            continue
                         new = keys.booked_key(tenant, record_id)
                         done = await self._migrate_key_script(keys=[old, new], args=["first"])
                         moved += int(done) > 0
@@ -973,6 +1050,62 @@ def _unavailable(exc: Exception) -> StoreUnavailable:
 
 def _s(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def _legacy_family(name: bytes | str) -> str | None:
+    """The family of the earlier layout (_LEGACY_SHAPES) a key's name has, if any."""
+    try:
+        text = _s(name)
+    except UnicodeDecodeError:
+        return None
+    for family, (shape, _) in _LEGACY_SHAPES.items():
+        if shape.fullmatch(text):
+            return family
+    return None
+
+
+def _legacy_count(family: str, field: bytes | str, value: bytes | str) -> bool:
+    """A field of an earlier month, budget or reservation-amount hash: a whole number
+    (a month's `plan` aside; a budget holds `spent` and `open` alone; an amount, set by
+    a script from a Lua number, may read 1e+14)."""
+    name = field.encode() if isinstance(field, str) else field
+    number = value.encode() if isinstance(value, str) else value
+    if family == "month" and name == b"plan":
+        return True
+    if family == "budget" and name not in (b"spent", b"open"):
+        return False
+    return (_NUMBER if family == "resvamt" else _WHOLE).fullmatch(number) is not None
+
+
+def _json_object(raw: bytes | str) -> dict[str, Any] | None:
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _ledger_id(raw: bytes | str) -> str | None:
+    """A ledger row's id (None: no ledger row)."""
+    row = _json_object(raw)
+    record_id = None if row is None else row.get("id")
+    return record_id if isinstance(record_id, str) else None
+
+
+def _legacy_document(
+    kind: str, field: bytes | str, body: bytes | str
+) -> tuple[str, dict[str, Any], bool] | None:
+    """A field of an earlier `gw:doc:` hash as today's document (records.legacy_doc):
+    (key, fields, whether they are independent items); None for a field that is no
+    JSON object or no document of the kind."""
+    doc = _json_object(body)
+    if doc is None:
+        return None
+    try:
+        key, fields = legacy_doc(kind, _s(field), doc)
+    except (TypeError, ValueError):  # an episode's times that are no numbers
+        return None
+    return key, fields, fields is not doc
 
 
 def _row(tenant: str, h: dict[bytes, bytes]) -> SpendRow:
