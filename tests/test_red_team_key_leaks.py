@@ -16,7 +16,14 @@ from typing import Any
 import openai
 import pytest
 
-from gateway.proxy.upstream_errors import StreamScrub, scrubbed_error, scrubbed_reply
+from gateway.errors import UpstreamReplyTooLarge
+from gateway.proxy.streaming import UsageTap
+from gateway.proxy.upstream_errors import (
+    StreamScrub,
+    scrubbed_error,
+    scrubbed_reply,
+    withheld_anywhere,
+)
 from tests import inprocess
 from tests.inprocess import InProcessGateway
 from tests.test_red_team_upstream import (
@@ -150,7 +157,7 @@ def test_a_stream_is_scrubbed_whatever_its_chunks(size: int) -> None:
     normal = sse_events("gpt-4o-mini")
     failing = sse(chunk("a"), {"error": ERRORS["whole key"]}, chunk(KEY)) + b"data: [DONE]\n\n"
     for stream in (normal, failing, failing.replace(b"\n", b"\r\n")):
-        scrub = StreamScrub((KEY,), 1 << 20)
+        scrub = StreamScrub((KEY,), (KEY,), 1 << 20)
         out = [scrub.feed(stream[at : at + size]) for at in range(0, len(stream), size)]
         relayed = b"".join(out) + scrub.finish()
         if stream is normal:
@@ -164,7 +171,7 @@ def test_a_responses_stream_without_an_error_is_relayed_as_it_came() -> None:
     """Every Responses event carries `"error": null`: relayed unread, byte for byte."""
     event = {"type": "response.created", "response": {"id": "r", "error": None, "usage": None}}
     stream = b"event: response.created\ndata: " + json.dumps(event).encode() + b"\n\n"
-    scrub = StreamScrub((KEY,), 1 << 20)
+    scrub = StreamScrub((KEY,), (KEY,), 1 << 20)
     assert scrub.feed(stream) == stream
 
 
@@ -277,7 +284,7 @@ def test_a_run_of_8_characters_of_the_key_is_withheld(message: str, shown: str) 
 
 def test_a_reply_without_an_error_or_the_key_is_relayed_as_it_came() -> None:
     body = b'{"object": "list", "data": [{"embedding": [0.1, 0.2]}], "error": null}'
-    assert scrubbed_reply(body, (KEY,)) == body
+    assert scrubbed_reply(body, (KEY,), (KEY,)) == body
 
 
 # -- 4: the provider's organization in the model list ----------------------------------
@@ -301,3 +308,194 @@ def test_the_model_list_withholds_the_providers_organization(
     assert [m.owned_by for m in listed] == ["system", "[withheld]"]
     upstream.script = lambda h, b: json_reply(models[1])
     assert gw.openai().models.retrieve(tuned).owned_by == "[withheld]"
+
+
+# -- red-team read 24: what the scrubber took that was no error, and what it let through ----
+
+# A JSON schema with a property named "error": a Responses reply echoes it in its tools
+# and its text.format, in its body and in its response.created/completed events.
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "answer": {"type": "string"},
+        "error": {
+            "type": ["string", "null"],
+            "description": "why the lookup failed",
+            "enum": ["not_found", "timeout", None],
+        },
+    },
+    "required": ["answer", "error"],
+    "additionalProperties": False,
+}
+
+
+def _response(status: str = "completed", error: Any = None) -> dict[str, Any]:
+    return {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1,
+        "status": status,
+        "model": "gpt-4o-mini",
+        "error": error,
+        "incomplete_details": None,
+        "output": [
+            {
+                "type": "message",
+                "id": "msg_1",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": '{"answer": "ok", "error": null}'}],
+            }
+        ],
+        "text": {"format": {"type": "json_schema", "name": "lookup", "schema": SCHEMA}},
+        "tools": [{"type": "function", "name": "lookup", "strict": True, "parameters": SCHEMA}],
+        "usage": {"input_tokens": 5, "output_tokens": 5, "total_tokens": 10},
+    }
+
+
+def _responses_event(kind: str, response: dict[str, Any], seq: int) -> bytes:
+    event = {"type": kind, "response": response, "sequence_number": seq}
+    return b"event: " + kind.encode() + b"\ndata: " + json.dumps(event).encode() + b"\n\n"
+
+
+def test_a_json_schema_echoed_in_a_responses_reply_comes_back_as_it_came(
+    gw: InProcessGateway, upstream: RawUpstream
+) -> None:
+    """Every dict under an "error" key anywhere in a reply was cut to message/type/code/
+    param: the schema's `error` property came back as `{"type": null}`. Only the error
+    objects where the API puts one are scrubbed; a failed reply's still is."""
+    body = json.dumps(_response()).encode()
+    upstream.script = lambda h, b: http(200, body, b"application/json")
+    headers = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    reply = gw.http.post(
+        "/v1/responses", json={"model": "gpt-4o-mini", "input": "hi"}, headers=headers
+    )
+    assert reply.status_code == 200
+    assert reply.content == body
+    stream = _responses_event("response.created", _response("in_progress"), 0) + _responses_event(
+        "response.completed", _response(), 1
+    )
+    upstream.script = lambda h, b: http(200, stream, b"text/event-stream")
+    raw = gw.http.post(
+        "/v1/responses",
+        json={"model": "gpt-4o-mini", "input": "hi", "stream": True},
+        headers=headers,
+    )
+    assert raw.content == stream
+    failed = _response("failed", {"code": "server_error", "message": f"bad key {KEY}"})
+    upstream.script = lambda h, b: http(
+        200, _responses_event("response.failed", failed, 1), b"text/event-stream"
+    )
+    [event] = list(gw.openai().responses.create(model="gpt-4o-mini", input="hi", stream=True))
+    assert event.type == "response.failed"
+    assert event.response.error is not None
+    assert event.response.error.message == "bad key [withheld]"
+    assert event.response.text is not None and event.response.text.format.schema_ == SCHEMA  # type: ignore[union-attr]
+
+
+def test_a_base_url_user_name_is_withheld_only_in_error_objects(
+    tmp_path: Path, upstream: RawUpstream, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A base_url's user name (`assistant`) and short password were replaced wherever
+    they stood: every reply's `"role": "assistant"` came back `"role": "[withheld]"`.
+    Only the provider key (and a secret too long to be a word) is withheld anywhere."""
+    monkeypatch.setitem(inprocess.ENV, "TEST_PROVIDER_KEY", KEY)
+    url = upstream.url.replace("://", "://assistant:hunter2pass@") + "/v1"
+    gw = InProcessGateway(tmp_path, url, f"sqlite:///{tmp_path / 'gateway.db'}")
+    gw.start()
+    try:
+        answer = {
+            "id": "chatcmpl-1",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "gpt-4o-mini",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "hunter2pass is weak"},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10},
+        }
+        upstream.script = lambda h, b: json_reply(answer)
+        reply = gw.openai().chat.completions.create(model="gpt-4o-mini", messages=SHORT)
+        assert reply.choices[0].message.role == "assistant"
+        assert reply.choices[0].message.content == "hunter2pass is weak"
+        body = sse(chunk("Hel"), {"error": {"message": "user assistant:hunter2pass refused"}})
+        upstream.script = lambda h, b: http(200, body, b"text/event-stream")
+        raw = gw.http.post(
+            "/v1/chat/completions",
+            json={"model": "gpt-4o-mini", "messages": SHORT, "stream": True},
+            headers={"Authorization": f"Bearer {gw.keys['acme']}"},
+        )
+        assert "hunter2pass" not in raw.text
+        assert "user [withheld]:[withheld] refused" in raw.text
+    finally:
+        gw.stop()
+    assert withheld_anywhere(KEY, "hunter2pass", None) == (KEY,)
+    assert withheld_anywhere("short", "Zq8XyW3vTn7Lk2Mp9Rb4") == ("Zq8XyW3vTn7Lk2Mp9Rb4",)
+
+
+def _escaped(text: str) -> bytes:
+    """`text` as a JSON string's body with every letter of it a `\\u00XX` escape."""
+    return "".join(f"\\u{ord(c):04x}" if c.isalpha() else c for c in text).encode()
+
+
+def _decoded_leaks(raw: str) -> list[str]:
+    """The runs of the key in what a client reads of `raw` (a body or a stream)."""
+    datas = [line[6:] for line in raw.splitlines() if line.startswith("data: {")] or [raw]
+    return leaks(json.dumps([json.loads(data) for data in datas]))
+
+
+def test_a_key_in_json_escapes_is_withheld(gw: InProcessGateway, upstream: RawUpstream) -> None:
+    """The key was searched for only as bytes: written in JSON escapes in a sibling of
+    an error event's error, or in a 2xx body with no "error", it went through."""
+    headers = {"Authorization": f"Bearer {gw.keys['acme']}"}
+    payload = {"model": "gpt-4o-mini", "messages": SHORT, "stream": True}
+    sibling = b'data: {"error": {"message": "failed"}, "detail": "auth ' + _escaped(KEY) + b'"}'
+    stream = sse(chunk("Hel")) + sibling + b"\n\n"
+    upstream.script = lambda h, b: http(200, stream, b"text/event-stream")
+    raw = gw.http.post("/v1/chat/completions", json=payload, headers=headers)
+    assert _decoded_leaks(raw.text) == []
+    answer = json.dumps({**chunk("x"), "object": "chat.completion", "system_fingerprint": "@"})
+    body = answer.encode().replace(b'"@"', b'"' + _escaped(KEY) + b'"')
+    upstream.script = lambda h, b: http(200, body, b"application/json")
+    reply = gw.http.post("/v1/chat/completions", json={**payload, "stream": False}, headers=headers)
+    assert _decoded_leaks(reply.text) == []
+
+
+def test_an_error_event_of_text_gives_no_run_of_the_key_away(
+    gw: InProcessGateway, upstream: RawUpstream
+) -> None:
+    """An `event: error` whose data is text (no JSON, no `"error"`) kept a 9-character
+    run of the key: only parsed error objects were searched for runs."""
+    text = b"event: error\ndata: Incorrect API key provided: sk-***" + KEY[-9:].encode()
+    upstream.script = lambda h, b: http(200, text + b"\n\n", b"text/event-stream")
+    raw = gw.http.post(
+        "/v1/responses",
+        json={"model": "gpt-4o-mini", "input": "hi", "stream": True},
+        headers={"Authorization": f"Bearer {gw.keys['acme']}"},
+    )
+    assert leaks(raw.text) == []
+    assert raw.text.startswith("event: error\ndata: Incorrect API key provided: ")
+
+
+@pytest.mark.parametrize("size", [1, 7, 16, 100])
+def test_a_key_at_an_overflowing_events_cut_is_withheld(size: int) -> None:
+    """An event past the largest size goes on in pieces, the key withheld in each: a key
+    across the cut went out in two, and whole again when the upstream then closed and
+    the relay sent the unfinished event."""
+    most = 4096
+    for pad in range(most - 120, most + 20):
+        event = b'data: {"error": {"message": "' + b"x" * pad + b" key " + KEY.encode() + b' bad"}}'
+        scrub = StreamScrub((KEY,), (KEY,), most)
+        pieces = [scrub.feed(event[at : at + size]) for at in range(0, len(event), size)]
+        pieces.append(scrub.finish())
+        assert KEY.encode() not in b"".join(pieces), pad
+        tap = UsageTap(hide_usage=False, max_event_bytes=most)
+        try:
+            relayed = b"".join(tap.feed(piece) for piece in pieces) + tap.finish()
+        except UpstreamReplyTooLarge:  # the relay cuts an event past its largest size
+            continue
+        assert KEY.encode() not in relayed, pad

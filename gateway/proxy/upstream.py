@@ -34,6 +34,7 @@ from gateway.proxy.upstream_errors import (
     StreamScrub,
     scrubbed_error,
     scrubbed_reply,
+    withheld_anywhere,
 )
 from gateway.spend.hold import Reservation
 
@@ -112,9 +113,12 @@ class Upstream:
         self.display = f"{parsed.scheme}://{parsed.host}" + (
             f":{parsed.port}" if parsed.port else ""
         )
+        # Scrubbed from an error object: the key and the URL's credentials. Withheld from
+        # the rest of a reply: only the key and a password too long to be a word.
         self._secrets = tuple(
             s for s in (api_key, parsed.password, parsed.username) if s and len(s) >= 4
         )
+        self._keys = withheld_anywhere(api_key, parsed.password)
         self._auth = f"Bearer {api_key}".encode() if api_key else None
         # Told each answer's status class ("2xx".."5xx", "timeout", "unreachable"): metrics.
         self.observe: Callable[[str], None] = lambda status_class: None
@@ -259,7 +263,7 @@ class Upstream:
                 body += chunk
                 if limit is not None and len(body) > limit:
                     raise reply_too_large(limit)
-            return scrubbed_reply(bytes(body), self._secrets)
+            return scrubbed_reply(bytes(body), self._secrets, self._keys)
         except httpx.HTTPError as exc:
             raise self._translate(exc) from exc
         finally:
@@ -269,7 +273,7 @@ class Upstream:
         """A stream's bytes, decoded (gzip, deflate: an upstream may ignore the
         `accept-encoding: identity` the gateway sends), in whole events, each scrubbed
         (`StreamScrub`); a body that is no stream comes whole, at its end."""
-        scrub = StreamScrub(self._secrets, self.max_reply_bytes or MAX_EVENT_BYTES)
+        scrub = StreamScrub(self._secrets, self._keys, self.max_reply_bytes or MAX_EVENT_BYTES)
         try:
             async for chunk in self._decoded(response):
                 if out := scrub.feed(chunk):

@@ -9,10 +9,13 @@ error shape may be anything (an HTML page from a proxy, a stack trace). So:
   "type", "param", "code"}}`, with the message scrubbed of the provider key, of any run
   of 8 or more of its characters, and of anything key-like; a body without that shape
   becomes a generic message naming the status (`scrubbed_error`);
-- an error object inside a 2xx body or a stream's event is scrubbed the same way
+- an error object where the API puts one (a body's or an event's top-level `error`, a
+  Responses event's `response.error`, an error event) is scrubbed the same way
   (`scrubbed_reply`, `StreamScrub`), and the provider key is withheld wherever else it
-  stands. Everything else is relayed byte for byte: a model's answer is not scrubbed of
-  what reads as a key (it may be one the customer asked about).
+  stands, in JSON escapes too (not a URL's user name or short password, which may be a
+  word: `assistant`). Everything else is relayed byte for byte: an `"error"` deeper in
+  (a JSON schema's property) is content, and a model's answer is not scrubbed of what
+  reads as a key (it may be one the customer asked about).
 """
 
 from __future__ import annotations
@@ -139,10 +142,30 @@ def scrubbed_error(status: int, body: bytes, secrets: Sequence[str]) -> bytes:
 # an error object or string, or a Responses stream's `{"type": "error", ...}` event.
 _ERROR_MARK = b'"error"'
 _AN_ERROR = re.compile(rb'"error"(?!\s*:\s*null\b)')
+# An event named `error` (`event: error`), whatever its data: JSON or text.
+_ERROR_WORD = b"error"  # in both marks: what a chunk is searched for
+_NAMED_ERROR = re.compile(rb"^event: ?error\r?$", re.MULTILINE)
+# A JSON escape of a character a key is made of (`\u005a`, `\u002d`): no serializer writes
+# ASCII letters or digits so (Go's `\u003c`, Python's `\u00e9` are not these), but it hides
+# a key from a search of the bytes. A reply holding one is read to find the key.
+_ESCAPE_MARK = b"\\u00"
+_ESCAPED_KEY_CHAR = re.compile(rb"\\u00(?:2[dD]|3[0-9]|[4-7][0-9a-fA-F])")
 _EVENT_END = re.compile(rb"(?<=\n\n)|(?<=\r\n\r\n)")
 _WITHHELD_BYTES = WITHHELD.encode()
 # An error event's own fields, kept beside its scrubbed error (Responses stream events).
 _EVENT_FIELDS = ("type", "sequence_number")
+# A secret other than the provider key is withheld wherever it stands only from this
+# many characters on: a shorter one, or a URL's user name, may be a word a reply holds
+# (a base_url user `assistant` made every `"role": "assistant"` `"[withheld]"`).
+ANYWHERE_CHARS = 16
+
+
+def withheld_anywhere(key: str | None, *others: str | None) -> tuple[str, ...]:
+    """The secrets no reply may hold anywhere, not only in an error object: the provider
+    `key` (from FRAGMENT_CHARS characters on; a shorter one is ordinary text) and those of
+    `others` (a URL's password) too long and random to be a word."""
+    out = [key] if key and len(key) >= FRAGMENT_CHARS else []
+    return (*out, *(s for s in others if s and len(s) >= ANYWHERE_CHARS))
 
 
 def _error_fields(error: dict[str, Any], secrets: Sequence[str]) -> dict[str, Any]:
@@ -170,59 +193,114 @@ def _error_value(value: Any, secrets: Sequence[str]) -> Any:
     return value if isinstance(value, int | float | bool) else None
 
 
-def scrub_errors(doc: Any, secrets: Sequence[str]) -> bool:
-    """Scrubs every error in `doc` in place: an `"error"` value (an object or a string),
-    and an object whose `type` is "error" (a Responses stream's error event). Whether
-    anything changed."""
-    changed = False
-    stack = [doc]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, list):
-            stack.extend(v for v in node if isinstance(v, dict | list))
-            continue
-        if not isinstance(node, dict):
-            continue
-        if node.get("type") == "error":
-            new = {k: node[k] for k in _EVENT_FIELDS if k in node}
-            new.update(_error_fields(node, secrets))
-            if "error" in node:
-                new["error"] = _error_value(node["error"], secrets)
-            if new != node:
-                node.clear()
-                node.update(new)
-                changed = True
-            continue
-        if "error" in node and (value := _error_value(node["error"], secrets)) != node["error"]:
-            node["error"] = value
-            changed = True
-        stack.extend(v for k, v in node.items() if k != "error" and isinstance(v, dict | list))
+def _error_scrubbed(node: dict[str, Any], secrets: Sequence[str]) -> bool:
+    """Scrubs `node`'s `"error"` value in place, if it has one; whether that changed it."""
+    if "error" not in node or (value := _error_value(node["error"], secrets)) == node["error"]:
+        return False
+    node["error"] = value
+    return True
+
+
+def scrub_errors(doc: Any, secrets: Sequence[str], *, whole: bool = False) -> bool:
+    """Scrubs in place the error objects of a reply's body or an event's data where the
+    API puts one, and nowhere else: its top-level `"error"` (an error body's, a chat
+    chunk's, a Responses reply's), a Responses event's `response.error` (response.failed),
+    and the whole of an error event (`{"type": "error", ...}`, or any data of an event
+    named `error`: `whole`). An `"error"` deeper in is content, relayed as it came (a JSON
+    schema's property, which a Responses reply echoes in its tools and text.format).
+    Whether anything changed."""
+    if isinstance(doc, list):  # a batch of errors, as some OpenAI-compatible APIs answer
+        return any([scrub_errors(item, secrets) for item in doc if isinstance(item, dict)])
+    if not isinstance(doc, dict):
+        return False
+    if whole or doc.get("type") == "error":
+        new = {k: doc[k] for k in _EVENT_FIELDS if k in doc}
+        new.update(_error_fields(doc, secrets))
+        if "error" in doc:
+            new["error"] = _error_value(doc["error"], secrets)
+        if new == doc:
+            return False
+        doc.clear()
+        doc.update(new)
+        return True
+    changed = _error_scrubbed(doc, secrets)
+    kind, response = doc.get("type"), doc.get("response")
+    if isinstance(kind, str) and kind.startswith("response.") and isinstance(response, dict):
+        changed = _error_scrubbed(response, secrets) or changed
     return changed
 
 
-def _marks(secrets: Sequence[str]) -> tuple[bytes, ...]:
-    """What a reply holding an error or a secret holds: `"error"`, a secret's bytes (a
-    secret shorter than FRAGMENT_CHARS, a URL's user name, would mark ordinary text)."""
-    return (_ERROR_MARK, *(s.encode() for s in secrets if len(s) >= FRAGMENT_CHARS))
+def _holds_a_key(data: bytes, keys: Sequence[bytes]) -> bool:
+    for key in keys:  # noqa: SIM110 (a loop, not any(): this runs for every chunk)
+        if key in data:
+            return True
+    return False
 
 
-def _secrets_withheld(data: bytes, secrets: Sequence[str]) -> bytes:
-    for secret in secrets:
-        if len(secret) >= FRAGMENT_CHARS and (raw := secret.encode()) in data:
-            data = data.replace(raw, _WITHHELD_BYTES)
+def _escaped(data: bytes, keys: Sequence[bytes]) -> bool:
+    """Whether `data` holds a JSON escape that may hide a key's character."""
+    return bool(keys) and _ESCAPE_MARK in data and _ESCAPED_KEY_CHAR.search(data) is not None
+
+
+def _suspect(data: bytes, keys: Sequence[bytes]) -> bool:
+    """Whether `data` may hold an error (`"error"`, `event: error`) or a key: else it is
+    relayed unread. Three searches of its bytes, as few as can be: this runs for every
+    chunk of every stream."""
+    if _ERROR_WORD in data:
+        return True
+    for key in keys:  # as _holds_a_key, without the call
+        if key in data:
+            return True
+    return _ESCAPE_MARK in data and bool(keys) and _ESCAPED_KEY_CHAR.search(data) is not None
+
+
+def _secrets_withheld(data: bytes, keys: Sequence[bytes]) -> bytes:
+    for key in keys:
+        if key in data:
+            data = data.replace(key, _WITHHELD_BYTES)
     return data
 
 
-def scrubbed_reply(body: bytes, secrets: Sequence[str]) -> bytes:
-    """A whole reply's body as the tenant may see it: its error objects scrubbed and the
-    provider key withheld; byte for byte as it came when it holds neither."""
-    if not any(mark in body for mark in _marks(secrets)):
+def _encoded(keys: Sequence[str]) -> tuple[bytes, ...]:
+    return tuple(k.encode() for k in keys if k)
+
+
+def _remade(
+    doc: Any,
+    secrets: Sequence[str],
+    keys: Sequence[bytes],
+    error: bool,
+    escaped: bool,
+    whole: bool = False,
+) -> bytes | None:
+    """The JSON of `doc` with its error objects scrubbed (`error`: it may hold one), when
+    they changed or when it holds a key its bytes hid in escapes (`escaped`); None when
+    the bytes that came may go as they came. Raises TypeError for a `doc` orjson cannot
+    write (an integer past 64 bits)."""
+    if error and scrub_errors(doc, secrets, whole=whole):
+        return orjson.dumps(doc)
+    if not escaped:
+        return None
+    dumped = orjson.dumps(doc)
+    return dumped if _holds_a_key(dumped, keys) else None
+
+
+def scrubbed_reply(body: bytes, secrets: Sequence[str], keys: Sequence[str]) -> bytes:
+    """A whole reply's body as the tenant may see it: its error objects (`secrets` of
+    the gateway's scrubbed from them) and the `keys` (`withheld_anywhere`) withheld;
+    byte for byte as it came when it holds neither."""
+    raw_keys = _encoded(keys)
+    if not _suspect(body, raw_keys):
         return body
-    if _AN_ERROR.search(body) is not None:
-        doc = _json(body)
-        if doc is not None and scrub_errors(doc, secrets):
-            body = orjson.dumps(doc)
-    return _secrets_withheld(body, secrets)
+    error = _ERROR_MARK in body and _AN_ERROR.search(body) is not None
+    escaped = _escaped(body, raw_keys)
+    if (error or escaped) and (doc := _json(body)) is not None:
+        try:
+            remade = _remade(doc, secrets, raw_keys, error, escaped)
+        except TypeError:  # read, but not to be written again: scrubbed as text
+            remade = scrub(body.decode("utf-8", "replace"), secrets).encode()
+        body = body if remade is None else remade
+    return _secrets_withheld(body, raw_keys)
 
 
 def _json(body: bytes) -> Any:
@@ -232,24 +310,36 @@ def _json(body: bytes) -> Any:
         return lenient_object(body)  # a byte-order mark, NaN: read as the SDK reads it
 
 
-def scrubbed_event(event: bytes, secrets: Sequence[str]) -> bytes:
+def scrubbed_event(event: bytes, secrets: Sequence[str], keys: Sequence[str]) -> bytes:
     """One event of a stream (its blank line too) as the tenant may see it: its data's
-    error objects scrubbed and the provider key withheld. Its data lines become one
-    when it is rewritten; its `event:`, `id:` and comment lines stay."""
-    if not any(mark in event for mark in _marks(secrets)):
+    error objects scrubbed and the `keys` withheld. An event named `error` is an error
+    object whole, or, when its data is no JSON, an error message. Its data lines become
+    one when it is rewritten; its `event:`, `id:` and comment lines stay."""
+    raw_keys = _encoded(keys)
+    if not _suspect(event, raw_keys):
         return event
     lines = event.splitlines()
     data = [line[5:].removeprefix(b" ") for line in lines if line.startswith(b"data:")]
     if not data:
-        return scrubbed_reply(event, secrets)  # no event: a body that is not a stream
-    if _AN_ERROR.search(event) is not None:
-        doc = _json(b"\n".join(data))
-        if doc is None:  # not JSON: read as text, as an error message is
-            text = scrub(event.decode("utf-8", "replace"), secrets)
-            return _secrets_withheld(text.encode(), secrets)
-        if scrub_errors(doc, secrets):
-            event = _rewritten(lines, orjson.dumps(doc), event.endswith(b"\r\n\r\n"))
-    return _secrets_withheld(event, secrets)
+        return scrubbed_reply(event, secrets, keys)  # no event: a body that is not a stream
+    named = _NAMED_ERROR.search(event) is not None
+    error = named or (_ERROR_MARK in event and _AN_ERROR.search(event) is not None)
+    escaped = _escaped(event, raw_keys)
+    if not error and not escaped:
+        return _secrets_withheld(event, raw_keys)
+    doc = _json(b"\n".join(data))
+    if named and not isinstance(doc, dict | list):
+        doc = None  # an error event's JSON string or number: its text is the message
+    try:
+        remade = None if doc is None else _remade(doc, secrets, raw_keys, error, escaped, named)
+    except TypeError:
+        doc = remade = None
+    if doc is None and error:  # not JSON: read as text, as an error message is
+        text = scrub(event.decode("utf-8", "replace"), secrets)
+        return _secrets_withheld(text.encode(), raw_keys)
+    if remade is not None:
+        event = _rewritten(lines, remade, event.endswith(b"\r\n\r\n"))
+    return _secrets_withheld(event, raw_keys)
 
 
 def _rewritten(lines: list[bytes], data: bytes, crlf: bool) -> bytes:
@@ -267,13 +357,15 @@ def _rewritten(lines: list[bytes], data: bytes, crlf: bool) -> bytes:
 
 class StreamScrub:
     """An event stream's bytes as the tenant may see them, chunk by chunk: whole events,
-    each as `scrubbed_event` makes it. The bytes are only searched (for `"error"` and
-    the provider key), never parsed unless they hold one, and an unfinished event waits
-    for its end (the relay sends only whole events anyway), at most `most` bytes of it."""
+    each as `scrubbed_event` makes it. The bytes are only searched (for `"error"`, an
+    `event: error`, the `keys` and an escape that may hide one), never parsed unless
+    they hold one, and an unfinished event waits for its end (the relay sends only whole
+    events anyway), at most `most` bytes of it."""
 
-    def __init__(self, secrets: Sequence[str], most: int) -> None:
+    def __init__(self, secrets: Sequence[str], keys: Sequence[str], most: int) -> None:
         self._secrets = tuple(secrets)
-        self._keys = _marks(secrets)[1:]
+        self._keys = tuple(keys)
+        self._raw_keys = _encoded(keys)
         self._most = most
         self._rest = bytearray()
 
@@ -294,26 +386,25 @@ class StreamScrub:
         or a body that is not a stream at all (a JSON reply)."""
         rest = bytes(self._rest)
         self._rest.clear()
-        return scrubbed_event(rest, self._secrets) if rest.strip() else rest
+        return scrubbed_event(rest, self._secrets, self._keys) if rest.strip() else rest
 
     def _whole(self, events: bytes) -> bytes:
-        if _ERROR_MARK not in events and not self._holds_a_key(events):
+        if not _suspect(events, self._raw_keys):
             return events
-        return b"".join(scrubbed_event(e, self._secrets) for e in _EVENT_END.split(events) if e)
-
-    def _holds_a_key(self, events: bytes) -> bool:
-        for key in self._keys:  # a loop, not any(): this runs for every chunk
-            if key in events:
-                return True
-        return False
+        return b"".join(
+            scrubbed_event(e, self._secrets, self._keys) for e in _EVENT_END.split(events) if e
+        )
 
     def _overflow(self) -> bytes:
         """An event past `most` bytes, which the relay refuses (it cuts the stream): what
-        is read of it goes on, the provider key withheld, so the relay sees its size."""
-        keep = max((len(m) for m in (_ERROR_MARK, *self._keys))) - 1
-        out = _secrets_withheld(bytes(self._rest[: len(self._rest) - keep]), self._secrets)
-        del self._rest[: len(self._rest) - keep]
-        return out
+        is read of it goes on, the keys withheld in all of it before it is cut (a key
+        across the cut would go out in two pieces, and be whole again for a relay that
+        sends the unfinished event at the stream's end), less a tail that may begin a
+        key the next chunk ends."""
+        rest = _secrets_withheld(bytes(self._rest), self._raw_keys)
+        cut = max(len(rest) - max((len(k) - 1 for k in self._raw_keys), default=0), 0)
+        self._rest[:] = rest[cut:]
+        return rest[:cut]
 
 
 def _after_last_event(data: bytes | bytearray, start: int) -> int:
