@@ -239,9 +239,7 @@ class Policies:
             bool,
             self._remembered(
                 ("handoff", plan),
-                lambda: any(
-                    self._action(plan, name) == "handoff" for name in self.file.classes
-                ),
+                lambda: any(self._action(plan, name) == "handoff" for name in self.file.classes),
             ),
         )
 

@@ -279,8 +279,7 @@ async def _refuse_past_context(gw: Gateway, caller: Caller) -> None:
     so a rate limit bounds such calls as it does others."""
     await gw.rates.admit(gw.settings.rate_limits, caller.tenant, 0)
     raise InvalidRequest(
-        "The system message and the window's minimum history exceed the model's context "
-        "window.",
+        "The system message and the window's minimum history exceed the model's context window.",
         param="messages",
         code="context_length_exceeded",
     )
