@@ -63,11 +63,13 @@ def reads_as_events(start: bytes) -> bool:
     return start.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(_SSE_STARTS)
 
 
-def _event_end(buffer: bytes | bytearray, start: int) -> int:
+def _event_end(buffer: bytes | bytearray, start: int, searched: int = 0) -> int:
     """End (exclusive) of the event beginning at `start`, or -1 if it is incomplete.
-    Searches only as far as the first blank line, so many events cost linear time."""
-    lf = buffer.find(b"\n\n", start)
-    crlf = buffer.find(b"\r\n\r\n", start, lf + 4 if lf >= 0 else len(buffer))
+    Searches only as far as the first blank line, so many events cost linear time; and
+    not the first `searched` bytes, known to hold none (an event fed in many pieces)."""
+    at = max(start, searched - 3)  # a blank line may begin in the bytes searched
+    lf = buffer.find(b"\n\n", at)
+    crlf = buffer.find(b"\r\n\r\n", at, lf + 4 if lf >= 0 else len(buffer))
     if crlf >= 0 and (lf < 0 or crlf < lf):
         return crlf + 4
     return lf + 2 if lf >= 0 else -1
@@ -159,6 +161,7 @@ class UsageTap:
         # or the client went first.
         self.whole = False
         self._buffer = bytearray()
+        self._searched = 0  # bytes of the buffer known to hold no event's end
         # What a stream keeps is its generated text (at most `max_event_bytes` of it),
         # read from each data event as it passes (its one JSON parse), not its events.
         self._texts: list[str] = []  # every generated delta (streamed_text)
@@ -187,18 +190,21 @@ class UsageTap:
         self._buffer += chunk
         out = []
         start = 0
-        while not self.done and (end := _event_end(self._buffer, start)) >= 0:
+        # (an event fed in many pieces is searched once, not from its start at each)
+        while not self.done and (end := _event_end(self._buffer, start, self._searched)) >= 0:
             kept = self._hold_the_end(self._take(bytes(self._buffer[start:end])))
             if kept:
                 out.append(kept)
             start = end
         del self._buffer[: len(self._buffer) if self.done else start]
+        self._searched = len(self._buffer)
         return b"".join(out)
 
     def finish(self) -> bytes:
         """The held-back end of the stream, to send once the call is booked."""
         rest = bytes(self._buffer)
         self._buffer.clear()
+        self._searched = 0
         tail = self._take(rest) if rest.strip() else rest
         self._note_end(rest)
         return b"".join(self._held) + tail
