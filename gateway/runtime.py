@@ -30,6 +30,7 @@ from gateway.loops.escalation import Escalations
 from gateway.ops.metrics import GatewayMetrics
 from gateway.ops.metrics_files import forget_gone_workers, worker_stopped
 from gateway.proxy.cache_scope import CacheScopes, scope_secret
+from gateway.proxy.identity import Caller
 from gateway.proxy.request_body import BodyBytes, read_body
 from gateway.proxy.transport import HTTP11Transport
 from gateway.proxy.upstream import Upstream
@@ -86,6 +87,16 @@ class Gateway:
             return
         await self.store.ping()
         self._store_ok_at = now
+
+    async def refuse_early(self, caller: Caller, spends: bool) -> None:
+        """Before any work for a call, its body's reading included: one its rate limits
+        would refuse, or (`spends`: a call that may cost) a budget seen spent to its
+        ceiling (`SpendGuard.refuse_spent`), costs next to nothing, and another tenant's
+        calls wait for none of it. Raises as they refuse; counts nothing."""
+        await self.guard_store()
+        await self.rates.precheck(self.settings.rate_limits, caller.tenant)
+        if spends:
+            self.guard.refuse_spent(caller)
 
     async def read_body(
         self, request: Request, tenant: str | None, limit: int | None = None

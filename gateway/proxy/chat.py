@@ -157,7 +157,8 @@ async def chat_completions(request: Request) -> ASGIApp:
     started = perf_counter()
     caller = identify(request.headers, await authenticate(request.headers, gw.registry.find))
     request_log.note(tenant=caller.tenant.name, key_id=caller.tenant.key_id)
-    await _refuse_early(gw, caller)
+    # A handoff is answered at no cost: where a class may hand off, no spent budget refuses.
+    await gw.refuse_early(caller, spends=not gw.settings.policies.hands_off(caller.tenant.plan))
     raw = await gw.read_body(request, caller.tenant.name)
     # parsed, and walked by parse_chat's checks, off the loop when big
     call = await offload.sized(len(raw), _read_chat, raw, gw.settings.config.limits)
@@ -261,17 +262,6 @@ async def chat_completions(request: Request) -> ASGIApp:
             return _stream(ctx, response, before_upstream, chained(start, chunks), True)
         body = await rest_of_reply(gw.upstream.max_reply_bytes, response, start, chunks)
         return await _json(ctx, response, before_upstream, body)
-
-
-async def _refuse_early(gw: Gateway, caller: Caller) -> None:
-    """Before any work, the body's reading included: a call its rate limits or a budget
-    spent to its ceiling would refuse anyway costs next to nothing (another tenant's
-    calls wait for none of it). Raises as they refuse; counts nothing. (Not a spent
-    budget where a turn may be handed to a person: the handoff is answered at no cost.)"""
-    await gw.guard_store()
-    await gw.rates.precheck(gw.settings.rate_limits, caller.tenant)
-    if not gw.settings.policies.hands_off(caller.tenant.plan):
-        gw.guard.refuse_spent(caller)
 
 
 async def _refuse_past_context(gw: Gateway, caller: Caller) -> None:

@@ -222,12 +222,7 @@ async def passthrough(request: Request) -> ASGIApp:
     request_log.note(tenant=caller.tenant.name, key_id=caller.tenant.key_id)
     check_route(request.method, request.scope.get("raw_path", b"").decode("latin-1").split("?")[0])
     route = _route(request.url.path)
-    # Before its body is read: a call its rate limits or a spent budget refuse costs
-    # next to nothing (as a chat turn: gateway.proxy.chat).
-    await gw.guard_store()
-    await gw.rates.precheck(gw.settings.rate_limits, caller.tenant)
-    if route not in FREE_ROUTES:
-        gw.guard.refuse_spent(caller)
+    await gw.refuse_early(caller, spends=route not in FREE_ROUTES)
     body = await gw.read_body(request, caller.tenant.name)
     defaults = gw.settings.spend.file
     scope = gw.cache_scopes.of(caller.tenant.name)
