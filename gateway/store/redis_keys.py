@@ -115,3 +115,8 @@ def legacy_renamed(family: str, name: str) -> str | None:
     if tenant is None:
         return None
     return month_key(tenant, period) if family == "month" else ledger_key(tenant, period)
+
+
+def text(value: bytes | str) -> str:
+    """A key's name (or a field) as Redis answers it, as text."""
+    return value.decode() if isinstance(value, bytes) else value
