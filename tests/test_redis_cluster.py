@@ -338,7 +338,7 @@ def health(url: str) -> str:
 # --- an earlier version's keys, on a standalone Redis --------------------------------
 
 
-def _old_booking(client: redis.Redis, r: UsageRecord, marker: bool = True) -> None:
+def old_booking(client: redis.Redis, r: UsageRecord, marker: bool = True) -> None:
     """What the earlier BOOK script wrote for a record."""
     p, t = r.period, r.tenant
     for name, value in increments(r).items():
@@ -359,8 +359,8 @@ def _old_layout(client: redis.Redis) -> list[UsageRecord]:
     mine = dataclasses.replace(record("a:b"), budgets=(month, "a:b|customer:c1|day|2099-11-30"))
     rows = [mine, record("globex"), record("a:b", ts=DEC)]
     for r in rows:
-        _old_booking(client, r)
-    _old_booking(client, record("globex"), marker=False)  # its marker expired
+        old_booking(client, r)
+    old_booking(client, record("globex"), marker=False)  # its marker expired
     client.zadd(f"gw:resv:{month}", {"r-open": time.time() + 600})
     client.hset(f"gw:resvamt:{month}", "r-open", 500)
     client.hincrby(f"gw:budget:{month}", "open", 500)

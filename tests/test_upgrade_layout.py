@@ -23,9 +23,10 @@ from gateway.config import load_settings
 from gateway.ops.migrate import layout_problem, schema_problem
 from gateway.store import redis_keys as keys
 from gateway.store.options import RedisConfig
-from gateway.store.records import UsageRecord, increments
+from gateway.store.records import UsageRecord
 from gateway.store.redis import RedisStore
 from tests.test_red_team_cli import CONFIG, _deployment, _gateway
+from tests.test_redis_cluster import old_booking
 from tests.test_store_contract import NOV, record
 
 T = TypeVar("T")
@@ -47,21 +48,6 @@ def client(redis_url: str) -> Iterator[redis.Redis]:
     conn.close()
 
 
-def _old_booking(client: redis.Redis, r: UsageRecord) -> None:
-    """What the earlier release's BOOK script wrote for a record."""
-    p, t = r.period, r.tenant
-    for name, value in increments(r).items():
-        client.hincrby(f"gw:month:{p}:{t}", name, value)
-    client.hset(f"gw:month:{p}:{t}", "plan", r.plan)
-    client.sadd(f"gw:tenants:{p}", t)
-    client.sadd("gw:periods", p)
-    for key in (f"gw:ledger:{p}", f"gw:ledger:{p}:{t}"):
-        client.rpush(key, orjson.dumps(r.to_json()))
-    for budget in r.budgets:
-        client.hincrby(f"gw:budget:{budget}", "spent", r.cost_units or 0)
-    client.set(f"gw:booked:{r.id}", "1", ex=40 * 86400)
-
-
 def _old_doc(client: redis.Redis, kind: str, tenant: str, key: str, doc: Any) -> None:
     client.hset(f"gw:doc:{kind}:{tenant}", key, orjson.dumps(doc))
 
@@ -80,7 +66,7 @@ def _earlier_release_served(client: redis.Redis) -> list[UsageRecord]:
     in flight: the earlier layout."""
     rows = _booked(3)
     for r in rows:
-        _old_booking(client, r)
+        old_booking(client, r)
     client.zadd(f"gw:resv:{BUDGET}", {"r-old": time.time() + 600})
     client.hset(f"gw:resvamt:{BUDGET}", "r-old", 500)
     client.hincrby(f"gw:budget:{BUDGET}", "open", 500)
@@ -305,7 +291,7 @@ def test_a_second_migrate_after_a_rolling_upgrade_keeps_both_halves(
     assert _gateway("migrate", cwd=tmp_path, timeout=60).returncode == 0
     late = _booked(2)  # the earlier release's replicas, after the migration
     for r in late:
-        _old_booking(client, r)
+        old_booking(client, r)
     _old_doc(client, "facts", "acme", "customer:c1", {"facts": [_fact("f3", "in Oslo")]})
 
     async def new_replicas() -> list[UsageRecord]:
@@ -344,7 +330,7 @@ def test_an_interrupted_join_of_ledger_lists_adds_no_row_twice(
     the next run appends none of them again."""
     old = _booked(2)
     for r in old:
-        _old_booking(client, r)
+        old_booking(client, r)
 
     async def scenario() -> None:
         store = RedisStore(redis_url, RedisConfig())
